@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The storage engine interface. Both engines (lib/seg, the Segcache engine,
+ * and lib/baseline, built on DPDK's rte_hash) implement it, so the request
+ * executor, the server and the storage benchmark run unchanged on either.
+ *
+ * Threading model: any thread may operate on any key. A thread that calls
+ * operations first creates its own `struct engine_worker` and passes it to
+ * every call; a worker must never be used by two threads at once. Engine-wide
+ * calls (stats, expire, flush) may come from any thread.
+ *
+ * Semantics are memcached's (protocol.txt); see docs/protocol.md.
+ */
+#ifndef SEGCACHED_ENGINE_H
+#define SEGCACHED_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ENGINE_KEY_MAX 250
+/* memcached: exptimes up to 30 days are relative, larger ones absolute. */
+#define ENGINE_RELATIVE_EXPTIME_MAX (60 * 60 * 24 * 30)
+/* exptime value meaning "leave the expiry as it is" (engine_get). */
+#define ENGINE_NO_TOUCH INT64_MIN
+
+enum engine_status {
+	ENGINE_OK = 0,
+	ENGINE_MISS,        /* no such key: get miss, NOT_FOUND */
+	ENGINE_NOT_STORED,  /* add on a present key; replace/append/prepend on a missing one */
+	ENGINE_EXISTS,      /* cas: the item changed since the client read it */
+	ENGINE_TOO_LARGE,   /* item larger than the configured item size limit */
+	ENGINE_NO_MEMORY,   /* no memory could be reclaimed (or eviction is off) */
+	ENGINE_NON_NUMERIC, /* incr/decr on a value that is not a decimal uint64 */
+	ENGINE_BUF_SMALL,   /* get: value larger than the caller's buffer; item meta is filled */
+	ENGINE_INVALID,     /* bad argument: key length 0 or over 250 */
+};
+
+enum engine_store_mode {
+	ENGINE_SET,
+	ENGINE_ADD,
+	ENGINE_REPLACE,
+	ENGINE_APPEND,  /* keeps the existing flags and expiry */
+	ENGINE_PREPEND, /* keeps the existing flags and expiry */
+	ENGINE_CAS,
+};
+
+enum engine_eviction {
+	ENGINE_EVICT_MERGE,  /* default for lib/seg: merge-based (Segcache paper) */
+	ENGINE_EVICT_FIFO,   /* oldest segment first */
+	ENGINE_EVICT_RANDOM, /* a random segment */
+	ENGINE_EVICT_NONE,   /* memcached -M: refuse writes when memory is full */
+};
+
+/* What a read returns besides the value bytes. */
+struct engine_item {
+	uint32_t flags;      /* client flags */
+	uint32_t vlen;       /* value length in bytes */
+	uint64_t cas;        /* cas unique; 0 when cas is disabled */
+	int64_t expires_at;  /* engine clock seconds; 0 = never */
+	bool fetched_before; /* the item was read before this access (meta 'h') */
+};
+
+/* Engine clock: seconds on the unix time scale. NULL in the config selects
+ * a monotonic clock anchored to the wall clock at creation (like memcached,
+ * so wall-clock steps do not mass-expire the cache). Tests pass their own. */
+typedef int64_t (*engine_clock_fn)(void *arg);
+
+struct engine_config {
+	size_t memory;       /* total budget: heap + hash table + metadata, bytes */
+	size_t segment_size; /* lib/seg segment size; 0 = 1 MiB */
+	size_t item_max;     /* largest item (key + value + header); 0 = 1 MiB */
+	enum engine_eviction eviction;
+	unsigned max_workers; /* most engine_worker objects alive at once; 0 = 64 */
+	bool cas_disabled;    /* memcached -C */
+	unsigned hash_power;  /* log2 of hash buckets; 0 = sized from memory */
+	engine_clock_fn clock;
+	void *clock_arg;
+	/* Optional caller-provided heap region (hugepages, PMEM). NULL: the
+	 * engine maps anonymous memory itself. See seg_heap_bytes(). */
+	void *heap;
+	size_t heap_len;
+};
+
+/* Counters kept per worker (no atomics on the data path) and summed by
+ * engine_stats(). One table, used by both engines and by `stats`. */
+#define ENGINE_WORKER_COUNTERS(X)                                              \
+	X(cmd_get)      /* keys looked up by get/gets/gat/gats */              \
+	X(get_hits)                                                            \
+	X(get_misses)                                                          \
+	X(get_expired)  /* misses because the item had expired */              \
+	X(get_flushed)  /* misses because of flush_all */                      \
+	X(cmd_set)      /* every store attempt: set/add/replace/append/prepend/cas */ \
+	X(set_stored)                                                          \
+	X(set_not_stored)                                                      \
+	X(set_too_large)                                                       \
+	X(set_no_memory)                                                       \
+	X(cas_hits)                                                            \
+	X(cas_misses)                                                          \
+	X(cas_badval)                                                          \
+	X(cmd_touch)                                                           \
+	X(touch_hits)                                                          \
+	X(touch_misses)                                                        \
+	X(delete_hits)                                                         \
+	X(delete_misses)                                                       \
+	X(incr_hits)                                                           \
+	X(incr_misses)                                                         \
+	X(decr_hits)                                                           \
+	X(decr_misses)                                                         \
+	X(total_items)  /* items ever stored */                                \
+	X(lock_bucket)  /* hash bucket lock acquisitions (held for ns) */      \
+	X(lock_segment) /* segment-level lock acquisitions: pool, chain, evict */ \
+	X(read_retries) /* lock-free reads retried after a concurrent reuse */
+
+enum engine_worker_counter {
+#define ENGINE_COUNTER_ENUM(name) ENGINE_C_##name,
+	ENGINE_WORKER_COUNTERS(ENGINE_COUNTER_ENUM)
+#undef ENGINE_COUNTER_ENUM
+	ENGINE_C_MAX
+};
+
+/* Engine-wide state, filled by engine_stats(). Fields an engine does not
+ * have stay 0. */
+struct engine_stats {
+	uint64_t counters[ENGINE_C_MAX]; /* summed over all workers, live and gone */
+	uint64_t curr_items;
+	uint64_t bytes;          /* bytes of live items (header + key + value) */
+	uint64_t limit_maxbytes; /* the memory budget */
+	uint64_t evictions;      /* live items removed to make room */
+	uint64_t expired;        /* expired items removed by sweep/eviction */
+	uint64_t reclaimed;      /* items whose memory was reused after expiry or delete */
+	uint64_t evicted_unfetched;
+	uint64_t flushes;        /* flush_all executions */
+	uint64_t locks_other;    /* lock acquisitions outside workers (sweep, flush) */
+	/* lib/seg segment accounting */
+	uint64_t seg_size;
+	uint64_t seg_total;
+	uint64_t seg_free;
+	uint64_t seg_open;
+	uint64_t seg_sealed;
+	uint64_t seg_hash;       /* segments lent to hash overflow buckets */
+	uint64_t seg_expired;    /* segments freed by expiration */
+	uint64_t seg_evicted;    /* segments freed by eviction */
+	uint64_t seg_merged;     /* merge passes */
+	uint64_t hash_buckets;   /* primary buckets */
+	uint64_t hash_overflow;  /* overflow buckets in use */
+	uint64_t heap_bytes;
+	uint64_t table_bytes;
+	uint64_t meta_bytes;
+};
+
+struct engine;
+struct engine_worker;
+
+struct engine_ops {
+	const char *name;
+	void (*destroy)(struct engine *e);
+	struct engine_worker *(*worker_create)(struct engine *e);
+	void (*worker_destroy)(struct engine_worker *w);
+	int (*get)(struct engine_worker *w, const void *key, size_t klen,
+		   int64_t touch_exptime, void *buf, size_t cap,
+		   struct engine_item *it);
+	int (*store)(struct engine_worker *w, enum engine_store_mode mode,
+		     const void *key, size_t klen, const void *val, size_t vlen,
+		     uint32_t flags, int64_t exptime, uint64_t cas_in,
+		     uint64_t *cas_out);
+	int (*remove)(struct engine_worker *w, const void *key, size_t klen,
+		      uint64_t cas_in);
+	int (*arith)(struct engine_worker *w, const void *key, size_t klen,
+		     bool incr, uint64_t delta, uint64_t *value_out,
+		     uint64_t *cas_out);
+	int (*touch)(struct engine_worker *w, const void *key, size_t klen,
+		     int64_t exptime);
+	void (*flush_all)(struct engine *e, int64_t delay);
+	unsigned (*expire)(struct engine *e);
+	void (*stats)(struct engine *e, struct engine_stats *st);
+};
+
+/* Every engine object starts with this. */
+struct engine {
+	const struct engine_ops *ops;
+};
+
+/* Every worker object starts with this. */
+struct engine_worker {
+	struct engine *engine;
+	uint64_t counters[ENGINE_C_MAX];
+};
+
+/* Lifecycle. */
+static inline void engine_destroy(struct engine *e) { if (e) e->ops->destroy(e); }
+static inline struct engine_worker *engine_worker_create(struct engine *e)
+{ return e->ops->worker_create(e); }
+static inline void engine_worker_destroy(struct engine_worker *w)
+{ if (w) w->engine->ops->worker_destroy(w); }
+
+/* get/gets; with touch_exptime != ENGINE_NO_TOUCH also gat/gats. Copies the
+ * value into buf when it fits; otherwise returns ENGINE_BUF_SMALL with *it
+ * filled so the caller can retry with it->vlen bytes. buf may be NULL with
+ * cap 0 to fetch only the item's meta data. */
+static inline int engine_get(struct engine_worker *w, const void *key,
+			     size_t klen, int64_t touch_exptime, void *buf,
+			     size_t cap, struct engine_item *it)
+{ return w->engine->ops->get(w, key, klen, touch_exptime, buf, cap, it); }
+
+/* set/add/replace/append/prepend/cas. cas_in is used by ENGINE_CAS (and,
+ * when non-zero, by the other modes as a meta-protocol compare). *cas_out
+ * (may be NULL) receives the new item's cas unique. */
+static inline int engine_store(struct engine_worker *w,
+			       enum engine_store_mode mode, const void *key,
+			       size_t klen, const void *val, size_t vlen,
+			       uint32_t flags, int64_t exptime, uint64_t cas_in,
+			       uint64_t *cas_out)
+{ return w->engine->ops->store(w, mode, key, klen, val, vlen, flags, exptime, cas_in, cas_out); }
+
+/* delete; cas_in != 0 deletes only if the cas unique matches. */
+static inline int engine_delete(struct engine_worker *w, const void *key,
+				size_t klen, uint64_t cas_in)
+{ return w->engine->ops->remove(w, key, klen, cas_in); }
+
+/* incr/decr: the value must be a decimal uint64 of at most 20 digits; incr
+ * wraps at 2^64, decr stops at 0 (memcached). */
+static inline int engine_arith(struct engine_worker *w, const void *key,
+			       size_t klen, bool incr, uint64_t delta,
+			       uint64_t *value_out, uint64_t *cas_out)
+{ return w->engine->ops->arith(w, key, klen, incr, delta, value_out, cas_out); }
+
+static inline int engine_touch(struct engine_worker *w, const void *key,
+			       size_t klen, int64_t exptime)
+{ return w->engine->ops->touch(w, key, klen, exptime); }
+
+/* flush_all [delay]: delay <= 0 flushes now; otherwise every item that
+ * exists when the delay has passed is invalidated then. */
+static inline void engine_flush_all(struct engine *e, int64_t delay)
+{ e->ops->flush_all(e, delay); }
+
+/* Proactive expiration; the server calls it every second from its control
+ * thread. Returns the number of items removed. */
+static inline unsigned engine_expire(struct engine *e) { return e->ops->expire(e); }
+
+static inline void engine_stats(struct engine *e, struct engine_stats *st)
+{ e->ops->stats(e, st); }
+
+/* Helpers shared by the engines (engine.c). */
+
+/* The default clock: monotonic seconds on the unix time scale. */
+int64_t engine_clock_default(void *arg);
+
+/* Converts a memcached exptime to an absolute expiry in engine clock
+ * seconds: 0 = never (returns 0); negative = already expired (returns -1);
+ * up to 30 days = relative to now; larger = absolute unix time. An absolute
+ * time at or before now also yields -1. */
+int64_t engine_expiry_from_exptime(int64_t exptime, int64_t now);
+
+/* Parses an incr/decr operand stored as a value: 1..20 decimal digits,
+ * value <= UINT64_MAX. memcached also accepts trailing spaces (its incr
+ * writes values padded with spaces), which are ignored. */
+bool engine_parse_u64(const void *buf, size_t len, uint64_t *out);
+
+/* Writes v as decimal into buf (>= 20 bytes); returns the length. */
+size_t engine_format_u64(uint64_t v, char *buf);
+
+/* Name of a status, for logs and tests. */
+const char *engine_status_name(int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SEGCACHED_ENGINE_H */
