@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * lib/seg: the Segcache storage engine (segment-structured storage with TTL
+ * buckets, tiny per-object metadata, proactive expiration and merge-based
+ * eviction) behind the engine interface of lib/engine/engine.h.
+ * See docs/architecture.md for the memory layout and the concurrency rules.
+ */
+#ifndef SEGCACHED_SEG_H
+#define SEGCACHED_SEG_H
+
+#include "engine/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Creates an engine from cfg. On failure returns NULL with a message in
+ * err. Needs no DPDK EAL. */
+struct engine *seg_create(const struct engine_config *cfg, char *err, size_t errlen);
+
+/* Size of the heap region seg_create() wants for cfg (what a caller that
+ * hands in hugepage or PMEM memory through cfg->heap must provide), or 0
+ * when cfg->memory is too small for the smallest usable cache. */
+size_t seg_heap_bytes(const struct engine_config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SEGCACHED_SEG_H */
