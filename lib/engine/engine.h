@@ -76,7 +76,7 @@ struct engine_config {
 	size_t segment_size; /* lib/seg segment size; 0 = 1 MiB */
 	size_t item_max;     /* largest item (key + value + header); 0 = 1 MiB */
 	enum engine_eviction eviction;
-	unsigned max_workers; /* most engine_worker objects alive at once; 0 = 64 */
+	unsigned max_workers; /* most engine_worker objects alive at once; 0 = 16 */
 	bool cas_disabled;    /* memcached -C */
 	unsigned hash_power;  /* log2 of hash buckets; 0 = sized from memory */
 	engine_clock_fn clock;

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Creating and destroying the engine, its workers, and stats. The memory
+ * budget covers the hash table, segment headers, pool, worker state and
+ * the heap; whatever the table and metadata do not take becomes segments.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "seg_internal.h"
+#include "seg_item.h"
+
+#define DEFAULT_ITEM_MAX (1u << 20)
+#define DEFAULT_SEG_SIZE (1u << 20)
+#define MIN_SEG_SIZE (1u << 12)
+#define MAX_SEG_SIZE (1u << 26)
+#define DEFAULT_WORKERS 16
+#define MIN_SEGMENTS 4
+/* One head bucket (7 item slots) per KiB of budget: enough slots for
+ * 146-byte objects without chaining; smaller objects chain overflow
+ * buckets taken from the heap as they need them. */
+#define BYTES_PER_BUCKET 1024
+
+int seg_op_get(struct engine_worker *, const void *, size_t, int64_t, void *, size_t,
+	       struct engine_item *);
+int seg_op_store(struct engine_worker *, enum engine_store_mode, const void *, size_t,
+		 const void *, size_t, uint32_t, int64_t, uint64_t, uint64_t *);
+int seg_op_delete(struct engine_worker *, const void *, size_t, uint64_t);
+int seg_op_arith(struct engine_worker *, const void *, size_t, bool, uint64_t, uint64_t *,
+		 uint64_t *);
+int seg_op_touch(struct engine_worker *, const void *, size_t, int64_t);
+
+struct seg_layout {
+	uint32_t seg_size, seg_shift, off_shift, item_max, nseg, workers;
+	uint64_t buckets;
+	size_t fixed_bytes; /* engine, table, workers */
+};
+
+static unsigned log2_floor(uint64_t v) { return 63 - (unsigned)__builtin_clzll(v); }
+static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+static int layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t errlen)
+{
+	uint64_t item_max = cfg->item_max ? cfg->item_max : DEFAULT_ITEM_MAX;
+	uint64_t seg_size = cfg->segment_size;
+	size_t per_seg, fixed;
+
+	if (item_max > ITEM_VLEN_MAX) {
+		snprintf(err, errlen, "item size limit %llu is above the largest supported (%u)",
+			 (unsigned long long)item_max, ITEM_VLEN_MAX);
+		return -1;
+	}
+	if (seg_size) {
+		if (!is_pow2(seg_size) || seg_size < MIN_SEG_SIZE || seg_size > MAX_SEG_SIZE) {
+			snprintf(err, errlen,
+				 "segment size %llu must be a power of two from %u to %u",
+				 (unsigned long long)seg_size, MIN_SEG_SIZE, MAX_SEG_SIZE);
+			return -1;
+		}
+		if (!cfg->item_max && item_max > seg_size)
+			item_max = seg_size;
+		if (item_max > seg_size) {
+			snprintf(err, errlen, "item size limit %llu is larger than the segment size %llu",
+				 (unsigned long long)item_max, (unsigned long long)seg_size);
+			return -1;
+		}
+	} else {
+		seg_size = DEFAULT_SEG_SIZE;
+		while (seg_size < item_max)
+			seg_size <<= 1;
+	}
+	l->seg_size = (uint32_t)seg_size;
+	l->seg_shift = log2_floor(seg_size);
+	l->off_shift = l->seg_shift > 20 ? l->seg_shift - 20 : 0;
+	l->item_max = (uint32_t)item_max;
+	l->workers = cfg->max_workers ? cfg->max_workers : DEFAULT_WORKERS;
+	if (cfg->hash_power) {
+		if (cfg->hash_power < 6 || cfg->hash_power > 32) {
+			snprintf(err, errlen, "hash power %u out of range 6..32", cfg->hash_power);
+			return -1;
+		}
+		l->buckets = 1ull << cfg->hash_power;
+	} else {
+		uint64_t want = cfg->memory / BYTES_PER_BUCKET;
+
+		l->buckets = want < 64 ? 64 : 1ull << log2_floor(want);
+	}
+	fixed = sizeof(struct seg_engine) + l->buckets * sizeof(struct seg_bucket) +
+		l->workers * (sizeof(struct seg_worker) + sizeof(void *));
+	per_seg = seg_size + sizeof(struct seg_hdr) + sizeof(int32_t);
+	if (cfg->memory < fixed + MIN_SEGMENTS * per_seg) {
+		snprintf(err, errlen,
+			 "memory budget %zu is too small: at least %zu bytes for %u segments of %llu bytes, "
+			 "the hash table and %u workers",
+			 cfg->memory, fixed + MIN_SEGMENTS * per_seg, MIN_SEGMENTS,
+			 (unsigned long long)seg_size, l->workers);
+		return -1;
+	}
+	l->fixed_bytes = fixed;
+	l->nseg = (uint32_t)((cfg->memory - fixed) / per_seg > SEG_MAX_SEGMENTS
+				     ? SEG_MAX_SEGMENTS
+				     : (cfg->memory - fixed) / per_seg);
+	return 0;
+}
+
+size_t seg_heap_bytes(const struct engine_config *cfg)
+{
+	struct seg_layout l;
+	char err[256];
+
+	if (layout(cfg, &l, err, sizeof(err)) < 0)
+		return 0;
+	return (size_t)l.nseg * l.seg_size;
+}
+
+static void seg_destroy(struct engine *eng)
+{
+	struct seg_engine *e = seg_engine_of(eng);
+
+	for (unsigned i = 0; i < e->max_workers; i++)
+		free(e->workers[i]);
+	if (e->heap_owned && e->heap)
+		munmap(e->heap, e->heap_map_len);
+	pthread_mutex_destroy(&e->evict_lock);
+	pthread_mutex_destroy(&e->workers_lock);
+	free(e->workers);
+	free(e->pool);
+	free(e->hdr);
+	free(e->table);
+	free(e);
+}
+
+static struct engine_worker *seg_worker_create(struct engine *eng)
+{
+	struct seg_engine *e = seg_engine_of(eng);
+	struct seg_worker *w = NULL;
+
+	pthread_mutex_lock(&e->workers_lock);
+	for (unsigned i = 0; i < e->max_workers; i++) {
+		if (e->workers[i])
+			continue;
+		w = aligned_alloc(64, (sizeof(*w) + 63) & ~(size_t)63);
+		if (!w)
+			break;
+		memset(w, 0, sizeof(*w));
+		w->base.engine = eng;
+		w->e = e;
+		w->id = i;
+		w->rng = 0x9e3779b97f4a7c15ull * (i + 1) ^ (uint64_t)time(NULL);
+		for (unsigned t = 0; t < TTL_CHAINS; t++)
+			w->open[t].seg = SEG_NONE;
+		e->workers[i] = w;
+		break;
+	}
+	pthread_mutex_unlock(&e->workers_lock);
+	return w ? &w->base : NULL;
+}
+
+static void seg_worker_destroy(struct engine_worker *ew)
+{
+	struct seg_worker *w = (struct seg_worker *)ew;
+	struct seg_engine *e = w->e;
+
+	/* Its open segments become ordinary sealed ones. */
+	for (unsigned t = 0; t < TTL_CHAINS; t++) {
+		struct seg_hdr *h;
+		uint8_t open = SEG_OPEN;
+
+		if (w->open[t].seg == SEG_NONE)
+			continue;
+		h = &e->hdr[w->open[t].seg];
+		if (atomic_load(&h->gen) == w->open[t].gen) {
+			atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
+			atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
+		}
+	}
+	pthread_mutex_lock(&e->workers_lock);
+	for (unsigned c = 0; c < ENGINE_C_MAX; c++)
+		e->retired[c] += w->base.counters[c];
+	e->workers[w->id] = NULL;
+	pthread_mutex_unlock(&e->workers_lock);
+	free(w);
+}
+
+static void seg_flush_all(struct engine *eng, int64_t delay)
+{
+	struct seg_engine *e = seg_engine_of(eng);
+
+	if (delay <= 0) {
+		/* An immediate flush replaces a pending delayed one (memcached). */
+		atomic_store(&e->flush_at, 0);
+		seg_flush_now(e);
+	} else {
+		atomic_store(&e->flush_at, seg_now(e) + delay);
+	}
+}
+
+static unsigned seg_expire(struct engine *eng) { return seg_expire_all(seg_engine_of(eng)); }
+
+static void seg_stats(struct engine *eng, struct engine_stats *st)
+{
+	struct seg_engine *e = seg_engine_of(eng);
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&e->workers_lock);
+	for (unsigned c = 0; c < ENGINE_C_MAX; c++) {
+		st->counters[c] = e->retired[c];
+		for (unsigned i = 0; i < e->max_workers; i++)
+			if (e->workers[i])
+				st->counters[c] +=
+					__atomic_load_n(&e->workers[i]->base.counters[c],
+							__ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&e->workers_lock);
+	for (uint32_t i = 0; i < e->nseg; i++) {
+		const struct seg_hdr *h = &e->hdr[i];
+		uint8_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
+
+		switch (state) {
+		case SEG_FREE:
+			st->seg_free++;
+			continue;
+		case SEG_HASH:
+			st->seg_hash++;
+			continue;
+		case SEG_OPEN:
+			st->seg_open++;
+			break;
+		default:
+			st->seg_sealed++;
+			break;
+		}
+		st->curr_items += atomic_load_explicit(&h->live_items, memory_order_relaxed);
+		st->bytes += atomic_load_explicit(&h->live_bytes, memory_order_relaxed);
+	}
+	st->limit_maxbytes = e->memory;
+	st->evictions = atomic_load(&e->n_evictions);
+	st->expired = atomic_load(&e->n_expired);
+	st->reclaimed = st->expired;
+	st->evicted_unfetched = atomic_load(&e->n_evicted_unfetched);
+	st->flushes = atomic_load(&e->n_flushes);
+	st->locks_other = atomic_load(&e->n_locks_other);
+	st->seg_size = e->seg_size;
+	st->seg_total = e->nseg;
+	st->seg_expired = atomic_load(&e->n_seg_expired);
+	st->seg_evicted = atomic_load(&e->n_seg_evicted);
+	st->seg_merged = atomic_load(&e->n_seg_merged);
+	st->hash_buckets = e->table_mask + 1;
+	st->hash_overflow = atomic_load(&e->ovf_used);
+	st->heap_bytes = (uint64_t)e->nseg * e->seg_size;
+	st->table_bytes = (e->table_mask + 1) * sizeof(struct seg_bucket);
+	st->meta_bytes = (uint64_t)e->nseg * (sizeof(struct seg_hdr) + sizeof(int32_t)) +
+			 sizeof(struct seg_engine) +
+			 e->max_workers * (sizeof(struct seg_worker) + sizeof(void *));
+}
+
+static const struct engine_ops seg_ops = {
+	.name = "seg",
+	.destroy = seg_destroy,
+	.worker_create = seg_worker_create,
+	.worker_destroy = seg_worker_destroy,
+	.get = seg_op_get,
+	.store = seg_op_store,
+	.remove = seg_op_delete,
+	.arith = seg_op_arith,
+	.touch = seg_op_touch,
+	.flush_all = seg_flush_all,
+	.expire = seg_expire,
+	.stats = seg_stats,
+};
+
+struct engine *seg_create(const struct engine_config *cfg, char *err, size_t errlen)
+{
+	struct seg_engine *e;
+	struct seg_layout l;
+	size_t heap_len;
+
+	if (layout(cfg, &l, err, errlen) < 0)
+		return NULL;
+	if (cfg->heap) {
+		if (cfg->heap_len / l.seg_size < l.nseg)
+			l.nseg = (uint32_t)(cfg->heap_len / l.seg_size);
+		if (l.nseg < MIN_SEGMENTS) {
+			snprintf(err, errlen, "heap region of %zu bytes holds fewer than %u segments",
+				 cfg->heap_len, MIN_SEGMENTS);
+			return NULL;
+		}
+	}
+	e = aligned_alloc(64, (sizeof(*e) + 63) & ~(size_t)63);
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	memset(e, 0, sizeof(*e));
+	e->base.ops = &seg_ops;
+	e->clock = cfg->clock ? cfg->clock : engine_clock_default;
+	e->clock_arg = cfg->clock_arg;
+	e->seg_size = l.seg_size;
+	e->seg_shift = l.seg_shift;
+	e->off_shift = l.off_shift;
+	e->item_max = l.item_max;
+	e->nseg = l.nseg;
+	e->eviction = cfg->eviction;
+	e->cas_enabled = !cfg->cas_disabled;
+	e->max_workers = l.workers;
+	e->memory = cfg->memory;
+	e->table_mask = l.buckets - 1;
+	e->ovf_seg = SEG_NONE;
+	e->merge_reserve = SEG_NONE;
+	e->evict_rng = 0x2545f4914f6cdd1dull;
+	pthread_mutex_init(&e->evict_lock, NULL);
+	pthread_mutex_init(&e->workers_lock, NULL);
+
+	e->table = aligned_alloc(64, l.buckets * sizeof(struct seg_bucket));
+	e->hdr = aligned_alloc(64, (size_t)l.nseg * sizeof(struct seg_hdr));
+	e->pool = malloc((size_t)l.nseg * sizeof(int32_t));
+	e->workers = calloc(l.workers, sizeof(*e->workers));
+	heap_len = (size_t)l.nseg * l.seg_size;
+	if (cfg->heap) {
+		e->heap = cfg->heap;
+	} else {
+		void *p = mmap(NULL, heap_len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		e->heap = p == MAP_FAILED ? NULL : p;
+		e->heap_owned = true;
+		e->heap_map_len = heap_len;
+	}
+	if (!e->table || !e->hdr || !e->pool || !e->workers || !e->heap) {
+		snprintf(err, errlen, "cannot allocate %zu bytes of cache memory: %s", cfg->memory,
+			 strerror(errno ? errno : ENOMEM));
+		seg_destroy(&e->base);
+		return NULL;
+	}
+	memset(e->table, 0, l.buckets * sizeof(struct seg_bucket));
+	memset(e->hdr, 0, (size_t)l.nseg * sizeof(struct seg_hdr));
+	for (unsigned i = 0; i < TTL_CHAINS; i++) {
+		e->chain[i].head = e->chain[i].tail = SEG_NONE;
+		e->chain[i].merge_next = SEG_NONE;
+	}
+	for (uint32_t i = 0; i < l.nseg; i++) {
+		e->hdr[i].prev = e->hdr[i].next = SEG_NONE;
+		atomic_store(&e->hdr[i].gen, seg_new_gen(e));
+	}
+	/* Pop order = ascending ids; the last segment is the merge reserve. */
+	e->merge_reserve = cfg->eviction == ENGINE_EVICT_MERGE ? (int32_t)l.nseg - 1 : SEG_NONE;
+	for (uint32_t i = l.nseg - (e->merge_reserve != SEG_NONE); i-- > 0;)
+		e->pool[e->pool_count++] = (int32_t)i;
+	return &e->base;
+}

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The bulk-chaining hash table: 64-byte buckets of eight 8-byte slots.
+ * Slot 0 of a head bucket is its info word (the writers' lock); item slots
+ * are 1..7 of the head and 0..7 of each overflow bucket; slot 7 of a full
+ * bucket becomes the link to the next one. Overflow buckets are carved
+ * from heap segments, so the table grows into the same memory budget as
+ * the items and never needs a resize: memory goes where the workload needs
+ * it (tiny objects need many slots, large ones few).
+ *
+ * Readers never lock: they load slots atomically and validate what they
+ * read (seg_ops.c). Writers hold the head bucket's lock for a few slot
+ * stores. A chain only grows, and the item in the last slot moves into the
+ * new bucket before the link replaces it, so a concurrent reader sees it
+ * in one place or the other.
+ */
+#include <rte_hash_crc.h>
+
+#include "seg_internal.h"
+#include "seg_item.h"
+
+#define HASH_SEED 0x5e6cac3du
+#define TAG_SEED 0x9e3779b9u
+
+void seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen)
+{
+	uint32_t h = rte_hash_crc(key, (uint32_t)klen, HASH_SEED);
+	/* The tag comes from a remix of the same hash, so two keys sharing a
+	 * bucket share a tag with probability 1/4095 only. */
+	uint64_t tag = rte_hash_crc_4byte(h, TAG_SEED) & SLOT_TAG_MASK;
+
+	k->key = key;
+	k->klen = (uint32_t)klen;
+	k->tag = tag ? tag : 1;
+	k->head = &e->table[h & e->table_mask];
+}
+
+void seg_bucket_lock(struct seg_bucket *head)
+{
+	_Atomic uint64_t *info = &head->slot[0];
+
+	for (;;) {
+		uint64_t old = atomic_fetch_or_explicit(info, BUCKET_INFO_LOCK, memory_order_acquire);
+
+		if (!(old & BUCKET_INFO_LOCK))
+			return;
+		while (atomic_load_explicit(info, memory_order_relaxed) & BUCKET_INFO_LOCK)
+			__builtin_ia32_pause();
+	}
+}
+
+void seg_bucket_unlock(struct seg_bucket *head)
+{
+	atomic_fetch_and_explicit(&head->slot[0], ~BUCKET_INFO_LOCK, memory_order_release);
+}
+
+struct seg_bucket *seg_hash_link_target(const struct seg_engine *e, uint64_t link)
+{
+	return (struct seg_bucket *)(seg_data(e, slot_seg(link)) +
+				     (size_t)slot_off(link) * sizeof(struct seg_bucket));
+}
+
+static bool key_at(struct seg_engine *e, uint64_t v, const struct seg_key *k)
+{
+	uint32_t seg = slot_seg(v);
+	uint32_t off = slot_off(v) << e->off_shift;
+	const uint8_t *p = seg_data(e, seg) + off;
+	struct item_view iv;
+
+	if (!item_parse(p, e->seg_size - off, &iv))
+		return false;
+	return iv.klen == k->klen && memcmp(p + iv.hdr_len, k->key, k->klen) == 0;
+}
+
+_Atomic uint64_t *seg_hash_find_locked(struct seg_engine *e, const struct seg_key *k)
+{
+	struct seg_bucket *b = k->head;
+	unsigned i = 1;
+
+	for (;;) {
+		for (; i < BUCKET_SLOTS; i++) {
+			uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
+
+			if (i == BUCKET_SLOTS - 1 && slot_is_link(v)) {
+				b = seg_hash_link_target(e, v);
+				break;
+			}
+			if (v && slot_tag(v) == k->tag && key_at(e, v, k))
+				return &b->slot[i];
+		}
+		if (i == BUCKET_SLOTS)
+			return NULL;
+		i = 0;
+	}
+}
+
+_Atomic uint64_t *seg_hash_empty_slot_locked(struct seg_engine *e, const struct seg_key *k,
+					     uint64_t *spare)
+{
+	struct seg_bucket *b = k->head;
+	unsigned i = 1;
+	struct seg_bucket *nb;
+
+	for (;;) {
+		for (; i < BUCKET_SLOTS; i++) {
+			uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
+
+			if (i == BUCKET_SLOTS - 1 && slot_is_link(v))
+				break;
+			if (v == 0)
+				return &b->slot[i];
+		}
+		if (i == BUCKET_SLOTS)
+			break;
+		b = seg_hash_link_target(e, atomic_load_explicit(&b->slot[i], memory_order_relaxed));
+		i = 0;
+	}
+	if (*spare == 0)
+		return NULL;
+	/* Extend the chain: the last slot's item moves first, then the link
+	 * replaces it (release), so readers find the item either way. */
+	nb = seg_hash_link_target(e, *spare);
+	atomic_store_explicit(&nb->slot[0],
+			      atomic_load_explicit(&b->slot[BUCKET_SLOTS - 1], memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&b->slot[BUCKET_SLOTS - 1], *spare, memory_order_release);
+	*spare = 0;
+	atomic_fetch_add_explicit(&e->ovf_used, 1, memory_order_relaxed);
+	return &nb->slot[1];
+}
+
+_Atomic uint64_t *seg_hash_find_loc_locked(struct seg_engine *e, const struct seg_key *k,
+					   uint32_t seg, uint32_t off_units)
+{
+	const uint64_t loc = (uint64_t)seg << SLOT_SEG_SHIFT | off_units;
+	struct seg_bucket *b = k->head;
+	unsigned i = 1;
+
+	for (;;) {
+		for (; i < BUCKET_SLOTS; i++) {
+			uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
+
+			if (i == BUCKET_SLOTS - 1 && slot_is_link(v))
+				break;
+			if (v && slot_tag(v) == k->tag && (v & SLOT_LOC_MASK) == loc)
+				return &b->slot[i];
+		}
+		if (i == BUCKET_SLOTS)
+			return NULL;
+		b = seg_hash_link_target(e, atomic_load_explicit(&b->slot[i], memory_order_relaxed));
+		i = 0;
+	}
+}
+
+bool seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k)
+{
+	const struct seg_bucket *b = k->head;
+	unsigned i = 1;
+
+	for (;;) {
+		for (; i < BUCKET_SLOTS; i++) {
+			uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
+
+			if (i == BUCKET_SLOTS - 1 && slot_is_link(v))
+				break;
+			if (v == 0 || slot_tag(v) == k->tag) /* empty, or maybe our key */
+				return true;
+		}
+		if (i == BUCKET_SLOTS)
+			return false;
+		b = seg_hash_link_target(e, atomic_load_explicit(&b->slot[i], memory_order_relaxed));
+		i = 0;
+	}
+}
+
+uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
+			     uint32_t off_units)
+{
+	_Atomic uint64_t *slot;
+	uint64_t v = 0;
+
+	seg_bucket_lock(k->head);
+	slot = seg_hash_find_loc_locked(e, k, seg, off_units);
+	if (slot) {
+		v = atomic_load_explicit(slot, memory_order_relaxed);
+		atomic_store_explicit(slot, 0, memory_order_release);
+	}
+	seg_bucket_unlock(k->head);
+	return v;
+}
+
+uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w)
+{
+	const uint32_t per_seg = e->seg_size / sizeof(struct seg_bucket);
+	int32_t fresh = SEG_NONE;
+	uint64_t link = 0;
+
+	for (;;) {
+		seg_spin_lock(&e->ovf_lock);
+		W_COUNT(w, lock_segment);
+		if (e->ovf_seg == SEG_NONE || e->ovf_next == per_seg) {
+			if (fresh != SEG_NONE) {
+				atomic_store_explicit(&e->hdr[fresh].state, SEG_HASH,
+						      memory_order_release);
+				atomic_fetch_add_explicit(&e->ovf_segs, 1, memory_order_relaxed);
+				e->ovf_seg = fresh;
+				e->ovf_next = 0;
+				fresh = SEG_NONE;
+			}
+		}
+		if (e->ovf_seg != SEG_NONE && e->ovf_next < per_seg) {
+			link = slot_make(0, 1, (uint32_t)e->ovf_seg, e->ovf_next++);
+			seg_spin_unlock(&e->ovf_lock);
+			break;
+		}
+		seg_spin_unlock(&e->ovf_lock);
+		/* Taking a segment may evict: never while holding ovf_lock. */
+		fresh = seg_acquire(e, w);
+		if (fresh == SEG_NONE)
+			return 0;
+	}
+	if (fresh != SEG_NONE) /* another thread carved a segment first */
+		seg_pool_push(e, fresh);
+	memset(seg_hash_link_target(e, link), 0, sizeof(struct seg_bucket));
+	return link;
+}
+
+void seg_hash_clear_all(struct seg_engine *e)
+{
+	for (uint64_t h = 0; h <= e->table_mask; h++) {
+		struct seg_bucket *head = &e->table[h];
+		struct seg_bucket *b = head;
+		unsigned i = 1;
+
+		seg_bucket_lock(head);
+		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+		for (;;) {
+			for (; i < BUCKET_SLOTS; i++) {
+				uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
+
+				if (i == BUCKET_SLOTS - 1 && slot_is_link(v))
+					break;
+				if (v) {
+					atomic_store_explicit(&b->slot[i], 0, memory_order_release);
+					seg_account_remove(e, v);
+				}
+			}
+			if (i == BUCKET_SLOTS)
+				break;
+			b = seg_hash_link_target(e, atomic_load_explicit(&b->slot[i],
+									  memory_order_relaxed));
+			i = 0;
+		}
+		seg_bucket_unlock(head);
+	}
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * lib/seg internals shared by its files. Layout of the engine's memory:
+ *
+ *   hash table   2^n head buckets of 64 bytes (malloc'd, DRAM)
+ *   seg headers  one 64-byte struct seg_hdr per segment (DRAM)
+ *   heap         nseg segments of seg_size bytes (caller region or mmap)
+ *
+ * Nothing inside the heap holds an absolute pointer: the hash table names
+ * items by (segment id, offset), overflow buckets by (segment id, index),
+ * so a heap can be mapped at another address after a restart.
+ */
+#ifndef SEGCACHED_SEG_INTERNAL_H
+#define SEGCACHED_SEG_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "seg.h"
+
+#define SEG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SEG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- hash table slots --------------------------------------------------
+ * An item slot packs | tag:12 | freq:8 | seg:24 | off:20 | (64 bits).
+ * The tag is never 0, so a non-zero slot with tag 0 is a link to the next
+ * bucket of the chain (overflow buckets chain through slot 7). Slot 0 of a
+ * head bucket is the bucket info word (its lock). */
+#define SLOT_TAG_SHIFT 52
+#define SLOT_FREQ_SHIFT 44
+#define SLOT_SEG_SHIFT 20
+#define SLOT_OFF_MASK ((1ull << 20) - 1)
+#define SLOT_SEG_MASK ((1ull << 24) - 1)
+#define SLOT_FREQ_MASK 0xffull
+#define SLOT_TAG_MASK 0xfffull
+#define SLOT_LOC_MASK ((1ull << SLOT_FREQ_SHIFT) - 1) /* seg + off */
+#define SLOT_NO_FREQ (~(SLOT_FREQ_MASK << SLOT_FREQ_SHIFT))
+
+#define BUCKET_SLOTS 8
+#define BUCKET_INFO_LOCK 1ull
+
+#define SEG_MAX_SEGMENTS (1u << 24)
+#define SEG_OFF_UNITS (1u << 20)
+
+static inline uint64_t slot_make(uint64_t tag, uint64_t freq, uint32_t seg, uint32_t off_units)
+{
+	return tag << SLOT_TAG_SHIFT | freq << SLOT_FREQ_SHIFT |
+	       (uint64_t)seg << SLOT_SEG_SHIFT | off_units;
+}
+static inline uint64_t slot_tag(uint64_t v) { return v >> SLOT_TAG_SHIFT; }
+static inline unsigned slot_freq(uint64_t v) { return (v >> SLOT_FREQ_SHIFT) & SLOT_FREQ_MASK; }
+static inline uint32_t slot_seg(uint64_t v) { return (v >> SLOT_SEG_SHIFT) & SLOT_SEG_MASK; }
+static inline uint32_t slot_off(uint64_t v) { return v & SLOT_OFF_MASK; }
+static inline bool slot_is_link(uint64_t v) { return v != 0 && slot_tag(v) == 0; }
+
+struct seg_bucket {
+	_Atomic uint64_t slot[BUCKET_SLOTS];
+} __attribute__((aligned(64)));
+
+/* ---- segments ---------------------------------------------------------- */
+enum seg_state {
+	SEG_FREE = 0,
+	SEG_OPEN,    /* a worker appends to it */
+	SEG_SEALED,  /* full or closed; in its TTL chain; evictable */
+	SEG_RECLAIM, /* claimed by one thread that is expiring/evicting/merging it */
+	SEG_HASH,    /* lent to the hash table as overflow buckets (never returned) */
+};
+
+#define SEG_NONE (-1)
+/* write_off bit that closes a segment to appenders. */
+#define SEG_WOFF_SEALED (1u << 31)
+
+/* TTL buckets: 4 ranges of 256 buckets, 8 s, 128 s, 2048 s and 32768 s
+ * wide (as Pelikan), plus one bucket for items that never expire. */
+#define TTL_BUCKETS 1024
+#define TTL_NEVER TTL_BUCKETS
+#define TTL_CHAINS (TTL_BUCKETS + 1)
+/* Items carry a 7-bit expiry delta in units of 1 s, 16 s, 256 s, 4096 s
+ * (by range) above their segment's exp_base, so expiry is exact to the
+ * second for TTLs under 2048 s and never late. */
+#define EXP_DELTA_MAX 127
+#define EXP_NEVER INT64_MAX
+
+struct seg_hdr {
+	_Atomic uint64_t gen;       /* new value on every open and free; see seg_ops.c */
+	_Atomic uint32_t write_off; /* bytes appended; SEG_WOFF_SEALED closes it */
+	_Atomic uint32_t writers;   /* appends in flight (until their slot is published) */
+	_Atomic int32_t live_items;
+	_Atomic int32_t live_bytes;
+	_Atomic uint8_t state;      /* enum seg_state */
+	uint8_t unit_shift;         /* expiry delta unit, log2 seconds */
+	uint16_t ttl_bucket;        /* chain it belongs to */
+	int32_t prev, next;         /* chain links, under the chain's lock */
+	int64_t exp_base;           /* items expire at exp_base + (delta << unit_shift) */
+	_Atomic int64_t exp_max;    /* latest item expiry in the segment */
+	int64_t create_at;
+} __attribute__((aligned(64)));
+
+/* A spinlock word; acquisitions are counted by the callers. */
+typedef _Atomic uint32_t seg_spinlock_t;
+
+static inline void seg_spin_lock(seg_spinlock_t *l)
+{
+	for (;;) {
+		if (!atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		while (atomic_load_explicit(l, memory_order_relaxed))
+			__builtin_ia32_pause();
+	}
+}
+static inline void seg_spin_unlock(seg_spinlock_t *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
+
+struct seg_chain {
+	seg_spinlock_t lock;
+	int32_t head, tail;
+	int32_t merge_next; /* where the next merge pass starts, or SEG_NONE */
+	uint64_t merge_gen; /* gen of merge_next when it was recorded */
+} __attribute__((aligned(64)));
+
+struct seg_worker;
+
+struct seg_engine {
+	struct engine base;
+
+	/* configuration */
+	engine_clock_fn clock;
+	void *clock_arg;
+	uint32_t seg_size;
+	uint32_t seg_shift;    /* log2(seg_size) */
+	uint32_t off_shift;    /* items are aligned to 1 << off_shift bytes */
+	uint32_t item_max;
+	uint32_t nseg;
+	enum engine_eviction eviction;
+	bool cas_enabled;
+	unsigned max_workers;
+	size_t memory;
+
+	/* memory */
+	uint8_t *heap;
+	bool heap_owned;
+	size_t heap_map_len;
+	struct seg_hdr *hdr;
+	struct seg_bucket *table;
+	uint64_t table_mask;   /* head buckets - 1 */
+
+	/* free segment pool (a stack) */
+	seg_spinlock_t pool_lock;
+	uint32_t pool_count;
+	int32_t *pool;
+
+	/* hash overflow buckets, carved from segments */
+	seg_spinlock_t ovf_lock;
+	int32_t ovf_seg;       /* segment being carved, or SEG_NONE */
+	uint32_t ovf_next;     /* next free bucket index in it */
+	_Atomic uint64_t ovf_used;
+	_Atomic uint32_t ovf_segs;
+
+	struct seg_chain chain[TTL_CHAINS];
+
+	/* eviction and expiration: one thread at a time */
+	pthread_mutex_t evict_lock;
+	int32_t merge_reserve; /* a free segment kept as a merge destination */
+	uint32_t merge_cursor; /* round robin over TTL chains */
+	uint64_t evict_rng;
+
+	_Atomic uint64_t gen_counter;
+	_Atomic int64_t flush_at;    /* pending delayed flush_all, 0 = none */
+
+	/* workers */
+	pthread_mutex_t workers_lock;
+	struct seg_worker **workers;
+	uint64_t retired[ENGINE_C_MAX];
+
+	/* engine-wide counters (not per request, so atomics are fine) */
+	_Atomic uint64_t n_evictions, n_expired, n_evicted_unfetched, n_flushes;
+	_Atomic uint64_t n_seg_expired, n_seg_evicted, n_seg_merged;
+	_Atomic uint64_t n_locks_other;
+};
+
+struct seg_open_ref {
+	int32_t seg;
+	uint64_t gen; /* the segment's gen when this worker opened it */
+};
+
+struct seg_worker {
+	struct engine_worker base;
+	struct seg_engine *e;
+	unsigned id;
+	uint64_t rng;
+	uint64_t spare_bucket; /* link value of a reserved overflow bucket, or 0 */
+	struct seg_open_ref open[TTL_CHAINS];
+};
+
+#define W_COUNT(w, name) ((w)->base.counters[ENGINE_C_##name]++)
+
+static inline struct seg_engine *seg_engine_of(struct engine *e)
+{
+	return (struct seg_engine *)e;
+}
+
+static inline int64_t seg_now(const struct seg_engine *e) { return e->clock(e->clock_arg); }
+
+static inline uint8_t *seg_data(const struct seg_engine *e, uint32_t seg)
+{
+	return e->heap + ((size_t)seg << e->seg_shift);
+}
+
+static inline uint64_t seg_xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/* Absolute expiry of an item with this delta in segment h; 0 = never. */
+static inline int64_t seg_item_expiry(const struct seg_hdr *h, uint32_t exp_delta)
+{
+	return h->exp_base == EXP_NEVER ? 0 : h->exp_base + ((int64_t)exp_delta << h->unit_shift);
+}
+
+static inline bool seg_expired(int64_t expires_at, int64_t now)
+{
+	return expires_at != 0 && expires_at <= now;
+}
+
+/* ---- seg_hash.c ---- */
+struct seg_key {
+	const void *key;
+	uint32_t klen;
+	uint64_t tag;
+	struct seg_bucket *head;
+};
+
+void seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen);
+void seg_bucket_lock(struct seg_bucket *head);
+void seg_bucket_unlock(struct seg_bucket *head);
+/* Under the bucket lock: the slot holding the key's item, or NULL. */
+_Atomic uint64_t *seg_hash_find_locked(struct seg_engine *e, const struct seg_key *k);
+/* Under the bucket lock: an empty item slot for k, extending the chain with
+ * *spare when it is full (then *spare becomes 0). NULL if none. */
+_Atomic uint64_t *seg_hash_empty_slot_locked(struct seg_engine *e, const struct seg_key *k,
+					     uint64_t *spare);
+/* Under the bucket lock: the slot that points at (seg, off), or NULL. */
+_Atomic uint64_t *seg_hash_find_loc_locked(struct seg_engine *e, const struct seg_key *k,
+					   uint32_t seg, uint32_t off_units);
+/* Lock-free hint: has k's chain an empty slot (or a slot k may own)? */
+bool seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k);
+/* Takes the bucket lock itself: clears the slot that points at (seg, off)
+ * if there is one. Returns the removed slot value or 0. */
+uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
+			     uint32_t off_units);
+/* Reserves one overflow bucket (may take a segment, evicting for it). */
+uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w);
+struct seg_bucket *seg_hash_link_target(const struct seg_engine *e, uint64_t link);
+/* Clears every item slot (flush_all). */
+void seg_hash_clear_all(struct seg_engine *e);
+
+/* ---- seg_segment.c ---- */
+int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w);
+void seg_pool_push(struct seg_engine *e, int32_t seg);
+/* Gets a free segment, evicting if the pool is empty; SEG_NONE if none. */
+int32_t seg_acquire(struct seg_engine *e, struct seg_worker *w);
+void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t exp_base,
+		   uint8_t unit_shift, int64_t now);
+void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg);
+void seg_chain_remove(struct seg_engine *e, int32_t seg);
+/* Replaces n consecutive claimed segments of one chain by dest. */
+void seg_chain_replace_run(struct seg_engine *e, const int32_t *run, unsigned n, int32_t dest);
+/* Closes a segment to appenders and waits for appends in flight. */
+void seg_close_and_drain(struct seg_engine *e, int32_t seg);
+/* Frees a drained segment whose items are all gone from the hash table. */
+void seg_release(struct seg_engine *e, int32_t seg);
+bool seg_claim(struct seg_engine *e, int32_t seg, uint8_t from);
+/* Walks the items of a claimed, drained segment and unlinks those the
+ * hash table still points to. Returns how many were live. */
+enum seg_unlink_reason { UNLINK_EXPIRED, UNLINK_EVICTED, UNLINK_FLUSHED };
+unsigned seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why);
+uint32_t seg_valid_end(const struct seg_engine *e, int32_t seg);
+uint64_t seg_new_gen(struct seg_engine *e);
+/* Live item accounting of the segment a slot value points into. */
+void seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size);
+void seg_account_remove(struct seg_engine *e, uint64_t v);
+/* Size in the segment of the item a slot points to (its aligned length). */
+uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
+
+/* ---- seg_evict.c ---- */
+/* Makes at least one segment free (returns it to the caller) by expiring
+ * or evicting; SEG_NONE if nothing can be reclaimed. */
+int32_t seg_evict_for(struct seg_engine *e, struct seg_worker *w);
+unsigned seg_expire_all(struct seg_engine *e);
+void seg_flush_now(struct seg_engine *e);
+void seg_flush_if_due(struct seg_engine *e, int64_t now);
+
+#endif /* SEGCACHED_SEG_INTERNAL_H */

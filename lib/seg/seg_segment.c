@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Segment life cycle: FREE (in the pool) -> OPEN (one worker appends, linked
+ * at the tail of its TTL chain) -> SEALED -> RECLAIM (one thread expires,
+ * evicts or merges it) -> FREE. Locks are per segment event, never per
+ * request: the pool lock when a segment is taken or returned, the chain
+ * lock when it is linked or unlinked.
+ *
+ * Generations: a segment's gen takes a new, globally increasing value when
+ * it is opened and again when it is freed. Lock-free readers compare the
+ * gen before and after reading an item to detect reuse, and the cas unique
+ * of an item is (gen << 20 | offset), unique for the life of the engine.
+ */
+#include "seg_internal.h"
+#include "seg_item.h"
+
+uint64_t seg_new_gen(struct seg_engine *e)
+{
+	return atomic_fetch_add_explicit(&e->gen_counter, 1, memory_order_relaxed) + 1;
+}
+
+static void count_lock(struct seg_engine *e, struct seg_worker *w)
+{
+	if (w)
+		W_COUNT(w, lock_segment);
+	else
+		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+}
+
+int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w)
+{
+	int32_t seg = SEG_NONE;
+
+	if (!__atomic_load_n(&e->pool_count, __ATOMIC_RELAXED))
+		return SEG_NONE;
+	seg_spin_lock(&e->pool_lock);
+	count_lock(e, w);
+	if (e->pool_count)
+		seg = e->pool[--e->pool_count];
+	seg_spin_unlock(&e->pool_lock);
+	return seg;
+}
+
+void seg_pool_push(struct seg_engine *e, int32_t seg)
+{
+	seg_spin_lock(&e->pool_lock);
+	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	e->pool[e->pool_count++] = seg;
+	seg_spin_unlock(&e->pool_lock);
+}
+
+int32_t seg_acquire(struct seg_engine *e, struct seg_worker *w)
+{
+	int32_t seg = seg_pool_pop(e, w);
+
+	return seg != SEG_NONE ? seg : seg_evict_for(e, w);
+}
+
+void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t exp_base,
+		   uint8_t unit_shift, int64_t now)
+{
+	struct seg_hdr *h = &e->hdr[seg];
+
+	atomic_store_explicit(&h->write_off, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->writers, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->live_items, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->live_bytes, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->exp_max, 0, memory_order_relaxed);
+	h->unit_shift = unit_shift;
+	h->ttl_bucket = (uint16_t)ttl_bucket;
+	h->prev = h->next = SEG_NONE;
+	h->exp_base = exp_base;
+	h->create_at = now;
+	atomic_store_explicit(&h->state, SEG_OPEN, memory_order_relaxed);
+	/* Last: readers that see this gen see the fields above. */
+	atomic_store_explicit(&h->gen, seg_new_gen(e), memory_order_release);
+}
+
+void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg)
+{
+	struct seg_hdr *h = &e->hdr[seg];
+	struct seg_chain *c = &e->chain[h->ttl_bucket];
+
+	seg_spin_lock(&c->lock);
+	count_lock(e, w);
+	h->prev = c->tail;
+	h->next = SEG_NONE;
+	if (c->tail != SEG_NONE)
+		e->hdr[c->tail].next = seg;
+	else
+		c->head = seg;
+	c->tail = seg;
+	seg_spin_unlock(&c->lock);
+}
+
+/* Under the chain lock. */
+static void chain_unlink(struct seg_engine *e, struct seg_chain *c, int32_t seg)
+{
+	struct seg_hdr *h = &e->hdr[seg];
+
+	if (h->prev != SEG_NONE)
+		e->hdr[h->prev].next = h->next;
+	else
+		c->head = h->next;
+	if (h->next != SEG_NONE)
+		e->hdr[h->next].prev = h->prev;
+	else
+		c->tail = h->prev;
+	if (c->merge_next == seg)
+		c->merge_next = SEG_NONE;
+	h->prev = h->next = SEG_NONE;
+}
+
+void seg_chain_remove(struct seg_engine *e, int32_t seg)
+{
+	struct seg_chain *c = &e->chain[e->hdr[seg].ttl_bucket];
+
+	seg_spin_lock(&c->lock);
+	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	chain_unlink(e, c, seg);
+	seg_spin_unlock(&c->lock);
+}
+
+void seg_chain_replace_run(struct seg_engine *e, const int32_t *run, unsigned n, int32_t dest)
+{
+	struct seg_chain *c = &e->chain[e->hdr[run[0]].ttl_bucket];
+	struct seg_hdr *d = &e->hdr[dest];
+
+	seg_spin_lock(&c->lock);
+	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	/* The run is consecutive: its members are claimed, so nobody else
+	 * unlinks them, and links are only added at the tail. */
+	d->prev = e->hdr[run[0]].prev;
+	d->next = e->hdr[run[n - 1]].next;
+	if (d->prev != SEG_NONE)
+		e->hdr[d->prev].next = dest;
+	else
+		c->head = dest;
+	if (d->next != SEG_NONE)
+		e->hdr[d->next].prev = dest;
+	else
+		c->tail = dest;
+	for (unsigned i = 0; i < n; i++) {
+		if (c->merge_next == run[i])
+			c->merge_next = SEG_NONE;
+		e->hdr[run[i]].prev = e->hdr[run[i]].next = SEG_NONE;
+	}
+	/* The next merge in this chain starts after the merged segment. */
+	c->merge_next = d->next;
+	c->merge_gen = d->next != SEG_NONE ? atomic_load(&e->hdr[d->next].gen) : 0;
+	seg_spin_unlock(&c->lock);
+}
+
+bool seg_claim(struct seg_engine *e, int32_t seg, uint8_t from)
+{
+	uint8_t expected = from;
+
+	return atomic_compare_exchange_strong(&e->hdr[seg].state, &expected, SEG_RECLAIM);
+}
+
+void seg_close_and_drain(struct seg_engine *e, int32_t seg)
+{
+	struct seg_hdr *h = &e->hdr[seg];
+
+	/* seq_cst pairs with the appender's writers++ then write_off RMW:
+	 * either it sees the sealed bit, or we see it in writers. */
+	atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
+	while (atomic_load(&h->writers))
+		__builtin_ia32_pause();
+}
+
+uint32_t seg_valid_end(const struct seg_engine *e, int32_t seg)
+{
+	uint32_t end = atomic_load_explicit(&e->hdr[seg].write_off, memory_order_acquire) &
+		       ~SEG_WOFF_SEALED;
+
+	return end < e->seg_size ? end : e->seg_size;
+}
+
+void seg_release(struct seg_engine *e, int32_t seg)
+{
+	struct seg_hdr *h = &e->hdr[seg];
+
+	/* New gen first: readers still holding the old one fail validation. */
+	atomic_store_explicit(&h->gen, seg_new_gen(e), memory_order_release);
+	atomic_store_explicit(&h->state, SEG_FREE, memory_order_release);
+	seg_pool_push(e, seg);
+}
+
+uint32_t seg_item_span(const struct seg_engine *e, uint64_t v)
+{
+	uint32_t off = slot_off(v) << e->off_shift;
+	struct item_view iv;
+	uint32_t align = (1u << e->off_shift) - 1;
+
+	if (!item_parse(seg_data(e, slot_seg(v)) + off, e->seg_size - off, &iv))
+		return 0;
+	return (iv.total + align) & ~align;
+}
+
+void seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size)
+{
+	struct seg_hdr *h = &e->hdr[slot_seg(v)];
+
+	atomic_fetch_add_explicit(&h->live_items, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->live_bytes, (int32_t)size, memory_order_relaxed);
+}
+
+void seg_account_remove(struct seg_engine *e, uint64_t v)
+{
+	struct seg_hdr *h = &e->hdr[slot_seg(v)];
+
+	atomic_fetch_sub_explicit(&h->live_items, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&h->live_bytes, (int32_t)seg_item_span(e, v),
+				  memory_order_relaxed);
+}
+
+unsigned seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
+{
+	const uint32_t end = seg_valid_end(e, seg);
+	const uint32_t align = (1u << e->off_shift) - 1;
+	const uint8_t *data = seg_data(e, seg);
+	unsigned live = 0, unfetched = 0;
+
+	for (uint32_t off = 0; off < end;) {
+		struct item_view iv;
+		struct seg_key k;
+		uint64_t v;
+
+		if (!item_parse(data + off, end - off, &iv))
+			break;
+		seg_key_init(e, &k, data + off + iv.hdr_len, iv.klen);
+		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+		v = seg_hash_unlink_loc(e, &k, (uint32_t)seg, off >> e->off_shift);
+		if (v) {
+			seg_account_remove(e, v);
+			live++;
+			unfetched += slot_freq(v) == 0;
+		}
+		off += (iv.total + align) & ~align;
+	}
+	if (why == UNLINK_EVICTED) {
+		atomic_fetch_add_explicit(&e->n_evictions, live, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->n_evicted_unfetched, unfetched, memory_order_relaxed);
+	} else if (why == UNLINK_EXPIRED) {
+		atomic_fetch_add_explicit(&e->n_expired, live, memory_order_relaxed);
+	}
+	return live;
+}
