@@ -23,9 +23,40 @@
 #define HASH_SEED 0x5e6cac3du
 #define TAG_SEED 0x9e3779b9u
 
+/* rte_hash_crc() over the key, with loads that do not assume alignment
+ * (keys sit at any byte offset in a segment or a request buffer). */
+static inline uint32_t key_crc(const uint8_t *p, uint32_t len, uint32_t h)
+{
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t v;
+
+		memcpy(&v, p, 8);
+		h = rte_hash_crc_8byte(v, h);
+	}
+	if (len >= 4) {
+		uint32_t v;
+
+		memcpy(&v, p, 4);
+		h = rte_hash_crc_4byte(v, h);
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		uint16_t v;
+
+		memcpy(&v, p, 2);
+		h = rte_hash_crc_2byte(v, h);
+		p += 2;
+		len -= 2;
+	}
+	if (len)
+		h = rte_hash_crc_1byte(*p, h);
+	return h;
+}
+
 void seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen)
 {
-	uint32_t h = rte_hash_crc(key, (uint32_t)klen, HASH_SEED);
+	uint32_t h = key_crc(key, (uint32_t)klen, HASH_SEED);
 	/* The tag comes from a remix of the same hash, so two keys sharing a
 	 * bucket share a tag with probability 1/4095 only. */
 	uint64_t tag = rte_hash_crc_4byte(h, TAG_SEED) & SLOT_TAG_MASK;
