@@ -124,6 +124,9 @@ static bool evict_one(struct seg_engine *e, bool random)
 	 * close the oldest open one rather than fail the write. */
 	if (seg == SEG_NONE)
 		seg = pick_victim(e, SEG_OPEN, false);
+	/* (its owner may have sealed it just now) */
+	if (seg == SEG_NONE)
+		seg = pick_victim(e, SEG_SEALED, random);
 	if (seg == SEG_NONE)
 		return false;
 	reclaim_whole(e, seg, UNLINK_EVICTED);

@@ -150,13 +150,18 @@ struct seg_engine {
 	struct seg_bucket *table;
 	uint64_t table_mask;   /* head buckets - 1 */
 
+	_Atomic int64_t flush_at;    /* pending delayed flush_all, 0 = none */
+
+	/* Everything above is read on every request and written (almost)
+	 * never; what follows is written per segment event, on other lines. */
+
 	/* free segment pool (a stack) */
-	seg_spinlock_t pool_lock;
+	seg_spinlock_t pool_lock __attribute__((aligned(64)));
 	uint32_t pool_count;
 	int32_t *pool;
 
 	/* hash overflow buckets, carved from segments */
-	seg_spinlock_t ovf_lock;
+	seg_spinlock_t ovf_lock __attribute__((aligned(64)));
 	int32_t ovf_seg;       /* segment being carved, or SEG_NONE */
 	uint32_t ovf_next;     /* next free bucket index in it */
 	_Atomic uint64_t ovf_used;
@@ -170,8 +175,7 @@ struct seg_engine {
 	uint32_t merge_cursor; /* round robin over TTL chains */
 	uint64_t evict_rng;
 
-	_Atomic uint64_t gen_counter;
-	_Atomic int64_t flush_at;    /* pending delayed flush_all, 0 = none */
+	_Atomic uint64_t gen_counter __attribute__((aligned(64)));
 
 	/* workers */
 	pthread_mutex_t workers_lock;
