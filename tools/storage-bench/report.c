@@ -142,9 +142,10 @@ void sb_report_fill_text(FILE *f, const struct sb_options *o,
 		" of %" PRIu64 " keys (%" PRIu64 " corrupt), evictions %" PRIu64 "\n",
 		d->curr_items, r->readback_hits, r->attempted, r->readback_corrupt,
 		d->evictions);
-	fprintf(f, "  engine memory: heap %" PRIu64 ", table %" PRIu64 ", meta %" PRIu64
-		" bytes; live item bytes %" PRIu64 "\n",
-		d->heap_bytes, d->table_bytes, d->meta_bytes, d->bytes);
+	fprintf(f, "  engine memory: heap %" PRIu64 " + table %" PRIu64 " + meta %" PRIu64
+		" = %" PRIu64 " bytes (budget %zu); live item bytes %" PRIu64 "\n",
+		d->heap_bytes, d->table_bytes, d->meta_bytes,
+		d->heap_bytes + d->table_bytes + d->meta_bytes, o->ecfg.memory, d->bytes);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -425,6 +426,8 @@ static void json_fill(struct jw *j, const struct sb_options *o,
 	jw_u64(j, "items_before_first_eviction", r->items_before);
 	jw_dbl(j, "budget_bytes_per_object",
 	       ratio((double)o->ecfg.memory, (double)r->items_before));
+	jw_u64(j, "engine_bytes", r->done.heap_bytes + r->done.table_bytes +
+				  r->done.meta_bytes);
 	jw_u64(j, "curr_items", r->done.curr_items);
 	jw_u64(j, "readback_hits", r->readback_hits);
 	jw_u64(j, "readback_corrupt", r->readback_corrupt);

@@ -13,7 +13,8 @@ machine's drift cancels); then the fill experiment (64 MiB, keys 1..N,
 -m 64 -n 5 -f 1.05 -C).
 
 usage: tools/storage-bench/run-suite.py [--bench PATH] [--out FILE] [--ops N]
-                                         [--keys N] [--repeat N] [--no-write]
+                                         [--keys N] [--repeat N] [--memory LIST]
+                                         [--no-write]
 """
 import argparse
 import datetime
@@ -39,6 +40,22 @@ def run_json(cmd, timeout):
     return json.loads(p.stdout)
 
 
+def build_type(bench):
+    """The meson buildtype of the build directory the bench comes from."""
+    d = os.path.dirname(os.path.abspath(os.path.join(ROOT, bench)))
+    while d != '/' and not os.path.isdir(os.path.join(d, 'meson-info')):
+        d = os.path.dirname(d)
+    try:
+        p = subprocess.run(['meson', 'introspect', '--buildoptions', d],
+                           capture_output=True, text=True, timeout=60)
+        for o in json.loads(p.stdout):
+            if o['name'] == 'buildtype':
+                return o['value']
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    return '?'
+
+
 def machine():
     cpu = '?'
     try:
@@ -52,7 +69,7 @@ def machine():
                              capture_output=True, text=True).stdout.strip()
         dirty = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no'],
                                cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        rev += ' + uncommitted changes' if dirty else ''
+        rev = (rev or '?') + (' + uncommitted changes' if dirty else '')
     except OSError:
         rev = '?'
     return '%s, %d CPUs, Linux %s; commit %s; %s' % (
@@ -73,9 +90,11 @@ def main():
     ap.add_argument('--bench', default='build/tools/storage-bench/segcached-storage-bench',
                     help='the bench binary, relative to the repository root')
     ap.add_argument('--out', default='docs/performance.md')
-    ap.add_argument('--ops', type=int, default=20_000_000, help='timed ops per run (20000000)')
+    ap.add_argument('--ops', type=int, default=10_000_000, help='timed ops per run (10000000)')
     ap.add_argument('--keys', type=int, default=1_000_000, help='keys (1000000)')
-    ap.add_argument('--repeat', type=int, default=3, help='rounds per configuration (3)')
+    ap.add_argument('--repeat', type=int, default=5, help='rounds per configuration (5)')
+    ap.add_argument('--memory', default='256M,1G',
+                    help='memory budgets of the throughput runs, comma-separated (256M,1G)')
     ap.add_argument('--no-write', action='store_true', help='print the section, write nothing')
     a = ap.parse_args()
     bench = a.bench
@@ -83,13 +102,25 @@ def main():
         raise SystemExit('%s not found: build first (meson setup build && ninja -C build)' % bench)
 
     rows = []
-    for threads in (1, 2):
-        for dist in ('zipf:0.99', 'uniform'):
-            cmd = [bench, '--engine', 'both', '--threads', str(threads), '--dist', dist,
-                   '--keys', str(a.keys), '--value-size', '64', '--mix', '90:10:0',
-                   '--ops', str(a.ops), '--repeat', str(a.repeat), '--json']
-            d = run_json(cmd, timeout=1800)
-            rows.append((threads, dist, cmd, d))
+    notes = []
+    for memory in a.memory.split(','):
+        for threads in (1, 2):
+            for dist in ('zipf:0.99', 'uniform'):
+                cmd = [bench, '--engine', 'both', '--threads', str(threads), '--dist', dist,
+                       '--keys', str(a.keys), '--value-size', '64', '--mix', '90:10:0',
+                       '-m', memory, '--ops', str(a.ops), '--repeat', str(a.repeat), '--json']
+                d = run_json(cmd, timeout=1800)
+                rows.append((memory, threads, dist, cmd, d))
+                # A comparison is only fair if every key was resident in both.
+                for r in d['runs']:
+                    if (r['warmup']['evictions'] or r['warmup']['failed'] or r['set_failed']
+                            or r['errors'] or r['time_limited']):
+                        notes.append('%s, %d thread(s), %s, -m %s, round %d: warm-up evictions '
+                                     '%d, failed warm-up sets %d, failed sets %d, errors %d%s' % (
+                                         r['engine'], threads, dist, memory, r['round'],
+                                         r['warmup']['evictions'], r['warmup']['failed'],
+                                         r['set_failed'], r['errors'],
+                                         ', stopped by the time limit' if r['time_limited'] else ''))
 
     fill_cmd = [bench, '--engine', 'both', '--fill', '-m', '64M', '--value-size', '1', '--json']
     fill = run_json(fill_cmd, timeout=1800)
@@ -107,37 +138,45 @@ def main():
       'Measured with `segcached-storage-bench` (tools/storage-bench/README.md); this section '
       'is written by `tools/storage-bench/run-suite.py` — rerun it to refresh the numbers.')
     w('')
-    w('Machine: %s.' % machine())
+    w('Machine: %s. Build: meson buildtype `%s`.' % (machine(), build_type(bench)))
     w('')
     w('### Throughput')
     w('')
     w('%d keys (16-byte zero-padded decimal), 64-byte values, 90%% get / 10%% set, all keys '
-      'loaded before timing; %d timed operations per run; %d rounds per row, both engines in '
-      'each round, alternating which goes first. **seg/baseline** is the median of the '
+      'loaded before timing, memory budget `-m` as given (the same for both engines; each '
+      'sizes its hash table from it); %d timed operations per run; %d rounds per row, both '
+      'engines in each round, alternating which goes first. **seg/baseline** is the median of the '
       'per-round throughput ratios (min–max in brackets): the machine is shared and noisy, so '
       'only ratios measured side by side mean anything. Locks/op = (lock_bucket + '
       'lock_segment) acquisitions in the timed phase / operations. RSS growth = resident '
       'memory added by engine creation and warm-up, per item (first round of each engine).'
       % (a.keys, a.ops, a.repeat))
     w('')
-    w('| threads | key popularity | seg Mops/s | baseline Mops/s | **seg/baseline** | seg locks/op | '
-      'baseline locks/op | hit ratio seg / baseline | RSS growth B/item seg / baseline |')
-    w('|---|---|---|---|---|---|---|---|---|')
-    for threads, dist, cmd, d in rows:
+    w('| memory | threads | key popularity | seg Mops/s | baseline Mops/s | **seg/baseline** | '
+      'seg locks/op | baseline locks/op | hit ratio seg / baseline | '
+      'RSS growth B/item seg / baseline |')
+    w('|---|---|---|---|---|---|---|---|---|---|')
+    for memory, threads, dist, cmd, d in rows:
         s = d['summary']
         rr = s.get('seg_over_baseline_per_round', [])
-        w('| %d | %s | %s | %s | **%s** (%s–%s) | %s | %s | %s / %s | %s / %s |' % (
-            threads, dist, fmt(s['seg']['mops_median']), fmt(s['baseline']['mops_median']),
+        w('| %s | %d | %s | %s | %s | **%s** (%s–%s) | %s | %s | %s / %s | %s / %s |' % (
+            memory, threads, dist, fmt(s['seg']['mops_median']), fmt(s['baseline']['mops_median']),
             fmt(s.get('seg_over_baseline_median')), fmt(min(rr) if rr else None),
             fmt(max(rr) if rr else None), fmt(s['seg']['locks_per_op'], '.4f'),
             fmt(s['baseline']['locks_per_op'], '.4f'), fmt(s['seg']['hit_ratio'], '.4f'),
             fmt(s['baseline']['hit_ratio'], '.4f'), fmt(s['seg']['rss_bytes_per_item'], '.0f'),
             fmt(s['baseline']['rss_bytes_per_item'], '.0f')))
     w('')
-    gen = [d.get('generator_ns_per_op') for _, _, _, d in rows]
+    if notes:
+        w('**Not every key stayed resident** — these rows do not compare like with like:')
+        w('')
+        for n in notes:
+            w('- ' + n)
+        w('')
+    gen = [d.get('generator_ns_per_op') for _, _, _, _, d in rows]
     w('Every operation above includes the workload generator (random numbers, the key\'s '
-      'decimal form; zipf ids are drawn before timing): %s ns/op measured alone, the same '
-      'for both engines.' % ', '.join(fmt(g, '.1f') for g in gen))
+      'decimal form; zipf ids are drawn before timing): %s–%s ns/op measured alone, the same '
+      'for both engines.' % (fmt(min(gen), '.1f'), fmt(max(gen), '.1f')))
     w('')
     w('### Objects in 64 MiB')
     w('')
@@ -164,10 +203,11 @@ def main():
     w('')
     w('### Commands')
     w('')
-    w('Run from the repository root after `meson setup build && ninja -C build`:')
+    w('Run from the repository root, with the bench built by meson (buildtype `%s`: '
+      '`meson setup <dir> --buildtype=%s && ninja -C <dir>`):' % (build_type(bench), build_type(bench)))
     w('')
     w('```sh')
-    for _, _, cmd, _ in rows:
+    for _, _, _, cmd, _ in rows:
         w(cmdline(cmd))
     w(cmdline(fill_cmd))
     for _, cmd, _ in mc:
