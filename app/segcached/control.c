@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The control thread: waits for signals synchronously (no async handlers,
+ * so nothing has to be async-signal-safe) and runs the engine's expiration
+ * sweep once a second in between.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "server.h"
+
+/* SIGINT/SIGTERM stop the server, as in memcached; SIGUSR1 is memcached's
+ * graceful-stop signal and also what `shutdown` sends to this thread. */
+static void
+stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGHUP);
+}
+
+void
+control_block_signals(void)
+{
+	sigset_t set;
+
+	stop_signals(&set);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* Writes to closed sockets return EPIPE instead of killing us. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void
+control_request_shutdown(void *arg)
+{
+	struct server *srv = arg;
+
+	pthread_kill(srv->control_thread, SIGUSR1);
+}
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int
+control_run(struct server *srv)
+{
+	double next = mono_now() + 1.0;
+	sigset_t set;
+
+	stop_signals(&set);
+	for (;;) {
+		double left = next - mono_now();
+		struct timespec ts;
+		siginfo_t info;
+		int sig;
+
+		if (left > 0) {
+			ts.tv_sec = (time_t)left;
+			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+			sig = sigtimedwait(&set, &info, &ts);
+			if (sig == SIGHUP) {
+				APP_LOG(INFO, "SIGHUP ignored");
+				continue;
+			}
+			if (sig > 0)
+				return sig;
+			if (errno != EAGAIN && errno != EINTR)
+				APP_LOG(WARNING, "sigtimedwait: %s", strerror(errno));
+			if (mono_now() < next)
+				continue;
+		}
+		/* The sweep frees whole expired segments; memcached's LRU
+		 * crawler does this job there. */
+		unsigned n = engine_expire(srv->es.engine);
+		if (n > 0)
+			APP_LOG(DEBUG, "expiry sweep removed %u items", n);
+		next += 1.0;
+		if (next < mono_now())
+			next = mono_now() + 1.0; /* we were stalled: do not catch up */
+	}
+}

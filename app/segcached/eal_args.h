@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The command line is `segcached [EAL args] -- [segcached options]`. This
+ * splits it and adds EAL defaults that keep runs independent of each other.
+ */
+#ifndef SEGCACHED_EAL_ARGS_H
+#define SEGCACHED_EAL_ARGS_H
+
+#include <stdbool.h>
+
+struct eal_args {
+	int eal_argc;       /* argv[0], the EAL arguments, our defaults */
+	char **eal_argv;    /* NULL-terminated; the array is ours, not the strings */
+	char mem_arg[16];   /* storage for an added -m value */
+	int app_argc;       /* argv[0] plus everything after `--` */
+	char **app_argv;
+	bool has_separator; /* the command line had a `--` */
+};
+
+/* Splits argv at the first `--`. Returns 0 or -1 (out of memory). */
+int eal_args_split(struct eal_args *a, int argc, char **argv);
+
+/* Adds, unless the user chose otherwise: --in-memory (or --no-shconf with
+ * --no-huge, which --in-memory cannot be combined with) when there is no
+ * --file-prefix, so that two instances never share runtime files; for the
+ * posix stack, --no-pci, since it drives no device; and with --no-huge,
+ * whose EAL memory is a fixed 64 MiB unless -m says otherwise,
+ * `-m eal_memory_mb` when that is not 0 (an engine that allocates from the
+ * EAL needs it). */
+void eal_args_add_defaults(struct eal_args *a, bool posix_stack,
+			   unsigned eal_memory_mb);
+
+void eal_args_free(struct eal_args *a);
+
+#endif /* SEGCACHED_EAL_ARGS_H */

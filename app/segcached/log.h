@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The server's log type, "segcached.app"; -v raises its level (and the
+ * posix stack's) from NOTICE to INFO and DEBUG.
+ */
+#ifndef SEGCACHED_APP_LOG_H
+#define SEGCACHED_APP_LOG_H
+
+#include <rte_log.h>
+
+extern int segcached_logtype;
+
+#define APP_LOG(level, fmt, ...)                                           \
+	rte_log(RTE_LOG_##level, segcached_logtype, "segcached: " fmt "\n",  \
+		##__VA_ARGS__)
+
+#endif /* SEGCACHED_APP_LOG_H */

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * segcached: a memcached-compatible cache server.
+ *
+ *   segcached [EAL options] -- [segcached options]
+ *
+ * Start-up order: segcached's options (bad ones exit 64 before anything
+ * starts), the EAL, the heap and engine, the network stack; then this
+ * thread becomes the control thread until a signal or `shutdown` stops the
+ * server, which then tears everything down in reverse and exits 0.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+
+#include "eal_args.h"
+#include "log.h"
+#include "options.h"
+#include "server.h"
+
+RTE_LOG_REGISTER(segcached_logtype, segcached.app, NOTICE);
+
+#ifndef SEGCACHED_VERSION
+#define SEGCACHED_VERSION "unknown"
+#endif
+
+static const char *
+prog_name(const char *argv0)
+{
+	const char *slash = strrchr(argv0, '/');
+
+	return slash ? slash + 1 : argv0;
+}
+
+/* `segcached --help` and `segcached -V` work without the `--`. */
+static bool
+is_help_or_version(const char *arg)
+{
+	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 ||
+	       strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0;
+}
+
+static void
+set_verbosity(int verbosity)
+{
+	uint32_t level = verbosity >= 2 ? RTE_LOG_DEBUG :
+			 verbosity == 1 ? RTE_LOG_INFO : RTE_LOG_NOTICE;
+
+	if (verbosity > 0)
+		rte_log_set_level_pattern("segcached.*", level);
+}
+
+static void
+fill_cmd_settings(struct server *srv)
+{
+	const struct options *o = &srv->opt;
+	struct cmd_settings *s = &srv->cmd;
+
+	memset(s, 0, sizeof(*s));
+	s->engine = srv->es.engine;
+	s->item_max = o->item_max;
+	s->cas_disabled = o->cas_disabled;
+	s->flush_disabled = o->flush_disabled;
+	s->shutdown_enabled = o->shutdown_enabled;
+	s->verbosity = o->verbosity;
+	s->version = SEGCACHED_VERSION;
+	s->server_stats = server_stats_fill;
+	s->stats_conns = server_stats_conns;
+	s->server_stats_arg = srv;
+}
+
+static int
+start_posix(struct server *srv)
+{
+	struct posix_stack_config pc = {
+		.listen = srv->opt.listen,
+		.tcp_port = srv->opt.tcp_port,
+		.udp_port = srv->opt.udp_port,
+		.threads = srv->opt.threads,
+		.max_conns = srv->opt.max_conns,
+		.backlog = srv->opt.backlog,
+		.engine = srv->es.engine,
+		.cmd = &srv->cmd,
+		.on_shutdown = control_request_shutdown,
+		.on_shutdown_arg = srv,
+	};
+	char err[512];
+	bool bind_failed;
+	const char *name;
+	unsigned i;
+
+	srv->stack = posix_stack_create(&pc, err, sizeof(err), &bind_failed);
+	if (srv->stack == NULL) {
+		APP_LOG(ERR, "%s", err);
+		return bind_failed ? EX_OSERR : EXIT_FAILURE;
+	}
+	if (posix_stack_start(srv->stack, err, sizeof(err)) < 0) {
+		APP_LOG(ERR, "%s", err);
+		return EXIT_FAILURE;
+	}
+	for (i = 0; (name = posix_stack_socket_name(srv->stack, i)) != NULL; i++)
+		APP_LOG(NOTICE, "listening on %s", name);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct server srv; /* large; and reachable from callbacks */
+	const char *prog = prog_name(argv[0]);
+	struct eal_args ea;
+	char err[512];
+	int rc, sig;
+
+	if (eal_args_split(&ea, argc, argv) < 0) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return EXIT_FAILURE;
+	}
+	options_defaults(&srv.opt);
+	if (!ea.has_separator && argc == 2 && is_help_or_version(argv[1])) {
+		ea.app_argv[ea.app_argc++] = argv[1];
+		ea.eal_argc = 1;
+	}
+	if (options_parse(&srv.opt, ea.app_argc, ea.app_argv, err, sizeof(err)) < 0 ||
+	    (!srv.opt.help && !srv.opt.version &&
+	     options_finalize(&srv.opt, err, sizeof(err)) < 0)) {
+		fprintf(stderr, "%s: %s\nTry '%s -- --help'.\n", prog, err, prog);
+		eal_args_free(&ea);
+		return OPTIONS_EXIT_USAGE;
+	}
+	if (srv.opt.help) {
+		options_usage(stdout, prog);
+		eal_args_free(&ea);
+		return 0;
+	}
+	if (srv.opt.version) {
+		printf("segcached %s\n", SEGCACHED_VERSION);
+		eal_args_free(&ea);
+		return 0;
+	}
+	if (srv.opt.stack == STACK_NATIVE) {
+		fprintf(stderr,
+			"%s: --stack native: the DPDK network stack is not built yet; use --stack posix\n",
+			prog);
+		eal_args_free(&ea);
+		return OPTIONS_EXIT_USAGE;
+	}
+
+	/* Before the EAL starts its threads, so they inherit the mask. */
+	control_block_signals();
+	srv.control_thread = pthread_self();
+
+	/* The baseline engine allocates its items from the EAL: give it the
+	 * budget plus room for its index when the EAL runs on --no-huge. */
+	eal_args_add_defaults(&ea, srv.opt.stack == STACK_POSIX,
+			      srv.opt.engine == SERVER_ENGINE_BASELINE ?
+				      (unsigned)(srv.opt.memory >> 20) * 2 + 128 : 0);
+	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
+	if (rc < 0) {
+		fprintf(stderr,
+			"%s: cannot initialise the DPDK EAL: %s\n"
+			"  EAL options go before '--', segcached's after it; on a host without\n"
+			"  hugepages add --no-huge (see docs/operations.md).\n",
+			prog, rte_strerror(rte_errno));
+		eal_args_free(&ea);
+		return EXIT_FAILURE;
+	}
+	eal_args_free(&ea);
+	set_verbosity(srv.opt.verbosity);
+	clock_gettime(CLOCK_MONOTONIC, &srv.started_mono);
+
+	if (engine_setup_create(&srv.es, &srv.opt, err, sizeof(err)) < 0) {
+		APP_LOG(ERR, "%s", err);
+		rte_eal_cleanup();
+		return EXIT_FAILURE;
+	}
+	{
+		struct engine_stats st;
+
+		engine_stats(srv.es.engine, &st);
+		srv.segment_size = st.seg_size;
+	}
+	fill_cmd_settings(&srv);
+	rc = start_posix(&srv);
+	if (rc != 0) {
+		posix_stack_destroy(srv.stack);
+		engine_setup_destroy(&srv.es);
+		rte_eal_cleanup();
+		return rc;
+	}
+	APP_LOG(NOTICE,
+		"segcached %s ready: engine %s, memory %zu MiB, item size max %zu, %u posix threads, max %u connections",
+		SEGCACHED_VERSION, srv.es.engine->ops->name,
+		srv.opt.memory >> 20, srv.opt.item_max, srv.opt.threads,
+		srv.opt.max_conns);
+
+	sig = control_run(&srv);
+	APP_LOG(NOTICE, "%s: shutting down",
+		sig == SIGUSR1 ? "shutdown requested" : strsignal(sig));
+
+	posix_stack_destroy(srv.stack);
+	srv.stack = NULL;
+	engine_setup_destroy(&srv.es);
+	rte_eal_cleanup();
+	return 0;
+}

@@ -1,0 +1,742 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The option table and its two readers: getopt_long for the command line and
+ * rte_cfgfile for the config file. A config file entry has an option's long
+ * name as its key; flags take yes/no (true/false, on/off, 1/0).
+ */
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <rte_cfgfile.h>
+#include <rte_common.h>
+
+#define KIB ((size_t)1 << 10)
+#define MIB ((size_t)1 << 20)
+#define GIB ((size_t)1 << 30)
+
+/* Limits a user can set; the engine checks what depends on its layout. */
+#define MEMORY_MIN_MB 1
+#define ITEM_MAX_MIN KIB              /* memcached: -I is at least 1k */
+#define ITEM_MAX_MAX GIB              /* memcached: at most 1024m */
+#define THREADS_MAX 256
+#define MAX_CONNS_MAX 1000000
+#define BACKLOG_MAX 65535
+
+typedef int (*opt_parser)(struct options *o, const char *arg, char *err,
+			  size_t errlen);
+
+enum opt_scope {
+	OPT_ANYWHERE,     /* command line and config file */
+	OPT_CMDLINE_ONLY, /* --config, --help, --version */
+};
+
+struct opt_desc {
+	const char *name;   /* long option and config file key */
+	const char *alias;  /* memcached's long name where it differs, or NULL */
+	int letter;         /* short option, 0 for none */
+	const char *argname; /* NULL: a flag without argument */
+	enum opt_scope scope;
+	opt_parser parse;   /* arg is NULL for a flag on the command line */
+	const char *help;
+};
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A flag: NULL (given on the command line) or a config-file boolean. */
+static int
+parse_flag(const char *arg, bool *out, char *err, size_t errlen)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+	size_t i;
+
+	if (arg == NULL) {
+		*out = true;
+		return 0;
+	}
+	for (i = 0; i < RTE_DIM(yes); i++)
+		if (strcasecmp(arg, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+	for (i = 0; i < RTE_DIM(no); i++)
+		if (strcasecmp(arg, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	return fail(err, errlen, "'%s' is not yes or no", arg);
+}
+
+/* Decimal unsigned number in [min, max], nothing else around it. */
+static int
+parse_uint(const char *arg, unsigned long long min, unsigned long long max,
+	   unsigned long long *out, char *err, size_t errlen)
+{
+	unsigned long long v;
+	char *end;
+
+	if (arg == NULL || !isdigit((unsigned char)arg[0]))
+		return fail(err, errlen, "'%s' is not a number", arg ? arg : "");
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return fail(err, errlen, "'%s' is not a number", arg);
+	if (v < min || v > max)
+		return fail(err, errlen, "%s is out of range (%llu..%llu)", arg,
+			    min, max);
+	*out = v;
+	return 0;
+}
+
+int
+options_parse_size(const char *s, size_t bare_unit, size_t *out)
+{
+	unsigned long long v;
+	size_t unit = bare_unit;
+	char *end;
+
+	if (s == NULL || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (*end != '\0') {
+		switch (tolower((unsigned char)*end)) {
+		case 'k': unit = KIB; break;
+		case 'm': unit = MIB; break;
+		case 'g': unit = GIB; break;
+		default: return -1;
+		}
+		end++;
+		/* Accept "64M", "64MB" and "64MiB" alike. */
+		if (strcasecmp(end, "b") == 0 || strcasecmp(end, "ib") == 0)
+			end += strlen(end);
+		if (*end != '\0')
+			return -1;
+	}
+	if (v > SIZE_MAX / unit)
+		return -1;
+	*out = (size_t)v * unit;
+	return 0;
+}
+
+static int
+opt_port(const char *arg, uint16_t *port, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 0, 65535, &v, err, errlen) < 0)
+		return -1;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+static int
+opt_tcp_port(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return opt_port(arg, &o->tcp_port, err, errlen);
+}
+
+static int
+opt_udp_port(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return opt_port(arg, &o->udp_port, err, errlen);
+}
+
+static int
+opt_listen(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	const char *p;
+
+	if (arg[0] == '\0')
+		return fail(err, errlen, "empty address list");
+	if (strlen(arg) >= sizeof(o->listen))
+		return fail(err, errlen, "address list longer than %zu bytes",
+			    sizeof(o->listen) - 1);
+	for (p = arg; *p; p++)
+		if (isspace((unsigned char)*p))
+			return fail(err, errlen,
+				    "'%s': separate addresses with commas, no spaces",
+				    arg);
+	strcpy(o->listen, arg);
+	return 0;
+}
+
+static int
+opt_memory(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	size_t v;
+
+	/* memcached: a bare number is megabytes. */
+	if (options_parse_size(arg, MIB, &v) < 0)
+		return fail(err, errlen,
+			    "'%s' is not a size (megabytes, or a number with a K, M or G suffix)",
+			    arg);
+	if (v < MEMORY_MIN_MB * MIB)
+		return fail(err, errlen, "'%s' is below %d megabyte", arg,
+			    MEMORY_MIN_MB);
+	o->memory = v;
+	return 0;
+}
+
+static int
+opt_max_conns(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 1, MAX_CONNS_MAX, &v, err, errlen) < 0)
+		return -1;
+	o->max_conns = (unsigned)v;
+	return 0;
+}
+
+static int
+opt_item_max(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	size_t v;
+
+	/* memcached: a bare number is bytes; k and m suffixes. */
+	if (options_parse_size(arg, 1, &v) < 0)
+		return fail(err, errlen,
+			    "'%s' is not a size (bytes, or a number with a k, m or g suffix)",
+			    arg);
+	if (v < ITEM_MAX_MIN || v > ITEM_MAX_MAX)
+		return fail(err, errlen, "'%s' is out of range (1k..1024m)", arg);
+	o->item_max = v;
+	return 0;
+}
+
+static int
+opt_threads(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 1, THREADS_MAX, &v, err, errlen) < 0)
+		return -1;
+	o->threads = (unsigned)v;
+	return 0;
+}
+
+static int
+opt_backlog(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 1, BACKLOG_MAX, &v, err, errlen) < 0)
+		return -1;
+	o->backlog = (int)v;
+	return 0;
+}
+
+static int
+opt_enable_shutdown(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return parse_flag(arg, &o->shutdown_enabled, err, errlen);
+}
+
+static int
+opt_disable_cas(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return parse_flag(arg, &o->cas_disabled, err, errlen);
+}
+
+static int
+opt_disable_flush(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return parse_flag(arg, &o->flush_disabled, err, errlen);
+}
+
+static int
+opt_disable_evictions(struct options *o, const char *arg, char *err,
+		      size_t errlen)
+{
+	return parse_flag(arg, &o->evictions_disabled, err, errlen);
+}
+
+static int
+opt_verbose(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	/* -v on the command line adds one; "verbose = N" in a file sets N. */
+	if (arg == NULL) {
+		if (o->verbosity < 3)
+			o->verbosity++;
+		return 0;
+	}
+	if (parse_uint(arg, 0, 3, &v, err, errlen) < 0)
+		return -1;
+	o->verbosity = (int)v;
+	return 0;
+}
+
+static int
+opt_help(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	(void)arg;
+	(void)err;
+	(void)errlen;
+	o->help = true;
+	return 0;
+}
+
+static int
+opt_version(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	(void)arg;
+	(void)err;
+	(void)errlen;
+	o->version = true;
+	return 0;
+}
+
+static int
+opt_config(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	if (strlen(arg) >= sizeof(o->config_file))
+		return fail(err, errlen, "path longer than %zu bytes",
+			    sizeof(o->config_file) - 1);
+	strcpy(o->config_file, arg);
+	return 0;
+}
+
+/* Looks arg up in a NULL-terminated list of names; returns its index. */
+static int
+parse_choice(const char *arg, const char *const *names, char *err,
+	     size_t errlen)
+{
+	char list[128] = "";
+	int i;
+
+	for (i = 0; names[i] != NULL; i++)
+		if (strcmp(arg, names[i]) == 0)
+			return i;
+	for (i = 0; names[i] != NULL; i++) {
+		strncat(list, i ? "|" : "", sizeof(list) - strlen(list) - 1);
+		strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+	}
+	return fail(err, errlen, "'%s' is not one of %s", arg, list);
+}
+
+static int
+opt_stack(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	static const char *const names[] = { "posix", "native", NULL };
+	int i = parse_choice(arg, names, err, errlen);
+
+	if (i < 0)
+		return -1;
+	o->stack = i == 0 ? STACK_POSIX : STACK_NATIVE;
+	return 0;
+}
+
+static int
+opt_eviction(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	static const char *const names[] = { "merge", "fifo", "random", "none", NULL };
+	static const enum engine_eviction values[] = {
+		ENGINE_EVICT_MERGE, ENGINE_EVICT_FIFO, ENGINE_EVICT_RANDOM,
+		ENGINE_EVICT_NONE,
+	};
+	int i = parse_choice(arg, names, err, errlen);
+
+	if (i < 0)
+		return -1;
+	o->eviction = values[i];
+	return 0;
+}
+
+static int
+opt_segment_size(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	size_t v;
+
+	if (options_parse_size(arg, 1, &v) < 0 || v == 0)
+		return fail(err, errlen,
+			    "'%s' is not a size (bytes, or a number with a K, M or G suffix)",
+			    arg);
+	o->segment_size = v;
+	return 0;
+}
+
+static int
+opt_engine(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	static const char *const names[] = { "seg", "baseline", NULL };
+	int i = parse_choice(arg, names, err, errlen);
+
+	if (i < 0)
+		return -1;
+	o->engine = i == 0 ? SERVER_ENGINE_SEG : SERVER_ENGINE_BASELINE;
+	return 0;
+}
+
+static int
+opt_heap(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	static const char *const names[] = { "auto", "anon", "hugepage", NULL };
+	static const enum server_heap values[] = { HEAP_AUTO, HEAP_ANON, HEAP_HUGEPAGE };
+	int i = parse_choice(arg, names, err, errlen);
+
+	if (i < 0)
+		return -1;
+	o->heap = values[i];
+	return 0;
+}
+
+/* The one option table. */
+static const struct opt_desc opt_table[] = {
+	{ "port", NULL, 'p', "PORT", OPT_ANYWHERE, opt_tcp_port,
+	  "TCP port to listen on, 0 = no TCP (default: 11211)" },
+	{ "udp-port", NULL, 'U', "PORT", OPT_ANYWHERE, opt_udp_port,
+	  "UDP port to listen on, 0 = no UDP (default: 0)" },
+	{ "listen", NULL, 'l', "ADDRS", OPT_ANYWHERE, opt_listen,
+	  "comma-separated addresses to listen on, each HOST, HOST:PORT or [V6]:PORT\n"
+	  "(default: 127.0.0.1; memcached's default is every interface, use 0.0.0.0)" },
+	{ "memory", "memory-limit", 'm', "SIZE", OPT_ANYWHERE, opt_memory,
+	  "the whole cache budget: items, hash table, segment headers; a bare\n"
+	  "number is megabytes, K/M/G suffixes accepted (default: 64)" },
+	{ "max-conns", "conn-limit", 'c', "NUM", OPT_ANYWHERE, opt_max_conns,
+	  "most simultaneous client connections (default: 1024)" },
+	{ "max-item-size", NULL, 'I', "SIZE", OPT_ANYWHERE, opt_item_max,
+	  "largest item (key, value and header); bytes, k/m suffixes\n"
+	  "(default: 1m, range 1k..1024m; raises the segment size when needed)" },
+	{ "threads", NULL, 't', "NUM", OPT_ANYWHERE, opt_threads,
+	  "posix stack worker threads (default: 4)" },
+	{ "listen-backlog", NULL, 'b', "NUM", OPT_ANYWHERE, opt_backlog,
+	  "TCP listen backlog (default: 1024)" },
+	{ "enable-shutdown", NULL, 'A', NULL, OPT_ANYWHERE, opt_enable_shutdown,
+	  "accept the 'shutdown' command" },
+	{ "disable-cas", NULL, 'C', NULL, OPT_ANYWHERE, opt_disable_cas,
+	  "do not keep cas uniques (gets returns 0)" },
+	{ "disable-flush-all", NULL, 'F', NULL, OPT_ANYWHERE, opt_disable_flush,
+	  "refuse the flush_all command" },
+	{ "disable-evictions", NULL, 'M', NULL, OPT_ANYWHERE, opt_disable_evictions,
+	  "return an error when memory is full instead of evicting" },
+	{ "verbose", NULL, 'v', NULL, OPT_ANYWHERE, opt_verbose,
+	  "more log output; repeat (-vv) for more; 'verbose = N' in a config file" },
+	{ "stack", NULL, 0, "posix|native", OPT_ANYWHERE, opt_stack,
+	  "network stack: posix = kernel sockets (default), native = DPDK" },
+	{ "eviction", NULL, 0, "merge|fifo|random|none", OPT_ANYWHERE, opt_eviction,
+	  "how memory is reclaimed when full (default: merge); none = -M" },
+	{ "segment-size", NULL, 0, "SIZE", OPT_ANYWHERE, opt_segment_size,
+	  "Segcache segment size; bytes, K/M/G suffixes (default: 1M)" },
+	{ "engine", NULL, 0, "seg|baseline", OPT_ANYWHERE, opt_engine,
+	  "storage engine: seg = Segcache (default), baseline = rte_hash engine" },
+	{ "heap", NULL, 0, "auto|anon|hugepage", OPT_ANYWHERE, opt_heap,
+	  "item memory: hugepage = EAL hugepages, anon = anonymous memory,\n"
+	  "auto = hugepage when the EAL has hugepages (default: auto)" },
+	{ "config", NULL, 0, "FILE", OPT_CMDLINE_ONLY, opt_config,
+	  "read options from an INI file first ([segcached] section, keys are\n"
+	  "the long option names, '#' starts a comment); the command line wins" },
+	{ "help", NULL, 'h', NULL, OPT_CMDLINE_ONLY, opt_help,
+	  "print this help and exit" },
+	{ "version", NULL, 'V', NULL, OPT_CMDLINE_ONLY, opt_version,
+	  "print the version and exit" },
+};
+
+#define OPT_COUNT RTE_DIM(opt_table)
+/* getopt_long's value for long-only options and aliases: 256 + table index. */
+#define OPT_LONG_BASE 256
+
+void
+options_defaults(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->tcp_port = 11211;
+	o->udp_port = 0;
+	strcpy(o->listen, "127.0.0.1");
+	o->memory = 64 * MIB;
+	o->max_conns = 1024;
+	o->item_max = MIB;
+	o->threads = 4;
+	o->backlog = 1024;
+	o->stack = STACK_POSIX;
+	o->eviction = ENGINE_EVICT_MERGE;
+	o->engine = SERVER_ENGINE_SEG;
+	o->heap = HEAP_AUTO;
+}
+
+static int
+apply(struct options *o, const struct opt_desc *d, const char *arg,
+      const char *where, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (d->parse(o, arg, why, sizeof(why)) == 0)
+		return 0;
+	return fail(err, errlen, "%s--%s: %s", where, d->name, why);
+}
+
+static const struct opt_desc *
+find_by_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < OPT_COUNT; i++)
+		if (strcmp(opt_table[i].name, name) == 0 ||
+		    (opt_table[i].alias && strcmp(opt_table[i].alias, name) == 0))
+			return &opt_table[i];
+	return NULL;
+}
+
+static int
+load_config(struct options *o, const char *path, char *err, size_t errlen)
+{
+	static const char *const sections[] = { "GLOBAL", "segcached" };
+	struct rte_cfgfile_parameters params = {
+		.comment_character = '#',
+	};
+	struct rte_cfgfile_entry *entries = NULL;
+	char (*names)[CFG_NAME_LEN] = NULL;
+	char **name_ptrs = NULL;
+	struct rte_cfgfile *cfg;
+	char where[320];
+	int nsec, n, i, k, rc = -1;
+	size_t s;
+
+	cfg = rte_cfgfile_load_with_params(path, CFG_FLAG_GLOBAL_SECTION, &params);
+	if (cfg == NULL)
+		return fail(err, errlen,
+			    "config file %s: cannot be read or is not an INI file",
+			    path);
+
+	nsec = rte_cfgfile_num_sections(cfg, NULL, 0);
+	names = calloc(nsec > 0 ? nsec : 1, CFG_NAME_LEN);
+	name_ptrs = calloc(nsec > 0 ? nsec : 1, sizeof(char *));
+	if (names == NULL || name_ptrs == NULL) {
+		fail(err, errlen, "config file %s: out of memory", path);
+		goto out;
+	}
+	for (i = 0; i < nsec; i++)
+		name_ptrs[i] = names[i];
+	nsec = rte_cfgfile_sections(cfg, name_ptrs, nsec);
+
+	for (i = 0; i < nsec; i++) {
+		for (s = 0; s < RTE_DIM(sections); s++)
+			if (strcmp(names[i], sections[s]) == 0)
+				break;
+		if (s == RTE_DIM(sections)) {
+			fail(err, errlen,
+			     "config file %s: unknown section [%s] (options go in [segcached])",
+			     path, names[i]);
+			goto out;
+		}
+		n = rte_cfgfile_section_num_entries_by_index(cfg, names[i], i);
+		if (n <= 0)
+			continue;
+		free(entries);
+		entries = calloc(n, sizeof(*entries));
+		if (entries == NULL) {
+			fail(err, errlen, "config file %s: out of memory", path);
+			goto out;
+		}
+		n = rte_cfgfile_section_entries_by_index(cfg, i, names[i], entries, n);
+		for (k = 0; k < n; k++) {
+			const struct opt_desc *d = find_by_name(entries[k].name);
+
+			if (d == NULL) {
+				fail(err, errlen,
+				     "config file %s: unknown option '%s'", path,
+				     entries[k].name);
+				goto out;
+			}
+			if (d->scope == OPT_CMDLINE_ONLY) {
+				fail(err, errlen,
+				     "config file %s: '%s' is only valid on the command line",
+				     path, entries[k].name);
+				goto out;
+			}
+			snprintf(where, sizeof(where), "config file %s: ", path);
+			if (apply(o, d, entries[k].value, where, err, errlen) < 0)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(entries);
+	free(names);
+	free(name_ptrs);
+	rte_cfgfile_close(cfg);
+	return rc;
+}
+
+int
+options_parse(struct options *o, int argc, char **argv, char *err,
+	      size_t errlen)
+{
+	struct option longopts[2 * OPT_COUNT + 1];
+	char shortopts[3 * OPT_COUNT + 2];
+	struct pending {
+		const struct opt_desc *d;
+		const char *arg;
+	} *pending;
+	size_t i, nlong = 0, nshort = 0, npending = 0;
+	int c, rc = -1;
+
+	/* ':' first: report missing arguments as ':' rather than '?'. */
+	shortopts[nshort++] = ':';
+	for (i = 0; i < OPT_COUNT; i++) {
+		const struct opt_desc *d = &opt_table[i];
+		int val = d->letter ? d->letter : (int)(OPT_LONG_BASE + i);
+		int has_arg = d->argname ? required_argument : no_argument;
+
+		longopts[nlong++] = (struct option){ d->name, has_arg, NULL, val };
+		if (d->alias)
+			longopts[nlong++] = (struct option){ d->alias, has_arg, NULL, val };
+		if (d->letter) {
+			shortopts[nshort++] = (char)d->letter;
+			if (d->argname)
+				shortopts[nshort++] = ':';
+		}
+	}
+	longopts[nlong] = (struct option){ NULL, 0, NULL, 0 };
+	shortopts[nshort] = '\0';
+
+	pending = calloc(argc > 0 ? argc : 1, sizeof(*pending));
+	if (pending == NULL)
+		return fail(err, errlen, "out of memory");
+
+	/* Collect first, apply later: the config file, wherever --config is,
+	 * is read before any command-line value. */
+	optind = 0; /* full getopt reset (glibc) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		const struct opt_desc *d = NULL;
+
+		if (c == '?') {
+			if (optopt && optopt < OPT_LONG_BASE && isprint(optopt))
+				fail(err, errlen, "unknown option -%c", optopt);
+			else
+				fail(err, errlen, "unknown option %s",
+				     argv[optind - 1]);
+			goto out;
+		}
+		if (c == ':') {
+			fail(err, errlen, "option %s needs an argument",
+			     argv[optind - 1]);
+			goto out;
+		}
+		if (c >= OPT_LONG_BASE)
+			d = &opt_table[c - OPT_LONG_BASE];
+		else
+			for (i = 0; i < OPT_COUNT; i++)
+				if (opt_table[i].letter == c)
+					d = &opt_table[i];
+		if (d == NULL) {
+			fail(err, errlen, "unknown option");
+			goto out;
+		}
+		if (d->parse == opt_config) {
+			if (apply(o, d, optarg, "", err, errlen) < 0)
+				goto out;
+			continue;
+		}
+		pending[npending++] = (struct pending){ d, optarg };
+	}
+	if (optind < argc) {
+		fail(err, errlen, "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+
+	if (o->config_file[0] && load_config(o, o->config_file, err, errlen) < 0)
+		goto out;
+	for (i = 0; i < npending; i++)
+		if (apply(o, pending[i].d, pending[i].arg, "", err, errlen) < 0)
+			goto out;
+	rc = 0;
+out:
+	free(pending);
+	optind = 0;
+	return rc;
+}
+
+int
+options_finalize(struct options *o, char *err, size_t errlen)
+{
+	if (o->tcp_port == 0 && o->udp_port == 0)
+		return fail(err, errlen,
+			    "--port 0 and --udp-port 0: nothing to listen on");
+	if (o->evictions_disabled)
+		o->eviction = ENGINE_EVICT_NONE;
+	/* An item must fit in one segment. Without --segment-size the
+	 * engine grows the segment to fit -I, as memcached's -I grows its
+	 * slab page; an explicit segment size that is too small is an error. */
+	if (o->segment_size != 0 && o->item_max > o->segment_size)
+		return fail(err, errlen,
+			    "--max-item-size %zu is larger than --segment-size %zu",
+			    o->item_max, o->segment_size);
+	if (o->item_max > o->memory / 2)
+		return fail(err, errlen,
+			    "--max-item-size %zu is more than half of --memory %zu",
+			    o->item_max, o->memory);
+	return 0;
+}
+
+void
+options_usage(FILE *f, const char *prog)
+{
+	size_t i;
+
+	fprintf(f,
+		"Usage: %s [EAL options] -- [segcached options]\n"
+		"\n"
+		"A memcached-compatible cache server. DPDK EAL options come before '--'\n"
+		"(e.g. --no-huge on hosts without hugepages); segcached's own after it.\n"
+		"Example: %s --no-huge -- --stack posix -p 11211 -m 1G -t 4\n"
+		"\n"
+		"segcached options:\n",
+		prog, prog);
+	for (i = 0; i < OPT_COUNT; i++) {
+		const struct opt_desc *d = &opt_table[i];
+		char head[96];
+		const char *h, *nl;
+		int n;
+
+		if (d->letter)
+			n = snprintf(head, sizeof(head), "  -%c, --%s", d->letter, d->name);
+		else
+			n = snprintf(head, sizeof(head), "      --%s", d->name);
+		if (d->argname && n > 0 && (size_t)n < sizeof(head))
+			snprintf(head + n, sizeof(head) - n, " %s", d->argname);
+		fprintf(f, "%s\n", head);
+		/* Help text, indented, one output line per '\n'. */
+		for (h = d->help; *h; h = nl + 1) {
+			nl = strchr(h, '\n');
+			if (nl == NULL)
+				nl = h + strlen(h);
+			fprintf(f, "        %.*s\n", (int)(nl - h), h);
+			if (*nl == '\0')
+				break;
+		}
+		if (d->alias)
+			fprintf(f, "        (also --%s, as in memcached)\n", d->alias);
+	}
+	fprintf(f,
+		"\nDefaults added to the EAL options unless given: --in-memory (or\n"
+		"--no-shconf with --no-huge) when no --file-prefix is set, so that\n"
+		"instances never collide; --no-pci with the posix stack.\n"
+		"Exit status: 0 on a clean shutdown (SIGINT, SIGTERM, 'shutdown'),\n"
+		"64 for a bad option or config file, 71 when a socket cannot be bound,\n"
+		"1 for other start-up failures.\n");
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * segcached's own options: the words after `--` on the command line and the
+ * entries of the optional config file. All of them live in one table in
+ * options.c (name, letter, argument, help, parser); memcached's options keep
+ * memcached's letters and meaning.
+ */
+#ifndef SEGCACHED_OPTIONS_H
+#define SEGCACHED_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/engine.h"
+
+/* sysexits.h EX_USAGE: what a bad option or config file exits with. */
+#define OPTIONS_EXIT_USAGE 64
+
+enum server_stack {
+	STACK_POSIX,  /* kernel sockets, epoll worker threads */
+	STACK_NATIVE, /* the DPDK user-space stack */
+};
+
+enum server_engine {
+	SERVER_ENGINE_SEG,      /* lib/seg, the Segcache engine */
+	SERVER_ENGINE_BASELINE, /* lib/baseline, rte_hash based, for comparisons */
+};
+
+enum server_heap {
+	HEAP_AUTO,     /* hugepages when the EAL has them, anonymous memory otherwise */
+	HEAP_ANON,     /* anonymous memory (transparent huge pages where allowed) */
+	HEAP_HUGEPAGE, /* an rte_memzone in EAL hugepage memory */
+};
+
+#define OPTIONS_LISTEN_MAX 512
+
+struct options {
+	char config_file[256];
+	uint16_t tcp_port;        /* -p; 0 = no TCP */
+	uint16_t udp_port;        /* -U; 0 = no UDP */
+	char listen[OPTIONS_LISTEN_MAX]; /* -l: comma-separated host[:port] list */
+	size_t memory;            /* -m, bytes: the whole cache budget */
+	unsigned max_conns;       /* -c */
+	size_t item_max;          /* -I, bytes */
+	unsigned threads;         /* -t: posix worker threads */
+	bool shutdown_enabled;    /* -A */
+	bool cas_disabled;        /* -C */
+	bool flush_disabled;      /* -F */
+	bool evictions_disabled;  /* -M */
+	int verbosity;            /* -v, repeatable */
+	enum server_stack stack;
+	enum engine_eviction eviction;
+	size_t segment_size;      /* 0 = the engine's default */
+	enum server_engine engine;
+	enum server_heap heap;
+	int backlog;              /* -b: listen backlog */
+	bool help;
+	bool version;
+};
+
+/* Fills o with the defaults. */
+void options_defaults(struct options *o);
+
+/* Parses segcached's arguments (argv[0] is a program name, then options),
+ * reading the config file first when --config is given, so that command-line
+ * values override the file. Returns 0, or -1 with a message in err. */
+int options_parse(struct options *o, int argc, char **argv, char *err,
+		  size_t errlen);
+
+/* Checks the options against each other and derives dependent values
+ * (segment size large enough for -I). Returns 0 or -1 with a message. */
+int options_finalize(struct options *o, char *err, size_t errlen);
+
+/* Prints the option table as help text. */
+void options_usage(FILE *f, const char *prog);
+
+/* Parsers shared with tests of the table; exposed for clarity, not reuse. */
+int options_parse_size(const char *s, size_t bare_unit, size_t *out);
+
+#endif /* SEGCACHED_OPTIONS_H */

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The running server: options, engine, request executor settings and the
+ * network stack, tied together by main.c.
+ */
+#ifndef SEGCACHED_SERVER_H
+#define SEGCACHED_SERVER_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cmd/cmd.h"
+#include "engine_setup.h"
+#include "options.h"
+#include "posix_stack.h"
+
+struct server {
+	struct options opt;
+	struct engine_setup es;
+	struct cmd_settings cmd;
+	struct posix_stack *stack;
+	pthread_t control_thread;    /* main(): signals and the expiry sweep */
+	struct timespec started_mono; /* for uptime */
+	uint64_t segment_size;       /* the engine's, for stats settings */
+};
+
+/* cmd_settings.server_stats: fills the server-level fields of `stats` and
+ * `stats settings` (server_stats.c). */
+void server_stats_fill(void *arg, struct cmd_server_stats *out);
+/* cmd_settings.stats_conns: one block of lines per socket and connection. */
+void server_stats_conns(void *arg, struct proto_out *out);
+
+/* The control thread (control.c). control_block_signals() runs before any
+ * thread exists, so every thread inherits the mask and only
+ * control_run()'s sigtimedwait() ever takes SIGINT, SIGTERM and SIGUSR1. */
+void control_block_signals(void);
+/* Runs the expiry sweep once a second until a stop signal; returns it. */
+int control_run(struct server *srv);
+/* cmd's `shutdown` (any thread): asks control_run() to return. */
+void control_request_shutdown(void *arg);
+
+#endif /* SEGCACHED_SERVER_H */

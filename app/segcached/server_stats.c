@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The server's part of `stats` and `stats settings`: process, connection
+ * and traffic figures that lib/cmd prints with memcached's names.
+ */
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server.h"
+
+static const char *
+eviction_name(enum engine_eviction e)
+{
+	switch (e) {
+	case ENGINE_EVICT_MERGE: return "merge";
+	case ENGINE_EVICT_FIFO: return "fifo";
+	case ENGINE_EVICT_RANDOM: return "random";
+	case ENGINE_EVICT_NONE: return "none";
+	}
+	return "unknown";
+}
+
+static uint64_t
+timeval_us(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+void
+server_stats_fill(void *arg, struct cmd_server_stats *out)
+{
+	const struct server *srv = arg;
+	const struct options *o = &srv->opt;
+	uint64_t c[POSIX_C_MAX];
+	struct timespec now;
+	struct rusage ru;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	out->pid = (long)getpid();
+	out->uptime = (uint64_t)(now.tv_sec - srv->started_mono.tv_sec);
+	/* The engine's clock: a monotonic clock anchored to the wall clock
+	 * at start, so `time` is what absolute exptimes are compared with. */
+	out->time = (uint64_t)engine_clock_default(NULL);
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		out->rusage_user_us = timeval_us(ru.ru_utime);
+		out->rusage_system_us = timeval_us(ru.ru_stime);
+	}
+	out->max_connections = o->max_conns;
+	out->threads = o->threads;
+	out->accepting_conns = true;
+	if (srv->stack != NULL) {
+		posix_stack_counters(srv->stack, -1, c);
+		out->curr_connections = posix_stack_curr_conns(srv->stack);
+		out->total_connections = c[POSIX_C_conns_opened];
+		out->rejected_connections = c[POSIX_C_conns_rejected];
+		out->connection_structures = c[POSIX_C_conn_structures];
+		out->bytes_read = c[POSIX_C_bytes_read];
+		out->bytes_written = c[POSIX_C_bytes_written];
+		out->listen_disabled_num = c[POSIX_C_listen_disabled];
+		out->accepting_conns = posix_stack_accepting(srv->stack);
+		out->workers = posix_stack_engine_workers(srv->stack, &out->nworkers);
+	}
+
+	out->maxconns = o->max_conns;
+	out->tcpport = o->tcp_port;
+	out->udpport = o->udp_port;
+	out->inter = o->listen;
+	out->tcp_backlog = (uint64_t)o->backlog;
+	out->idle_timeout = 0;
+	out->stack = o->stack == STACK_POSIX ? "posix" : "native";
+	out->eviction = eviction_name(o->eviction);
+	out->segment_size = srv->segment_size;
+}
+
+void
+server_stats_conns(void *arg, struct proto_out *out)
+{
+	struct server *srv = arg;
+
+	if (srv->stack != NULL)
+		posix_stack_stats_conns(srv->stack, out);
+}

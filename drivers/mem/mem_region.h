@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Heap backings: one contiguous virtual region that an engine lays its
+ * segments out in (engine_config.heap / heap_len).
+ *
+ *  - MEM_REGION_ANON: anonymous private memory, reserved lazily
+ *    (MAP_NORESERVE) and marked for transparent huge pages where the kernel
+ *    allows them. Works everywhere, needs nothing from the EAL.
+ *  - MEM_REGION_HUGEPAGE: an rte_memzone in the EAL's hugepage memory
+ *    (2 MiB or 1 GiB pages: fewer TLB misses, never swapped). Needs an
+ *    initialised EAL that has hugepages (not --no-huge).
+ */
+#ifndef SEGCACHED_MEM_REGION_H
+#define SEGCACHED_MEM_REGION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum mem_region_kind {
+	MEM_REGION_ANON,
+	MEM_REGION_HUGEPAGE,
+};
+
+struct rte_memzone;
+
+struct mem_region {
+	void *addr;
+	size_t len;
+	enum mem_region_kind kind;
+	const struct rte_memzone *mz; /* MEM_REGION_HUGEPAGE only */
+};
+
+/* True when the EAL has hugepage memory to reserve from (call after
+ * rte_eal_init()). */
+bool mem_region_hugepages_available(void);
+
+/* Reserves len bytes of the given kind (name: the memzone name for
+ * hugepages, at most 31 characters). Returns 0, or -1 with a message. */
+int mem_region_create(struct mem_region *r, enum mem_region_kind kind,
+		      const char *name, size_t len, char *err, size_t errlen);
+
+/* Releases the region; a zeroed region is fine. */
+void mem_region_destroy(struct mem_region *r);
+
+const char *mem_region_kind_name(enum mem_region_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SEGCACHED_MEM_REGION_H */

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Internals of the posix stack, shared by its files: posix_stack.c (set-up,
+ * threads, the event loop), posix_sockets.c (listening sockets),
+ * posix_tcp.c (connections) and posix_udp.c (datagrams).
+ */
+#ifndef SEGCACHED_POSIX_INTERNAL_H
+#define SEGCACHED_POSIX_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <rte_log.h>
+
+#include "cmd/cmd.h"
+#include "proto/proto.h"
+#include "proto/proto_out.h"
+#include "proto/proto_udp.h"
+#include "posix_stack.h"
+
+extern int posix_logtype;
+#define POSIX_LOG(level, fmt, ...)                                         \
+	rte_log(RTE_LOG_##level, posix_logtype, "posix: " fmt "\n", ##__VA_ARGS__)
+
+#define POSIX_SOCKETS_MAX 32
+#define POSIX_EVENTS_BURST 64
+/* Connection input buffer: starts small, grows for large requests up to
+ * what one request can need (an item plus its command line), and shrinks
+ * back when the connection is idle. */
+#define POSIX_IN_INITIAL (16u << 10)
+#define POSIX_IN_SLACK (64u << 10)
+/* Stop reading and executing a connection's requests while more than this
+ * much of its output is unsent (resumed on EPOLLOUT): one slow reader
+ * cannot make the server buffer without bound. */
+#define POSIX_OUT_HIGH (256u << 10)
+/* A closed connection's output buffer is kept for the next one up to this
+ * size; larger ones are freed. */
+#define POSIX_OUT_KEEP (64u << 10)
+/* Largest UDP datagram we accept. */
+#define POSIX_UDP_MAX 65536
+/* Work done per wake-up for one socket, so that others get their turn. */
+#define POSIX_ACCEPT_BURST 16
+#define POSIX_UDP_BURST 32
+#define POSIX_READ_ROUNDS 4
+
+enum posix_poll_kind {
+	POSIX_POLL_WAKE,   /* the worker's eventfd: stop */
+	POSIX_POLL_LISTEN, /* shared listening TCP socket */
+	POSIX_POLL_UDP,    /* shared UDP socket */
+	POSIX_POLL_CONN,   /* one client connection */
+};
+
+/* First member of everything registered with epoll (epoll_event.data.ptr). */
+struct posix_pollable {
+	enum posix_poll_kind kind;
+};
+
+struct posix_socket {
+	struct posix_pollable p;
+	int fd;
+	char name[160];
+	char addr[160]; /* "tcp:127.0.0.1:11211", for stats conns */
+};
+
+struct posix_worker;
+
+struct posix_conn {
+	struct posix_pollable p;
+	int fd;
+	struct posix_worker *w;
+	struct posix_conn *prev, *next; /* the worker's open list, or free list */
+	const struct posix_socket *listen; /* the socket it came from */
+	char peer[160];      /* "tcp:127.0.0.1:51234", for stats conns */
+	struct cmd_conn *cmd;
+	char *in;            /* received bytes not yet consumed */
+	size_t in_start, in_end, in_cap;
+	struct proto_out out; /* replies; data[head..len) is unsent */
+	uint32_t events;     /* epoll mask registered now */
+	bool closing;        /* the executor said close: send what is queued, then close */
+	bool eof;            /* the client stopped sending: finish, then close */
+};
+
+struct posix_worker {
+	struct posix_stack *stack;
+	unsigned id;
+	char name[24];   /* thread name, "posix-w0" (at most 15 characters used) */
+	pthread_t thread;
+	bool started;
+	int epfd;
+	struct posix_pollable wake;
+	int wakefd;
+	struct engine_worker *ew;
+	/* Open connections. The owner thread changes the list under the
+	 * lock (once per accept or close, never per request) so that
+	 * `stats conns` on another thread can walk it. */
+	pthread_mutex_t open_lock;
+	struct posix_conn *open;
+	struct posix_conn *free_list; /* closed connections kept for reuse */
+	/* UDP: one executor context and buffers for all datagrams. */
+	struct cmd_conn *udp_cmd;
+	struct proto_out udp_out;
+	uint8_t *udp_buf;
+	bool accept_paused;          /* listening sockets out of the epoll set */
+	uint64_t accept_resume_ms;
+	/* Written by this worker only; read by anyone (relaxed atomics). */
+	_Atomic uint64_t counters[POSIX_C_MAX];
+};
+
+struct posix_stack {
+	struct posix_stack_config cfg;
+	char listen[512];
+	struct posix_socket sockets[POSIX_SOCKETS_MAX];
+	unsigned nsockets;
+	struct posix_worker *workers;
+	struct engine_worker **engine_workers;
+	unsigned nworkers;
+	size_t in_max;               /* input buffer limit per connection */
+	size_t out_limit;            /* output buffer limit per connection */
+	_Atomic uint64_t curr_conns; /* for --max-conns */
+	atomic_bool stopping;
+	bool running;
+};
+
+/* A counter of the worker's own (single writer, no lock prefix needed). */
+static inline void
+posix_count(struct posix_worker *w, enum posix_stack_counter c, uint64_t n)
+{
+	uint64_t v = atomic_load_explicit(&w->counters[c], memory_order_relaxed);
+
+	atomic_store_explicit(&w->counters[c], v + n, memory_order_relaxed);
+}
+
+/* posix_sockets.c */
+int posix_split_hostport(const char *entry, char *host, size_t hostlen,
+			 char *port, size_t portlen, char *err, size_t errlen);
+void posix_addr_string(const struct sockaddr *sa, socklen_t len, bool tcp,
+		       char *out, size_t outlen);
+int posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
+		       bool *bind_failed);
+void posix_sockets_close(struct posix_stack *s);
+
+/* posix_tcp.c */
+void posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls);
+void posix_tcp_event(struct posix_conn *c, uint32_t events);
+void posix_tcp_close_all(struct posix_worker *w);
+void posix_tcp_free_all(struct posix_worker *w);
+void posix_tcp_accept_pause(struct posix_worker *w);
+void posix_tcp_accept_resume(struct posix_worker *w);
+
+/* posix_udp.c */
+void posix_udp_readable(struct posix_worker *w, struct posix_socket *us);
+
+#endif /* SEGCACHED_POSIX_INTERNAL_H */

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Listening sockets of the posix stack: parses the --listen list and binds
+ * one TCP and one UDP socket per address.
+ */
+#include "posix_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Splits one list entry into host and port: "host", "host:port",
+ * "[v6]" or "[v6]:port". A bare IPv6 address (several colons) has no
+ * port. Returns 0 or -1 with a message. */
+int
+posix_split_hostport(const char *entry, char *host, size_t hostlen,
+		     char *port, size_t portlen, char *err, size_t errlen)
+{
+	const char *colon, *p;
+	size_t n;
+
+	port[0] = '\0';
+	if (entry[0] == '[') {
+		const char *close = strchr(entry, ']');
+
+		if (close == NULL)
+			goto bad;
+		n = (size_t)(close - entry - 1);
+		if (n == 0 || n >= hostlen)
+			goto bad;
+		memcpy(host, entry + 1, n);
+		host[n] = '\0';
+		p = close + 1;
+		if (*p == '\0')
+			return 0;
+		if (*p != ':' || p[1] == '\0')
+			goto bad;
+		p++;
+	} else {
+		colon = strchr(entry, ':');
+		if (colon != NULL && strchr(colon + 1, ':') != NULL)
+			colon = NULL; /* bare IPv6 address */
+		n = colon ? (size_t)(colon - entry) : strlen(entry);
+		if (n == 0 || n >= hostlen)
+			goto bad;
+		memcpy(host, entry, n);
+		host[n] = '\0';
+		if (colon == NULL)
+			return 0;
+		p = colon + 1;
+		if (*p == '\0')
+			goto bad;
+	}
+	for (n = 0; p[n]; n++)
+		if (p[n] < '0' || p[n] > '9')
+			goto bad;
+	if (n >= portlen || n > 5 || atoi(p) > 65535)
+		goto bad;
+	memcpy(port, p, n + 1);
+	return 0;
+bad:
+	snprintf(err, errlen,
+		 "listen address '%s' is not HOST, HOST:PORT or [IPV6]:PORT", entry);
+	return -1;
+}
+
+static int
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+void
+posix_addr_string(const struct sockaddr *sa, socklen_t len, bool tcp, char *out,
+		  size_t outlen)
+{
+	char host[INET6_ADDRSTRLEN + 16], serv[NI_MAXSERV];
+
+	if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv),
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		snprintf(out, outlen, "%s:?", tcp ? "tcp" : "udp");
+	else if (sa->sa_family == AF_INET6)
+		snprintf(out, outlen, "%s6:[%s]:%s", tcp ? "tcp" : "udp", host, serv);
+	else
+		snprintf(out, outlen, "%s:%s:%s", tcp ? "tcp" : "udp", host, serv);
+}
+
+static void
+describe(const struct sockaddr *sa, socklen_t len, int type, char *out,
+	 size_t outlen)
+{
+	char host[INET6_ADDRSTRLEN + 16], serv[NI_MAXSERV];
+
+	if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv),
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		snprintf(out, outlen, "? (%s)", type == SOCK_STREAM ? "tcp" : "udp");
+	else if (sa->sa_family == AF_INET6)
+		snprintf(out, outlen, "[%s]:%s (%s)", host, serv,
+			 type == SOCK_STREAM ? "tcp" : "udp");
+	else
+		snprintf(out, outlen, "%s:%s (%s)", host, serv,
+			 type == SOCK_STREAM ? "tcp" : "udp");
+}
+
+/* Binds every address host:port resolves to, for one socket type. */
+static int
+bind_one(struct posix_stack *s, const char *host, const char *port, int type,
+	 char *err, size_t errlen, bool *bind_failed)
+{
+	struct addrinfo hints = { 0 }, *res, *ai;
+	int rc, bound = 0;
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = type;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot resolve listen address %s: %s",
+			 host, gai_strerror(rc));
+		*bind_failed = true;
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		struct posix_socket *ps;
+		int fd, one = 1;
+
+		if (s->nsockets == POSIX_SOCKETS_MAX) {
+			snprintf(err, errlen, "more than %d listening sockets",
+				 POSIX_SOCKETS_MAX);
+			goto fail;
+		}
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0) {
+			snprintf(err, errlen, "socket: %s", strerror(errno));
+			goto fail;
+		}
+		ps = &s->sockets[s->nsockets];
+		ps->p.kind = type == SOCK_STREAM ? POSIX_POLL_LISTEN : POSIX_POLL_UDP;
+		ps->fd = fd;
+		describe(ai->ai_addr, ai->ai_addrlen, type, ps->name,
+			 sizeof(ps->name));
+		posix_addr_string(ai->ai_addr, ai->ai_addrlen, type == SOCK_STREAM,
+				  ps->addr, sizeof(ps->addr));
+		/* SO_REUSEADDR lets a restarted server bind while old
+		 * connections sit in TIME_WAIT. Not SO_REUSEPORT: a second
+		 * server on the same port must fail, not share the traffic. */
+		if (type == SOCK_STREAM)
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
+		    (type == SOCK_STREAM && listen(fd, s->cfg.backlog) < 0)) {
+			snprintf(err, errlen, "cannot listen on %s: %s", ps->name,
+				 strerror(errno));
+			close(fd);
+			*bind_failed = true;
+			goto fail;
+		}
+		if (set_nonblock(fd) < 0) {
+			snprintf(err, errlen, "fcntl: %s", strerror(errno));
+			close(fd);
+			goto fail;
+		}
+		s->nsockets++;
+		bound++;
+	}
+	freeaddrinfo(res);
+	return bound;
+fail:
+	freeaddrinfo(res);
+	return -1;
+}
+
+int
+posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
+		   bool *bind_failed)
+{
+	char *list, *save = NULL, *entry;
+	int rc = -1;
+
+	list = strdup(s->cfg.listen);
+	if (list == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (entry = strtok_r(list, ",", &save); entry != NULL;
+	     entry = strtok_r(NULL, ",", &save)) {
+		char host[256], port[8], tcp_port[8], udp_port[8];
+
+		if (posix_split_hostport(entry, host, sizeof(host), port,
+					 sizeof(port), err, errlen) < 0) {
+			*bind_failed = true;
+			goto out;
+		}
+		/* As in memcached: a port in the entry replaces -p and -U
+		 * for that address; -p 0 / -U 0 still turn TCP / UDP off. */
+		snprintf(tcp_port, sizeof(tcp_port), "%s", port);
+		snprintf(udp_port, sizeof(udp_port), "%s", port);
+		if (!port[0]) {
+			snprintf(tcp_port, sizeof(tcp_port), "%u", s->cfg.tcp_port);
+			snprintf(udp_port, sizeof(udp_port), "%u", s->cfg.udp_port);
+		}
+		if (s->cfg.tcp_port != 0 &&
+		    bind_one(s, host, tcp_port, SOCK_STREAM, err, errlen,
+			     bind_failed) < 0)
+			goto out;
+		if (s->cfg.udp_port != 0 &&
+		    bind_one(s, host, udp_port, SOCK_DGRAM, err, errlen,
+			     bind_failed) < 0)
+			goto out;
+	}
+	if (s->nsockets == 0) {
+		snprintf(err, errlen, "no address to listen on");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(list);
+	return rc;
+}
+
+void
+posix_sockets_close(struct posix_stack *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nsockets; i++)
+		if (s->sockets[i].fd >= 0)
+			close(s->sockets[i].fd);
+	s->nsockets = 0;
+}

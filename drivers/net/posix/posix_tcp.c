@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * TCP connections of the posix stack: accept (with --max-conns), read into
+ * the connection's input buffer, execute complete requests with
+ * cmd_process(), write the output, and stop reading while too much output
+ * is unsent.
+ */
+#include "posix_internal.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* memcached's words, byte for byte. */
+static const char too_many_conns[] = "ERROR Too many open connections\r\n";
+
+static size_t
+out_pending(const struct posix_conn *c)
+{
+	return proto_out_pending(&c->out);
+}
+
+/* The output buffer of a connection: grows as replies need, up to the
+ * backpressure bound plus the largest single reply. */
+static int
+conn_out_init(struct posix_conn *c)
+{
+	struct posix_stack *s = c->w->stack;
+
+	if (proto_out_init(&c->out, 0, s->out_limit) < 0)
+		return -1;
+	c->out.backpressure = POSIX_OUT_HIGH;
+	return 0;
+}
+
+static struct posix_conn *
+conn_get(struct posix_worker *w)
+{
+	struct posix_conn *c = w->free_list;
+
+	if (c != NULL) {
+		w->free_list = c->next;
+		return c;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->in = malloc(POSIX_IN_INITIAL);
+	if (c->in == NULL) {
+		free(c);
+		return NULL;
+	}
+	c->in_cap = POSIX_IN_INITIAL;
+	c->p.kind = POSIX_POLL_CONN;
+	c->w = w;
+	if (conn_out_init(c) < 0) {
+		free(c->in);
+		free(c);
+		return NULL;
+	}
+	posix_count(w, POSIX_C_conn_structures, 1);
+	return c;
+}
+
+static void
+conn_close(struct posix_conn *c)
+{
+	struct posix_worker *w = c->w;
+
+	pthread_mutex_lock(&w->open_lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		w->open = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&w->open_lock);
+	close(c->fd); /* also leaves the epoll set */
+	c->fd = -1;
+	cmd_conn_destroy(c->cmd);
+	c->cmd = NULL;
+	atomic_fetch_sub_explicit(&w->stack->curr_conns, 1, memory_order_relaxed);
+	posix_count(w, POSIX_C_conns_closed, 1);
+
+	/* Keep the object for the next connection, with small buffers. */
+	c->in_start = c->in_end = 0;
+	if (c->in_cap > POSIX_IN_INITIAL) {
+		char *small = realloc(c->in, POSIX_IN_INITIAL);
+
+		if (small != NULL) {
+			c->in = small;
+			c->in_cap = POSIX_IN_INITIAL;
+		}
+	}
+	if (c->out.cap > POSIX_OUT_KEEP) {
+		proto_out_fini(&c->out);
+		if (conn_out_init(c) < 0) {
+			/* No memory for even a small buffer: drop the object. */
+			free(c->in);
+			free(c);
+			posix_count(w, POSIX_C_conn_structures, (uint64_t)-1);
+			return;
+		}
+	} else {
+		proto_out_consume(&c->out, proto_out_pending(&c->out));
+	}
+	c->events = 0;
+	c->closing = false;
+	c->eof = false;
+	c->prev = NULL;
+	c->next = w->free_list;
+	w->free_list = c;
+}
+
+/* Refuses a connection the way memcached does: one error line, then close. */
+static void
+reject(struct posix_worker *w, int fd)
+{
+	ssize_t n = send(fd, too_many_conns, sizeof(too_many_conns) - 1,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n > 0)
+		posix_count(w, POSIX_C_bytes_written, (uint64_t)n);
+	close(fd);
+	posix_count(w, POSIX_C_conns_rejected, 1);
+}
+
+void
+posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
+{
+	struct posix_stack *s = w->stack;
+	int i;
+
+	for (i = 0; i < POSIX_ACCEPT_BURST; i++) {
+		struct sockaddr_storage peer;
+		socklen_t peerlen;
+		struct epoll_event ev;
+		struct posix_conn *c;
+		uint64_t curr;
+		int fd, one = 1;
+
+		peerlen = sizeof(peer);
+		fd = accept4(ls->fd, (struct sockaddr *)&peer, &peerlen,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			posix_count(w, POSIX_C_accept_errors, 1);
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				POSIX_LOG(WARNING,
+					  "accept on %s: %s; pausing accepts",
+					  ls->name, strerror(errno));
+				posix_tcp_accept_pause(w);
+			}
+			return;
+		}
+		curr = atomic_fetch_add_explicit(&s->curr_conns, 1,
+						 memory_order_relaxed);
+		if (curr >= s->cfg.max_conns) {
+			atomic_fetch_sub_explicit(&s->curr_conns, 1,
+						  memory_order_relaxed);
+			reject(w, fd);
+			continue;
+		}
+		c = conn_get(w);
+		if (c != NULL) {
+			c->cmd = cmd_conn_create(s->cfg.cmd, w->ew, false);
+			if (c->cmd == NULL) {
+				c->next = w->free_list;
+				w->free_list = c;
+				c = NULL;
+			}
+		}
+		if (c == NULL) {
+			POSIX_LOG(WARNING, "out of memory for a connection");
+			atomic_fetch_sub_explicit(&s->curr_conns, 1,
+						  memory_order_relaxed);
+			close(fd);
+			posix_count(w, POSIX_C_accept_errors, 1);
+			continue;
+		}
+		/* Responses are whole; send them at once (memcached does). */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->fd = fd;
+		c->events = EPOLLIN;
+		ev.events = c->events;
+		ev.data.ptr = c;
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			POSIX_LOG(WARNING, "epoll_ctl: %s", strerror(errno));
+			close(fd);
+			cmd_conn_destroy(c->cmd);
+			c->cmd = NULL;
+			c->next = w->free_list;
+			w->free_list = c;
+			atomic_fetch_sub_explicit(&s->curr_conns, 1,
+						  memory_order_relaxed);
+			continue;
+		}
+		c->listen = ls;
+		posix_addr_string((struct sockaddr *)&peer, peerlen, true,
+				  c->peer, sizeof(c->peer));
+		pthread_mutex_lock(&w->open_lock);
+		c->prev = NULL;
+		c->next = w->open;
+		if (w->open)
+			w->open->prev = c;
+		w->open = c;
+		pthread_mutex_unlock(&w->open_lock);
+		posix_count(w, POSIX_C_conns_opened, 1);
+	}
+}
+
+/* Writes queued output. Returns false when the connection is dead. */
+static bool
+conn_flush(struct posix_conn *c)
+{
+	while (out_pending(c) > 0) {
+		ssize_t n = send(c->fd, c->out.data + c->out.head,
+				 out_pending(c), MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return true;
+			return false;
+		}
+		proto_out_consume(&c->out, (size_t)n);
+		posix_count(c->w, POSIX_C_bytes_written, (uint64_t)n);
+	}
+	return true;
+}
+
+/* Executes the complete requests in the input buffer until it runs out,
+ * the output is over the bound or the client is to be closed. Returns
+ * true if a request was consumed. */
+static bool
+conn_execute(struct posix_conn *c)
+{
+	struct posix_stack *s = c->w->stack;
+	bool progress = false;
+
+	while (!c->closing && c->in_end > c->in_start &&
+	       out_pending(c) < POSIX_OUT_HIGH) {
+		unsigned actions = 0;
+		size_t n;
+
+		n = cmd_process(c->cmd, c->in + c->in_start,
+				c->in_end - c->in_start, &c->out, &actions);
+		c->in_start += n;
+		if (actions & CMD_ACT_SHUTDOWN && s->cfg.on_shutdown)
+			s->cfg.on_shutdown(s->cfg.on_shutdown_arg);
+		if (actions & CMD_ACT_CLOSE)
+			c->closing = true;
+		if (n == 0)
+			break;
+		progress = true;
+	}
+	if (c->in_start == c->in_end)
+		c->in_start = c->in_end = 0;
+	return progress;
+}
+
+/* Executes and writes until nothing more can be done now; closes the
+ * connection when it is finished. Returns false when it was closed. */
+static bool
+conn_service(struct posix_conn *c)
+{
+	for (;;) {
+		bool progress = conn_execute(c);
+		bool had_output = out_pending(c) > 0;
+
+		if (!conn_flush(c)) {
+			conn_close(c);
+			return false;
+		}
+		if (c->closing || out_pending(c) > 0)
+			break;
+		/* All output went out. Go on only if the executor did
+		 * something: it may have stopped at its own output bound
+		 * with complete requests still buffered. */
+		if (!progress && !had_output)
+			break;
+		if (c->in_end == c->in_start)
+			break;
+	}
+	/* With no output left, nothing more can be executed now either: a
+	 * connection whose client stopped sending is finished. */
+	if (out_pending(c) == 0 && (c->closing || c->eof)) {
+		conn_close(c);
+		return false;
+	}
+	return true;
+}
+
+/* Registers what the connection waits for now: input unless it is
+ * finishing or over the output bound, output space while output is
+ * queued. */
+static void
+conn_update_events(struct posix_conn *c)
+{
+	uint32_t want = 0;
+
+	if (!c->closing && !c->eof && out_pending(c) < POSIX_OUT_HIGH)
+		want |= EPOLLIN;
+	if (out_pending(c) > 0)
+		want |= EPOLLOUT;
+	if (want != c->events) {
+		struct epoll_event ev = { .events = want, .data.ptr = c };
+
+		if (epoll_ctl(c->w->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
+			conn_close(c);
+			return;
+		}
+		c->events = want;
+	}
+}
+
+/* Makes room at the end of the input buffer: moves the unconsumed bytes to
+ * the front, then grows up to the per-connection limit. Returns false when
+ * a single request does not fit in the limit. */
+static bool
+conn_make_room(struct posix_conn *c)
+{
+	size_t used = c->in_end - c->in_start, cap;
+	char *in;
+
+	if (c->in_start > 0) {
+		memmove(c->in, c->in + c->in_start, used);
+		c->in_start = 0;
+		c->in_end = used;
+	}
+	if (c->in_end < c->in_cap)
+		return true;
+	if (c->in_cap >= c->w->stack->in_max)
+		return false;
+	cap = c->in_cap * 2;
+	if (cap > c->w->stack->in_max)
+		cap = c->w->stack->in_max;
+	in = realloc(c->in, cap);
+	if (in == NULL)
+		return false;
+	c->in = in;
+	c->in_cap = cap;
+	return true;
+}
+
+static void
+conn_readable(struct posix_conn *c)
+{
+	int round;
+
+	for (round = 0; round < POSIX_READ_ROUNDS; round++) {
+		size_t room;
+		ssize_t n;
+
+		if (c->in_end == c->in_cap && !conn_make_room(c)) {
+			POSIX_LOG(INFO, "closing a connection: request larger than %zu bytes",
+				  c->w->stack->in_max);
+			conn_close(c);
+			return;
+		}
+		room = c->in_cap - c->in_end;
+		n = recv(c->fd, c->in + c->in_end, room, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			conn_close(c);
+			return;
+		}
+		if (n == 0) {
+			/* The client is done sending: answer what it sent,
+			 * then close. */
+			c->eof = true;
+			if (!conn_service(c))
+				return;
+			break;
+		}
+		c->in_end += (size_t)n;
+		posix_count(c->w, POSIX_C_bytes_read, (uint64_t)n);
+		if (!conn_service(c))
+			return;
+		if (c->closing || out_pending(c) >= POSIX_OUT_HIGH)
+			break;
+		if ((size_t)n < room)
+			break; /* the socket is drained */
+	}
+	conn_update_events(c);
+}
+
+void
+posix_tcp_event(struct posix_conn *c, uint32_t events)
+{
+	if ((events & EPOLLERR) || ((events & EPOLLHUP) && !(events & EPOLLIN))) {
+		conn_close(c);
+		return;
+	}
+	/* Output space: write, then run the requests that waited in the
+	 * input buffer while the output was over the bound. */
+	if ((events & EPOLLOUT) && !conn_service(c))
+		return;
+	if ((events & EPOLLIN) && !c->closing && !c->eof &&
+	    out_pending(c) < POSIX_OUT_HIGH) {
+		conn_readable(c);
+		return;
+	}
+	conn_update_events(c);
+}
+
+void
+posix_tcp_close_all(struct posix_worker *w)
+{
+	while (w->open != NULL)
+		conn_close(w->open);
+}
+
+void
+posix_tcp_free_all(struct posix_worker *w)
+{
+	posix_tcp_close_all(w);
+	while (w->free_list != NULL) {
+		struct posix_conn *c = w->free_list;
+
+		w->free_list = c->next;
+		proto_out_fini(&c->out);
+		free(c->in);
+		free(c);
+	}
+}

@@ -1,0 +1,378 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+"""Starts a real server for the functional tests and always stops it.
+
+The target is segcached (the binary given with --segcached or in
+$SEGCACHED_BIN) or, to prove that the tests check real memcached behaviour,
+Debian's memcached: pass --target memcached or set SEGCACHED_TEST_TARGET.
+Every server listens on 127.0.0.1 only, on a port found free, with a small
+memory budget, and is killed when the test ends, even when it fails.
+"""
+
+import argparse
+import atexit
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+# Bounds against hangs (not timing assertions).
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0
+IO_TIMEOUT = 10.0
+
+_live = []
+
+
+def _kill_all():
+    for srv in list(_live):
+        srv.kill()
+
+
+atexit.register(_kill_all)
+
+
+def parse_args(argv=None):
+    """Reads the harness options and returns (args, rest for unittest)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--segcached", default=os.environ.get("SEGCACHED_BIN"))
+    p.add_argument("--target", choices=["segcached", "memcached"],
+                   default=os.environ.get("SEGCACHED_TEST_TARGET", "segcached"))
+    p.add_argument("--memcached", default=shutil.which("memcached") or "memcached")
+    args, rest = p.parse_known_args(argv if argv is not None else sys.argv[1:])
+    if args.target == "segcached" and not args.segcached:
+        p.error("--segcached PATH (or $SEGCACHED_BIN) is needed")
+    return args, rest
+
+
+ARGS = None
+
+
+def setup(argv=None):
+    """Parses the harness options; returns the arguments left for unittest."""
+    global ARGS
+    ARGS, rest = parse_args(argv)
+    return [sys.argv[0]] + rest
+
+
+def target():
+    return ARGS.target
+
+
+def is_segcached():
+    return ARGS.target == "segcached"
+
+
+def free_port(udp_too=False):
+    """A port that is free on 127.0.0.1 for TCP (and UDP when asked)."""
+    for _ in range(100):
+        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        t.bind(("127.0.0.1", 0))
+        port = t.getsockname()[1]
+        ok = True
+        if udp_too:
+            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            try:
+                u.bind(("127.0.0.1", port))
+            except OSError:
+                ok = False
+            u.close()
+        t.close()
+        if ok:
+            return port
+    raise RuntimeError("no free port found")
+
+
+class Server:
+    """One server process. Options use memcached's meaning on both targets."""
+
+    def __init__(self, memory_mb=64, threads=2, udp=False, max_conns=None,
+                 item_max=None, extra=None, eal=None, name="server"):
+        self.memory_mb = memory_mb
+        self.threads = threads
+        self.udp = udp
+        self.max_conns = max_conns
+        self.item_max = item_max
+        self.extra = list(extra or [])
+        self.eal = list(eal or [])
+        self.name = name
+        self.port = None
+        self.udp_port = 0
+        self.proc = None
+        self.logdir = tempfile.mkdtemp(prefix="segcached-test-")
+        self.logpath = os.path.join(self.logdir, name + ".log")
+
+    def command(self):
+        a = ["-l", "127.0.0.1", "-p", str(self.port), "-U", str(self.udp_port)]
+        if self.memory_mb is not None:
+            a += ["-m", str(self.memory_mb)]
+        if self.threads is not None:
+            a += ["-t", str(self.threads)]
+        if self.max_conns is not None:
+            a += ["-c", str(self.max_conns)]
+        if self.item_max is not None:
+            a += ["-I", str(self.item_max)]
+        a += self.extra
+        if ARGS.target == "memcached":
+            cmd = [ARGS.memcached] + a
+            if os.geteuid() == 0:
+                cmd += ["-u", "nobody"]
+            return cmd
+        return [ARGS.segcached, "--no-huge"] + self.eal + ["--", "--stack", "posix"] + a
+
+    def start(self):
+        last_error = None
+        # A port found free can be taken before the server binds it; the
+        # server then exits (71, like memcached) and we try another.
+        for _ in range(5):
+            self.port = free_port(udp_too=self.udp)
+            self.udp_port = self.port if self.udp else 0
+            log = open(self.logpath, "ab")
+            self.proc = subprocess.Popen(self.command(), stdout=log,
+                                         stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
+            log.close()
+            _live.append(self)
+            try:
+                self._wait_ready()
+                return self
+            except RuntimeError as e:
+                last_error = e
+                self.kill()
+        raise RuntimeError("%s did not start: %s\n%s" % (self.name, last_error, self.log()))
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("exited with %d" % self.proc.returncode)
+            try:
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=1)
+                s.settimeout(IO_TIMEOUT)
+                s.sendall(b"version\r\n")
+                line = b""
+                while not line.endswith(b"\r\n"):
+                    d = s.recv(1024)
+                    if not d:
+                        break
+                    line += d
+                s.close()
+                if line.startswith(b"VERSION "):
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("not answering after %.0f s" % START_TIMEOUT)
+
+    def log(self):
+        try:
+            with open(self.logpath, "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout=STOP_TIMEOUT):
+        """Waits for the process to exit; returns its exit status."""
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.kill()
+        if self in _live:
+            _live.remove(self)
+        return rc
+
+    def stop(self):
+        """SIGTERM and wait; returns the exit status."""
+        if self.proc is None or self.proc.poll() is not None:
+            if self in _live:
+                _live.remove(self)
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.wait()
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                pass
+        if self in _live:
+            _live.remove(self)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.kill()
+        shutil.rmtree(self.logdir, ignore_errors=True)
+        return False
+
+    # Clients.
+    def connect(self, timeout=IO_TIMEOUT):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return Conn(s)
+
+    def pymemcache(self, **kw):
+        from pymemcache.client.base import Client
+        kw.setdefault("connect_timeout", IO_TIMEOUT)
+        kw.setdefault("timeout", IO_TIMEOUT)
+        return Client(("127.0.0.1", self.port), **kw)
+
+
+class Conn:
+    """A raw text-protocol connection with exact reads."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def _fill(self):
+        d = self.sock.recv(1 << 20)
+        if not d:
+            raise EOFError("connection closed by the server")
+        self.buf += d
+
+    def line(self):
+        """One response line, with its \\r\\n."""
+        while b"\r\n" not in self.buf:
+            self._fill()
+        i = self.buf.index(b"\r\n") + 2
+        out, self.buf = self.buf[:i], self.buf[i:]
+        return out
+
+    def exact(self, n):
+        while len(self.buf) < n:
+            self._fill()
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def until(self, terminator):
+        """Everything up to and including the terminator line."""
+        while terminator not in self.buf:
+            self._fill()
+        i = self.buf.index(terminator) + len(terminator)
+        out, self.buf = self.buf[:i], self.buf[i:]
+        return out
+
+    def cmd(self, data):
+        """Sends a request and returns its one response line."""
+        self.send(data)
+        return self.line()
+
+    def get(self, *keys, cmd=b"get"):
+        """Sends a retrieval and returns {key: (flags, value, cas or None)}."""
+        self.send(cmd + b" " + b" ".join(keys) + b"\r\n")
+        out = {}
+        while True:
+            ln = self.line()
+            if ln == b"END\r\n":
+                return out
+            parts = ln.split()
+            if parts[0] != b"VALUE":
+                raise AssertionError("unexpected line %r" % ln)
+            n = int(parts[3])
+            data = self.exact(n + 2)
+            assert data.endswith(b"\r\n"), data[-10:]
+            cas = int(parts[4]) if len(parts) > 4 else None
+            out[parts[1]] = (int(parts[2]), data[:-2], cas)
+
+    def stats(self, arg=b""):
+        self.send(b"stats" + (b" " + arg if arg else b"") + b"\r\n")
+        out = {}
+        while True:
+            ln = self.line()
+            if ln == b"END\r\n":
+                return out
+            parts = ln.decode().split(" ", 2)
+            if parts[0] != "STAT" or len(parts) != 3:
+                raise AssertionError("unexpected stats line %r" % ln)
+            out[parts[1]] = parts[2].rstrip("\r\n")
+
+    def closed(self, timeout=IO_TIMEOUT):
+        """True when the server closes the connection within the bound
+        (any bytes it sends first are kept in .buf)."""
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                d = self.sock.recv(65536)
+                if not d:
+                    return True
+                self.buf += d
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except socket.timeout:
+            return False
+
+
+def udp_request(port, payload, request_id=1, timeout=IO_TIMEOUT, expect=True):
+    """Sends one memcached UDP request; returns the reassembled response."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(timeout)
+    try:
+        hdr = request_id.to_bytes(2, "big") + (0).to_bytes(2, "big") + \
+            (1).to_bytes(2, "big") + b"\0\0"
+        s.sendto(hdr + payload, ("127.0.0.1", port))
+        if not expect:
+            try:
+                d = s.recv(65536)
+                return d
+            except socket.timeout:
+                return None
+        parts = {}
+        total = None
+        while total is None or len(parts) < total:
+            d = s.recv(65536)
+            rid = int.from_bytes(d[0:2], "big")
+            seq = int.from_bytes(d[2:4], "big")
+            tot = int.from_bytes(d[4:6], "big")
+            if rid != request_id:
+                continue
+            if d[6:8] != b"\0\0":
+                raise AssertionError("reserved bytes not zero: %r" % d[:8])
+            if total is not None and tot != total:
+                raise AssertionError("datagram count changed %d -> %d" % (total, tot))
+            total = tot
+            parts[seq] = d[8:]
+        if sorted(parts) != list(range(total)):
+            raise AssertionError("sequence numbers %r" % sorted(parts))
+        return b"".join(parts[i] for i in range(total)), total
+    finally:
+        s.close()
+
+
+def udp_collect(port, payload, request_id=1, quiet=1.0, timeout=IO_TIMEOUT):
+    """Sends one datagram and joins the payloads of every response message
+    with the request's id, in arrival order, until none came for `quiet`
+    seconds (a bound for collecting, not a timing check)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        hdr = request_id.to_bytes(2, "big") + b"\0\0\0\1\0\0"
+        s.sendto(hdr + payload, ("127.0.0.1", port))
+        s.settimeout(timeout)
+        out = b""
+        while True:
+            try:
+                d = s.recv(65536)
+            except socket.timeout:
+                return out
+            if int.from_bytes(d[0:2], "big") == request_id:
+                out += d[8:]
+            s.settimeout(quiet)
+    finally:
+        s.close()

@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+"""segcached's command line and config file: bad options exit 64 with a
+clear message, good ones take effect (seen in `stats settings`).
+
+    test_options.py --segcached build/app/segcached/segcached
+"""
+
+import os
+import socket
+import subprocess
+import tempfile
+import unittest
+
+import harness
+
+EX_USAGE = 64
+EX_OSERR = 71
+
+
+def run(*args, timeout=60):
+    return subprocess.run([harness.ARGS.segcached] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+class Usage(unittest.TestCase):
+    def setUp(self):
+        if not harness.is_segcached():
+            self.skipTest("segcached's own command line")
+
+    def assert_usage_error(self, args, words):
+        p = run(*args)
+        err = p.stderr.decode()
+        self.assertEqual(p.returncode, EX_USAGE, "%r: %s%s" % (args, p.stdout.decode(), err))
+        for w in words:
+            self.assertIn(w, err, "%r" % (args,))
+
+    def test_help_and_version(self):
+        for args in (["--help"], ["-h"], ["--", "--help"], ["--no-huge", "--", "-h"]):
+            p = run(*args)
+            self.assertEqual(p.returncode, 0, args)
+            out = p.stdout.decode()
+            for opt in ("-p, --port", "-U, --udp-port", "-l, --listen", "-m, --memory",
+                        "-c, --max-conns", "-I, --max-item-size", "-t, --threads",
+                        "-A, --enable-shutdown", "-C, --disable-cas",
+                        "-F, --disable-flush-all", "-M, --disable-evictions", "-v, --verbose",
+                        "--stack", "--eviction", "--segment-size", "--engine", "--config"):
+                self.assertIn(opt, out)
+        for args in (["-V"], ["--version"], ["--", "-V"]):
+            p = run(*args)
+            self.assertEqual(p.returncode, 0)
+            self.assertRegex(p.stdout.decode(), r"^segcached \S+\n$")
+
+    def test_bad_options(self):
+        cases = [
+            (["--bogus"], ["unknown option", "--bogus"]),
+            (["-Z"], ["unknown option -Z"]),
+            (["-p"], ["needs an argument"]),
+            (["-p", "70000"], ["--port", "out of range"]),
+            (["-p", "12x"], ["--port", "not a number"]),
+            (["-U", "-1"], ["--udp-port"]),
+            (["-m", "lots"], ["--memory", "not a size"]),
+            (["-m", "0"], ["--memory"]),
+            (["-m", "64X"], ["--memory"]),
+            (["-c", "0"], ["--max-conns"]),
+            (["-I", "100"], ["--max-item-size", "1k..1024m"]),
+            (["-I", "2g"], ["--max-item-size"]),
+            (["-t", "0"], ["--threads"]),
+            (["--stack", "tcp"], ["--stack", "posix|native"]),
+            (["--eviction", "lru"], ["--eviction", "merge|fifo|random"]),
+            (["--engine", "redis"], ["--engine", "seg|baseline"]),
+            (["--heap", "disk"], ["--heap"]),
+            (["--segment-size", "big"], ["--segment-size"]),
+            (["-p", "0", "-U", "0"], ["nothing to listen on"]),
+            (["-l", "127.0.0.1 10.0.0.1"], ["--listen"]),
+            (["-I", "4m", "--segment-size", "1m"], ["--max-item-size", "--segment-size"]),
+            (["-m", "2", "-I", "2m"], ["--max-item-size", "--memory"]),
+            (["stray"], ["unexpected argument 'stray'"]),
+            (["--config", "/nonexistent/segcached.ini"], ["config file", "/nonexistent"]),
+        ]
+        for args, words in cases:
+            self.assert_usage_error(["--no-huge", "--"] + args, words)
+
+    def test_native_stack_refused_clearly(self):
+        self.assert_usage_error(["--no-huge", "--", "--stack", "native"],
+                                ["native", "--stack posix"])
+
+    def test_bad_config_files(self):
+        cases = [
+            ("[segcached]\nbogus = 1\n", ["unknown option 'bogus'"]),
+            ("[segcached]\nmemory = lots\n", ["--memory", "not a size"]),
+            ("[segcached]\ndisable-cas = maybe\n", ["--disable-cas", "yes or no"]),
+            ("[segcached]\nhelp = yes\n", ["only valid on the command line"]),
+            ("[elsewhere]\nport = 1\n", ["unknown section [elsewhere]"]),
+        ]
+        with tempfile.TemporaryDirectory() as d:
+            for text, words in cases:
+                path = os.path.join(d, "bad.ini")
+                with open(path, "w") as f:
+                    f.write(text)
+                self.assert_usage_error(["--no-huge", "--", "--config", path], words + [path])
+
+    def test_eal_error_explained(self):
+        p = run("--no-such-eal-option", "--", "-p", "1")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("EAL options go before '--'", p.stderr.decode())
+
+    def test_port_in_use(self):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        try:
+            p = run("--no-huge", "--", "-l", "127.0.0.1", "-p", str(port), "-m", "16", "-t", "1")
+            self.assertEqual(p.returncode, EX_OSERR, p.stdout.decode() + p.stderr.decode())
+            self.assertIn("cannot listen on 127.0.0.1:%d" % port,
+                          p.stdout.decode() + p.stderr.decode())
+        finally:
+            s.close()
+
+
+class Settings(unittest.TestCase):
+    """Options reach the server: checked through `stats settings`."""
+
+    def setUp(self):
+        if not harness.is_segcached():
+            self.skipTest("segcached's own command line")
+
+    def settings(self, srv):
+        c = srv.connect()
+        try:
+            return c.stats(b"settings"), c
+        except Exception:
+            c.close()
+            raise
+
+    def test_memcached_letters(self):
+        srv = harness.Server(name="letters", memory_mb="96M", threads=3, max_conns=77,
+                             item_max="2m", extra=["-C", "-M", "-A", "-F", "-vv"])
+        with srv:
+            st, c = self.settings(srv)
+            c.close()
+            self.assertEqual(int(st["maxbytes"]), 96 << 20)
+            self.assertEqual(int(st["maxconns"]), 77)
+            self.assertEqual(int(st["num_threads"]), 3)
+            self.assertEqual(int(st["item_size_max"]), 2 << 20)
+            self.assertEqual(st["cas_enabled"], "no")
+            self.assertEqual(st["evictions"], "off")
+            self.assertEqual(st["flush_enabled"], "no")
+            self.assertEqual(int(st["verbosity"]), 2)
+            # -I 2m: a value over the old 1 MiB limit is stored.
+            c = srv.connect()
+            v = b"x" * (1536 * 1024)
+            self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)), b"STORED\r\n")
+            self.assertEqual(c.get(b"big")[b"big"][1], v)
+            c.close()
+
+    def test_config_file_and_override(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "segcached.ini")
+            with open(path, "w") as f:
+                f.write("# segcached test config\n[segcached]\nmemory = 48\n"
+                        "max-conns = 300\ndisable-cas = yes\nverbose = 1\n"
+                        "eviction = fifo\n")
+            # The command line (-c 200) wins over the file (300).
+            srv = harness.Server(name="config", memory_mb=None,
+                                 extra=["--config", path, "-c", "200"])
+            with srv:
+                st, c = self.settings(srv)
+                c.close()
+                self.assertEqual(int(st["maxbytes"]), 48 << 20)
+                self.assertEqual(int(st["maxconns"]), 200)
+                self.assertEqual(st["cas_enabled"], "no")
+
+    def test_baseline_engine(self):
+        with harness.Server(name="baseline", extra=["--engine", "baseline"]) as srv:
+            c = srv.connect()
+            try:
+                self.assertEqual(c.cmd(b"set k 1 0 2\r\nhi\r\n"), b"STORED\r\n")
+                self.assertEqual(c.get(b"k"), {b"k": (1, b"hi", None)})
+            finally:
+                c.close()
+            self.assertEqual(srv.stop(), 0)
+
+    def test_eviction_policies(self):
+        for policy in ("merge", "fifo", "random"):
+            with harness.Server(name="evict-" + policy, memory_mb=16,
+                                item_max="256k",
+                                extra=["--eviction", policy, "--segment-size", "256k"]) as srv:
+                c = srv.connect()
+                try:
+                    v = b"e" * 2000
+                    # Four times the budget: the oldest data must make room.
+                    for i in range(4 * 16 * 1024 * 1024 // len(v)):
+                        c.send(b"set ev-%d 0 0 %d noreply\r\n%s\r\n" % (i, len(v), v))
+                    self.assertRegex(c.cmd(b"version\r\n"), rb"^VERSION ")
+                    self.assertEqual(c.cmd(b"set last 0 0 1\r\nx\r\n"), b"STORED\r\n")
+                    st = c.stats()
+                    self.assertGreater(int(st["evictions"]), 0)
+                    self.assertLessEqual(int(st["bytes"]), 16 << 20)
+                finally:
+                    c.close()
+
+    def test_disable_evictions_returns_errors(self):
+        with harness.Server(name="no-evict", memory_mb=16, extra=["-M"]) as srv:
+            c = srv.connect()
+            try:
+                v = b"n" * 4000
+                replies = set()
+                for i in range(2 * 16 * 1024 * 1024 // len(v)):
+                    r = c.cmd(b"set ne-%d 0 0 %d\r\n%s\r\n" % (i, len(v), v))
+                    replies.add(r)
+                    if r != b"STORED\r\n":
+                        break
+                self.assertIn(b"SERVER_ERROR out of memory storing object\r\n", replies)
+                self.assertEqual(int(c.stats()["evictions"]), 0)
+            finally:
+                c.close()
+
+
+if __name__ == "__main__":
+    unittest.main(argv=harness.setup(), verbosity=2)
