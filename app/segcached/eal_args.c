@@ -24,7 +24,8 @@ eal_args_split(struct eal_args *a, int argc, char **argv)
 			break;
 		}
 	a->eal_argv = calloc(sep + EAL_ARGS_EXTRA + 1, sizeof(char *));
-	a->app_argv = calloc(argc - sep + 1, sizeof(char *));
+	/* Room for every word: main() may move a lone --help over. */
+	a->app_argv = calloc(argc + 1, sizeof(char *));
 	if (a->eal_argv == NULL || a->app_argv == NULL) {
 		eal_args_free(a);
 		return -1;

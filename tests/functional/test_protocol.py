@@ -825,6 +825,68 @@ class Udp(ServerCase):
         self.assertTrue(resp.startswith(b"VERSION "))
 
 
+class Concurrency(ServerCase):
+    server_args = {"threads": 4}
+
+    def test_clients_in_parallel(self):
+        # 16 clients on 4 worker threads: each checks its own keys, and all
+        # of them increment one shared counter, which must not lose any.
+        import threading
+        shared = key(b"shared".decode())
+        self.set(shared, b"0")
+        nclients, rounds = 16, 200
+        errors = []
+
+        def client(n):
+            try:
+                c = self.srv.connect()
+                try:
+                    for i in range(rounds):
+                        k = b"par-%d-%d" % (n, i)
+                        v = b"%d:%d:" % (n, i) * (1 + i % 50)
+                        c.send(b"set %s %d 0 %d\r\n%s\r\n" % (k, n, len(v), v))
+                        if c.line() != b"STORED\r\n":
+                            raise AssertionError("set failed")
+                        got = c.get(k)
+                        if got != {k: (n, v, None)}:
+                            raise AssertionError("read back %r" % (got,))
+                        r = c.cmd(b"incr %s 1\r\n" % shared)
+                        if not r.rstrip().isdigit():
+                            raise AssertionError("incr: %r" % r)
+                finally:
+                    c.close()
+            except Exception as e:  # reported below, in the main thread
+                errors.append("client %d: %r" % (n, e))
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(nclients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+        self.assertFalse(any(t.is_alive() for t in threads), "clients hung")
+        self.assertEqual(errors, [])
+        self.assert_value(shared, b"%d" % (nclients * rounds))
+
+    def test_client_vanishes_mid_request(self):
+        for cut in (b"set vanish 0 0 10\r\nabc", b"get vani", b"set vanish 0 0 1000000\r\n" + b"x" * 5000):
+            c = self.srv.connect()
+            c.send(cut)
+            c.close()
+        self.assertRegex(self.c.cmd(b"version\r\n"), rb"^VERSION ")
+        self.assert_miss(b"vanish")
+
+    def test_half_close_still_answered(self):
+        c = self.srv.connect()
+        try:
+            k = key()
+            c.send(b"set %s 0 0 2\r\nhi\r\nget %s\r\n" % (k, k))
+            c.sock.shutdown(socket.SHUT_WR)
+            self.assertEqual(c.until(b"END\r\n"), b"STORED\r\nVALUE %s 0 2\r\nhi\r\nEND\r\n" % k)
+            self.assertTrue(c.closed())
+        finally:
+            c.close()
+
+
 class MaxConns(unittest.TestCase):
     def test_rejected_over_limit(self):
         # memcached reserves some of -c for itself, so the limit is probed:
@@ -886,6 +948,7 @@ class Lifecycle(unittest.TestCase):
             # An open idle connection must not hold the shutdown up.
             self.assertEqual(srv.stop(), 0)
             self.assertTrue(c.closed())
+            c.close()
         finally:
             srv.kill()
 
@@ -904,6 +967,7 @@ class Lifecycle(unittest.TestCase):
             c = srv.connect()
             c.send(b"shutdown\r\n")
             self.assertTrue(c.closed())
+            c.close()
             self.assertEqual(srv.wait(), 0)
         finally:
             srv.kill()
