@@ -44,6 +44,15 @@ control_request_shutdown(void *arg)
 	pthread_kill(srv->control_thread, SIGUSR1);
 }
 
+void
+control_set_verbosity(int verbosity)
+{
+	uint32_t level = verbosity >= 2 ? RTE_LOG_DEBUG :
+			 verbosity == 1 ? RTE_LOG_INFO : RTE_LOG_NOTICE;
+
+	rte_log_set_level_pattern("segcached.*", level);
+}
+
 static double
 mono_now(void)
 {
@@ -57,6 +66,7 @@ int
 control_run(struct server *srv)
 {
 	double next = mono_now() + 1.0;
+	int verbosity = cmd_verbosity(&srv->cmd);
 	sigset_t set;
 
 	stop_signals(&set);
@@ -86,6 +96,11 @@ control_run(struct server *srv)
 		unsigned n = engine_expire(srv->es.engine);
 		if (n > 0)
 			APP_LOG(DEBUG, "expiry sweep removed %u items", n);
+		/* A `verbosity` command changes the log level, as in memcached. */
+		if (cmd_verbosity(&srv->cmd) != verbosity) {
+			verbosity = cmd_verbosity(&srv->cmd);
+			control_set_verbosity(verbosity);
+		}
 		next += 1.0;
 		if (next < mono_now())
 			next = mono_now() + 1.0; /* we were stalled: do not catch up */

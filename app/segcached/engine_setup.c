@@ -21,6 +21,7 @@ seg_setup(struct engine_setup *es, const struct options *o, char *err,
 	enum mem_region_kind kind;
 	char why[256];
 	size_t len;
+	int rc;
 
 	len = seg_heap_bytes(&es->cfg);
 	if (len == 0) {
@@ -47,8 +48,16 @@ seg_setup(struct engine_setup *es, const struct options *o, char *err,
 							: MEM_REGION_ANON;
 		break;
 	}
-	if (mem_region_create(&es->heap, kind, "segcached_heap", len, why,
-			      sizeof(why)) < 0) {
+	rc = mem_region_create(&es->heap, kind, "segcached_heap", len, why,
+			       sizeof(why));
+	/* auto: hugepages are an optimisation, not a requirement. */
+	if (rc < 0 && o->heap == HEAP_AUTO && kind == MEM_REGION_HUGEPAGE) {
+		APP_LOG(WARNING, "heap: %s; using anonymous memory instead", why);
+		kind = MEM_REGION_ANON;
+		rc = mem_region_create(&es->heap, kind, "segcached_heap", len,
+				       why, sizeof(why));
+	}
+	if (rc < 0) {
 		snprintf(err, errlen, "heap: %s", why);
 		return -1;
 	}

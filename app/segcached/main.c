@@ -32,6 +32,14 @@ RTE_LOG_REGISTER(segcached_logtype, segcached.app, NOTICE);
 #define SEGCACHED_VERSION "unknown"
 #endif
 
+/* What `version` and `stats` report. Clients and tools gate features on
+ * the memcached version they see (memccapable, for one, expects pre-1.6
+ * error replies from anything below 1.6), so the reply starts with the
+ * memcached release whose protocol we follow, then names us the way
+ * memcached's own git builds add a suffix ("1.6.18-5-gabcdef"). */
+#define MEMCACHED_PROTOCOL_VERSION "1.6.18"
+#define PROTOCOL_VERSION_STRING MEMCACHED_PROTOCOL_VERSION "-segcached-" SEGCACHED_VERSION
+
 static const char *
 prog_name(const char *argv0)
 {
@@ -49,16 +57,6 @@ is_help_or_version(const char *arg)
 }
 
 static void
-set_verbosity(int verbosity)
-{
-	uint32_t level = verbosity >= 2 ? RTE_LOG_DEBUG :
-			 verbosity == 1 ? RTE_LOG_INFO : RTE_LOG_NOTICE;
-
-	if (verbosity > 0)
-		rte_log_set_level_pattern("segcached.*", level);
-}
-
-static void
 fill_cmd_settings(struct server *srv)
 {
 	const struct options *o = &srv->opt;
@@ -71,7 +69,7 @@ fill_cmd_settings(struct server *srv)
 	s->flush_disabled = o->flush_disabled;
 	s->shutdown_enabled = o->shutdown_enabled;
 	s->verbosity = o->verbosity;
-	s->version = SEGCACHED_VERSION;
+	s->version = PROTOCOL_VERSION_STRING;
 	s->server_stats = server_stats_fill;
 	s->stats_conns = server_stats_conns;
 	s->server_stats_arg = srv;
@@ -174,7 +172,9 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	eal_args_free(&ea);
-	set_verbosity(srv.opt.verbosity);
+	/* -v overrides the level; without it --log-level (EAL) decides. */
+	if (srv.opt.verbosity > 0)
+		control_set_verbosity(srv.opt.verbosity);
 	clock_gettime(CLOCK_MONOTONIC, &srv.started_mono);
 
 	if (engine_setup_create(&srv.es, &srv.opt, err, sizeof(err)) < 0) {

@@ -38,6 +38,9 @@ void server_stats_conns(void *arg, struct proto_out *out);
 void control_block_signals(void);
 /* Runs the expiry sweep once a second until a stop signal; returns it. */
 int control_run(struct server *srv);
+/* Log levels of segcached's log types for -v / `verbosity` N: NOTICE,
+ * INFO (1), DEBUG (2 and up). control_run() follows `verbosity` commands. */
+void control_set_verbosity(int verbosity);
 /* cmd's `shutdown` (any thread): asks control_run() to return. */
 void control_request_shutdown(void *arg);
 
