@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * lib/cmd: executes memcached requests against a storage engine. Both
+ * network stacks (posix sockets and the DPDK stack) feed connection bytes
+ * to cmd_process() and send what it composed; the request path is this one
+ * function, whatever carries the bytes.
+ *
+ * Threading: a cmd_conn belongs to one thread (it uses that thread's
+ * engine_worker). `stats`, `stats reset`, `flush_all` and `verbosity` may run
+ * on any thread at any time; the shared state they touch lives in
+ * cmd_settings.rt and is accessed with atomics.
+ */
+#ifndef SEGCACHED_CMD_H
+#define SEGCACHED_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "proto/proto_out.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Server-level figures for `stats` and `stats settings`: everything
+ * memcached prints that is not engine state. The server fills what it has
+ * and leaves the rest 0/NULL (NULL strings print as memcached prints an
+ * unset string, "NULL"). Counters are totals since start: `stats reset` is
+ * handled by lib/cmd (it remembers a baseline and subtracts it). */
+struct cmd_server_stats {
+	/* stats */
+	long pid;
+	uint64_t uptime;              /* seconds since start */
+	uint64_t time;                /* unix time now */
+	uint64_t rusage_user_us;      /* user CPU time, microseconds */
+	uint64_t rusage_system_us;    /* system CPU time, microseconds */
+	uint64_t max_connections;
+	uint64_t curr_connections;
+	uint64_t total_connections;   /* resettable */
+	uint64_t rejected_connections; /* resettable */
+	uint64_t connection_structures;
+	uint64_t reserved_fds;
+	uint64_t bytes_read;          /* resettable */
+	uint64_t bytes_written;       /* resettable */
+	bool accepting_conns;
+	uint64_t listen_disabled_num; /* resettable */
+	uint64_t time_in_listen_disabled_us;
+	uint64_t threads;
+	uint64_t conn_yields;         /* resettable */
+	/* stats settings */
+	uint64_t maxconns;
+	uint64_t tcpport;
+	uint64_t udpport;
+	const char *inter;            /* listen address(es) */
+	uint64_t tcp_backlog;
+	uint64_t idle_timeout;
+	const char *stack;            /* "posix" or "native" */
+	const char *eviction;         /* "merge", "fifo", "random", "none" */
+	uint64_t segment_size;
+	/* per-worker engine counters for `stats workers` (may be NULL) */
+	struct engine_worker *const *workers;
+	unsigned nworkers;
+};
+
+/* State shared by all connections of a server that lib/cmd changes at run
+ * time. Zero it with the rest of cmd_settings (designated initialisers or
+ * memset) and do not touch it: lib/cmd owns it. */
+struct cmd_runtime {
+	uint64_t cmd_flush;          /* flush_all commands, allowed or not */
+	uint64_t cmd_meta;           /* me commands (memcached's cmd_meta) */
+	int verbosity_plus1;         /* 0: never changed, use cmd_settings.verbosity */
+	/* `stats reset` baselines, subtracted from what is printed */
+	uint64_t base_engine[ENGINE_C_MAX];
+	uint64_t base_evictions, base_reclaimed, base_expired, base_evicted_unfetched;
+	uint64_t base_total_connections, base_rejected_connections, base_bytes_read,
+		base_bytes_written, base_listen_disabled_num, base_conn_yields;
+	uint64_t base_cmd_flush, base_cmd_meta;
+};
+
+struct cmd_settings {            /* server-wide, read-only after start */
+	struct engine *engine;
+	size_t item_max;             /* -I */
+	bool cas_disabled;           /* -C */
+	bool flush_disabled;         /* -F */
+	bool shutdown_enabled;       /* -A */
+	int verbosity;               /* -v count */
+	const char *version;         /* VERSION reply and `stats` version */
+	/* Fills server-level stats; may be NULL (those lines then print 0). */
+	void (*server_stats)(void *arg, struct cmd_server_stats *out);
+	/* `stats conns`: appends one line per field and connection with
+	 * proto_out_stat(), e.g. ("23:addr", "tcp:127.0.0.1:51234"); may be
+	 * NULL (the reply is then just END). */
+	void (*stats_conns)(void *arg, struct proto_out *out);
+	void *server_stats_arg;
+	/* The engine's clock (the one given in engine_config; NULL: the
+	 * default): meta 't' and `me` report TTLs relative to it. */
+	engine_clock_fn clock;
+	void *clock_arg;
+	struct cmd_runtime rt;       /* owned by lib/cmd, see above */
+};
+
+/* Actions for the caller, or-ed into *actions by cmd_process(). */
+#define CMD_ACT_CLOSE    (1u << 0) /* quit, or input that cannot be resynchronised */
+#define CMD_ACT_SHUTDOWN (1u << 1) /* shutdown [graceful], when enabled */
+
+/* Per connection (or per UDP socket and thread) state: the parser and
+ * what a multi-key get or a swallowed data block left pending. */
+struct cmd_conn;
+
+struct cmd_conn *cmd_conn_create(const struct cmd_settings *s, struct engine_worker *w,
+				 bool udp);
+void cmd_conn_destroy(struct cmd_conn *c);
+/* Forgets partial input (call before each UDP datagram: requests never
+ * span datagrams). */
+void cmd_conn_reset(struct cmd_conn *c);
+
+/* True while a request is partly read: a data block still to come or
+ * being swallowed, or a get line not finished. */
+bool cmd_conn_busy(const struct cmd_conn *c);
+
+/* Executes every complete request in in[0..len) and appends the replies to
+ * out. Returns the bytes consumed: the rest is an incomplete request that
+ * the caller presents again, unchanged and followed by more bytes. Stops
+ * early (returning what it consumed) when proto_out_pending(out) reaches
+ * out->backpressure, after a CMD_ACT_* action, or when out cannot grow
+ * (the limit; *actions then has CMD_ACT_CLOSE). *actions is set to 0 first. */
+size_t cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *out,
+		   unsigned *actions);
+
+/* Current verbosity (the `verbosity` command changes it). */
+int cmd_verbosity(const struct cmd_settings *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SEGCACHED_CMD_H */

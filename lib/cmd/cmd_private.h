@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * lib/cmd internals shared by cmd.c (the request loop and the classic
+ * commands), cmd_meta.c and cmd_stats.c.
+ */
+#ifndef SEGCACHED_CMD_PRIVATE_H
+#define SEGCACHED_CMD_PRIVATE_H
+
+#include "cmd.h"
+#include "proto/proto.h"
+#include "proto/proto_out.h"
+
+/* Room kept in front of a value for its VALUE/VA header: the longest is a
+ * meta header with every flag (a 250-byte key base64-encoded, a 32-byte
+ * opaque, 20-digit numbers). */
+#define CMD_HDR_MAX 512
+/* Room offered to the engine for a value before its size is known. */
+#define CMD_VALUE_ROOM_MIN 4096
+/* A value that keeps changing size while being copied: give up after
+ * this many tries. */
+#define CMD_FETCH_TRIES 8
+
+struct cmd_conn {
+	const struct cmd_settings *s;
+	struct cmd_runtime *rt;    /* s->rt, writable */
+	struct engine_worker *w;
+	struct proto_parser parser;
+	bool udp;
+	/* this cmd_process() call */
+	struct proto_out *out;
+	unsigned *actions;
+	bool line_mark_valid;      /* a get line started in this call */
+	size_t line_mark;          /* where its replies start */
+	/* the previous item fetched: predicts the next header's length */
+	struct engine_item last;
+};
+
+/* Appends a line unless the request is noreply. A full output buffer is
+ * fatal for the connection (CMD_ACT_CLOSE). */
+void cmd_reply(struct cmd_conn *c, bool noreply, const char *line);
+/* Appends bytes; sets CMD_ACT_CLOSE when out cannot take them. */
+bool cmd_put(struct cmd_conn *c, const void *p, size_t n);
+void cmd_fail(struct cmd_conn *c);
+
+/* Reads key into the output buffer behind a gap of `gap` bytes (the gap
+ * must not exceed CMD_HDR_MAX); on ENGINE_OK the value is at
+ * tail + gap and room remains for a header of up to CMD_HDR_MAX bytes and
+ * a trailing "\r\n". Returns an engine status, or -1 when the output
+ * buffer cannot hold the value. buf_wanted = false fetches only the item's
+ * meta data (returns ENGINE_OK on a hit). */
+int cmd_fetch(struct cmd_conn *c, const char *key, size_t klen, int64_t touch, size_t gap,
+	      bool buf_wanted, struct engine_item *it);
+
+/* The engine clock now. */
+int64_t cmd_now(const struct cmd_conn *c);
+
+/* Removes a key without counting a delete (memcached drops the old value
+ * of a set that failed for size or memory; that is not a delete command). */
+void cmd_drop_key(struct cmd_conn *c, const char *key, size_t klen);
+
+void cmd_exec_meta(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req);
+
+#endif /* SEGCACHED_CMD_PRIVATE_H */

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * `stats` and its subcommands. Field names, order and formats follow
+ * memcached 1.6.18 for every field segcached can fill truthfully (monitoring
+ * such as prometheus' memcached_exporter and telegraf read them); fields
+ * about memcached's slab allocator, LRU crawler and logger are left out.
+ * `stats segments` and `stats workers` are segcached's own. `stats reset`
+ * stores a baseline of every resettable counter; later replies subtract it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd_private.h"
+
+static uint64_t ld(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void st(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+static uint64_t since(uint64_t now, const uint64_t *base)
+{
+	uint64_t b = ld(base);
+
+	return now >= b ? now - b : 0;
+}
+
+static void gather(struct cmd_conn *c, struct engine_stats *es, struct cmd_server_stats *ss)
+{
+	memset(es, 0, sizeof(*es));
+	memset(ss, 0, sizeof(*ss));
+	engine_stats(c->s->engine, es);
+	if (c->s->server_stats)
+		c->s->server_stats(c->s->server_stats_arg, ss);
+}
+
+struct stat_out {
+	struct cmd_conn *c;
+	bool ok;
+};
+
+static void put_str(struct stat_out *so, const char *name, const char *v)
+{
+	if (so->ok && !proto_out_stat(so->c->out, name, v ? v : "NULL"))
+		so->ok = false;
+}
+
+static void put_u64(struct stat_out *so, const char *name, uint64_t v)
+{
+	if (so->ok && !proto_out_stat_u64(so->c->out, name, v))
+		so->ok = false;
+}
+
+static void put_bool(struct stat_out *so, const char *name, bool v, const char *yes,
+		     const char *no)
+{
+	put_str(so, name, v ? yes : no);
+}
+
+static void put_rusage(struct stat_out *so, const char *name, uint64_t us)
+{
+	char buf[48];
+
+	snprintf(buf, sizeof(buf), "%llu.%06llu", (unsigned long long)(us / 1000000),
+		 (unsigned long long)(us % 1000000));
+	put_str(so, name, buf);
+}
+
+static void finish(struct stat_out *so)
+{
+	if (so->ok)
+		so->ok = cmd_put(so->c, "END\r\n", 5);
+	if (!so->ok)
+		cmd_fail(so->c);
+}
+
+static unsigned log2_u64(uint64_t v)
+{
+	unsigned n = 0;
+
+	while (v > 1) {
+		v >>= 1;
+		n++;
+	}
+	return n;
+}
+
+static void stats_general(struct cmd_conn *c)
+{
+	struct cmd_runtime *rt = c->rt;
+	struct stat_out so = { c, true };
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+	const uint64_t *e = es.counters;
+	const uint64_t *b = rt->base_engine;
+
+	gather(c, &es, &ss);
+#define EC(name) since(e[ENGINE_C_##name], &b[ENGINE_C_##name])
+	put_u64(&so, "pid", (uint64_t)ss.pid);
+	put_u64(&so, "uptime", ss.uptime);
+	put_u64(&so, "time", ss.time);
+	put_str(&so, "version", c->s->version);
+	put_u64(&so, "pointer_size", sizeof(void *) * 8);
+	put_rusage(&so, "rusage_user", ss.rusage_user_us);
+	put_rusage(&so, "rusage_system", ss.rusage_system_us);
+	put_u64(&so, "max_connections", ss.max_connections);
+	put_u64(&so, "curr_connections", ss.curr_connections);
+	put_u64(&so, "total_connections", since(ss.total_connections, &rt->base_total_connections));
+	put_u64(&so, "rejected_connections",
+		since(ss.rejected_connections, &rt->base_rejected_connections));
+	put_u64(&so, "connection_structures", ss.connection_structures);
+	put_u64(&so, "reserved_fds", ss.reserved_fds);
+	put_u64(&so, "cmd_get", EC(cmd_get));
+	put_u64(&so, "cmd_set", EC(cmd_set));
+	put_u64(&so, "cmd_flush", since(ld(&rt->cmd_flush), &rt->base_cmd_flush));
+	put_u64(&so, "cmd_touch", EC(cmd_touch));
+	put_u64(&so, "cmd_meta", since(ld(&rt->cmd_meta), &rt->base_cmd_meta));
+	put_u64(&so, "get_hits", EC(get_hits));
+	put_u64(&so, "get_misses", EC(get_misses));
+	put_u64(&so, "get_expired", EC(get_expired));
+	put_u64(&so, "get_flushed", EC(get_flushed));
+	put_u64(&so, "delete_misses", EC(delete_misses));
+	put_u64(&so, "delete_hits", EC(delete_hits));
+	put_u64(&so, "incr_misses", EC(incr_misses));
+	put_u64(&so, "incr_hits", EC(incr_hits));
+	put_u64(&so, "decr_misses", EC(decr_misses));
+	put_u64(&so, "decr_hits", EC(decr_hits));
+	put_u64(&so, "cas_misses", EC(cas_misses));
+	put_u64(&so, "cas_hits", EC(cas_hits));
+	put_u64(&so, "cas_badval", EC(cas_badval));
+	put_u64(&so, "touch_hits", EC(touch_hits));
+	put_u64(&so, "touch_misses", EC(touch_misses));
+	put_u64(&so, "store_too_large", EC(set_too_large));
+	put_u64(&so, "store_no_memory", EC(set_no_memory));
+	put_u64(&so, "auth_cmds", 0);
+	put_u64(&so, "auth_errors", 0);
+	put_u64(&so, "bytes_read", since(ss.bytes_read, &rt->base_bytes_read));
+	put_u64(&so, "bytes_written", since(ss.bytes_written, &rt->base_bytes_written));
+	put_u64(&so, "limit_maxbytes", es.limit_maxbytes);
+	put_u64(&so, "accepting_conns", ss.accepting_conns);
+	put_u64(&so, "listen_disabled_num",
+		since(ss.listen_disabled_num, &rt->base_listen_disabled_num));
+	put_u64(&so, "time_in_listen_disabled_us", ss.time_in_listen_disabled_us);
+	put_u64(&so, "threads", ss.threads);
+	put_u64(&so, "conn_yields", since(ss.conn_yields, &rt->base_conn_yields));
+	put_u64(&so, "hash_power_level", log2_u64(es.hash_buckets));
+	put_u64(&so, "hash_bytes", es.table_bytes);
+	put_u64(&so, "hash_is_expanding", 0);
+	put_u64(&so, "bytes", es.bytes);
+	put_u64(&so, "curr_items", es.curr_items);
+	put_u64(&so, "total_items", EC(total_items));
+	put_u64(&so, "evicted_unfetched", since(es.evicted_unfetched, &rt->base_evicted_unfetched));
+	put_u64(&so, "evictions", since(es.evictions, &rt->base_evictions));
+	put_u64(&so, "reclaimed", since(es.reclaimed, &rt->base_reclaimed));
+#undef EC
+	finish(&so);
+}
+
+static void stats_reset(struct cmd_conn *c)
+{
+	struct cmd_runtime *rt = c->rt;
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+
+	gather(c, &es, &ss);
+	for (unsigned i = 0; i < ENGINE_C_MAX; i++)
+		st(&rt->base_engine[i], es.counters[i]);
+	st(&rt->base_evictions, es.evictions);
+	st(&rt->base_reclaimed, es.reclaimed);
+	st(&rt->base_expired, es.expired);
+	st(&rt->base_evicted_unfetched, es.evicted_unfetched);
+	st(&rt->base_total_connections, ss.total_connections);
+	st(&rt->base_rejected_connections, ss.rejected_connections);
+	st(&rt->base_bytes_read, ss.bytes_read);
+	st(&rt->base_bytes_written, ss.bytes_written);
+	st(&rt->base_listen_disabled_num, ss.listen_disabled_num);
+	st(&rt->base_conn_yields, ss.conn_yields);
+	st(&rt->base_cmd_flush, ld(&rt->cmd_flush));
+	st(&rt->base_cmd_meta, ld(&rt->cmd_meta));
+	cmd_reply(c, false, "RESET");
+}
+
+static void stats_settings(struct cmd_conn *c)
+{
+	const struct cmd_settings *s = c->s;
+	struct stat_out so = { c, true };
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+
+	gather(c, &es, &ss);
+	put_u64(&so, "maxbytes", es.limit_maxbytes);
+	put_u64(&so, "maxconns", ss.maxconns);
+	put_u64(&so, "tcpport", ss.tcpport);
+	put_u64(&so, "udpport", ss.udpport);
+	put_str(&so, "inter", ss.inter);
+	put_u64(&so, "verbosity", (uint64_t)cmd_verbosity(s));
+	put_bool(&so, "evictions", !ss.eviction || strcmp(ss.eviction, "none") != 0, "on", "off");
+	put_str(&so, "domain_socket", NULL);
+	put_bool(&so, "shutdown_command", s->shutdown_enabled, "yes", "no");
+	put_u64(&so, "num_threads", ss.threads);
+	put_u64(&so, "num_threads_per_udp", ss.threads);
+	put_str(&so, "detail_enabled", "no");
+	put_bool(&so, "cas_enabled", !s->cas_disabled, "yes", "no");
+	put_u64(&so, "tcp_backlog", ss.tcp_backlog);
+	put_str(&so, "binding_protocol", "ascii");
+	put_str(&so, "auth_enabled_sasl", "no");
+	put_str(&so, "auth_enabled_ascii", "no");
+	put_u64(&so, "item_size_max", s->item_max);
+	put_u64(&so, "hashpower_init", log2_u64(es.hash_buckets));
+	put_bool(&so, "flush_enabled", !s->flush_disabled, "yes", "no");
+	put_u64(&so, "idle_timeout", ss.idle_timeout);
+	/* segcached's own */
+	put_str(&so, "engine", s->engine->ops->name);
+	put_str(&so, "stack", ss.stack);
+	put_str(&so, "eviction_policy", ss.eviction);
+	put_u64(&so, "segment_size", ss.segment_size ? ss.segment_size : es.seg_size);
+	finish(&so);
+}
+
+static void stats_segments(struct cmd_conn *c)
+{
+	struct stat_out so = { c, true };
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+	const uint64_t *e = es.counters;
+
+	gather(c, &es, &ss);
+	put_u64(&so, "seg_size", es.seg_size);
+	put_u64(&so, "seg_total", es.seg_total);
+	put_u64(&so, "seg_free", es.seg_free);
+	put_u64(&so, "seg_open", es.seg_open);
+	put_u64(&so, "seg_sealed", es.seg_sealed);
+	put_u64(&so, "seg_hash", es.seg_hash);
+	put_u64(&so, "seg_expired", es.seg_expired);
+	put_u64(&so, "seg_evicted", es.seg_evicted);
+	put_u64(&so, "seg_merged", es.seg_merged);
+	put_u64(&so, "hash_buckets", es.hash_buckets);
+	put_u64(&so, "hash_overflow", es.hash_overflow);
+	put_u64(&so, "heap_bytes", es.heap_bytes);
+	put_u64(&so, "table_bytes", es.table_bytes);
+	put_u64(&so, "meta_bytes", es.meta_bytes);
+	put_u64(&so, "items_expired", since(es.expired, &c->rt->base_expired));
+	put_u64(&so, "flushes", es.flushes);
+	put_u64(&so, "locks_other", es.locks_other);
+	put_u64(&so, "lock_bucket", e[ENGINE_C_lock_bucket]);
+	put_u64(&so, "lock_segment", e[ENGINE_C_lock_segment]);
+	put_u64(&so, "read_retries", e[ENGINE_C_read_retries]);
+	finish(&so);
+}
+
+static void stats_workers(struct cmd_conn *c)
+{
+	static const char *const names[ENGINE_C_MAX] = {
+#define NAME(n) #n,
+		ENGINE_WORKER_COUNTERS(NAME)
+#undef NAME
+	};
+	struct stat_out so = { c, true };
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+
+	gather(c, &es, &ss);
+	for (unsigned w = 0; ss.workers && w < ss.nworkers; w++) {
+		const struct engine_worker *ew = ss.workers[w];
+
+		if (!ew)
+			continue;
+		for (unsigned i = 0; i < ENGINE_C_MAX; i++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "worker:%u:%s", w, names[i]);
+			/* another thread's counter: a relaxed read of a word */
+			put_u64(&so, name, __atomic_load_n(&ew->counters[i], __ATOMIC_RELAXED));
+		}
+	}
+	finish(&so);
+}
+
+static bool arg_is(const struct proto_req *req, const char *word)
+{
+	size_t n = strlen(word);
+
+	return req->arg_len == n && memcmp(req->arg, word, n) == 0;
+}
+
+void cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req)
+{
+	struct stat_out so = { c, true };
+
+	if (!req->arg) {
+		stats_general(c);
+	} else if (arg_is(req, "reset")) {
+		stats_reset(c);
+	} else if (arg_is(req, "settings")) {
+		stats_settings(c);
+	} else if (arg_is(req, "items")) {
+		/* no slab classes, so no per-class lines */
+		finish(&so);
+	} else if (arg_is(req, "slabs")) {
+		struct cmd_server_stats ss;
+		struct engine_stats es;
+
+		gather(c, &es, &ss);
+		put_u64(&so, "active_slabs", 0);
+		put_u64(&so, "total_malloced", es.heap_bytes);
+		finish(&so);
+	} else if (arg_is(req, "sizes")) {
+		put_str(&so, "sizes_status", "disabled");
+		finish(&so);
+	} else if (arg_is(req, "conns")) {
+		if (c->s->stats_conns)
+			c->s->stats_conns(c->s->server_stats_arg, c->out);
+		finish(&so);
+	} else if (arg_is(req, "segments")) {
+		stats_segments(c);
+	} else if (arg_is(req, "workers")) {
+		stats_workers(c);
+	} else {
+		cmd_reply(c, false, "ERROR");
+	}
+}

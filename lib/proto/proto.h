@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * lib/proto: the memcached text protocol (classic and meta commands) as
+ * memcached 1.6 speaks it. An incremental, zero-copy request parser, a
+ * response buffer with composer helpers (proto_out.h) and the UDP frame
+ * header (proto_udp.h). Knows nothing of storage: lib/cmd executes what the
+ * parser returns. docs/protocol.md lists every command, flag and difference.
+ *
+ * Parser contract: the caller keeps a byte stream; proto_parse() looks at
+ * the unconsumed bytes from their start, returns at most one request and
+ * says how many bytes it consumed. Bytes that were not consumed must be
+ * presented again, unchanged, at the start of the next call, followed by
+ * whatever arrived since. The parser remembers where it stopped (for example
+ * "this set needs 1048602 bytes in all") so a large value is not rescanned
+ * every time a few more bytes arrive. Requests point into the caller's
+ * bytes: they are valid until the caller drops or moves those bytes.
+ */
+#ifndef SEGCACHED_PROTO_H
+#define SEGCACHED_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROTO_KEY_MAX 250
+/* memcached closes a connection whose unterminated line exceeds this many
+ * bytes, except a get/gets line (an unbounded multi-get), which we stream. */
+#define PROTO_LINE_MAX 2048
+/* memcached's tokenizer limit (MAX_TOKENS, including the terminal token). */
+#define PROTO_TOKENS_MAX 24
+/* meta commands: more tokens than this is "options flags too long". */
+#define PROTO_META_TOKENS_MAX 20
+/* meta opaque token, 'O' included. */
+#define PROTO_OPAQUE_MAX 32
+/* base64 text of a key of at most PROTO_KEY_MAX bytes decodes to this. */
+#define PROTO_BINKEY_MAX (PROTO_KEY_MAX / 4 * 3)
+
+enum proto_cmd {
+	PROTO_CMD_NONE = 0,
+	PROTO_CMD_ERROR, /* unknown command or wrong number of tokens: req.error */
+	/* retrieval: one key per request, see struct proto_req */
+	PROTO_CMD_GET,
+	PROTO_CMD_GETS,
+	PROTO_CMD_GAT,
+	PROTO_CMD_GATS,
+	/* storage */
+	PROTO_CMD_SET,
+	PROTO_CMD_ADD,
+	PROTO_CMD_REPLACE,
+	PROTO_CMD_APPEND,
+	PROTO_CMD_PREPEND,
+	PROTO_CMD_CAS,
+	/* other classic commands */
+	PROTO_CMD_DELETE,
+	PROTO_CMD_INCR,
+	PROTO_CMD_DECR,
+	PROTO_CMD_TOUCH,
+	PROTO_CMD_FLUSH_ALL,
+	PROTO_CMD_VERSION,
+	PROTO_CMD_VERBOSITY,
+	PROTO_CMD_QUIT,
+	PROTO_CMD_STATS,
+	PROTO_CMD_SHUTDOWN,
+	/* meta commands */
+	PROTO_CMD_MG,
+	PROTO_CMD_MS,
+	PROTO_CMD_MD,
+	PROTO_CMD_MA,
+	PROTO_CMD_MN,
+	PROTO_CMD_ME,
+	PROTO_CMD_MAX
+};
+
+enum proto_status {
+	PROTO_REQ,       /* *req holds one request */
+	PROTO_NEED_MORE, /* no complete request: present the rest again with more bytes */
+	PROTO_CLOSE,     /* unrecoverable input (line over PROTO_LINE_MAX): close */
+};
+
+/* Meta command flags, validated the way memcached 1.6 validates them. */
+struct proto_meta {
+	/* flag characters in request order; responses echo in this order */
+	char order[PROTO_META_TOKENS_MAX];
+	uint8_t norder;
+	size_t opaque_len;       /* the O token, 'O' included; 0 = none */
+	const char *opaque;
+	bool base64;             /* b: the key was sent base64 encoded (req.key is decoded) */
+	bool quiet;              /* q */
+	bool value;              /* v */
+	bool no_update;          /* u */
+	bool invalidate;         /* I */
+	bool has_cas;            /* C */
+	bool has_ttl;            /* T */
+	bool has_vivify;         /* N */
+	bool has_recache;        /* R */
+	char mode;               /* M token character; 0 = none */
+	uint32_t client_flags;   /* F */
+	uint64_t cas;            /* C */
+	int64_t ttl;             /* T */
+	int64_t vivify_ttl;      /* N */
+	int64_t recache_ttl;     /* R */
+	uint64_t delta;          /* D, default 1 */
+	uint64_t initial;        /* J, default 0 */
+};
+
+static inline bool proto_meta_has(const struct proto_meta *m, char flag)
+{
+	for (unsigned i = 0; i < m->norder; i++)
+		if (m->order[i] == flag)
+			return true;
+	return false;
+}
+
+struct proto_req {
+	enum proto_cmd cmd;
+	/* Non-NULL: reply with this line (no "\r\n") instead of executing.
+	 * A line with classic noreply is still suppressed, as in memcached. */
+	const char *error;
+	bool noreply;        /* classic "noreply" (meta: see meta.quiet) */
+	/* storage: the value exceeds the parser's value_max; the parser
+	 * swallows the data block (memcached's conn_swallow) */
+	bool too_large;
+	const char *key;     /* NULL for a get line's closing request */
+	size_t klen;
+	/* get/gets/gat/gats: one request per key. The last request of a line
+	 * has get_last set (reply END after it); a line without keys yields
+	 * one request with key NULL and get_last set. */
+	bool get_last;
+	uint32_t flags;      /* set & co: client flags */
+	int64_t exptime;     /* set & co, touch, gat, flush_all delay */
+	uint64_t cas;        /* cas unique */
+	uint64_t delta;      /* incr/decr */
+	unsigned level;      /* verbosity */
+	bool graceful;       /* shutdown graceful */
+	bool has_delay;      /* flush_all with a delay argument */
+	const char *value;   /* storage value (vlen bytes, not terminated) */
+	size_t vlen;
+	const char *arg;     /* stats: the first argument; NULL for plain "stats" */
+	size_t arg_len;
+	struct proto_meta meta;
+	char keybuf[PROTO_BINKEY_MAX + 1]; /* decoded base64 key (meta b) */
+};
+
+enum proto_parse_state {
+	PROTO_PS_LINE = 0,   /* expecting a command line */
+	PROTO_PS_DATA,       /* a storage line waits for its data block */
+	PROTO_PS_SWALLOW,    /* discarding a refused data block */
+	PROTO_PS_SWALLOW_LINE, /* discarding the rest of a line */
+	PROTO_PS_MULTIGET,   /* between the keys of a get line */
+};
+
+struct proto_parser {
+	/* configuration: a storage value larger than this is refused with
+	 * too_large and swallowed without being buffered */
+	size_t value_max;
+	/* state */
+	enum proto_parse_state state;
+	size_t need;             /* PS_DATA: bytes from the request start */
+	uint64_t swallow;        /* PS_SWALLOW: bytes left to discard */
+	enum proto_cmd mget_cmd; /* PS_MULTIGET */
+	int64_t mget_exptime;
+	bool mget_checked;       /* the whole line was validated up front */
+	bool mget_any;           /* a key was seen on this line */
+	bool mget_end_pending;   /* streaming line: rest after a NUL is ignored */
+};
+
+void proto_parser_init(struct proto_parser *p, size_t value_max);
+/* Forgets any partial state (a UDP datagram boundary). */
+void proto_parser_reset(struct proto_parser *p);
+/* Abandons the current get line: the rest of it is discarded without a
+ * reply (after a failed get, memcached answers with an error, not END). */
+void proto_parser_abort_line(struct proto_parser *p);
+
+/* Parses at most one request from buf[0..len). *consumed (always set) is
+ * the number of bytes the caller drops from the front, also for
+ * PROTO_NEED_MORE (bytes of a swallowed data block) and PROTO_CLOSE. */
+enum proto_status proto_parse(struct proto_parser *p, const char *buf, size_t len,
+			      struct proto_req *req, size_t *consumed);
+
+const char *proto_cmd_name(enum proto_cmd cmd);
+
+/* Numbers as memcached's safe_strtol/ul/ull read them (including their
+ * quirks: leading blanks, a sign, trailing blanks, 32-bit truncation). */
+bool proto_strtol32(const char *s, size_t len, int32_t *out);
+bool proto_strtoul32(const char *s, size_t len, uint32_t *out);
+bool proto_strtoull(const char *s, size_t len, uint64_t *out);
+
+/* base64 as memcached uses it for binary keys. decode returns the decoded
+ * length or 0 for invalid input; encode returns the encoded length (0 if
+ * out_cap is too small). */
+size_t proto_base64_decode(const char *src, size_t len, char *out, size_t out_cap);
+size_t proto_base64_encode(const void *src, size_t len, char *out, size_t out_cap);
+static inline size_t proto_base64_encoded_len(size_t len) { return (len + 2) / 3 * 4; }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SEGCACHED_PROTO_H */

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The response buffer: one contiguous, growable byte buffer per connection
+ * (or per UDP request). Responses are composed straight into its free space;
+ * an engine copies a value once, from the heap into data[len..], and the
+ * header that precedes it is placed afterwards (proto_out_place_header).
+ * The server sends data[head..len) and reports what went out with
+ * proto_out_consume(); space is reclaimed lazily.
+ */
+#ifndef SEGCACHED_PROTO_OUT_H
+#define SEGCACHED_PROTO_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct proto_out {
+	char *data;
+	size_t head;         /* first byte not yet sent */
+	size_t len;          /* end of the composed bytes */
+	size_t cap;          /* allocated bytes */
+	size_t limit;        /* cap never grows beyond this */
+	/* cmd_process starts no new request while len - head is at or above
+	 * this (0: no bound). Keep limit >= backpressure + the largest single
+	 * reply (an item of the largest size plus its header). */
+	size_t backpressure;
+	bool fixed;          /* data is the caller's memory: never reallocated */
+};
+
+/* Allocates cap bytes (0: a small default); grows up to limit. Returns 0
+ * or -1 (no memory). */
+int proto_out_init(struct proto_out *o, size_t cap, size_t limit);
+/* Uses the caller's buffer; never grows. */
+void proto_out_init_fixed(struct proto_out *o, void *buf, size_t cap);
+void proto_out_fini(struct proto_out *o);
+
+/* Makes at least n bytes free after len and returns where they start, or
+ * NULL when that would exceed the limit (or memory ran out). data may move
+ * (offsets stay valid, pointers do not). */
+char *proto_out_reserve(struct proto_out *o, size_t n);
+
+static inline char *proto_out_tail(const struct proto_out *o) { return o->data + o->len; }
+static inline size_t proto_out_room(const struct proto_out *o) { return o->cap - o->len; }
+static inline size_t proto_out_pending(const struct proto_out *o) { return o->len - o->head; }
+static inline void proto_out_commit(struct proto_out *o, size_t n) { o->len += n; }
+
+/* Appends bytes; false when over the limit (nothing is appended then). */
+bool proto_out_append(struct proto_out *o, const void *p, size_t n);
+/* Appends s and "\r\n". */
+bool proto_out_line(struct proto_out *o, const char *s);
+/* Appends "STAT <name> <value>\r\n". */
+bool proto_out_stat(struct proto_out *o, const char *name, const char *value);
+bool proto_out_stat_u64(struct proto_out *o, const char *name, uint64_t v);
+
+/* The server sent n bytes from data + head. */
+void proto_out_consume(struct proto_out *o, size_t n);
+/* A position in the composed bytes that survives compaction, and a way
+ * back to it (drops everything composed after the mark). */
+static inline size_t proto_out_mark(const struct proto_out *o) { return o->len - o->head; }
+static inline void proto_out_truncate(struct proto_out *o, size_t mark)
+{
+	if (o->head + mark < o->len)
+		o->len = o->head + mark;
+}
+
+/* Puts a header of hlen bytes in front of a body of blen bytes that was
+ * written gap bytes after len (data[len + gap ..]); on return the header and
+ * body are contiguous at the old len and len has moved past both. The body
+ * moves only when hlen != gap. Needs hlen + blen bytes of room; callers
+ * reserve max(gap, hlen) + blen beforehand. */
+void proto_out_place_header(struct proto_out *o, size_t gap, const void *hdr, size_t hlen,
+			    size_t blen);
+
+/* Decimal digits of v written at p (no terminator); returns the count. */
+size_t proto_u64_to_dec(uint64_t v, char *p);
+size_t proto_i64_to_dec(int64_t v, char *p);
+/* Number of decimal digits of v. */
+size_t proto_dec_len(uint64_t v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SEGCACHED_PROTO_OUT_H */

@@ -1,0 +1,732 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The request parser: command lines, storage data blocks, get lines one
+ * key at a time, and the states that carry over between calls (a data
+ * block still arriving, a refused block being swallowed, a long get line
+ * being streamed). Replies to malformed input are memcached 1.6's, byte for
+ * byte, including which error wins when several apply and which bytes are
+ * skipped afterwards. Meta command flags are in proto_meta.c.
+ */
+#include <string.h>
+
+#include "proto.h"
+#include "proto_private.h"
+
+static const char *const cmd_names[PROTO_CMD_MAX] = {
+	[PROTO_CMD_NONE] = "none",	   [PROTO_CMD_ERROR] = "error",
+	[PROTO_CMD_GET] = "get",	   [PROTO_CMD_GETS] = "gets",
+	[PROTO_CMD_GAT] = "gat",	   [PROTO_CMD_GATS] = "gats",
+	[PROTO_CMD_SET] = "set",	   [PROTO_CMD_ADD] = "add",
+	[PROTO_CMD_REPLACE] = "replace",   [PROTO_CMD_APPEND] = "append",
+	[PROTO_CMD_PREPEND] = "prepend",   [PROTO_CMD_CAS] = "cas",
+	[PROTO_CMD_DELETE] = "delete",	   [PROTO_CMD_INCR] = "incr",
+	[PROTO_CMD_DECR] = "decr",	   [PROTO_CMD_TOUCH] = "touch",
+	[PROTO_CMD_FLUSH_ALL] = "flush_all", [PROTO_CMD_VERSION] = "version",
+	[PROTO_CMD_VERBOSITY] = "verbosity", [PROTO_CMD_QUIT] = "quit",
+	[PROTO_CMD_STATS] = "stats",	   [PROTO_CMD_SHUTDOWN] = "shutdown",
+	[PROTO_CMD_MG] = "mg",		   [PROTO_CMD_MS] = "ms",
+	[PROTO_CMD_MD] = "md",		   [PROTO_CMD_MA] = "ma",
+	[PROTO_CMD_MN] = "mn",		   [PROTO_CMD_ME] = "me",
+};
+
+const char *proto_cmd_name(enum proto_cmd cmd)
+{
+	if ((unsigned)cmd >= PROTO_CMD_MAX)
+		return "unknown";
+	return cmd_names[cmd];
+}
+
+void proto_parser_init(struct proto_parser *p, size_t value_max)
+{
+	memset(p, 0, sizeof(*p));
+	p->value_max = value_max;
+}
+
+void proto_parser_reset(struct proto_parser *p)
+{
+	proto_parser_init(p, p->value_max);
+}
+
+void proto_parser_abort_line(struct proto_parser *p)
+{
+	if (p->state == PROTO_PS_MULTIGET)
+		p->state = PROTO_PS_SWALLOW_LINE;
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static void req_clear(struct proto_req *req, enum proto_cmd cmd)
+{
+	memset(req, 0, offsetof(struct proto_req, meta));
+	req->cmd = cmd;
+}
+
+static enum proto_status req_error(struct proto_req *req, enum proto_cmd cmd,
+				   const char *msg, bool noreply)
+{
+	req_clear(req, cmd);
+	req->error = msg;
+	req->noreply = noreply;
+	return PROTO_REQ;
+}
+
+/* memcached's tokenizer: split on ' ' only, empty tokens skipped, at most
+ * PROTO_TOKENS_MAX - 1 tokens (the rest of the line stays unsplit, which
+ * only matters for counting). Returns memcached's "ntokens": the tokens
+ * plus the terminal one. */
+size_t proto_tokenize(const char *s, size_t len, struct proto_tok *t)
+{
+	size_t n = 0, i = 0;
+
+	while (i < len && n < PROTO_TOKENS_MAX - 1) {
+		size_t start;
+
+		while (i < len && s[i] == ' ')
+			i++;
+		if (i == len)
+			break;
+		start = i;
+		while (i < len && s[i] != ' ')
+			i++;
+		t[n].p = s + start;
+		t[n].len = i - start;
+		n++;
+	}
+	return n + 1;
+}
+
+static bool tok_is(const struct proto_tok *t, const char *word, size_t wlen)
+{
+	return t->len == wlen && memcmp(t->p, word, wlen) == 0;
+}
+#define TOK_IS(t, lit) tok_is((t), (lit), sizeof(lit) - 1)
+
+/* set_noreply_maybe(): the last token is "noreply". */
+static bool last_is_noreply(const struct proto_tok *t, size_t ntokens)
+{
+	return ntokens >= 2 && TOK_IS(&t[ntokens - 2], "noreply");
+}
+
+/* ---- get, gets, gat, gats ------------------------------------------------ */
+
+static bool is_touch_get(enum proto_cmd cmd)
+{
+	return cmd == PROTO_CMD_GAT || cmd == PROTO_CMD_GATS;
+}
+
+static void mget_begin(struct proto_parser *p, enum proto_cmd cmd, int64_t exptime, bool checked)
+{
+	p->state = PROTO_PS_MULTIGET;
+	p->mget_cmd = cmd;
+	p->mget_exptime = exptime;
+	p->mget_checked = checked;
+	p->mget_any = false;
+	p->mget_end_pending = false;
+}
+
+static enum proto_status mget_end(struct proto_parser *p, struct proto_req *req)
+{
+	enum proto_cmd cmd = p->mget_cmd;
+
+	p->state = PROTO_PS_LINE;
+	/* a get line without keys is too short for memcached; gat has its
+	 * exptime token and answers END */
+	if (!p->mget_any && !is_touch_get(cmd))
+		return req_error(req, PROTO_CMD_ERROR, "ERROR", false);
+	req_clear(req, cmd);
+	req->exptime = p->mget_exptime;
+	req->get_last = true;
+	return PROTO_REQ;
+}
+
+/* The next key of a get line, starting at buf[0]. A line that arrived
+ * whole was checked before the first key; a streamed line (longer than
+ * PROTO_LINE_MAX, still arriving) is checked key by key. */
+static enum proto_status mget_next(struct proto_parser *p, const char *buf, size_t len,
+				   struct proto_req *req, size_t *consumed)
+{
+	size_t i = 0, j, klen;
+	char term;
+
+	*consumed = 0;
+	if (!p->mget_end_pending) {
+		while (i < len && buf[i] == ' ')
+			i++;
+		if (i == len) {
+			*consumed = i;
+			return PROTO_NEED_MORE;
+		}
+		if (buf[i] == '\0')
+			p->mget_end_pending = true;
+	}
+	if (p->mget_end_pending) {
+		/* memcached's line ends at a NUL byte: skip to the newline */
+		const char *nl = memchr(buf + i, '\n', len - i);
+
+		if (!nl) {
+			*consumed = len;
+			return PROTO_NEED_MORE;
+		}
+		*consumed = (size_t)(nl - buf) + 1;
+		return mget_end(p, req);
+	}
+	for (j = i; j < len; j++)
+		if (buf[j] == ' ' || buf[j] == '\n' || buf[j] == '\0')
+			break;
+	if (j == len) {
+		/* an unfinished token of a streamed line; one byte more than
+		 * a key may be the '\r' of the line end */
+		*consumed = i;
+		if (j - i > PROTO_KEY_MAX + 1)
+			goto too_long;
+		return PROTO_NEED_MORE;
+	}
+	term = buf[j];
+	klen = j - i;
+	if (term == '\n' && klen > 0 && buf[j - 1] == '\r')
+		klen--;
+	if (klen == 0) {
+		/* only "\r\n" was left */
+		*consumed = j + 1;
+		return mget_end(p, req);
+	}
+	if (klen > PROTO_KEY_MAX)
+		goto too_long;
+	req_clear(req, p->mget_cmd);
+	req->key = buf + i;
+	req->klen = klen;
+	req->exptime = p->mget_exptime;
+	p->mget_any = true;
+	if (term == '\n') {
+		req->get_last = true;
+		p->state = PROTO_PS_LINE;
+		*consumed = j + 1;
+	} else if (term == '\0') {
+		p->mget_end_pending = true;
+		*consumed = j;
+	} else {
+		/* look past the blanks: when only the line end follows, this
+		 * key is the last one and the line is consumed with it */
+		size_t k = j + 1;
+
+		while (k < len && buf[k] == ' ')
+			k++;
+		if (k < len && buf[k] == '\n') {
+			req->get_last = true;
+			p->state = PROTO_PS_LINE;
+			*consumed = k + 1;
+		} else if (k + 1 < len && buf[k] == '\r' && buf[k + 1] == '\n') {
+			req->get_last = true;
+			p->state = PROTO_PS_LINE;
+			*consumed = k + 2;
+		} else {
+			*consumed = j + 1;
+		}
+	}
+	return PROTO_REQ;
+
+too_long:
+	/* memcached rejects the whole line; what was already sent for a
+	 * streamed line stays sent */
+	p->state = PROTO_PS_SWALLOW_LINE;
+	return req_error(req, p->mget_cmd, "CLIENT_ERROR bad command line format", false);
+}
+
+/* A whole get line: memcached checks every key before answering any. */
+static enum proto_status parse_get(struct proto_parser *p, enum proto_cmd cmd, const char *buf,
+				   size_t clen, size_t line_len, const struct proto_tok *t,
+				   struct proto_req *req, size_t *consumed)
+{
+	int64_t exptime = 0;
+	size_t pos;
+
+	*consumed = line_len;
+	if (is_touch_get(cmd)) {
+		int32_t v;
+
+		if (!proto_strtol32(t[1].p, t[1].len, &v))
+			return req_error(req, cmd, "CLIENT_ERROR invalid exptime argument", false);
+		exptime = v;
+		pos = (size_t)(t[1].p + t[1].len - buf);
+	} else {
+		pos = (size_t)(t[0].p + t[0].len - buf);
+	}
+	for (size_t i = pos; i < clen;) {
+		size_t start;
+
+		while (i < clen && buf[i] == ' ')
+			i++;
+		start = i;
+		while (i < clen && buf[i] != ' ')
+			i++;
+		if (i - start > PROTO_KEY_MAX)
+			return req_error(req, cmd, "CLIENT_ERROR bad command line format", false);
+	}
+	/* the keys are fine: hand them out one by one from here */
+	mget_begin(p, cmd, exptime, true);
+	p->mget_any = true; /* the dispatcher saw enough tokens */
+	if (pos == clen) {
+		/* gat <exptime> with no key */
+		p->state = PROTO_PS_LINE;
+		req_clear(req, cmd);
+		req->exptime = exptime;
+		req->get_last = true;
+		return PROTO_REQ;
+	}
+	{
+		size_t n;
+		/* mget_next stops at a NUL in the line as memcached does */
+		enum proto_status st = mget_next(p, buf + pos, line_len - pos, req, &n);
+
+		*consumed = pos + n;
+		return st;
+	}
+}
+
+/* A get line longer than PROTO_LINE_MAX without its newline yet: memcached
+ * buffers it whole (unbounded); we answer key by key instead. Any other
+ * line that long closes the connection, as in memcached. */
+static enum proto_status start_stream(struct proto_parser *p, const char *buf, size_t len,
+				      struct proto_req *req, size_t *consumed)
+{
+	static const struct {
+		const char *word;
+		size_t len;
+		enum proto_cmd cmd;
+	} words[] = {
+		{ "get ", 4, PROTO_CMD_GET },
+		{ "gets ", 5, PROTO_CMD_GETS },
+		{ "gat ", 4, PROTO_CMD_GAT },
+		{ "gats ", 5, PROTO_CMD_GATS },
+	};
+	size_t i = 0;
+
+	*consumed = 0;
+	/* memcached tolerates up to 100 leading blanks here */
+	while (i < len && buf[i] == ' ' && i <= 100)
+		i++;
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+		enum proto_cmd cmd = words[w].cmd;
+		int64_t exptime = 0;
+		size_t pos;
+
+		if (len - i < words[w].len || memcmp(buf + i, words[w].word, words[w].len) != 0)
+			continue;
+		pos = i + words[w].len;
+		if (is_touch_get(cmd)) {
+			size_t s, e;
+			int32_t v;
+
+			for (s = pos; s < len && buf[s] == ' '; s++)
+				;
+			for (e = s; e < len && buf[e] != ' ' && buf[e] != '\0'; e++)
+				;
+			if (e == len)
+				return PROTO_CLOSE;
+			if (!proto_strtol32(buf + s, e - s, &v)) {
+				p->state = PROTO_PS_SWALLOW_LINE;
+				*consumed = e;
+				return req_error(req, cmd, "CLIENT_ERROR invalid exptime argument",
+						 false);
+			}
+			exptime = v;
+			pos = e;
+		}
+		mget_begin(p, cmd, exptime, false);
+		{
+			size_t n;
+			enum proto_status st = mget_next(p, buf + pos, len - pos, req, &n);
+
+			*consumed = pos + n;
+			return st;
+		}
+	}
+	return PROTO_CLOSE;
+}
+
+/* ---- storage ---------------------------------------------------------------- */
+
+/* After the line of a storage command: the data block is complete and
+ * ends in "\r\n", or is still arriving, or was refused. */
+enum proto_status proto_take_data(struct proto_parser *p, const char *buf, size_t len,
+				  size_t line_len, int32_t vlen, struct proto_req *req,
+				  size_t *consumed, const char *bad_chunk_msg, bool bad_chunk_noreply)
+{
+	size_t total = line_len + (size_t)vlen + 2;
+
+	if ((size_t)vlen > p->value_max) {
+		req->too_large = true;
+		req->vlen = (size_t)vlen;
+		p->state = PROTO_PS_SWALLOW;
+		p->swallow = (uint64_t)vlen + 2;
+		*consumed = line_len;
+		return PROTO_REQ;
+	}
+	if (len < total) {
+		p->state = PROTO_PS_DATA;
+		p->need = total;
+		*consumed = 0;
+		return PROTO_NEED_MORE;
+	}
+	*consumed = total;
+	if (buf[total - 2] != '\r' || buf[total - 1] != '\n') {
+		/* memcached read exactly vlen + 2 bytes; the next command
+		 * starts after them, whatever they were */
+		req->error = bad_chunk_msg;
+		req->noreply = bad_chunk_noreply;
+		return PROTO_REQ;
+	}
+	req->value = buf + line_len;
+	req->vlen = (size_t)vlen;
+	return PROTO_REQ;
+}
+
+static enum proto_status parse_store(struct proto_parser *p, enum proto_cmd cmd,
+				     const char *buf, size_t len, size_t line_len,
+				     const struct proto_tok *t, size_t ntokens,
+				     struct proto_req *req, size_t *consumed)
+{
+	bool noreply = last_is_noreply(t, ntokens);
+	const char *bad = "CLIENT_ERROR bad command line format";
+	int32_t exptime, vlen;
+	uint32_t flags;
+	uint64_t cas = 0;
+
+	*consumed = line_len;
+	if (t[1].len > PROTO_KEY_MAX)
+		return req_error(req, cmd, bad, noreply);
+	if (!proto_strtoul32(t[2].p, t[2].len, &flags) ||
+	    !proto_strtol32(t[3].p, t[3].len, &exptime) ||
+	    !proto_strtol32(t[4].p, t[4].len, &vlen))
+		return req_error(req, cmd, bad, noreply);
+	if (cmd == PROTO_CMD_CAS && !proto_strtoull(t[5].p, t[5].len, &cas))
+		return req_error(req, cmd, bad, noreply);
+	if (vlen < 0 || vlen > INT32_MAX - 2)
+		return req_error(req, cmd, bad, noreply);
+	req_clear(req, cmd);
+	req->noreply = noreply;
+	req->key = t[1].p;
+	req->klen = t[1].len;
+	req->flags = flags;
+	req->exptime = exptime;
+	req->cas = cas;
+	return proto_take_data(p, buf, len, line_len, vlen, req, consumed,
+			       "CLIENT_ERROR bad data chunk", noreply);
+}
+
+/* ---- the other classic commands -------------------------------------------- */
+
+static enum proto_status parse_delete(const struct proto_tok *t, size_t ntokens,
+				      struct proto_req *req)
+{
+	bool noreply = false;
+
+	if (ntokens > 3) {
+		bool hold_is_zero = TOK_IS(&t[2], "0");
+
+		noreply = last_is_noreply(t, ntokens);
+		if (!((ntokens == 4 && (hold_is_zero || noreply)) ||
+		      (ntokens == 5 && hold_is_zero && noreply)))
+			return req_error(req, PROTO_CMD_DELETE,
+					 "CLIENT_ERROR bad command line format.  "
+					 "Usage: delete <key> [noreply]",
+					 noreply);
+	}
+	if (t[1].len > PROTO_KEY_MAX)
+		return req_error(req, PROTO_CMD_DELETE, "CLIENT_ERROR bad command line format",
+				 noreply);
+	req_clear(req, PROTO_CMD_DELETE);
+	req->noreply = noreply;
+	req->key = t[1].p;
+	req->klen = t[1].len;
+	return PROTO_REQ;
+}
+
+static enum proto_status parse_arith(enum proto_cmd cmd, const struct proto_tok *t,
+				     size_t ntokens, struct proto_req *req)
+{
+	bool noreply = last_is_noreply(t, ntokens);
+	uint64_t delta;
+
+	if (t[1].len > PROTO_KEY_MAX)
+		return req_error(req, cmd, "CLIENT_ERROR bad command line format", noreply);
+	if (!proto_strtoull(t[2].p, t[2].len, &delta))
+		return req_error(req, cmd, "CLIENT_ERROR invalid numeric delta argument", noreply);
+	req_clear(req, cmd);
+	req->noreply = noreply;
+	req->key = t[1].p;
+	req->klen = t[1].len;
+	req->delta = delta;
+	return PROTO_REQ;
+}
+
+static enum proto_status parse_touch(const struct proto_tok *t, size_t ntokens,
+				     struct proto_req *req)
+{
+	bool noreply = last_is_noreply(t, ntokens);
+	int32_t exptime;
+
+	if (t[1].len > PROTO_KEY_MAX)
+		return req_error(req, PROTO_CMD_TOUCH, "CLIENT_ERROR bad command line format",
+				 noreply);
+	if (!proto_strtol32(t[2].p, t[2].len, &exptime))
+		return req_error(req, PROTO_CMD_TOUCH, "CLIENT_ERROR invalid exptime argument",
+				 noreply);
+	req_clear(req, PROTO_CMD_TOUCH);
+	req->noreply = noreply;
+	req->key = t[1].p;
+	req->klen = t[1].len;
+	req->exptime = exptime;
+	return PROTO_REQ;
+}
+
+static enum proto_status parse_flush_all(const struct proto_tok *t, size_t ntokens,
+					 struct proto_req *req)
+{
+	bool noreply = last_is_noreply(t, ntokens);
+	int32_t delay = 0;
+	bool has_delay = false;
+
+	if (ntokens != (noreply ? 3u : 2u)) {
+		if (!proto_strtol32(t[1].p, t[1].len, &delay))
+			return req_error(req, PROTO_CMD_FLUSH_ALL,
+					 "CLIENT_ERROR invalid exptime argument", noreply);
+		has_delay = true;
+	}
+	req_clear(req, PROTO_CMD_FLUSH_ALL);
+	req->noreply = noreply;
+	req->exptime = delay;
+	req->has_delay = has_delay;
+	return PROTO_REQ;
+}
+
+static enum proto_status parse_verbosity(const struct proto_tok *t, size_t ntokens,
+					 struct proto_req *req)
+{
+	bool noreply = last_is_noreply(t, ntokens);
+	uint32_t level;
+
+	if (!proto_strtoul32(t[1].p, t[1].len, &level))
+		return req_error(req, PROTO_CMD_VERBOSITY, "CLIENT_ERROR bad command line format",
+				 noreply);
+	req_clear(req, PROTO_CMD_VERBOSITY);
+	req->noreply = noreply;
+	req->level = level;
+	return PROTO_REQ;
+}
+
+static enum proto_status parse_shutdown(const struct proto_tok *t, size_t ntokens,
+					struct proto_req *req)
+{
+	req_clear(req, PROTO_CMD_SHUTDOWN);
+	if (ntokens == 2)
+		return PROTO_REQ;
+	if (ntokens == 3 && TOK_IS(&t[1], "graceful")) {
+		req->graceful = true;
+		return PROTO_REQ;
+	}
+	req->error = "CLIENT_ERROR invalid shutdown mode";
+	return PROTO_REQ;
+}
+
+/* ---- the command line -------------------------------------------------------- */
+
+static enum proto_status parse_line(struct proto_parser *p, const char *buf, size_t len,
+				    struct proto_req *req, size_t *consumed)
+{
+	struct proto_tok t[PROTO_TOKENS_MAX];
+	const char *nl = memchr(buf, '\n', len);
+	size_t line_len, clen, ntokens;
+	const char *z;
+
+	*consumed = 0;
+	if (!nl) {
+		if (len <= PROTO_LINE_MAX)
+			return PROTO_NEED_MORE;
+		return start_stream(p, buf, len, req, consumed);
+	}
+	line_len = (size_t)(nl - buf) + 1;
+	clen = line_len - 1;
+	/* memcached strips one '\r' before the '\n', unless it is alone */
+	if (clen > 1 && buf[clen - 1] == '\r')
+		clen--;
+	/* ... and its string functions stop at a NUL */
+	z = memchr(buf, '\0', clen);
+	if (z)
+		clen = (size_t)(z - buf);
+	ntokens = proto_tokenize(buf, clen, t);
+	*consumed = line_len;
+
+#define WANT(cond)                                                                 \
+	do {                                                                       \
+		if (!(cond))                                                       \
+			return req_error(req, PROTO_CMD_ERROR, "ERROR", false);    \
+	} while (0)
+
+	/* no command is shorter than two bytes */
+	WANT(ntokens >= 2 && t[0].len >= 2);
+	if (t[0].p[0] == 'm' && t[0].len == 2) {
+		switch (t[0].p[1]) {
+		case 'g':
+			return proto_parse_meta(p, PROTO_CMD_MG, buf, len, line_len, t, ntokens,
+						req, consumed);
+		case 's':
+			return proto_parse_meta(p, PROTO_CMD_MS, buf, len, line_len, t, ntokens,
+						req, consumed);
+		case 'd':
+			return proto_parse_meta(p, PROTO_CMD_MD, buf, len, line_len, t, ntokens,
+						req, consumed);
+		case 'a':
+			return proto_parse_meta(p, PROTO_CMD_MA, buf, len, line_len, t, ntokens,
+						req, consumed);
+		case 'e':
+			return proto_parse_meta(p, PROTO_CMD_ME, buf, len, line_len, t, ntokens,
+						req, consumed);
+		case 'n':
+			req_clear(req, PROTO_CMD_MN);
+			return PROTO_REQ;
+		default:
+			WANT(false);
+		}
+	}
+	if (t[0].p[0] == 'g') {
+		enum proto_cmd cmd;
+
+		WANT(ntokens >= 3);
+		if (TOK_IS(&t[0], "get"))
+			cmd = PROTO_CMD_GET;
+		else if (TOK_IS(&t[0], "gets"))
+			cmd = PROTO_CMD_GETS;
+		else if (TOK_IS(&t[0], "gat"))
+			cmd = PROTO_CMD_GAT;
+		else if (TOK_IS(&t[0], "gats"))
+			cmd = PROTO_CMD_GATS;
+		else
+			WANT(false);
+		return parse_get(p, cmd, buf, clen, line_len, t, req, consumed);
+	}
+
+	{
+		static const struct {
+			const char *word;
+			size_t len;
+			enum proto_cmd cmd;
+		} store_words[] = {
+			{ "set", 3, PROTO_CMD_SET },	     { "add", 3, PROTO_CMD_ADD },
+			{ "replace", 7, PROTO_CMD_REPLACE }, { "append", 6, PROTO_CMD_APPEND },
+			{ "prepend", 7, PROTO_CMD_PREPEND }, { "cas", 3, PROTO_CMD_CAS },
+		};
+
+		for (size_t i = 0; i < sizeof(store_words) / sizeof(store_words[0]); i++) {
+			enum proto_cmd cmd = store_words[i].cmd;
+
+			if (!tok_is(&t[0], store_words[i].word, store_words[i].len))
+				continue;
+			if (cmd == PROTO_CMD_CAS)
+				WANT(ntokens == 7 || ntokens == 8);
+			else
+				WANT(ntokens == 6 || ntokens == 7);
+			return parse_store(p, cmd, buf, len, line_len, t, ntokens, req, consumed);
+		}
+	}
+	if (TOK_IS(&t[0], "delete")) {
+		WANT(ntokens >= 3 && ntokens <= 5);
+		return parse_delete(t, ntokens, req);
+	}
+	if (TOK_IS(&t[0], "incr") || TOK_IS(&t[0], "decr")) {
+		WANT(ntokens == 4 || ntokens == 5);
+		return parse_arith(t[0].p[0] == 'i' ? PROTO_CMD_INCR : PROTO_CMD_DECR, t, ntokens,
+				   req);
+	}
+	if (TOK_IS(&t[0], "touch")) {
+		WANT(ntokens == 4 || ntokens == 5);
+		return parse_touch(t, ntokens, req);
+	}
+	if (TOK_IS(&t[0], "stats")) {
+		req_clear(req, PROTO_CMD_STATS);
+		if (ntokens >= 3) {
+			req->arg = t[1].p;
+			req->arg_len = t[1].len;
+		}
+		return PROTO_REQ;
+	}
+	if (TOK_IS(&t[0], "flush_all")) {
+		WANT(ntokens >= 2 && ntokens <= 4);
+		return parse_flush_all(t, ntokens, req);
+	}
+	if (TOK_IS(&t[0], "version")) {
+		req_clear(req, PROTO_CMD_VERSION);
+		return PROTO_REQ;
+	}
+	if (TOK_IS(&t[0], "verbosity")) {
+		WANT(ntokens == 3 || ntokens == 4);
+		return parse_verbosity(t, ntokens, req);
+	}
+	if (TOK_IS(&t[0], "quit")) {
+		req_clear(req, PROTO_CMD_QUIT);
+		return PROTO_REQ;
+	}
+	if (TOK_IS(&t[0], "shutdown"))
+		return parse_shutdown(t, ntokens, req);
+	WANT(false);
+#undef WANT
+	return PROTO_REQ; /* not reached */
+}
+
+enum proto_status proto_parse(struct proto_parser *p, const char *buf, size_t len,
+			      struct proto_req *req, size_t *consumed)
+{
+	size_t off = 0, n = 0;
+	enum proto_status st;
+
+	for (;;) {
+		switch (p->state) {
+		case PROTO_PS_SWALLOW: {
+			size_t take = len - off;
+
+			if (take > p->swallow)
+				take = (size_t)p->swallow;
+			off += take;
+			p->swallow -= take;
+			if (p->swallow) {
+				*consumed = off;
+				return PROTO_NEED_MORE;
+			}
+			p->state = PROTO_PS_LINE;
+			continue;
+		}
+		case PROTO_PS_SWALLOW_LINE: {
+			const char *nl = memchr(buf + off, '\n', len - off);
+
+			if (!nl) {
+				*consumed = len;
+				return PROTO_NEED_MORE;
+			}
+			off = (size_t)(nl - buf) + 1;
+			p->state = PROTO_PS_LINE;
+			continue;
+		}
+		case PROTO_PS_MULTIGET:
+			st = mget_next(p, buf + off, len - off, req, &n);
+			*consumed = off + n;
+			return st;
+		case PROTO_PS_DATA:
+			/* the line was parsed before: wait without rescanning */
+			if (len - off < p->need) {
+				*consumed = off;
+				return PROTO_NEED_MORE;
+			}
+			p->state = PROTO_PS_LINE;
+			/* fall through */
+		case PROTO_PS_LINE:
+			if (off == len) {
+				*consumed = off;
+				return PROTO_NEED_MORE;
+			}
+			st = parse_line(p, buf + off, len - off, req, &n);
+			*consumed = off + n;
+			return st;
+		}
+	}
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * memcached's UDP frame header: parse a request, number a response.
+ */
+#include <string.h>
+
+#include "proto_udp.h"
+
+static uint16_t get_be16(const unsigned char *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+static void put_be16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)(v >> 8);
+	p[1] = (unsigned char)v;
+}
+
+int proto_udp_parse(const void *dgram, size_t len, struct proto_udp_hdr *h)
+{
+	const unsigned char *p = dgram;
+
+	if (len < PROTO_UDP_HDR_LEN)
+		return -1;
+	h->req_id = get_be16(p);
+	h->seq = get_be16(p + 2);
+	h->total = get_be16(p + 4);
+	h->reserved = get_be16(p + 6);
+	if (h->total != 1)
+		return -1;
+	return PROTO_UDP_HDR_LEN;
+}
+
+void proto_udp_write_hdr(void *dst, uint16_t req_id, uint16_t seq, uint16_t total)
+{
+	unsigned char *p = dst;
+
+	put_be16(p, req_id);
+	put_be16(p + 2, seq);
+	put_be16(p + 4, total);
+	put_be16(p + 6, 0);
+}
+
+unsigned proto_udp_count(size_t len, size_t max_payload)
+{
+	size_t n;
+
+	if (max_payload == 0)
+		return 0;
+	n = len / max_payload + (len % max_payload != 0);
+	return n > UINT16_MAX ? 0 : (unsigned)n;
+}
+
+size_t proto_udp_frame(const void *resp, size_t len, size_t max_payload, uint16_t req_id,
+		       unsigned seq, void *out)
+{
+	unsigned total = proto_udp_count(len, max_payload);
+	size_t off, n;
+
+	if (seq >= total)
+		return 0;
+	off = (size_t)seq * max_payload;
+	n = len - off < max_payload ? len - off : max_payload;
+	proto_udp_write_hdr(out, req_id, (uint16_t)seq, (uint16_t)total);
+	memcpy((unsigned char *)out + PROTO_UDP_HDR_LEN, (const unsigned char *)resp + off, n);
+	return PROTO_UDP_HDR_LEN + n;
+}
