@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "server.h"
@@ -84,8 +85,14 @@ control_run(struct server *srv)
 				APP_LOG(INFO, "SIGHUP ignored");
 				continue;
 			}
-			if (sig > 0)
+			if (sig > 0) {
+				if (sig == SIGUSR1 && info.si_pid == getpid())
+					APP_LOG(NOTICE, "shutdown command: shutting down");
+				else
+					APP_LOG(NOTICE, "%s from pid %ld: shutting down",
+						strsignal(sig), (long)info.si_pid);
 				return sig;
+			}
 			if (errno != EAGAIN && errno != EINTR)
 				APP_LOG(WARNING, "sigtimedwait: %s", strerror(errno));
 			if (mono_now() < next)

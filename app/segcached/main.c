@@ -116,7 +116,7 @@ main(int argc, char **argv)
 	const char *prog = prog_name(argv[0]);
 	struct eal_args ea;
 	char err[512];
-	int rc, sig;
+	int rc;
 
 	if (eal_args_split(&ea, argc, argv) < 0) {
 		fprintf(stderr, "%s: out of memory\n", prog);
@@ -202,9 +202,7 @@ main(int argc, char **argv)
 		srv.opt.memory >> 20, srv.opt.item_max, srv.opt.threads,
 		srv.opt.max_conns);
 
-	sig = control_run(&srv);
-	APP_LOG(NOTICE, "%s: shutting down",
-		sig == SIGUSR1 ? "shutdown requested" : strsignal(sig));
+	(void)control_run(&srv);
 
 	posix_stack_destroy(srv.stack);
 	srv.stack = NULL;

@@ -36,7 +36,8 @@ void server_stats_conns(void *arg, struct proto_out *out);
  * thread exists, so every thread inherits the mask and only
  * control_run()'s sigtimedwait() ever takes SIGINT, SIGTERM and SIGUSR1. */
 void control_block_signals(void);
-/* Runs the expiry sweep once a second until a stop signal; returns it. */
+/* Runs the expiry sweep once a second until a stop signal (logged);
+ * returns the signal. */
 int control_run(struct server *srv);
 /* Log levels of segcached's log types for -v / `verbosity` N: NOTICE,
  * INFO (1), DEBUG (2 and up). control_run() follows `verbosity` commands. */
