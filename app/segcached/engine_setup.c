@@ -43,13 +43,17 @@ seg_setup(struct engine_setup *es, const struct options *o, char *err,
 	case HEAP_HUGEPAGE:
 		kind = MEM_REGION_HUGEPAGE;
 		break;
+	case HEAP_FILE:
+		kind = MEM_REGION_FILE;
+		break;
 	default:
 		kind = mem_region_hugepages_available() ? MEM_REGION_HUGEPAGE
 							: MEM_REGION_ANON;
 		break;
 	}
-	rc = mem_region_create(&es->heap, kind, "segcached_heap", len, why,
-			       sizeof(why));
+	rc = mem_region_create(&es->heap, kind,
+			       kind == MEM_REGION_FILE ? o->heap_file : "segcached_heap",
+			       len, why, sizeof(why));
 	/* auto: hugepages are an optimisation, not a requirement. */
 	if (rc < 0 && o->heap == HEAP_AUTO && kind == MEM_REGION_HUGEPAGE) {
 		APP_LOG(WARNING, "heap: %s; using anonymous memory instead", why);
@@ -91,7 +95,7 @@ engine_setup_create(struct engine_setup *es, const struct options *o,
 	if (o->engine == SERVER_ENGINE_SEG)
 		return seg_setup(es, o, err, errlen);
 
-	if (o->heap == HEAP_HUGEPAGE)
+	if (o->heap != HEAP_AUTO)
 		APP_LOG(WARNING, "--heap applies to the seg engine only; baseline uses DPDK's allocator");
 	es->engine = baseline_create(&es->cfg, why, sizeof(why));
 	if (es->engine == NULL) {

@@ -394,13 +394,28 @@ opt_engine(struct options *o, const char *arg, char *err, size_t errlen)
 static int
 opt_heap(struct options *o, const char *arg, char *err, size_t errlen)
 {
-	static const char *const names[] = { "auto", "anon", "hugepage", NULL };
-	static const enum server_heap values[] = { HEAP_AUTO, HEAP_ANON, HEAP_HUGEPAGE };
+	static const char *const names[] = { "auto", "anon", "hugepage", "file", NULL };
+	static const enum server_heap values[] = {
+		HEAP_AUTO, HEAP_ANON, HEAP_HUGEPAGE, HEAP_FILE,
+	};
 	int i = parse_choice(arg, names, err, errlen);
 
 	if (i < 0)
 		return -1;
 	o->heap = values[i];
+	return 0;
+}
+
+static int
+opt_heap_file(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	if (arg[0] == '\0')
+		return fail(err, errlen, "empty path");
+	if (strlen(arg) >= sizeof(o->heap_file))
+		return fail(err, errlen, "path longer than %zu bytes",
+			    sizeof(o->heap_file) - 1);
+	strcpy(o->heap_file, arg);
+	o->heap = HEAP_FILE;
 	return 0;
 }
 
@@ -443,9 +458,14 @@ static const struct opt_desc opt_table[] = {
 	  "Segcache segment size; bytes, K/M/G suffixes (default: 1M)" },
 	{ "engine", NULL, 0, "seg|baseline", OPT_ANYWHERE, opt_engine,
 	  "storage engine: seg = Segcache (default), baseline = rte_hash engine" },
-	{ "heap", NULL, 0, "auto|anon|hugepage", OPT_ANYWHERE, opt_heap,
+	{ "heap", NULL, 0, "auto|anon|hugepage|file", OPT_ANYWHERE, opt_heap,
 	  "item memory: hugepage = EAL hugepages, anon = anonymous memory,\n"
-	  "auto = hugepage when the EAL has hugepages (default: auto)" },
+	  "file = --heap-file; auto = hugepage when the EAL has hugepages,\n"
+	  "anon otherwise (default: auto)" },
+	{ "heap-file", NULL, 0, "PATH", OPT_ANYWHERE, opt_heap_file,
+	  "put item memory in this file, mapped with libpmem2 (a file on a DAX\n"
+	  "file system or a device DAX for persistent memory); created and\n"
+	  "grown as needed, kept afterwards; implies --heap file" },
 	{ "config", NULL, 0, "FILE", OPT_CMDLINE_ONLY, opt_config,
 	  "read options from an INI file first ([segcached] section, keys are\n"
 	  "the long option names, '#' starts a comment); the command line wins" },
@@ -679,6 +699,12 @@ options_finalize(struct options *o, char *err, size_t errlen)
 			    "--port 0 and --udp-port 0: nothing to listen on");
 	if (o->evictions_disabled)
 		o->eviction = ENGINE_EVICT_NONE;
+	if (o->heap == HEAP_FILE && o->heap_file[0] == '\0')
+		return fail(err, errlen, "--heap file needs --heap-file PATH");
+	if (o->heap_file[0] != '\0' && o->heap != HEAP_FILE)
+		return fail(err, errlen, "--heap-file and --heap %s contradict each other",
+			    o->heap == HEAP_ANON ? "anon" :
+			    o->heap == HEAP_HUGEPAGE ? "hugepage" : "auto");
 	/* An item must fit in one segment. Without --segment-size the
 	 * engine grows the segment to fit -I, as memcached's -I grows its
 	 * slab page; an explicit segment size that is too small is an error. */

@@ -33,6 +33,7 @@ enum server_heap {
 	HEAP_AUTO,     /* hugepages when the EAL has them, anonymous memory otherwise */
 	HEAP_ANON,     /* anonymous memory (transparent huge pages where allowed) */
 	HEAP_HUGEPAGE, /* an rte_memzone in EAL hugepage memory */
+	HEAP_FILE,     /* a file mapped with libpmem2 (--heap-file) */
 };
 
 #define OPTIONS_LISTEN_MAX 512
@@ -56,6 +57,7 @@ struct options {
 	size_t segment_size;      /* 0 = the engine's default */
 	enum server_engine engine;
 	enum server_heap heap;
+	char heap_file[256];      /* --heap-file */
 	int backlog;              /* -b: listen backlog */
 	bool help;
 	bool version;

@@ -4,10 +4,15 @@
 #include "mem_region.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libpmem2.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -81,6 +86,68 @@ hugepage_create(struct mem_region *r, const char *name, size_t len, char *err,
 	return 0;
 }
 
+static int
+file_create(struct mem_region *r, const char *path, size_t len, char *err,
+	    size_t errlen)
+{
+	struct pmem2_config *cfg = NULL;
+	struct pmem2_source *src = NULL;
+	struct pmem2_map *map = NULL;
+	struct stat st;
+	size_t have = 0;
+	int fd, rc;
+
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		goto out;
+	}
+	/* A regular file is grown to the heap size with its blocks
+	 * allocated, so a full file system fails now, not with SIGBUS when
+	 * a segment is first written. A device DAX has the size it has. */
+	if (S_ISREG(st.st_mode) && (size_t)st.st_size < len) {
+		rc = posix_fallocate(fd, 0, (off_t)len);
+		if (rc != 0) {
+			fail(err, errlen, "cannot size %s to %zu bytes: %s", path,
+			     len, strerror(rc));
+			goto out;
+		}
+	}
+	if (pmem2_source_from_fd(&src, fd) != 0 ||
+	    pmem2_source_size(src, &have) != 0) {
+		fail(err, errlen, "%s: %s", path, pmem2_errormsg());
+		goto out;
+	}
+	if (have < len) {
+		fail(err, errlen, "%s holds %zu bytes, the heap needs %zu", path,
+		     have, len);
+		goto out;
+	}
+	/* Page granularity: the mapping works on any file; on persistent
+	 * memory the engine's data is not made durable anyway. */
+	if (pmem2_config_new(&cfg) != 0 ||
+	    pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) != 0 ||
+	    pmem2_config_set_length(cfg, len) != 0 ||
+	    pmem2_map_new(&map, cfg, src) != 0) {
+		fail(err, errlen, "cannot map %s: %s", path, pmem2_errormsg());
+		goto out;
+	}
+	r->addr = pmem2_map_get_address(map);
+	r->len = len;
+	r->kind = MEM_REGION_FILE;
+	r->map = map;
+	r->fd = fd;
+	fd = -1;
+out:
+	pmem2_config_delete(&cfg);
+	pmem2_source_delete(&src);
+	if (fd >= 0)
+		close(fd);
+	return r->addr != NULL ? 0 : -1;
+}
+
 int
 mem_region_create(struct mem_region *r, enum mem_region_kind kind,
 		  const char *name, size_t len, char *err, size_t errlen)
@@ -93,6 +160,8 @@ mem_region_create(struct mem_region *r, enum mem_region_kind kind,
 		return anon_create(r, len, err, errlen);
 	case MEM_REGION_HUGEPAGE:
 		return hugepage_create(r, name, len, err, errlen);
+	case MEM_REGION_FILE:
+		return file_create(r, name, len, err, errlen);
 	}
 	return fail(err, errlen, "unknown memory region kind %d", (int)kind);
 }
@@ -102,10 +171,18 @@ mem_region_destroy(struct mem_region *r)
 {
 	if (r->addr == NULL)
 		return;
-	if (r->kind == MEM_REGION_HUGEPAGE)
+	switch (r->kind) {
+	case MEM_REGION_HUGEPAGE:
 		rte_memzone_free(r->mz);
-	else
+		break;
+	case MEM_REGION_FILE:
+		pmem2_map_delete(&r->map);
+		close(r->fd);
+		break;
+	case MEM_REGION_ANON:
 		munmap(r->addr, r->len);
+		break;
+	}
 	memset(r, 0, sizeof(*r));
 }
 
@@ -115,6 +192,7 @@ mem_region_kind_name(enum mem_region_kind kind)
 	switch (kind) {
 	case MEM_REGION_ANON: return "anonymous memory";
 	case MEM_REGION_HUGEPAGE: return "hugepages";
+	case MEM_REGION_FILE: return "a mapped file (libpmem2)";
 	}
 	return "unknown";
 }

@@ -10,6 +10,10 @@
  *  - MEM_REGION_HUGEPAGE: an rte_memzone in the EAL's hugepage memory
  *    (2 MiB or 1 GiB pages: fewer TLB misses, never swapped). Needs an
  *    initialised EAL that has hugepages (not --no-huge).
+ *  - MEM_REGION_FILE: a file mapped with libpmem2: a file on a DAX file
+ *    system or a device DAX (/dev/daxX.Y) puts the heap on persistent
+ *    memory in App Direct mode; any other file works too (page cache).
+ *    Capacity only: the cache does not survive a restart (yet).
  */
 #ifndef SEGCACHED_MEM_REGION_H
 #define SEGCACHED_MEM_REGION_H
@@ -24,23 +28,29 @@ extern "C" {
 enum mem_region_kind {
 	MEM_REGION_ANON,
 	MEM_REGION_HUGEPAGE,
+	MEM_REGION_FILE,
 };
 
 struct rte_memzone;
+struct pmem2_map;
 
 struct mem_region {
 	void *addr;
 	size_t len;
 	enum mem_region_kind kind;
 	const struct rte_memzone *mz; /* MEM_REGION_HUGEPAGE only */
+	struct pmem2_map *map;        /* MEM_REGION_FILE only */
+	int fd;                       /* MEM_REGION_FILE only */
 };
 
 /* True when the EAL has hugepage memory to reserve from (call after
  * rte_eal_init()). */
 bool mem_region_hugepages_available(void);
 
-/* Reserves len bytes of the given kind (name: the memzone name for
- * hugepages, at most 31 characters). Returns 0, or -1 with a message. */
+/* Reserves len bytes of the given kind. name: the memzone name for
+ * hugepages (at most 31 characters), the path for a file (created when
+ * missing and grown to len; a device DAX must be at least len). Returns 0,
+ * or -1 with a message. */
 int mem_region_create(struct mem_region *r, enum mem_region_kind kind,
 		      const char *name, size_t len, char *err, size_t errlen);
 

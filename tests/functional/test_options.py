@@ -72,6 +72,8 @@ class Usage(unittest.TestCase):
             (["--eviction", "lru"], ["--eviction", "merge|fifo|random"]),
             (["--engine", "redis"], ["--engine", "seg|baseline"]),
             (["--heap", "disk"], ["--heap"]),
+            (["--heap", "file"], ["--heap-file"]),
+            (["--heap-file", "/tmp/x", "--heap", "anon"], ["contradict"]),
             (["--segment-size", "big"], ["--segment-size"]),
             (["-p", "0", "-U", "0"], ["nothing to listen on"]),
             (["-l", "127.0.0.1 10.0.0.1"], ["--listen"]),
@@ -183,6 +185,25 @@ class Settings(unittest.TestCase):
             finally:
                 c.close()
             self.assertEqual(srv.stop(), 0)
+
+    def test_heap_in_a_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "heap.bin")
+            with harness.Server(name="heapfile", memory_mb=32,
+                                extra=["--heap-file", path]) as srv:
+                c = srv.connect()
+                try:
+                    v = b"f" * 100000
+                    for i in range(100):
+                        self.assertEqual(c.cmd(b"set hf-%d 0 0 %d\r\n%s\r\n" % (i, len(v), v)),
+                                         b"STORED\r\n")
+                    self.assertEqual(c.get(b"hf-99")[b"hf-99"][1], v)
+                finally:
+                    c.close()
+                # The heap is the file: most of the 32 MiB budget.
+                self.assertGreater(os.path.getsize(path), 16 << 20)
+                self.assertLessEqual(os.path.getsize(path), 32 << 20)
+                self.assertEqual(srv.stop(), 0)
 
     def test_eviction_policies(self):
         for policy in ("merge", "fifo", "random"):
