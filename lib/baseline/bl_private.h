@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Internals of the rte_hash baseline engine, shared by its source files.
+ *
+ * Concurrency rules (every file relies on them):
+ *  1. Readers are lock-free: they go RCU-online (rte_rcu_qsbr), look the key
+ *     up in rte_hash and read the item in place, then go offline.
+ *  2. Every change of which item a key maps to (link, replace, unlink) is
+ *     made under the key's stripe lock. Hence a thread holding a stripe lock
+ *     may keep using the item of its key even while RCU-offline: nobody else
+ *     can unlink it, so nobody can free it.
+ *  3. A stripe lock is only ever waited for while RCU-offline; online code
+ *     only try-locks (eviction, sweep). So a thread waiting for a grace
+ *     period never waits for a thread that waits for it.
+ *  4. Unlinked items (and rte_hash key slots) go to one rte_rcu_qsbr_dq and
+ *     are freed after a grace period, always by a thread that is offline,
+ *     under reclaim_lock (rte_hash's recycling of extendable buckets in
+ *     rte_hash_free_key_with_position is single-producer). Nothing that
+ *     waits (for a grace period, the reclaim lock or queue space) ever
+ *     runs online.
+ *  5. Workers are online only inside an operation, so an idle thread never
+ *     holds back reclamation.
+ */
+#ifndef SEGCACHED_BL_PRIVATE_H
+#define SEGCACHED_BL_PRIVATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_common.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_mempool.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_spinlock.h>
+
+#include "engine/engine.h"
+
+extern int bl_logtype;
+#define BL_LOG(level, fmt, ...)                                                \
+	rte_log(RTE_LOG_##level, bl_logtype, "baseline: " fmt "\n", ##__VA_ARGS__)
+
+/* An item: header, key, value, in one mempool object. 32-byte header. */
+struct bl_item {
+	uint64_t cas;        /* unique per store; also orders items against flush_all */
+	int64_t expires_at;  /* engine clock seconds, 0 = never; atomic (touch) */
+	uint32_t flags;      /* client flags */
+	uint32_t vlen;
+	uint32_t atime;      /* low 32 bits of the last access second (sampled LRU) */
+	uint8_t klen;
+	uint8_t cls;         /* size class */
+	uint8_t state;       /* enum bl_item_state; atomic */
+	uint8_t fetched;     /* read since stored (meta 'h', evicted_unfetched) */
+	char data[];         /* key, then value */
+};
+#define BL_ITEM_HDR offsetof(struct bl_item, data)
+
+enum bl_item_state {
+	BL_FREE = 0, /* in its mempool (pages are zeroed, so never-used objects read FREE) */
+	BL_FRESH,    /* allocated, not (yet) linked */
+	BL_LIVE,     /* linked in the hash table */
+	BL_DEAD,     /* unlinked, waiting for a grace period */
+};
+
+/* Why an item was unlinked; decides the counters it feeds when freed. */
+enum bl_retire_reason {
+	BL_R_REPLACED,
+	BL_R_DELETED,
+	BL_R_EXPIRED, /* expired or flushed */
+	BL_R_EVICTED,
+};
+
+/* One defer-queue entry: the item and, when the key left the table, the
+ * rte_hash key position to free with it (-1 when the key was updated in
+ * place and keeps its slot). */
+struct bl_retire {
+	struct bl_item *it;
+	int32_t pos;
+	uint32_t reason;
+};
+
+#define BL_CLASS_MAX 64
+#define BL_SMALL_MAX 16384     /* sizes up to this map through a table */
+#define BL_STRIPES 1024        /* striped writer locks, one cache line each */
+#define BL_SAMPLES 5           /* items sampled per eviction (Redis-style LRU) */
+#define BL_EVICT_BATCH 8       /* victims unlinked per eviction pass */
+#define BL_RECLAIM_BATCH 32    /* deferred frees between opportunistic reclaims */
+#define BL_RECLAIM_MAX 256     /* entries freed per reclaim call */
+#define BL_MP_FLAGS (RTE_MEMPOOL_F_NO_CACHE_ALIGN | RTE_MEMPOOL_F_NO_SPREAD | \
+		     RTE_MEMPOOL_F_NO_IOVA_CONTIG)
+
+/* A page: one rte_mempool holding per_page objects of one class. The
+ * mempool's private data holds the page's index in bl_engine.pages. */
+struct bl_page {
+	struct rte_mempool *mp;
+	char *first;      /* first object */
+	uint32_t stride;  /* object header + element + trailer */
+	uint32_t count;   /* objects */
+	uint32_t cls;
+	uint32_t cidx;    /* index among its class's pages */
+};
+
+struct bl_class {
+	uint32_t size;       /* mempool element size: largest item of the class */
+	uint32_t stride;     /* bytes per object in a page */
+	uint32_t per_page;   /* 2^k - 1 objects, so the mempool ring is exact */
+	size_t page_len;
+	size_t page_cost;    /* page + mempool ring + headers, charged to the budget */
+	uint32_t npages;     /* pages of this class (atomic, published after page_ids) */
+	uint32_t *page_ids;  /* indices into bl_engine.pages */
+	uint64_t *free_map;  /* bit per class page: may have free objects (atomic) */
+	struct rte_mempool *hint; /* a page that likely has free objects (atomic) */
+};
+
+struct bl_stripe {
+	rte_spinlock_t lock;
+} __rte_cache_aligned;
+
+struct bl_engine;
+
+struct bl_worker {
+	struct engine_worker base; /* must be first */
+	struct bl_engine *e;
+	unsigned tid;              /* rte_rcu_qsbr thread id */
+	bool online;
+	bool lcore_registered;     /* registered this thread with the EAL */
+	pthread_t thread;          /* the thread that registered */
+	uint64_t rng;
+	unsigned deferred;         /* defer-queue entries since the last reclaim */
+	uint32_t reap_next;        /* rte_hash_iterate cursor of bl_reap_dead */
+	/* Engine-wide quantities this worker changed; written with relaxed
+	 * atomics by the owner, summed by stats(). */
+	int64_t items;
+	int64_t bytes;
+	uint64_t evictions;
+	uint64_t evicted_unfetched;
+	uint64_t expired;
+	TAILQ_ENTRY(bl_worker) next;
+};
+
+struct bl_totals {
+	uint64_t counters[ENGINE_C_MAX];
+	int64_t items;
+	int64_t bytes;
+	uint64_t evictions;
+	uint64_t evicted_unfetched;
+	uint64_t expired;
+};
+
+struct bl_engine {
+	struct engine base; /* must be first */
+	unsigned id;
+	engine_clock_fn clock;
+	void *clock_arg;
+	size_t memory;
+	size_t item_max;
+	enum engine_eviction eviction;
+	bool cas_disabled;
+	unsigned max_workers;
+
+	/* index */
+	struct rte_hash *h;
+	uint32_t entries;
+	uint32_t hash_buckets;
+	struct bl_stripe *stripes;
+
+	/* reclamation */
+	struct rte_rcu_qsbr *qsv;
+	struct rte_rcu_qsbr_dq *dq;
+	uint32_t dq_size;          /* entries the defer queue holds */
+	uint32_t dq_used;          /* entries reserved or queued (atomic) */
+	rte_spinlock_t reclaim_lock;
+	uint64_t reclaimed;        /* items freed after delete/expiry (under reclaim_lock) */
+
+	/* allocator */
+	unsigned nclasses;
+	struct bl_class classes[BL_CLASS_MAX];
+	uint8_t small_class[BL_SMALL_MAX / 8 + 1];
+	struct bl_page *pages;
+	uint32_t max_pages;
+	uint32_t npages;           /* atomic, published after pages[] */
+	rte_spinlock_t grow_lock;
+	size_t heap_budget;        /* what pages may cost in all */
+	size_t heap_used;          /* what they cost so far (under grow_lock) */
+	size_t table_bytes;        /* rte_hash, measured */
+	size_t meta_bytes;         /* everything else allocated at creation, measured */
+
+	/* cas and flush_all */
+	uint64_t cas_next;         /* last cas handed out (atomic) */
+	uint64_t flush_cas;        /* items with cas <= this are flushed (atomic) */
+	int64_t flush_at;          /* pending delayed flush, 0 = none (atomic) */
+	uint64_t flushes;          /* atomic */
+
+	/* workers */
+	pthread_mutex_t workers_lock;
+	TAILQ_HEAD(, bl_worker) workers;
+	bool *tid_used;
+	struct bl_totals retired;  /* counters of destroyed workers */
+
+	/* expiration sweep, one caller at a time */
+	pthread_mutex_t sweep_lock;
+	struct bl_worker *sweeper;
+	uint32_t sweep_next;
+};
+
+/* --- small helpers --------------------------------------------------- */
+
+/* The 64-bit fingerprint that is the rte_hash key. Its low 32 bits are the
+ * rte_hash signature (bucket and tag), its high bits pick the stripe. */
+static inline uint64_t bl_fingerprint(const void *key, size_t klen)
+{
+	/* rte_jhash reads whole 32-bit words, up to 3 bytes past the end of
+	 * the key (then masks them): hash a padded copy, never the caller's
+	 * buffer, which may end at the end of a page. */
+	uint32_t words[(ENGINE_KEY_MAX + 3) / 4];
+	uint32_t pc = 0x9e3779b9, pb = 0x7f4a7c15;
+
+	memcpy(words, key, klen);
+	rte_jhash_2hashes(words, (uint32_t)klen, &pc, &pb);
+	return ((uint64_t)pb << 32) | pc;
+}
+
+static inline struct bl_stripe *bl_stripe_of(const struct bl_engine *e, uint64_t fp)
+{
+	return &e->stripes[(fp >> 32) & (BL_STRIPES - 1)];
+}
+
+static inline int64_t bl_now(const struct bl_engine *e)
+{
+	return e->clock(e->clock_arg);
+}
+
+static inline void bl_online(struct bl_worker *w)
+{
+	rte_rcu_qsbr_thread_online(w->e->qsv, w->tid);
+	w->online = true;
+}
+
+static inline void bl_offline(struct bl_worker *w)
+{
+	rte_rcu_qsbr_thread_offline(w->e->qsv, w->tid);
+	w->online = false;
+}
+
+/* Waits for a stripe lock; only while offline (rule 3). */
+static inline void bl_stripe_lock(struct bl_worker *w, struct bl_stripe *s)
+{
+	RTE_ASSERT(!w->online);
+	rte_spinlock_lock(&s->lock);
+	w->base.counters[ENGINE_C_lock_bucket]++;
+}
+
+static inline void bl_stripe_unlock(struct bl_stripe *s)
+{
+	rte_spinlock_unlock(&s->lock);
+}
+
+/* The item linked under fp, or NULL; caller online. It may hold another
+ * key with the same fingerprint: check with bl_item_is(). */
+static inline struct bl_item *bl_lookup(const struct bl_engine *e, uint64_t fp)
+{
+	void *data;
+
+	if (rte_hash_lookup_with_hash_data(e->h, &fp, (hash_sig_t)fp, &data) < 0)
+		return NULL;
+	return data;
+}
+
+static inline bool bl_item_is(const struct bl_item *it, const void *key, size_t klen)
+{
+	return it->klen == klen && memcmp(it->data, key, klen) == 0;
+}
+
+static inline bool bl_item_expired(const struct bl_item *it, int64_t now)
+{
+	int64_t at = __atomic_load_n(&it->expires_at, __ATOMIC_RELAXED);
+
+	return at != 0 && now >= at;
+}
+
+static inline bool bl_item_flushed(const struct bl_engine *e, const struct bl_item *it)
+{
+	return it->cas <= __atomic_load_n(&e->flush_cas, __ATOMIC_ACQUIRE);
+}
+
+static inline size_t bl_item_size(const struct bl_item *it)
+{
+	return BL_ITEM_HDR + it->klen + it->vlen;
+}
+
+static inline uint64_t bl_cas_visible(const struct bl_engine *e, const struct bl_item *it)
+{
+	return e->cas_disabled ? 0 : it->cas;
+}
+
+/* xorshift64*: cheap per-worker randomness for sampling. */
+static inline uint32_t bl_rand(struct bl_worker *w)
+{
+	uint64_t x = w->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	w->rng = x;
+	return (uint32_t)((x * 0x2545F4914F6CDD1DULL) >> 32);
+}
+
+/* Uniform in [0, n) without a division (Lemire's multiply-shift). */
+static inline uint32_t bl_rand_below(struct bl_worker *w, uint32_t n)
+{
+	return (uint32_t)(((uint64_t)bl_rand(w) * n) >> 32);
+}
+
+/* Relaxed add to a counter that stats() reads from another thread. */
+#define BL_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)
+
+/* Applies a delayed flush_all whose time has come (see bl_flush_fire). */
+void bl_flush_fire(struct bl_engine *e, int64_t at);
+
+static inline void bl_flush_check(struct bl_engine *e, int64_t now)
+{
+	int64_t at = __atomic_load_n(&e->flush_at, __ATOMIC_RELAXED);
+
+	if (unlikely(at != 0 && now >= at))
+		bl_flush_fire(e, at);
+}
+
+/* --- bl_alloc.c: size classes, pages, eviction ------------------------ */
+
+/* Sets up the size classes and the page table for heap_budget. */
+int bl_alloc_init(struct bl_engine *e, char *err, size_t errlen);
+void bl_alloc_fini(struct bl_engine *e);
+
+static inline unsigned bl_class_of(const struct bl_engine *e, size_t size)
+{
+	unsigned lo = 0, hi;
+
+	if (likely(size <= BL_SMALL_MAX))
+		return e->small_class[(size + 7) >> 3];
+	hi = e->nclasses - 1;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (e->classes[mid].size >= size)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* An item of class cls in state BL_FRESH, evicting if memory is full; NULL
+ * when nothing can be reclaimed. held: the stripe the caller holds (its
+ * key's item must not be evicted), or NULL. Restores the caller's RCU
+ * state (it may go offline while waiting). */
+struct bl_item *bl_item_alloc(struct bl_worker *w, unsigned cls,
+			      const struct bl_stripe *held);
+/* Returns an item that was never linked. */
+void bl_item_free_now(struct bl_engine *e, struct bl_item *it);
+/* Returns an item after its grace period (defer-queue callback). */
+void bl_item_release(struct bl_engine *e, struct bl_item *it);
+
+/* Unlinks up to want victims from class cls (or from any class when cls
+ * is negative, to free hash table slots) and defers their freeing. With
+ * ENGINE_EVICT_NONE only expired or flushed items are taken. Caller
+ * offline. Returns how many were unlinked. */
+unsigned bl_evict(struct bl_worker *w, int cls, const struct bl_stripe *held,
+		  unsigned want);
+
+/* Last resort before NO_MEMORY: walks part of the table for expired or
+ * flushed items of class cls (any class when negative), which sampling
+ * misses when only a few are left, and unlinks up to want of them. Caller
+ * offline. Returns how many were unlinked. */
+unsigned bl_reap_dead(struct bl_worker *w, int cls, unsigned want);
+
+/* Unlinks it if it is still the item linked under fp, taking the stripe
+ * with a try-lock (caller online). On success *pos is the freed key
+ * position and the item is BL_DEAD; the caller defers it. */
+bool bl_unlink_if_current(struct bl_worker *w, struct bl_item *it,
+			  uint64_t fp, int32_t *pos);
+
+/* --- bl_reclaim.c: deferred freeing ----------------------------------- */
+
+int bl_reclaim_init(struct bl_engine *e, char *err, size_t errlen);
+void bl_reclaim_fini(struct bl_engine *e);
+/* Defers freeing it (and key position pos >= 0) past a grace period.
+ * Caller offline; it may hold a stripe lock, since nobody online waits for
+ * one (rule 3), but waits here when the queue is full. */
+void bl_defer(struct bl_worker *w, struct bl_item *it, int32_t pos,
+	      enum bl_retire_reason why);
+/* Frees what readers have released. wait: wait for reclaim_lock rather
+ * than give up. Returns the number freed; *pending (may be NULL) gets what
+ * is still waiting. Caller offline. */
+unsigned bl_reclaim(struct bl_worker *w, bool wait, unsigned *pending);
+/* Short pause that turns into sched_yield() as round grows: used while
+ * waiting for other threads to leave their read-side sections. */
+void bl_backoff(unsigned round);
+
+/* --- bl_ops.c: the operations ------------------------------------------ */
+
+int bl_get(struct engine_worker *w, const void *key, size_t klen,
+	   int64_t touch_exptime, void *buf, size_t cap, struct engine_item *it);
+int bl_store(struct engine_worker *w, enum engine_store_mode mode,
+	     const void *key, size_t klen, const void *val, size_t vlen,
+	     uint32_t flags, int64_t exptime, uint64_t cas_in, uint64_t *cas_out);
+int bl_remove(struct engine_worker *w, const void *key, size_t klen,
+	      uint64_t cas_in);
+int bl_arith(struct engine_worker *w, const void *key, size_t klen, bool incr,
+	     uint64_t delta, uint64_t *value_out, uint64_t *cas_out);
+int bl_touch(struct engine_worker *w, const void *key, size_t klen,
+	     int64_t exptime);
+
+/* --- baseline.c: threads ------------------------------------------------ */
+
+/* rte_hash's multi-writer mode keeps a free-slot cache per lcore, so a
+ * thread that changes the table needs an lcore id. Returns true when it
+ * registered the calling thread (undo with bl_lcore_put), false when the
+ * thread already had one; *ok is false when no lcore id was left. */
+bool bl_lcore_get(bool *ok);
+void bl_lcore_put(bool registered);
+
+#endif /* SEGCACHED_BL_PRIVATE_H */
