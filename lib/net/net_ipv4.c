@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * IPv4 input (RFC 791 header checks) and ICMP echo (RFC 792). Fragments
+ * and options are dropped and counted: memcached requests and our TCP
+ * segments never need them, and reassembly would be state an attacker
+ * could fill.
+ */
+#include <rte_icmp.h>
+
+#include "net_private.h"
+
+static bool
+ip_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
+	    const struct rte_ipv4_hdr *ip, uint16_t ihl)
+{
+	if (s->cfg.rx_cksum_offload) {
+		uint64_t f = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+
+		if (f == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+			return true;
+		if (f == RTE_MBUF_F_RX_IP_CKSUM_BAD)
+			return false;
+	}
+	return rte_raw_cksum(ip, ihl) == 0xffff;
+}
+
+static void
+icmp_input(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
+	   uint16_t l4_len)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)(ip + 1);
+	uint32_t addr;
+	uint16_t ck;
+
+	if (l4_len < sizeof(*icmp) || rte_raw_cksum(icmp, l4_len) != 0xffff ||
+	    icmp->icmp_type != RTE_IP_ICMP_ECHO_REQUEST || icmp->icmp_code != 0) {
+		NET_INC(s, drop_icmp);
+		goto drop;
+	}
+	NET_INC(s, icmp_echo_rx);
+	if (!net_tx_room(s)) {
+		NET_INC(s, tx_queue_full);
+		goto drop;
+	}
+	/* Echo reply in place: same identifier, sequence and data. */
+	icmp->icmp_type = RTE_IP_ICMP_ECHO_REPLY;
+	icmp->icmp_cksum = 0;
+	ck = ~rte_raw_cksum(icmp, l4_len);
+	icmp->icmp_cksum = ck;
+	addr = ip->src_addr;
+	ip->src_addr = s->ip_be;
+	ip->dst_addr = addr;
+	ip->time_to_live = 64;
+	ip->packet_id = rte_cpu_to_be_16(s->ip_id++);
+	ip->hdr_checksum = 0;
+	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
+	rte_ether_addr_copy(&s->cfg.mac, &eth->src_addr);
+	m->ol_flags = 0;
+	m->l2_len = sizeof(*eth);
+	m->l3_len = sizeof(*ip);
+	if (s->cfg.tx_cksum_offload)
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	else
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	net_tx_push(s, m);
+	NET_INC(s, icmp_echo_replies);
+	return;
+drop:
+	rte_pktmbuf_free(m);
+}
+
+void
+net_ipv4_input(struct net_stack *s, struct rte_mbuf *m)
+{
+	struct rte_ipv4_hdr *ip;
+	uint32_t len = m->data_len - sizeof(struct rte_ether_hdr);
+	uint16_t ihl, total;
+
+	if (unlikely(len < sizeof(*ip))) {
+		NET_INC(s, drop_truncated);
+		goto drop;
+	}
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+	ihl = (ip->version_ihl & RTE_IPV4_HDR_IHL_MASK) * RTE_IPV4_IHL_MULTIPLIER;
+	total = rte_be_to_cpu_16(ip->total_length);
+	if (unlikely((ip->version_ihl >> 4) != 4 || ihl < sizeof(*ip) || total < ihl)) {
+		NET_INC(s, drop_ip_bad_header);
+		goto drop;
+	}
+	if (unlikely(total > len || ihl > len)) {
+		NET_INC(s, drop_truncated);
+		goto drop;
+	}
+	if (unlikely(!ip_cksum_ok(s, m, ip, ihl))) {
+		NET_INC(s, drop_ip_bad_cksum);
+		goto drop;
+	}
+	if (unlikely(ip->dst_addr != s->ip_be)) {
+		NET_INC(s, drop_ip_not_for_us);
+		goto drop;
+	}
+	if (unlikely(ip->fragment_offset &
+		     RTE_BE16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))) {
+		NET_INC(s, drop_ip_fragment);
+		goto drop;
+	}
+	if (unlikely(ihl != sizeof(*ip))) {
+		NET_INC(s, drop_ip_options);
+		goto drop;
+	}
+	if (unlikely(ip->time_to_live == 0)) {
+		NET_INC(s, drop_ip_ttl);
+		goto drop;
+	}
+	/* Drop Ethernet padding so every layer above sees the IP length. */
+	if (len > total)
+		rte_pktmbuf_trim(m, len - total);
+	NET_INC(s, ip_rx);
+	switch (ip->next_proto_id) {
+	case IPPROTO_TCP:
+		net_tcp_input(s, m, ip, total - ihl);
+		return;
+	case IPPROTO_UDP:
+		net_udp_input(s, m, ip, total - ihl);
+		return;
+	case IPPROTO_ICMP:
+		icmp_input(s, m, ip, total - ihl);
+		return;
+	default:
+		NET_INC(s, drop_ip_proto);
+	}
+drop:
+	rte_pktmbuf_free(m);
+}

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * lib/net internals shared by its files; nothing here is API.
+ */
+#ifndef SEGCACHED_NET_PRIVATE_H
+#define SEGCACHED_NET_PRIVATE_H
+
+#include <sys/queue.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_hash.h>
+#include <rte_ip.h>
+#include <rte_log.h>
+#include <rte_tcp.h>
+
+#include "net.h"
+
+#define NET_LOG(level, s, fmt, ...)                                         \
+	rte_log(RTE_LOG_##level, net_logtype, "net(%s): " fmt "\n",         \
+		(s)->name, ##__VA_ARGS__)
+
+#define NET_INC(s, c) ((s)->ctr[NET_C_##c]++)
+#define NET_ADD(s, c, n) ((s)->ctr[NET_C_##c] += (n))
+
+/* Sequence number comparisons (RFC 9293 modular arithmetic). */
+static inline bool seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
+static inline bool seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
+static inline bool seq_gt(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
+static inline bool seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
+
+/* --- timer wheel (net_timer.c) --- */
+
+#define NET_WHEEL_BITS 10
+#define NET_WHEEL_SLOTS (1u << NET_WHEEL_BITS)
+#define NET_TICK_SHIFT 10 /* one tick = 1024 us */
+
+struct net_timer;
+typedef void (*net_timer_cb)(struct net_stack *s, struct net_timer *t);
+
+struct net_timer {
+	TAILQ_ENTRY(net_timer) link;
+	uint64_t tick;  /* expiry, in ticks, rounded up */
+	bool armed;
+	net_timer_cb cb;
+};
+TAILQ_HEAD(net_timer_list, net_timer);
+
+struct net_wheel {
+	struct net_timer_list slot[NET_WHEEL_SLOTS];
+	uint64_t tick; /* every slot up to this tick has been processed */
+};
+
+void net_wheel_init(struct net_wheel *w, uint64_t now_us);
+/* Arm (or re-arm) t to fire at or after at_us. */
+void net_timer_arm(struct net_wheel *w, struct net_timer *t, uint64_t at_us);
+void net_timer_cancel(struct net_wheel *w, struct net_timer *t);
+void net_wheel_run(struct net_stack *s, struct net_wheel *w, uint64_t now_us);
+
+/* --- byte buffers (net_buf.c) --- */
+
+/* Send buffer: a ring holding bytes from snd_una onwards (sent and not
+ * yet acknowledged, then not yet sent). */
+struct net_sndbuf {
+	uint8_t *base;
+	uint32_t cap;
+	uint32_t head; /* ring offset of the byte at snd_una */
+	uint32_t len;  /* bytes held */
+};
+
+uint32_t net_sndbuf_append(struct net_sndbuf *b, const void *data, uint32_t len);
+/* Copy len bytes starting off bytes after the head into dst. */
+void net_sndbuf_copy(const struct net_sndbuf *b, uint32_t off, void *dst, uint32_t len);
+void net_sndbuf_drop(struct net_sndbuf *b, uint32_t len);
+
+/* Receive buffer: linear, so the application always sees its unconsumed
+ * bytes contiguously. [head, tail) are in-order bytes not yet consumed;
+ * out-of-order bytes are written in place beyond tail (at tail + their
+ * distance from rcv_nxt) and tracked as ranges until the gap fills. */
+struct net_rcvbuf {
+	uint8_t *base;
+	uint32_t cap;
+	uint32_t head;
+	uint32_t tail;
+};
+
+/* --- connections --- */
+
+enum net_tcp_state {
+	TCP_CLOSED = 0, /* slot free */
+	TCP_SYN_SENT,
+	TCP_SYN_RCVD,
+	TCP_ESTABLISHED,
+	TCP_FIN_WAIT_1,
+	TCP_FIN_WAIT_2,
+	TCP_CLOSE_WAIT,
+	TCP_CLOSING,
+	TCP_LAST_ACK,
+	TCP_TIME_WAIT,
+	TCP_STATE__COUNT
+};
+
+struct net_conn_key {
+	uint32_t raddr; /* host order */
+	uint16_t rport;
+	uint16_t lport;
+};
+
+struct net_ooo_range {
+	uint32_t start; /* sequence number of the first byte */
+	uint32_t end;   /* one past the last */
+};
+
+#define NET_OOO_MAX 32
+#define NET_NO_LISTENER 0xffff
+
+enum {
+	CF_ACK_NOW = 1u << 0,      /* send an ACK at the next output */
+	CF_DELACK = 1u << 1,       /* an ACK is owed; the delayed-ACK timer runs */
+	CF_FIN_QUEUED = 1u << 2,   /* the app closed: FIN after the data */
+	CF_FIN_SENT = 1u << 3,     /* FIN has a sequence number (fin_seq) */
+	CF_PEER_FIN = 1u << 4,     /* FIN received and processed */
+	CF_APP_KNOWS = 1u << 5,    /* accepted/connected was delivered */
+	CF_WANT_WRITE = 1u << 6,   /* call writable when space frees */
+	CF_IN_RECOVERY = 1u << 7,  /* NewReno fast recovery */
+	CF_RTT_TIMING = 1u << 8,   /* rtt_seq/rtt_start measure a segment */
+	CF_ON_OUTPUT = 1u << 9,    /* linked on the stack's output list */
+	CF_RELEASED = 1u << 10,    /* waiting on the release list */
+	CF_PERSIST = 1u << 11,     /* zero window: probing */
+	CF_SYNCOOKIE = 1u << 12,   /* created from a SYN cookie */
+	CF_IN_DELIVERY = 1u << 13, /* inside recv: do not re-enter */
+	CF_APP_CLOSED = 1u << 14,  /* net_tcp_close/abort called */
+	CF_MAC_OK = 1u << 15,      /* peer_mac is known */
+	CF_WS_OFFER = 1u << 16,    /* put a window scale option in our SYN */
+	CF_PEER_FIN_OOO = 1u << 17, /* a FIN beyond a gap: rcv_fin_seq */
+};
+
+/* Deadlines (absolute us, 0 = off); the conn's one wheel timer is armed
+ * for the earliest. */
+enum net_tcp_deadline {
+	TD_RTX,      /* retransmission (also SYN, SYN-ACK, FIN) */
+	TD_PERSIST,  /* zero-window probe */
+	TD_DELACK,   /* delayed ACK */
+	TD_LINGER,   /* TIME_WAIT end, FIN_WAIT_2 end */
+	TD_IDLE,     /* idle timeout */
+	TD__COUNT
+};
+
+struct net_conn {
+	struct net_conn_key key;
+	uint8_t state;
+	uint8_t snd_wscale;   /* shift applied to the peer's window field */
+	uint8_t rcv_wscale;   /* shift the peer applies to ours */
+	uint8_t dupacks;
+	uint8_t retries;      /* consecutive RTO expirations */
+	uint8_t ooo_count;
+	uint16_t mss;         /* send MSS (peer's, bounded by our MTU) */
+	uint32_t flags;
+	struct net_stack *stack;
+	void *ctx;
+	uint16_t listen_idx;  /* SYN backlog accounting */
+	struct rte_ether_addr peer_mac;
+
+	/* send sequence space */
+	uint32_t iss, snd_una, snd_nxt, snd_max;
+	uint32_t snd_wnd;     /* scaled */
+	uint32_t snd_wl1, snd_wl2;
+	uint32_t fin_seq;     /* valid with CF_FIN_SENT */
+	uint32_t cwnd, ssthresh, recover, bytes_acked;
+	uint32_t rtt_seq;
+	uint64_t rtt_start;
+	uint32_t srtt, rttvar; /* us; srtt 0 = no sample yet */
+	uint32_t rto;          /* us, before backoff */
+	uint8_t backoff;
+
+	/* receive sequence space */
+	uint32_t irs, rcv_nxt;
+	uint32_t rcv_adv;      /* right edge of the window last advertised */
+	uint8_t segs_unacked;  /* full segments received since our last ACK */
+	uint32_t rcv_fin_seq;  /* with CF_PEER_FIN_OOO */
+
+	struct net_sndbuf snd;
+	struct net_rcvbuf rcv;
+	struct net_ooo_range ooo[NET_OOO_MAX];
+
+	uint64_t deadline[TD__COUNT];
+	struct net_timer timer;
+	TAILQ_ENTRY(net_conn) out_link;  /* output list / free list */
+	TAILQ_ENTRY(net_conn) tw_link;   /* TIME_WAIT list (oldest first) */
+};
+TAILQ_HEAD(net_conn_list, net_conn);
+
+/* --- ARP cache --- */
+
+struct net_arp_entry {
+	uint32_t ip;
+	struct rte_ether_addr mac;
+	uint64_t learned_at;
+	uint64_t requested_at; /* last request we sent for ip */
+};
+
+#define NET_ARP_SLOTS 256 /* direct-mapped by the low bits of the address */
+#define NET_ARP_TTL_US (300ull * 1000 * 1000)
+#define NET_ARP_RETRY_US (1000ull * 1000)
+
+/* --- the stack --- */
+
+struct net_listener {
+	uint16_t port;
+	uint32_t syn_rcvd; /* SYN_RCVD connections from this listener */
+};
+
+struct net_stack {
+	char name[32];
+	struct net_stack_config cfg;   /* with defaults filled in */
+	const struct net_app_ops *ops;
+	uint32_t ip;                   /* host order */
+	uint32_t ip_be;
+	uint32_t netmask;
+	uint16_t mss;                  /* our MSS: mtu - 40 */
+	uint8_t rcv_wscale;            /* the scale we offer */
+	uint64_t now;                  /* us, refreshed per input/poll */
+	uint64_t cycles_per_us;        /* default clock */
+	uint64_t secret[2];
+	uint16_t ip_id;
+	uint16_t next_ephemeral;
+
+	struct net_listener tcp_listen[NET_MAX_LISTEN];
+	unsigned n_tcp_listen;
+	uint16_t udp_listen[NET_MAX_LISTEN];
+	unsigned n_udp_listen;
+
+	/* TX array drained by the caller */
+	struct rte_mbuf **tx;
+	uint16_t tx_count, tx_cap;
+	uint64_t tx_prepared_bytes;
+
+	/* connections */
+	struct net_conn *conns;
+	uint8_t *bufmem;
+	struct rte_hash *conn_hash;
+	uint32_t conns_in_use;
+	struct net_conn_list free_list;
+	struct net_conn_list output_list;  /* something to send */
+	struct net_conn_list release_list; /* freed after the current event */
+	struct net_conn_list time_wait;
+	struct net_wheel wheel;
+	bool in_event;
+
+	struct net_arp_entry arp[NET_ARP_SLOTS];
+
+	uint64_t ctr[NET_C__COUNT];
+};
+
+/* net_stack.c */
+struct rte_mbuf *net_tx_alloc(struct net_stack *s);
+void net_tx_push(struct net_stack *s, struct rte_mbuf *m);
+static inline bool net_tx_room(const struct net_stack *s)
+{
+	return s->tx_count < s->tx_cap;
+}
+/* Ethernet + IPv4 header into m (data_len must already cover l4), then
+ * IPv4 checksum or offload flags; returns the IPv4 header. */
+struct rte_ipv4_hdr *net_ipv4_build(struct net_stack *s, struct rte_mbuf *m,
+				    const struct rte_ether_addr *dst_mac,
+				    uint32_t dst_ip, uint8_t proto,
+				    uint16_t l4_len);
+/* The value for the L4 checksum field (whose current value must be 0):
+ * the full checksum in software, or with TX offload the pseudo-header
+ * checksum after setting the offload flag. */
+uint16_t net_l4_cksum(struct net_stack *s, struct rte_mbuf *m,
+		      const struct rte_ipv4_hdr *ip, const void *l4, bool tcp);
+bool net_ip_local_subnet(const struct net_stack *s, uint32_t ip);
+
+/* RX L4 checksum: the NIC's verdict when offload is on and it has one,
+ * otherwise the one's complement sum over pseudo-header and segment. */
+static inline bool
+net_l4_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
+		const struct rte_ipv4_hdr *ip, const void *l4, uint16_t l4_len)
+{
+	uint32_t sum;
+
+	if (s->cfg.rx_cksum_offload) {
+		uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+
+		if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+			return true;
+		if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+			return false;
+	}
+	sum = (uint32_t)rte_raw_cksum(l4, l4_len) + rte_ipv4_phdr_cksum(ip, 0);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+/* net_arp.c */
+void net_arp_input(struct net_stack *s, struct rte_mbuf *m);
+void net_arp_learn(struct net_stack *s, uint32_t ip, const struct rte_ether_addr *mac);
+/* Resolve the next hop for ip; false (and an ARP request, rate limited)
+ * when unknown. */
+bool net_arp_resolve(struct net_stack *s, uint32_t ip, struct rte_ether_addr *mac);
+
+/* net_ipv4.c */
+void net_ipv4_input(struct net_stack *s, struct rte_mbuf *m);
+
+/* net_udp.c */
+void net_udp_input(struct net_stack *s, struct rte_mbuf *m,
+		   struct rte_ipv4_hdr *ip, uint16_t l4_len);
+
+/* net_tcp_*.c */
+int net_tcp_init(struct net_stack *s, char *err, size_t errlen);
+void net_tcp_fini(struct net_stack *s);
+void net_tcp_input(struct net_stack *s, struct rte_mbuf *m,
+		   struct rte_ipv4_hdr *ip, uint16_t l4_len);
+void net_tcp_output_all(struct net_stack *s);
+void net_tcp_release_pending(struct net_stack *s);
+
+#endif /* SEGCACHED_NET_PRIVATE_H */

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Stack lifecycle, the Ethernet layer, the TX array and the counters.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_prefetch.h>
+#include <rte_random.h>
+
+#include "net_private.h"
+
+RTE_LOG_REGISTER(net_logtype, segcached.net, NOTICE);
+
+static const char *const counter_names[] = {
+#define NET_COUNTER_NAME(name, desc) #name,
+	NET_COUNTERS(NET_COUNTER_NAME)
+#undef NET_COUNTER_NAME
+};
+
+static const char *const counter_descs[] = {
+#define NET_COUNTER_DESC(name, desc) desc,
+	NET_COUNTERS(NET_COUNTER_DESC)
+#undef NET_COUNTER_DESC
+};
+
+const char *
+net_counter_name(enum net_counter_id id)
+{
+	return (unsigned)id < NET_C__COUNT ? counter_names[id] : NULL;
+}
+
+const char *
+net_counter_desc(enum net_counter_id id)
+{
+	return (unsigned)id < NET_C__COUNT ? counter_descs[id] : NULL;
+}
+
+uint64_t
+net_stack_counter(const struct net_stack *s, enum net_counter_id id)
+{
+	return (unsigned)id < NET_C__COUNT ? s->ctr[id] : 0;
+}
+
+uint32_t
+net_stack_conns_in_use(const struct net_stack *s)
+{
+	return s->conns_in_use;
+}
+
+uint64_t
+net_stack_now(const struct net_stack *s)
+{
+	return s->now;
+}
+
+static uint64_t
+read_clock(struct net_stack *s)
+{
+	if (s->cfg.clock != NULL)
+		return s->cfg.clock(s->cfg.clock_arg);
+	return rte_get_timer_cycles() / s->cycles_per_us;
+}
+
+static void
+fill_defaults(struct net_stack_config *c)
+{
+#define DEFAULT(field, value) do { if (c->field == 0) c->field = (value); } while (0)
+	DEFAULT(mtu, 1500);
+	DEFAULT(tx_ring_size, 512);
+	DEFAULT(syn_backlog, RTE_MAX(c->max_conns / 4, 1u));
+	DEFAULT(sndbuf, 64 * 1024);
+	DEFAULT(rcvbuf, 64 * 1024);
+	DEFAULT(ooo_max, 8);
+	DEFAULT(rto_initial_us, 1000 * 1000);
+	DEFAULT(rto_min_us, 200 * 1000);
+	DEFAULT(rto_max_us, 60ull * 1000 * 1000);
+	DEFAULT(delack_us, 5 * 1000);
+	DEFAULT(time_wait_us, 1000 * 1000);
+	DEFAULT(fin_wait2_us, 30ull * 1000 * 1000);
+	DEFAULT(max_retries, 8);
+	DEFAULT(max_syn_retries, 5);
+#undef DEFAULT
+}
+
+static int
+check_config(const struct net_stack_config *c, char *err, size_t errlen)
+{
+	if (c->tx_pool == NULL)
+		snprintf(err, errlen, "tx_pool is required");
+	else if (c->max_conns == 0 || c->max_conns > (1u << 24))
+		snprintf(err, errlen, "max_conns must be 1..16777216 (got %u)", c->max_conns);
+	else if (c->ip == 0 || c->prefix_len == 0 || c->prefix_len > 32)
+		snprintf(err, errlen, "an IPv4 address and a prefix length 1..32 are required");
+	else if (c->mtu < 576 || c->mtu > 9000)
+		snprintf(err, errlen, "mtu must be 576..9000 (got %u)", c->mtu);
+	else if (rte_pktmbuf_data_room_size(c->tx_pool) <
+		 RTE_PKTMBUF_HEADROOM + RTE_ETHER_HDR_LEN + c->mtu)
+		snprintf(err, errlen, "tx_pool mbufs (%u bytes of data room) cannot hold an MTU of %u",
+			 rte_pktmbuf_data_room_size(c->tx_pool), c->mtu);
+	else if (c->sndbuf < 2048 || c->sndbuf > (1u << 30) ||
+		 c->rcvbuf < 2048 || c->rcvbuf > (1u << 30))
+		snprintf(err, errlen, "sndbuf and rcvbuf must be 2 KiB..1 GiB");
+	else if (c->ooo_max > NET_OOO_MAX)
+		snprintf(err, errlen, "ooo_max must be at most %d", NET_OOO_MAX);
+	else if (c->rto_min_us > c->rto_max_us || c->rto_initial_us > c->rto_max_us)
+		snprintf(err, errlen, "rto_min_us and rto_initial_us must not exceed rto_max_us");
+	else if (rte_is_zero_ether_addr(&c->mac) || !rte_is_unicast_ether_addr(&c->mac))
+		snprintf(err, errlen, "a unicast MAC address is required");
+	else
+		return 0;
+	return -1;
+}
+
+struct net_stack *
+net_stack_create(const struct net_stack_config *cfg, char *err, size_t errlen)
+{
+	struct net_stack_config c = *cfg;
+	struct net_stack *s;
+	uint32_t rw;
+
+	fill_defaults(&c);
+	if (check_config(&c, err, errlen) != 0)
+		return NULL;
+	s = rte_zmalloc_socket("net_stack", sizeof(*s), RTE_CACHE_LINE_SIZE, c.socket_id);
+	if (s == NULL) {
+		snprintf(err, errlen, "cannot allocate the stack (%zu bytes)", sizeof(*s));
+		return NULL;
+	}
+	s->cfg = c;
+	snprintf(s->name, sizeof(s->name), "%s", c.name != NULL ? c.name : "net");
+	s->ops = c.ops;
+	s->ip = c.ip;
+	s->ip_be = rte_cpu_to_be_32(c.ip);
+	s->netmask = c.prefix_len == 32 ? 0xffffffffu : ~(0xffffffffu >> c.prefix_len);
+	s->mss = c.mtu - sizeof(struct rte_ipv4_hdr) - sizeof(struct rte_tcp_hdr);
+	/* Smallest scale that lets the 16-bit field express the buffer. */
+	for (rw = c.rcvbuf, s->rcv_wscale = 0; rw > 0xffff && s->rcv_wscale < 14; rw >>= 1)
+		s->rcv_wscale++;
+	s->cycles_per_us = RTE_MAX(rte_get_timer_hz() / 1000000, (uint64_t)1);
+	s->secret[0] = c.secret_seed != 0 ? c.secret_seed : rte_rand();
+	s->secret[1] = c.secret_seed != 0 ? c.secret_seed * 0x9e3779b97f4a7c15ull : rte_rand();
+	s->ip_id = (uint16_t)s->secret[1];
+	s->next_ephemeral = 49152 + (uint16_t)(s->secret[0] % 16384);
+	for (unsigned i = 0; i < NET_MAX_LISTEN; i++) {
+		if (c.tcp_ports[i] != 0)
+			s->tcp_listen[s->n_tcp_listen++].port = c.tcp_ports[i];
+		if (c.udp_ports[i] != 0)
+			s->udp_listen[s->n_udp_listen++] = c.udp_ports[i];
+	}
+	s->tx_cap = c.tx_ring_size;
+	s->tx = rte_zmalloc_socket("net_tx", sizeof(*s->tx) * s->tx_cap, 0, c.socket_id);
+	if (s->tx == NULL) {
+		snprintf(err, errlen, "cannot allocate the TX array");
+		rte_free(s);
+		return NULL;
+	}
+	s->now = read_clock(s);
+	net_wheel_init(&s->wheel, s->now);
+	TAILQ_INIT(&s->output_list);
+	TAILQ_INIT(&s->release_list);
+	TAILQ_INIT(&s->time_wait);
+	TAILQ_INIT(&s->free_list);
+	if (net_tcp_init(s, err, errlen) != 0) {
+		rte_free(s->tx);
+		rte_free(s);
+		return NULL;
+	}
+	NET_LOG(INFO, s, "created: %u connections, sndbuf %u, rcvbuf %u, mss %u, wscale %u",
+		c.max_conns, c.sndbuf, c.rcvbuf, s->mss, s->rcv_wscale);
+	return s;
+}
+
+void
+net_stack_destroy(struct net_stack *s)
+{
+	if (s == NULL)
+		return;
+	net_tcp_fini(s);
+	for (uint16_t i = 0; i < s->tx_count; i++)
+		rte_pktmbuf_free(s->tx[i]);
+	rte_free(s->tx);
+	rte_free(s);
+}
+
+/* --- TX array --- */
+
+struct rte_mbuf *
+net_tx_alloc(struct net_stack *s)
+{
+	struct rte_mbuf *m;
+
+	if (unlikely(!net_tx_room(s))) {
+		NET_INC(s, tx_queue_full);
+		return NULL;
+	}
+	m = rte_pktmbuf_alloc(s->cfg.tx_pool);
+	if (unlikely(m == NULL))
+		NET_INC(s, mempool_empty);
+	return m;
+}
+
+void
+net_tx_push(struct net_stack *s, struct rte_mbuf *m)
+{
+	if (unlikely(!net_tx_room(s))) {
+		NET_INC(s, tx_queue_full);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	s->tx[s->tx_count++] = m;
+}
+
+uint16_t
+net_stack_tx_burst_prepare(struct net_stack *s, struct rte_mbuf ***pkts)
+{
+	uint64_t bytes = 0;
+
+	/* Byte counts are taken now: once tx_burst returns, sent mbufs may
+	 * already be freed by the driver. */
+	for (uint16_t i = 0; i < s->tx_count; i++)
+		bytes += s->tx[i]->pkt_len;
+	s->tx_prepared_bytes = bytes;
+	*pkts = s->tx;
+	return s->tx_count;
+}
+
+void
+net_stack_tx_burst_done(struct net_stack *s, uint16_t sent)
+{
+	uint16_t n = s->tx_count;
+	uint64_t bytes = s->tx_prepared_bytes;
+
+	if (sent > n)
+		sent = n;
+	/* Sent packets belong to the NIC now; touch only what is still ours. */
+	NET_ADD(s, tx_packets, sent);
+	for (uint16_t i = sent; i < n; i++) {
+		NET_INC(s, tx_nic_drop);
+		bytes -= RTE_MIN(bytes, (uint64_t)s->tx[i]->pkt_len);
+		rte_pktmbuf_free(s->tx[i]);
+	}
+	NET_ADD(s, tx_bytes, bytes);
+	s->tx_prepared_bytes = 0;
+	s->tx_count = 0;
+}
+
+/* --- headers --- */
+
+bool
+net_ip_local_subnet(const struct net_stack *s, uint32_t ip)
+{
+	return ((ip ^ s->ip) & s->netmask) == 0;
+}
+
+struct rte_ipv4_hdr *
+net_ipv4_build(struct net_stack *s, struct rte_mbuf *m,
+	       const struct rte_ether_addr *dst_mac, uint32_t dst_ip,
+	       uint8_t proto, uint16_t l4_len)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+
+	rte_ether_addr_copy(dst_mac, &eth->dst_addr);
+	rte_ether_addr_copy(&s->cfg.mac, &eth->src_addr);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + l4_len);
+	ip->packet_id = rte_cpu_to_be_16(s->ip_id++);
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = proto;
+	ip->hdr_checksum = 0;
+	ip->src_addr = s->ip_be;
+	ip->dst_addr = rte_cpu_to_be_32(dst_ip);
+	m->l2_len = sizeof(*eth);
+	m->l3_len = sizeof(*ip);
+	if (s->cfg.tx_cksum_offload)
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	else
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	return ip;
+}
+
+uint16_t
+net_l4_cksum(struct net_stack *s, struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
+	     const void *l4, bool tcp)
+{
+	if (s->cfg.tx_cksum_offload) {
+		m->ol_flags |= tcp ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM;
+		return rte_ipv4_phdr_cksum(ip, m->ol_flags);
+	}
+	return rte_ipv4_udptcp_cksum(ip, l4);
+}
+
+/* --- input --- */
+
+static void
+eth_input(struct net_stack *s, struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth;
+
+	NET_INC(s, rx_packets);
+	NET_ADD(s, rx_bytes, m->pkt_len);
+	if (unlikely(m->nb_segs > 1) && rte_pktmbuf_linearize(m) != 0) {
+		NET_INC(s, drop_chained);
+		goto drop;
+	}
+	if (unlikely(m->data_len < sizeof(*eth))) {
+		NET_INC(s, drop_truncated);
+		goto drop;
+	}
+	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &s->cfg.mac) &&
+	    !rte_is_broadcast_ether_addr(&eth->dst_addr)) {
+		NET_INC(s, drop_not_our_mac);
+		goto drop;
+	}
+	switch (eth->ether_type) {
+	case RTE_BE16(RTE_ETHER_TYPE_IPV4):
+		net_ipv4_input(s, m);
+		return;
+	case RTE_BE16(RTE_ETHER_TYPE_ARP):
+		net_arp_input(s, m);
+		return;
+	default:
+		NET_INC(s, drop_ethertype);
+	}
+drop:
+	rte_pktmbuf_free(m);
+}
+
+void
+net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n)
+{
+	s->now = read_clock(s);
+	for (uint16_t i = 0; i < n; i++) {
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		eth_input(s, pkts[i]);
+	}
+	net_tcp_release_pending(s);
+}
+
+void
+net_stack_poll(struct net_stack *s)
+{
+	s->now = read_clock(s);
+	net_wheel_run(s, &s->wheel, s->now);
+	net_tcp_output_all(s);
+	net_tcp_release_pending(s);
+}

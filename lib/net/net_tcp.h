@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * TCP internals shared by net_tcp.c (connections, timers, API),
+ * net_tcp_in.c (segment arrival) and net_tcp_out.c (segment building).
+ */
+#ifndef SEGCACHED_NET_TCP_H
+#define SEGCACHED_NET_TCP_H
+
+#include "net_private.h"
+
+/* A parsed incoming segment. */
+struct tcp_seg {
+	uint32_t seq, ack;
+	uint32_t len;          /* payload bytes (SYN/FIN not counted) */
+	uint16_t wnd;          /* raw window field */
+	uint8_t flags;         /* RTE_TCP_*_FLAG */
+	bool has_mss, has_ws;
+	uint16_t mss;
+	uint8_t ws;
+	const uint8_t *data;
+	const struct rte_ether_addr *src_mac;
+};
+
+static inline uint32_t
+seg_seq_len(const struct tcp_seg *g)
+{
+	return g->len + ((g->flags & RTE_TCP_SYN_FLAG) ? 1 : 0) +
+	       ((g->flags & RTE_TCP_FIN_FLAG) ? 1 : 0);
+}
+
+/* Sequence number of the first byte of the send buffer: snd_una, or one
+ * past it while our SYN is unacknowledged. */
+static inline uint32_t
+tcp_data_seq(const struct net_conn *c)
+{
+	return c->snd_una + ((c->state == TCP_SYN_SENT || c->state == TCP_SYN_RCVD) ? 1 : 0);
+}
+
+static inline uint32_t
+tcp_rcv_space(const struct net_conn *c)
+{
+	return c->rcv.cap - (c->rcv.tail - c->rcv.head);
+}
+
+static inline uint32_t
+tcp_flight(const struct net_conn *c)
+{
+	return c->snd_max - c->snd_una;
+}
+
+static inline bool
+tcp_fin_acked(const struct net_conn *c)
+{
+	return (c->flags & CF_FIN_QUEUED) && seq_gt(c->snd_una, c->fin_seq);
+}
+
+/* net_tcp.c */
+struct net_conn *tcp_conn_lookup(struct net_stack *s, const struct net_conn_key *k);
+struct net_conn *tcp_conn_alloc(struct net_stack *s, const struct net_conn_key *k);
+void tcp_conn_release(struct net_stack *s, struct net_conn *c, enum net_close_reason why);
+void tcp_set_deadline(struct net_stack *s, struct net_conn *c,
+		      enum net_tcp_deadline d, uint64_t at);
+void tcp_want_output(struct net_stack *s, struct net_conn *c);
+void tcp_enter_time_wait(struct net_stack *s, struct net_conn *c);
+void tcp_deliver(struct net_stack *s, struct net_conn *c);
+void tcp_established(struct net_stack *s, struct net_conn *c);
+void tcp_touch_idle(struct net_stack *s, struct net_conn *c);
+uint32_t tcp_gen_isn(struct net_stack *s, const struct net_conn_key *k);
+uint32_t tcp_rto_current(const struct net_stack *s, const struct net_conn *c);
+struct net_listener *tcp_listener(struct net_stack *s, uint16_t port);
+/* SYN cookies */
+uint32_t tcp_syncookie_make(struct net_stack *s, const struct net_conn_key *k,
+			    uint32_t peer_isn, uint16_t peer_mss, int peer_ws);
+bool tcp_syncookie_check(struct net_stack *s, const struct net_conn_key *k,
+			 uint32_t peer_isn, uint32_t cookie, uint16_t *mss, int *ws);
+
+/* net_tcp_out.c */
+/* Build everything c may send now; false if the TX array filled first. */
+bool tcp_output(struct net_stack *s, struct net_conn *c);
+/* One segment of c at seq with len data bytes (from the send buffer). */
+bool tcp_xmit(struct net_stack *s, struct net_conn *c, uint32_t seq,
+	      uint32_t len, uint8_t flags);
+void tcp_send_ack(struct net_stack *s, struct net_conn *c);
+/* Stateless segments (RST for unknown connections, cookie SYN-ACKs). */
+void tcp_send_raw(struct net_stack *s, const struct rte_ether_addr *mac,
+		  const struct net_conn_key *k, uint32_t seq, uint32_t ack,
+		  uint8_t flags, uint16_t wnd, uint16_t mss_opt, int ws_opt);
+void tcp_send_rst(struct net_stack *s, struct net_conn *c);
+/* Retransmit the first unacknowledged segment (fast retransmit, NewReno
+ * partial ACK). */
+void tcp_retransmit_first(struct net_stack *s, struct net_conn *c);
+
+#endif /* SEGCACHED_NET_TCP_H */

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * TCP output: building segments, sending what the windows allow (flow
+ * control against the peer's window, NewReno's cwnd), pure ACKs, RSTs,
+ * the persist state and retransmission of the first unacknowledged
+ * segment.
+ */
+#include <string.h>
+
+#include "net_tcp.h"
+
+/* Segments one connection may build per turn on the output list. */
+#define TCP_BURST_PER_CONN 32
+
+#define TCP_OPT_MSS_LEN 4
+#define TCP_OPT_WS_LEN 4 /* NOP + kind 3 + len 3 + shift */
+
+/* Build Ethernet, IPv4 and TCP headers (options included) for a segment
+ * with `len` payload bytes; the payload and checksum are left to the
+ * caller. */
+static struct rte_mbuf *
+tcp_build(struct net_stack *s, const struct rte_ether_addr *mac,
+	  const struct net_conn_key *k, uint32_t seq, uint32_t ack, uint8_t flags,
+	  uint16_t wnd, uint16_t mss_opt, int ws_opt, uint32_t len,
+	  struct rte_ipv4_hdr **ipp, struct rte_tcp_hdr **thp)
+{
+	uint16_t optlen = (mss_opt ? TCP_OPT_MSS_LEN : 0) + (ws_opt >= 0 ? TCP_OPT_WS_LEN : 0);
+	uint16_t l4_len = sizeof(struct rte_tcp_hdr) + optlen + len;
+	struct rte_mbuf *m = net_tx_alloc(s);
+	struct rte_ipv4_hdr *ip;
+	struct rte_tcp_hdr *th;
+	uint8_t *opt;
+
+	if (m == NULL)
+		return NULL;
+	if (rte_pktmbuf_append(m, sizeof(struct rte_ether_hdr) + sizeof(*ip) + l4_len) == NULL) {
+		rte_pktmbuf_free(m);
+		NET_INC(s, mempool_empty);
+		return NULL;
+	}
+	ip = net_ipv4_build(s, m, mac, k->raddr, IPPROTO_TCP, l4_len);
+	th = (struct rte_tcp_hdr *)(ip + 1);
+	th->src_port = rte_cpu_to_be_16(k->lport);
+	th->dst_port = rte_cpu_to_be_16(k->rport);
+	th->sent_seq = rte_cpu_to_be_32(seq);
+	th->recv_ack = (flags & RTE_TCP_ACK_FLAG) ? rte_cpu_to_be_32(ack) : 0;
+	th->data_off = (uint8_t)(((sizeof(*th) + optlen) / 4) << 4);
+	th->tcp_flags = flags;
+	th->rx_win = rte_cpu_to_be_16(wnd);
+	th->cksum = 0;
+	th->tcp_urp = 0;
+	opt = (uint8_t *)(th + 1);
+	if (mss_opt) {
+		opt[0] = 2;
+		opt[1] = 4;
+		opt[2] = mss_opt >> 8;
+		opt[3] = mss_opt & 0xff;
+		opt += TCP_OPT_MSS_LEN;
+	}
+	if (ws_opt >= 0) {
+		opt[0] = 1; /* NOP keeps the next option aligned */
+		opt[1] = 3;
+		opt[2] = 3;
+		opt[3] = (uint8_t)ws_opt;
+	}
+	m->l4_len = sizeof(*th) + optlen;
+	*ipp = ip;
+	*thp = th;
+	return m;
+}
+
+static void
+tcp_finish(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
+	   struct rte_tcp_hdr *th)
+{
+	th->cksum = net_l4_cksum(s, m, ip, th, true);
+	net_tx_push(s, m);
+	NET_INC(s, tcp_tx_segs);
+	if (th->tcp_flags & RTE_TCP_RST_FLAG)
+		NET_INC(s, tcp_resets_tx);
+}
+
+void
+tcp_send_raw(struct net_stack *s, const struct rte_ether_addr *mac,
+	     const struct net_conn_key *k, uint32_t seq, uint32_t ack, uint8_t flags,
+	     uint16_t wnd, uint16_t mss_opt, int ws_opt)
+{
+	struct rte_ipv4_hdr *ip;
+	struct rte_tcp_hdr *th;
+	struct rte_mbuf *m = tcp_build(s, mac, k, seq, ack, flags, wnd, mss_opt, ws_opt, 0,
+				       &ip, &th);
+
+	if (m != NULL)
+		tcp_finish(s, m, ip, th);
+}
+
+bool
+tcp_xmit(struct net_stack *s, struct net_conn *c, uint32_t seq, uint32_t len,
+	 uint8_t flags)
+{
+	bool syn = flags & RTE_TCP_SYN_FLAG;
+	uint32_t space = tcp_rcv_space(c);
+	struct rte_ipv4_hdr *ip;
+	struct rte_tcp_hdr *th;
+	struct rte_mbuf *m;
+	uint16_t wnd;
+	int ws_opt = -1;
+
+	if (syn) {
+		wnd = (uint16_t)RTE_MIN(space, 0xffffu); /* never scaled in a SYN */
+		if (c->flags & CF_WS_OFFER)
+			ws_opt = c->rcv_wscale;
+	} else {
+		wnd = (uint16_t)RTE_MIN(space >> c->rcv_wscale, 0xffffu);
+	}
+	m = tcp_build(s, &c->peer_mac, &c->key, seq, c->rcv_nxt, flags, wnd,
+		      syn ? s->mss : 0, ws_opt, len, &ip, &th);
+	if (m == NULL)
+		return false;
+	if (len > 0)
+		net_sndbuf_copy(&c->snd, seq - tcp_data_seq(c),
+				(uint8_t *)th + (th->data_off >> 4) * 4, len);
+	tcp_finish(s, m, ip, th);
+	if (flags & RTE_TCP_ACK_FLAG) {
+		uint32_t edge = c->rcv_nxt + ((uint32_t)wnd << (syn ? 0 : c->rcv_wscale));
+
+		if (seq_gt(edge, c->rcv_adv) || c->rcv_adv == 0)
+			c->rcv_adv = edge;
+		c->flags &= ~(CF_ACK_NOW | CF_DELACK);
+		c->deadline[TD_DELACK] = 0;
+		c->segs_unacked = 0;
+	}
+	return true;
+}
+
+void
+tcp_send_ack(struct net_stack *s, struct net_conn *c)
+{
+	tcp_xmit(s, c, c->snd_nxt, 0, RTE_TCP_ACK_FLAG);
+}
+
+void
+tcp_send_rst(struct net_stack *s, struct net_conn *c)
+{
+	if (!(c->flags & CF_MAC_OK) || c->state == TCP_CLOSED)
+		return;
+	tcp_xmit(s, c, c->snd_max, 0, RTE_TCP_RST_FLAG | RTE_TCP_ACK_FLAG);
+}
+
+void
+tcp_retransmit_first(struct net_stack *s, struct net_conn *c)
+{
+	uint32_t len = RTE_MIN(c->snd.len, (uint32_t)c->mss);
+	uint8_t flags = RTE_TCP_ACK_FLAG;
+
+	len = RTE_MIN(len, tcp_flight(c));
+	if ((c->flags & CF_FIN_QUEUED) && c->snd_una + len == c->fin_seq &&
+	    seq_gt(c->snd_max, c->fin_seq))
+		flags |= RTE_TCP_FIN_FLAG;
+	if (len == 0 && !(flags & RTE_TCP_FIN_FLAG))
+		return;
+	if (tcp_xmit(s, c, c->snd_una, len, flags)) {
+		NET_INC(s, tcp_retransmits);
+		c->flags &= ~CF_RTT_TIMING; /* Karn */
+	}
+}
+
+static uint32_t
+tcp_unsent(const struct net_conn *c)
+{
+	uint32_t off = c->snd_nxt - tcp_data_seq(c);
+
+	return off < c->snd.len ? c->snd.len - off : 0;
+}
+
+static bool
+tcp_output_syn(struct net_stack *s, struct net_conn *c)
+{
+	uint8_t flags = RTE_TCP_SYN_FLAG;
+
+	if (!(c->flags & CF_MAC_OK)) {
+		if (!net_arp_resolve(s, c->key.raddr, &c->peer_mac)) {
+			tcp_set_deadline(s, c, TD_PERSIST, s->now + 10 * 1000);
+			return true;
+		}
+		c->flags |= CF_MAC_OK;
+	}
+	if (c->snd_nxt != c->iss) {
+		/* SYN in flight (the RTO resends it); a challenge ACK may be owed. */
+		if ((c->flags & CF_ACK_NOW) && c->state == TCP_SYN_RCVD)
+			tcp_send_ack(s, c);
+		c->flags &= ~CF_ACK_NOW;
+		return true;
+	}
+	if (c->state == TCP_SYN_RCVD)
+		flags |= RTE_TCP_ACK_FLAG;
+	if (!tcp_xmit(s, c, c->iss, 0, flags))
+		return false;
+	if (c->snd_max != c->iss) {
+		NET_INC(s, tcp_retransmits);
+	} else {
+		c->snd_max = c->iss + 1;
+		c->rtt_seq = c->iss;
+		c->rtt_start = s->now;
+		c->flags |= CF_RTT_TIMING;
+	}
+	c->snd_nxt = c->iss + 1;
+	if (c->deadline[TD_RTX] == 0)
+		tcp_set_deadline(s, c, TD_RTX, s->now + tcp_rto_current(s, c));
+	return true;
+}
+
+bool
+tcp_output(struct net_stack *s, struct net_conn *c)
+{
+	unsigned segs = 0;
+
+	switch (c->state) {
+	case TCP_CLOSED:
+		return true;
+	case TCP_SYN_SENT:
+	case TCP_SYN_RCVD:
+		return tcp_output_syn(s, c);
+	case TCP_TIME_WAIT:
+		if (c->flags & CF_ACK_NOW)
+			tcp_send_ack(s, c);
+		return !(c->flags & CF_ACK_NOW);
+	default:
+		break;
+	}
+	for (;;) {
+		uint32_t unsent = tcp_unsent(c);
+		uint32_t in_flight = c->snd_nxt - c->snd_una;
+		uint32_t wnd = RTE_MIN(c->snd_wnd, c->cwnd);
+		uint32_t usable = wnd > in_flight ? wnd - in_flight : 0;
+		uint32_t len = RTE_MIN(RTE_MIN(unsent, usable), (uint32_t)c->mss);
+		bool fin = (c->flags & CF_FIN_QUEUED) && c->snd_nxt + len == c->fin_seq;
+		uint8_t flags = RTE_TCP_ACK_FLAG;
+
+		if (len == 0 && !fin)
+			break;
+		/* Sender SWS avoidance: with data in flight, wait for ACKs
+		 * rather than send a runt because the window is nearly full. */
+		if (len < unsent && len < c->mss && in_flight > 0)
+			break;
+		if (segs == TCP_BURST_PER_CONN)
+			return false;
+		if (len > 0 && len == unsent)
+			flags |= RTE_TCP_PSH_FLAG;
+		if (fin)
+			flags |= RTE_TCP_FIN_FLAG;
+		if (!tcp_xmit(s, c, c->snd_nxt, len, flags))
+			return false;
+		if (seq_lt(c->snd_nxt, c->snd_max)) {
+			NET_INC(s, tcp_retransmits);
+		} else if (!(c->flags & CF_RTT_TIMING)) {
+			c->rtt_seq = c->snd_nxt;
+			c->rtt_start = s->now;
+			c->flags |= CF_RTT_TIMING;
+		}
+		c->snd_nxt += len + (fin ? 1 : 0);
+		if (seq_gt(c->snd_nxt, c->snd_max))
+			c->snd_max = c->snd_nxt;
+		if (c->deadline[TD_RTX] == 0)
+			tcp_set_deadline(s, c, TD_RTX, s->now + tcp_rto_current(s, c));
+		segs++;
+	}
+	/* Flow control: data waits, nothing is in flight to bring an ACK,
+	 * and the peer's window is closed: probe it (persist). */
+	if (tcp_unsent(c) > 0 && c->snd_una == c->snd_max && c->snd_wnd == 0 &&
+	    !(c->flags & CF_PERSIST)) {
+		c->flags |= CF_PERSIST;
+		c->backoff = 0;
+		tcp_set_deadline(s, c, TD_PERSIST,
+				 s->now + RTE_MAX(tcp_rto_current(s, c), (uint32_t)s->cfg.rto_min_us));
+	}
+	if (c->flags & CF_ACK_NOW) {
+		tcp_send_ack(s, c);
+		if (c->flags & CF_ACK_NOW)
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * UDP (RFC 768): datagrams to a listening port go to the application's
+ * udp_recv; net_udp_send builds one datagram. No ICMP port-unreachable is
+ * sent for closed ports (it would only help scanners).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_udp.h>
+
+#include "net_private.h"
+
+static bool
+udp_listening(const struct net_stack *s, uint16_t port)
+{
+	for (unsigned i = 0; i < s->n_udp_listen; i++)
+		if (s->udp_listen[i] == port)
+			return true;
+	return false;
+}
+
+void
+net_udp_input(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
+	      uint16_t l4_len)
+{
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	struct net_udp_peer peer;
+	uint16_t ulen;
+
+	if (l4_len < sizeof(*udp)) {
+		NET_INC(s, drop_truncated);
+		goto drop;
+	}
+	ulen = rte_be_to_cpu_16(udp->dgram_len);
+	if (ulen < sizeof(*udp) || ulen > l4_len) {
+		NET_INC(s, drop_udp_bad_len);
+		goto drop;
+	}
+	/* A zero checksum means the sender did not compute one. The sum
+	 * covers ulen bytes: trailing IP payload beyond it is ignored. */
+	if (udp->dgram_cksum != 0 && ulen == l4_len &&
+	    !net_l4_cksum_ok(s, m, ip, udp, ulen)) {
+		NET_INC(s, drop_udp_bad_cksum);
+		goto drop;
+	}
+	if (udp->dgram_cksum != 0 && ulen != l4_len) {
+		/* IP payload longer than the datagram: only seen in crafted
+		 * packets; the pseudo-header would disagree, so drop. */
+		NET_INC(s, drop_udp_bad_len);
+		goto drop;
+	}
+	peer.local_port = rte_be_to_cpu_16(udp->dst_port);
+	if (!udp_listening(s, peer.local_port) || s->ops == NULL || s->ops->udp_recv == NULL) {
+		NET_INC(s, drop_udp_no_port);
+		goto drop;
+	}
+	peer.addr = rte_be_to_cpu_32(ip->src_addr);
+	peer.port = rte_be_to_cpu_16(udp->src_port);
+	rte_ether_addr_copy(&eth->src_addr, &peer.mac);
+	peer.mac_valid = true;
+	NET_INC(s, udp_rx);
+	s->ops->udp_recv(s->cfg.app_arg, &peer, (const uint8_t *)(udp + 1),
+			 ulen - sizeof(*udp));
+drop:
+	rte_pktmbuf_free(m);
+}
+
+size_t
+net_udp_max_payload(const struct net_stack *s)
+{
+	return s->cfg.mtu - sizeof(struct rte_ipv4_hdr) - sizeof(struct rte_udp_hdr);
+}
+
+int
+net_udp_send(struct net_stack *s, const struct net_udp_peer *peer,
+	     const void *data, size_t len)
+{
+	struct rte_ether_addr mac;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+	struct rte_mbuf *m;
+	uint16_t l4_len;
+	char *p;
+
+	if (len > net_udp_max_payload(s))
+		return -EMSGSIZE;
+	if (peer->mac_valid)
+		mac = peer->mac;
+	else if (!net_arp_resolve(s, peer->addr, &mac))
+		return -EHOSTUNREACH;
+	m = net_tx_alloc(s);
+	if (m == NULL)
+		return -ENOBUFS;
+	l4_len = sizeof(*udp) + len;
+	p = rte_pktmbuf_append(m, sizeof(struct rte_ether_hdr) + sizeof(*ip) + l4_len);
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	ip = net_ipv4_build(s, m, &mac, peer->addr, IPPROTO_UDP, l4_len);
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	udp->src_port = rte_cpu_to_be_16(peer->local_port);
+	udp->dst_port = rte_cpu_to_be_16(peer->port);
+	udp->dgram_len = rte_cpu_to_be_16(l4_len);
+	memcpy(udp + 1, data, len);
+	m->l4_len = sizeof(*udp);
+	udp->dgram_cksum = 0;
+	udp->dgram_cksum = net_l4_cksum(s, m, ip, udp, false);
+	net_tx_push(s, m);
+	NET_INC(s, udp_tx);
+	return 0;
+}
