@@ -59,6 +59,16 @@ ack_now(struct net_stack *s, struct net_conn *c)
 	tcp_want_output(s, c);
 }
 
+/* ACK from inside input rather than at the next output: duplicate ACKs
+ * must reach the sender one per segment for its fast retransmit to
+ * count three, and bulk senders clock on every second segment. */
+static void
+ack_immediately(struct net_stack *s, struct net_conn *c)
+{
+	if (!tcp_xmit(s, c, c->snd_nxt, 0, RTE_TCP_ACK_FLAG))
+		ack_now(s, c);
+}
+
 static void
 challenge_ack(struct net_stack *s, struct net_conn *c)
 {
@@ -325,13 +335,13 @@ process_data(struct net_stack *s, struct net_conn *c, uint32_t seq,
 	rcv_make_room(c, off + len);
 	if (!in_order && !ooo_add(s, c, seq, seq + len)) {
 		NET_INC(s, tcp_ooo_drop);
-		ack_now(s, c);
+		ack_immediately(s, c);
 		return false;
 	}
 	memcpy(c->rcv.base + c->rcv.tail + off, data, len);
 	if (!in_order) {
 		NET_INC(s, tcp_ooo_segs);
-		ack_now(s, c); /* a duplicate ACK tells the sender about the hole */
+		ack_immediately(s, c); /* a duplicate ACK tells the sender about the hole */
 		return false;
 	}
 	c->rcv_nxt += len;
@@ -346,14 +356,15 @@ process_data(struct net_stack *s, struct net_conn *c, uint32_t seq,
 			memmove(&c->ooo[0], &c->ooo[1], (c->ooo_count - 1) * sizeof(c->ooo[0]));
 			c->ooo_count--;
 		}
-		ack_now(s, c); /* RFC 5681 4.2: ACK at once when a gap fills */
+		ack_immediately(s, c); /* RFC 5681 4.2: ACK at once when a gap fills */
+		return true;
 	}
 	/* Delayed ACK: every second full-sized segment is ACKed at once;
 	 * otherwise the ACK waits for a response to ride on, or the timer. */
 	if (len >= c->mss)
 		c->segs_unacked++;
 	if (c->segs_unacked >= 2) {
-		ack_now(s, c);
+		ack_immediately(s, c);
 	} else if (!(c->flags & CF_ACK_NOW)) {
 		c->flags |= CF_DELACK;
 		if (c->deadline[TD_DELACK] == 0)

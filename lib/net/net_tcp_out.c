@@ -181,7 +181,8 @@ tcp_output_syn(struct net_stack *s, struct net_conn *c)
 
 	if (!(c->flags & CF_MAC_OK)) {
 		if (!net_arp_resolve(s, c->key.raddr, &c->peer_mac)) {
-			tcp_set_deadline(s, c, TD_PERSIST, s->now + 10 * 1000);
+			/* Look again next tick: cheap, the request is rate limited. */
+			tcp_set_deadline(s, c, TD_PERSIST, s->now + 1000);
 			return true;
 		}
 		c->flags |= CF_MAC_OK;
