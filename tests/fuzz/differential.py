@@ -17,7 +17,6 @@ Exit status 0 when every case matches. With --random N, N generated
 request streams (a grammar of valid and damaged commands) are checked too.
 """
 import argparse
-import os
 import random
 import re
 import socket
@@ -290,6 +289,12 @@ def gen_command(rng):
         rng.choice(b"ab \t\r0123456789-") for _ in range(rng.randint(0, 12))) + b"\r\n"
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--replay", required=True)
@@ -300,7 +305,7 @@ def main():
     ap.add_argument("--splits", type=int, default=3)
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    port = args.port or 20000 + os.getpid() % 20000
+    port = args.port or free_port()
     mc = Memcached(args.memcached, port, [])
     failures = 0
     try:
