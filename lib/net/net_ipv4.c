@@ -17,7 +17,8 @@ ip_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
 	if (s->cfg.rx_cksum_offload) {
 		uint64_t f = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
 
-		if (f == RTE_MBUF_F_RX_IP_CKSUM_GOOD)
+		/* NONE: the data's checksum is wrong but the NIC verified it. */
+		if (f == RTE_MBUF_F_RX_IP_CKSUM_GOOD || f == RTE_MBUF_F_RX_IP_CKSUM_NONE)
 			return true;
 		if (f == RTE_MBUF_F_RX_IP_CKSUM_BAD)
 			return false;

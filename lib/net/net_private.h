@@ -283,7 +283,7 @@ net_l4_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
 	if (s->cfg.rx_cksum_offload) {
 		uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 
-		if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+		if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD || f == RTE_MBUF_F_RX_L4_CKSUM_NONE)
 			return true;
 		if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 			return false;

@@ -299,6 +299,13 @@ on_persist_timeout(struct net_stack *s, struct net_conn *c)
 
 	if (!(c->flags & CF_PERSIST))
 		return;
+	/* Probes nobody answers: the peer is gone. */
+	if (++c->retries > 2 * s->cfg.max_retries) {
+		NET_INC(s, tcp_timeouts);
+		tcp_send_rst(s, c);
+		tcp_conn_release(s, c, NET_CLOSE_TIMEOUT);
+		return;
+	}
 	if (c->snd_wnd != 0 || unsent == 0) {
 		c->flags &= ~CF_PERSIST;
 		tcp_want_output(s, c);
@@ -419,14 +426,19 @@ tcp_established(struct net_stack *s, struct net_conn *c)
 	if (passive) {
 		int rc = 0;
 
+		/* Known to the app from here: an abort inside accepted gets
+		 * its closed callback like any other. */
+		c->flags |= CF_APP_KNOWS;
 		if (s->ops != NULL && s->ops->accepted != NULL)
 			rc = s->ops->accepted(s->cfg.app_arg, c);
+		if (c->flags & CF_RELEASED)
+			return;
 		if (rc != 0) {
+			c->flags &= ~CF_APP_KNOWS; /* refused: no closed callback */
 			tcp_send_rst(s, c);
 			tcp_conn_release(s, c, NET_CLOSE_ABORTED);
 			return;
 		}
-		c->flags |= CF_APP_KNOWS;
 	} else if (s->ops != NULL && s->ops->connected != NULL) {
 		s->ops->connected(s->cfg.app_arg, c);
 	}

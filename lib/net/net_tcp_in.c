@@ -180,6 +180,9 @@ process_ack(struct net_stack *s, struct net_conn *c, const struct tcp_seg *g)
 	uint32_t ack = g->ack;
 	uint32_t wnd = (uint32_t)g->wnd << c->snd_wscale;
 
+	if (c->flags & CF_PERSIST)
+		c->retries = 0; /* the peer answers our probes */
+
 	if (seq_gt(ack, c->snd_max)) {
 		/* Acknowledges data never sent (RFC 9293: ACK and drop). */
 		NET_INC(s, drop_tcp_bad_ack);

@@ -269,10 +269,14 @@ tcp_output(struct net_stack *s, struct net_conn *c)
 	}
 	/* Flow control: data waits, nothing is in flight to bring an ACK,
 	 * and the peer's window is closed: probe it (persist). */
-	if (tcp_unsent(c) > 0 && c->snd_una == c->snd_max && c->snd_wnd == 0 &&
+	if (tcp_unsent(c) > 0 && c->snd_nxt == c->snd_una && c->snd_wnd == 0 &&
 	    !(c->flags & CF_PERSIST)) {
+		/* Also after an RTO pulled snd_nxt back into a closed window:
+		 * retransmission waits for the window, probes keep it alive. */
 		c->flags |= CF_PERSIST;
 		c->backoff = 0;
+		c->retries = 0;
+		c->deadline[TD_RTX] = 0;
 		tcp_set_deadline(s, c, TD_PERSIST,
 				 s->now + RTE_MAX(tcp_rto_current(s, c), (uint32_t)s->cfg.rto_min_us));
 	}

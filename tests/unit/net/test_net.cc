@@ -694,6 +694,81 @@ TEST_F(Net, PeerWindowFullStopsSendingAndProbes)
 	EXPECT_EQ(ctr(NET_C_tcp_retransmits), 0u);
 }
 
+TEST_F(Net, WindowClosingWithDataInFlightTurnsIntoProbes)
+{
+	cfg.max_retries = 2;
+	make();
+	Peer p;
+	net_conn *c = open(p, -1);
+	ASSERT_NE(c, nullptr);
+	std::string data(3000, 'q');
+	net_tcp_send(c, data.data(), data.size());
+	auto out = step();
+	ASSERT_EQ(out.size(), 3u);
+	uint32_t first = out[0].seq;
+	// The peer takes nothing and closes its window (an old ACK, new window).
+	p.win = 0;
+	EXPECT_TRUE(send_frame(seg(p, ACK)).empty());
+	// The RTO finds a closed window: no retransmission, probes instead,
+	// and probes that are answered never time the connection out.
+	EXPECT_TRUE(advance(1000000).empty());
+	EXPECT_EQ(ctr(NET_C_tcp_rto_expired), 1u);
+	for (int i = 0; i < 10; i++) {
+		out = advance(70000000);
+		ASSERT_EQ(out.size(), 1u) << i;
+		EXPECT_TRUE(out[0].payload.empty());
+		send_frame(seg(p, ACK)); // the answer: still zero
+	}
+	EXPECT_FALSE(app.was_closed(c));
+	EXPECT_GE(ctr(NET_C_tcp_zero_window_probes), 9u);
+	// The window opens: everything is sent again from the first byte.
+	p.win = 5000;
+	out = send_frame(seg(p, ACK));
+	ASSERT_FALSE(out.empty());
+	EXPECT_EQ(out[0].seq, first);
+	size_t bytes = 0;
+	for (auto &k : out)
+		bytes += k.payload.size();
+	EXPECT_GE(bytes, 1460u);
+	// A peer that stops answering probes is given up on.
+	for (int i = 0; i < 10 && !app.was_closed(c); i++)
+		advance(70000000);
+	net_close_reason why;
+	ASSERT_TRUE(app.was_closed(c, &why));
+	EXPECT_EQ(why, NET_CLOSE_TIMEOUT);
+}
+
+TEST_F(Net, AbortInsideAcceptedReportsClosed)
+{
+	make();
+	struct Ops {
+		static int accepted(void *a, net_conn *c)
+		{
+			static_cast<App *>(a)->accepted.push_back(c);
+			net_tcp_abort(c);
+			return 0;
+		}
+	};
+	net_app_ops ops = App::ops;
+	ops.accepted = Ops::accepted;
+	cfg.ops = &ops;
+	net_stack_destroy(s);
+	s = nullptr;
+	make();
+	Peer p;
+	p.snd_nxt = p.iss;
+	auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
+	p.rcv_nxt = out[0].seq + 1;
+	out = send_frame(seg(p, ACK | PSH, "data"));
+	ASSERT_EQ(app.accepted.size(), 1u);
+	net_close_reason why;
+	ASSERT_TRUE(app.was_closed(app.accepted[0], &why));
+	EXPECT_EQ(why, NET_CLOSE_ABORTED);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(out[0].has(RST));
+	EXPECT_EQ(net_stack_conns_in_use(s), 0u);
+}
+
 TEST_F(Net, SendBufferBackpressureAndRedelivery)
 {
 	cfg.sndbuf = 4096;
