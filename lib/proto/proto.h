@@ -164,7 +164,6 @@ struct proto_parser {
 	uint64_t swallow;        /* PS_SWALLOW: bytes left to discard */
 	enum proto_cmd mget_cmd; /* PS_MULTIGET */
 	int64_t mget_exptime;
-	bool mget_checked;       /* the whole line was validated up front */
 	bool mget_any;           /* a key was seen on this line */
 	bool mget_end_pending;   /* streaming line: rest after a NUL is ignored */
 };

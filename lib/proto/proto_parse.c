@@ -115,12 +115,11 @@ static bool is_touch_get(enum proto_cmd cmd)
 	return cmd == PROTO_CMD_GAT || cmd == PROTO_CMD_GATS;
 }
 
-static void mget_begin(struct proto_parser *p, enum proto_cmd cmd, int64_t exptime, bool checked)
+static void mget_begin(struct proto_parser *p, enum proto_cmd cmd, int64_t exptime)
 {
 	p->state = PROTO_PS_MULTIGET;
 	p->mget_cmd = cmd;
 	p->mget_exptime = exptime;
-	p->mget_checked = checked;
 	p->mget_any = false;
 	p->mget_end_pending = false;
 }
@@ -264,7 +263,7 @@ static enum proto_status parse_get(struct proto_parser *p, enum proto_cmd cmd, c
 			return req_error(req, cmd, "CLIENT_ERROR bad command line format", false);
 	}
 	/* the keys are fine: hand them out one by one from here */
-	mget_begin(p, cmd, exptime, true);
+	mget_begin(p, cmd, exptime);
 	p->mget_any = true; /* the dispatcher saw enough tokens */
 	if (pos == clen) {
 		/* gat <exptime> with no key */
@@ -304,7 +303,7 @@ static enum proto_status start_stream(struct proto_parser *p, const char *buf, s
 
 	*consumed = 0;
 	/* memcached tolerates up to 100 leading blanks here */
-	while (i < len && buf[i] == ' ' && i <= 100)
+	while (i < len && buf[i] == ' ' && i < 100)
 		i++;
 	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
 		enum proto_cmd cmd = words[w].cmd;
@@ -333,7 +332,7 @@ static enum proto_status start_stream(struct proto_parser *p, const char *buf, s
 			exptime = v;
 			pos = e;
 		}
-		mget_begin(p, cmd, exptime, false);
+		mget_begin(p, cmd, exptime);
 		{
 			size_t n;
 			enum proto_status st = mget_next(p, buf + pos, len - pos, req, &n);

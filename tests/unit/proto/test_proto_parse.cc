@@ -480,6 +480,15 @@ TEST(ProtoParse, LongGetLineStreamsKeyByKey)
 	std::string bad = "get" + std::string(2100, ' ') + std::string(300, 'k');
 	Result r = parse_stream(bad + " a\r\nversion\r\n", 2200);
 	EXPECT_EQ(r.reqs, (std::vector<Req>{ E(PROTO_CMD_GET, kBad), R(PROTO_CMD_VERSION) }));
+	/* memcached accepts up to 100 blanks before a streamed get */
+	std::string keys;
+	for (int i = 0; i < 1500; i++)
+		keys += "a ";
+	r = parse_stream(std::string(100, ' ') + "get " + keys + "\r\n", 3000);
+	EXPECT_FALSE(r.closed);
+	ASSERT_EQ(r.reqs.size(), 1500u);
+	EXPECT_TRUE(r.reqs.back().get_last);
+	EXPECT_TRUE(parse_stream(std::string(101, ' ') + "get " + keys + "\r\n", 3000).closed);
 	/* other long commands close */
 	EXPECT_TRUE(parse_stream("delete" + std::string(3000, ' ') + "a\r\n", 2100).closed);
 	/* gat streams with its exptime */
