@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_common.h>
+#include <rte_lcore.h>
+
 #include "baseline/baseline.h"
 #include "log.h"
 #include "seg/seg.h"
@@ -89,8 +92,9 @@ engine_setup_create(struct engine_setup *es, const struct options *o,
 	es->cfg.item_max = o->item_max;
 	es->cfg.eviction = o->eviction;
 	es->cfg.cas_disabled = o->cas_disabled;
-	es->cfg.max_workers = o->threads + 8 > ENGINE_WORKERS_MIN ?
-				      o->threads + 8 : ENGINE_WORKERS_MIN;
+	/* Posix threads or, on the native stack, worker lcores. */
+	es->cfg.max_workers = RTE_MAX(RTE_MAX(o->threads, rte_lcore_count()) + 8,
+				      (unsigned)ENGINE_WORKERS_MIN);
 
 	if (o->engine == SERVER_ENGINE_SEG)
 		return seg_setup(es, o, err, errlen);

@@ -10,6 +10,7 @@
  * thread becomes the control thread until a signal or `shutdown` stops the
  * server, which then tears everything down in reverse and exits 0.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_log.h>
+#include <rte_lcore.h>
 
 #include "eal_args.h"
 #include "log.h"
@@ -109,6 +111,148 @@ start_posix(struct server *srv)
 	return 0;
 }
 
+static int
+start_native(struct server *srv)
+{
+	const struct options *o = &srv->opt;
+	struct native_config nc = {
+		.ip = o->ip_addr,
+		.prefix_len = o->ip_prefix,
+		.port_id = o->port_id,
+		.queues = o->queues,
+		.rx_desc = o->rx_desc,
+		.tx_desc = o->tx_desc,
+		.mtu = o->mtu,
+		.link_timeout_ms = o->link_timeout * 1000u,
+		.tcp_port = o->tcp_port,
+		.udp_port = o->udp_port,
+		.max_conns = o->max_conns,
+		.idle_timeout_s = o->idle_timeout,
+		.item_max = o->item_max,
+		.engine = srv->es.engine,
+		.cmd = &srv->cmd,
+		.on_shutdown = control_request_shutdown,
+		.on_shutdown_arg = srv,
+	};
+	char err[1024];
+
+	srv->native = native_create(&nc, err, sizeof(err));
+	if (srv->native == NULL) {
+		APP_LOG(ERR, "%s", err);
+		return EXIT_FAILURE;
+	}
+	if (native_start(srv->native, err, sizeof(err)) < 0) {
+		APP_LOG(ERR, "%s", err);
+		return EXIT_FAILURE;
+	}
+	APP_LOG(NOTICE, "native stack: %s on port %u (%s), %u worker lcore(s), TCP port %u, UDP port %u",
+		o->ip, srv->native->port.port_id, srv->native->port.name,
+		srv->native->nworkers, o->tcp_port, o->udp_port);
+	return 0;
+}
+
+/* Free hugepages of any size, from sysfs; -1 when it cannot be read. */
+static long
+free_hugepages(void)
+{
+	static const char *const sizes[] = { "hugepages-2048kB", "hugepages-1048576kB" };
+	long total = -1;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char path[128];
+		FILE *f;
+		long n;
+
+		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/free_hugepages", sizes[i]);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fscanf(f, "%ld", &n) == 1)
+			total = (total < 0 ? 0 : total) + n;
+		fclose(f);
+	}
+	return total;
+}
+
+/* Does the EAL command line have this option? */
+static bool
+eal_has(const struct eal_args *ea, const char *opt)
+{
+	for (int i = 1; i < ea->eal_argc; i++)
+		if (strcmp(ea->eal_argv[i], opt) == 0)
+			return true;
+	return false;
+}
+
+/* Upper bound of the lcores the EAL will run, from -l/--lcores/-c, else
+ * every CPU: enough to size --no-huge memory before the EAL starts. */
+static unsigned
+eal_lcores_upper(const struct eal_args *ea)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	for (int i = 1; i < ea->eal_argc; i++) {
+		const char *a = ea->eal_argv[i];
+		const char *v = i + 1 < ea->eal_argc ? ea->eal_argv[i + 1] : "";
+		unsigned n = 0;
+
+		/* -l LIST, -lLIST, --lcores LIST, --lcores=LIST; "(0-3)@..." too */
+		if (strncmp(a, "--lcores=", 9) == 0)
+			a = "--lcores", v = ea->eal_argv[i] + 9;
+		else if (strncmp(a, "-l", 2) == 0 && a[2] != '\0' && a[1] != '-')
+			a = "-l", v = ea->eal_argv[i] + 2;
+		if (strcmp(a, "-l") == 0 || strcmp(a, "--lcores") == 0) {
+			/* "0-3,5": count the numbers each range covers. */
+			const char *p = v;
+
+			while (*p == '(')
+				p++;
+			while (*p) {
+				char *end;
+				unsigned long lo = strtoul(p, &end, 10), hi = lo;
+
+				if (end == p)
+					break;
+				p = end;
+				if (*p == '-') {
+					hi = strtoul(p + 1, &end, 10);
+					p = end;
+				}
+				n += hi >= lo ? (unsigned)(hi - lo + 1) : 1;
+				while (*p && *p != ',')
+					p++;
+				if (*p == ',')
+					p++;
+			}
+			if (n > 0)
+				return n;
+		} else if (strcmp(a, "-c") == 0) {
+			unsigned long long mask = strtoull(v, NULL, 16);
+
+			return (unsigned)__builtin_popcountll(mask);
+		}
+	}
+	return ncpu > 0 ? (unsigned)ncpu : 1;
+}
+
+/* EAL memory for --no-huge: the baseline engine's items, and per lcore
+ * the stack's connection buffers and the mbuf pool. */
+static unsigned
+eal_memory_mb(const struct options *o, const struct eal_args *ea)
+{
+	unsigned mb = 0;
+
+	if (o->engine == SERVER_ENGINE_BASELINE)
+		mb += (unsigned)(o->memory >> 20) * 2 + 128;
+	if (o->stack == STACK_NATIVE) {
+		uint64_t slots = (uint64_t)o->max_conns + o->max_conns / 4 + 16;
+		uint64_t per = slots * (64 + 32 + 4) * 1024 + 16384ull * 2600;
+
+		mb += (unsigned)(((uint64_t)eal_lcores_upper(ea) * per) >> 20) + 128;
+	}
+	return mb;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -144,34 +288,37 @@ main(int argc, char **argv)
 		eal_args_free(&ea);
 		return 0;
 	}
-	if (srv.opt.stack == STACK_NATIVE) {
-		fprintf(stderr,
-			"%s: --stack native: the DPDK network stack is not built yet; use --stack posix\n",
-			prog);
-		eal_args_free(&ea);
-		return OPTIONS_EXIT_USAGE;
-	}
-
 	/* Before the EAL starts its threads, so they inherit the mask. */
 	control_block_signals();
 	srv.control_thread = pthread_self();
 
 	/* The baseline engine allocates its items from the EAL: give it the
 	 * budget plus room for its index when the EAL runs on --no-huge. */
-	eal_args_add_defaults(&ea, srv.opt.stack == STACK_POSIX,
-			      srv.opt.engine == SERVER_ENGINE_BASELINE ?
-				      (unsigned)(srv.opt.memory >> 20) * 2 + 128 : 0);
+	eal_args_add_defaults(&ea, srv.opt.stack == STACK_POSIX, eal_memory_mb(&srv.opt, &ea));
 	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
 	if (rc < 0) {
-		fprintf(stderr,
-			"%s: cannot initialise the DPDK EAL: %s\n"
-			"  EAL options go before '--', segcached's after it; on a host without\n"
-			"  hugepages add --no-huge (see docs/operations.md).\n",
-			prog, rte_strerror(rte_errno));
+		bool no_huge = eal_has(&ea, "--no-huge");
+
+		/* The EAL fails with EACCES when it finds no hugepages. */
+		if (!no_huge && rte_errno == EACCES && free_hugepages() <= 0)
+			fprintf(stderr,
+				"%s: cannot initialise the DPDK EAL: no free hugepages.\n"
+				"  Reserve some, e.g. `dpdk-hugepages.py -p 2M --setup 2G` (or\n"
+				"  echo 1024 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages),\n"
+				"  or add the EAL option --no-huge for a try-out (see docs/operations.md).\n",
+				prog);
+		else
+			fprintf(stderr,
+				"%s: cannot initialise the DPDK EAL: %s\n"
+				"  EAL options go before '--', segcached's after it; on a host without\n"
+				"  hugepages add --no-huge (see docs/operations.md).\n",
+				prog, rte_strerror(rte_errno));
 		eal_args_free(&ea);
 		return EXIT_FAILURE;
 	}
 	eal_args_free(&ea);
+	if (native_telemetry_register() != 0)
+		APP_LOG(WARNING, "telemetry commands /segcached/* could not be registered");
 	/* -v overrides the level; without it --log-level (EAL) decides. */
 	if (srv.opt.verbosity > 0)
 		control_set_verbosity(srv.opt.verbosity);
@@ -189,21 +336,27 @@ main(int argc, char **argv)
 		srv.segment_size = st.seg_size;
 	}
 	fill_cmd_settings(&srv);
-	rc = start_posix(&srv);
+	rc = srv.opt.stack == STACK_NATIVE ? start_native(&srv) : start_posix(&srv);
 	if (rc != 0) {
+		native_destroy(srv.native);
 		posix_stack_destroy(srv.stack);
 		engine_setup_destroy(&srv.es);
 		rte_eal_cleanup();
 		return rc;
 	}
+	native_telemetry_attach(&srv);
 	APP_LOG(NOTICE,
-		"segcached %s ready: engine %s, memory %zu MiB, item size max %zu, %u posix threads, max %u connections",
+		"segcached %s ready: engine %s, memory %zu MiB, item size max %zu, %u %s, max %u connections",
 		SEGCACHED_VERSION, srv.es.engine->ops->name,
-		srv.opt.memory >> 20, srv.opt.item_max, srv.opt.threads,
-		srv.opt.max_conns);
+		srv.opt.memory >> 20, srv.opt.item_max,
+		srv.native ? srv.native->nworkers : srv.opt.threads,
+		srv.native ? "worker lcores" : "posix threads", srv.opt.max_conns);
 
 	(void)control_run(&srv);
 
+	native_telemetry_detach();
+	native_destroy(srv.native);
+	srv.native = NULL;
 	posix_stack_destroy(srv.stack);
 	srv.stack = NULL;
 	engine_setup_destroy(&srv.es);

@@ -419,6 +419,104 @@ opt_heap_file(struct options *o, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
+static int
+opt_ip(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned a, b, c, d, prefix;
+	char tail;
+
+	if (strlen(arg) >= sizeof(o->ip) ||
+	    sscanf(arg, "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &prefix, &tail) != 5 ||
+	    a > 255 || b > 255 || c > 255 || d > 255 || prefix < 1 || prefix > 32)
+		return fail(err, errlen,
+			    "'%s' is not an IPv4 address with a prefix length, e.g. 198.18.0.2/24",
+			    arg);
+	if (a == 0 || a >= 224 || a == 127)
+		return fail(err, errlen, "'%s': not a unicast host address", arg);
+	strcpy(o->ip, arg);
+	o->ip_addr = (uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d;
+	o->ip_prefix = (uint8_t)prefix;
+	return 0;
+}
+
+static int
+opt_port_id(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 0, RTE_MAX_ETHPORTS - 1, &v, err, errlen) < 0)
+		return -1;
+	o->port_id = (int)v;
+	return 0;
+}
+
+static int
+opt_queues(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 1, 128, &v, err, errlen) < 0)
+		return -1;
+	o->queues = (unsigned)v;
+	return 0;
+}
+
+static int
+opt_desc(const char *arg, uint16_t *out, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 64, 32768, &v, err, errlen) < 0)
+		return -1;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+static int
+opt_rx_desc(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return opt_desc(arg, &o->rx_desc, err, errlen);
+}
+
+static int
+opt_tx_desc(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return opt_desc(arg, &o->tx_desc, err, errlen);
+}
+
+static int
+opt_mtu(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 576, 9000, &v, err, errlen) < 0)
+		return -1;
+	o->mtu = (uint16_t)v;
+	return 0;
+}
+
+static int
+opt_link_timeout(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 0, 3600, &v, err, errlen) < 0)
+		return -1;
+	o->link_timeout = (unsigned)v;
+	return 0;
+}
+
+static int
+opt_idle_timeout(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 0, 86400 * 30, &v, err, errlen) < 0)
+		return -1;
+	o->idle_timeout = (unsigned)v;
+	return 0;
+}
+
 /* The one option table. */
 static const struct opt_desc opt_table[] = {
 	{ "port", NULL, 'p', "PORT", OPT_ANYWHERE, opt_tcp_port,
@@ -466,6 +564,26 @@ static const struct opt_desc opt_table[] = {
 	  "put item memory in this file, mapped with libpmem2 (a file on a DAX\n"
 	  "file system or a device DAX for persistent memory); created and\n"
 	  "grown as needed, kept afterwards; implies --heap file" },
+	{ "ip", NULL, 0, "ADDR/PREFIX", OPT_ANYWHERE, opt_ip,
+	  "--stack native: the server's IPv4 address and subnet on the port,\n"
+	  "e.g. 198.18.0.2/24 (required with --stack native)" },
+	{ "port-id", NULL, 0, "N", OPT_ANYWHERE, opt_port_id,
+	  "--stack native: the DPDK port to serve on (default: the first port)" },
+	{ "queues", NULL, 0, "NUM", OPT_ANYWHERE, opt_queues,
+	  "--stack native: RX/TX queue pairs, one per worker lcore\n"
+	  "(default: every worker lcore, i.e. the EAL's lcores minus the main one)" },
+	{ "rx-desc", NULL, 0, "NUM", OPT_ANYWHERE, opt_rx_desc,
+	  "--stack native: RX descriptors per queue (default: 1024)" },
+	{ "tx-desc", NULL, 0, "NUM", OPT_ANYWHERE, opt_tx_desc,
+	  "--stack native: TX descriptors per queue (default: 1024)" },
+	{ "mtu", NULL, 0, "BYTES", OPT_ANYWHERE, opt_mtu,
+	  "--stack native: IP MTU of the port (default: 1500)" },
+	{ "link-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_link_timeout,
+	  "--stack native: how long to wait for the link at start; 0 = start\n"
+	  "without waiting (default: 10)" },
+	{ "idle-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_idle_timeout,
+	  "--stack native: close a TCP connection that sent nothing for this\n"
+	  "long, as memcached's -o idle_timeout (default: 0 = never)" },
 	{ "config", NULL, 0, "FILE", OPT_CMDLINE_ONLY, opt_config,
 	  "read options from an INI file first ([segcached] section, keys are\n"
 	  "the long option names, '#' starts a comment); the command line wins" },
@@ -495,6 +613,8 @@ options_defaults(struct options *o)
 	o->eviction = ENGINE_EVICT_MERGE;
 	o->engine = SERVER_ENGINE_SEG;
 	o->heap = HEAP_AUTO;
+	o->port_id = -1;
+	o->link_timeout = 10;
 }
 
 static int
@@ -697,6 +817,13 @@ options_finalize(struct options *o, char *err, size_t errlen)
 	if (o->tcp_port == 0 && o->udp_port == 0)
 		return fail(err, errlen,
 			    "--port 0 and --udp-port 0: nothing to listen on");
+	if (o->stack == STACK_NATIVE && o->ip_addr == 0)
+		return fail(err, errlen,
+			    "--stack native needs --ip ADDR/PREFIX (the server's address on the port)");
+	if (o->stack == STACK_POSIX && (o->ip_addr != 0 || o->idle_timeout != 0))
+		return fail(err, errlen,
+			    "--%s applies to --stack native only (the posix stack listens on -l)",
+			    o->ip_addr != 0 ? "ip" : "idle-timeout");
 	if (o->evictions_disabled)
 		o->eviction = ENGINE_EVICT_NONE;
 	if (o->heap == HEAP_FILE && o->heap_file[0] == '\0')

@@ -59,6 +59,16 @@ struct options {
 	enum server_heap heap;
 	char heap_file[256];      /* --heap-file */
 	int backlog;              /* -b: listen backlog */
+	/* --stack native */
+	char ip[32];              /* --ip as given, "198.18.0.2/24" */
+	uint32_t ip_addr;         /* host byte order; 0 = not given */
+	uint8_t ip_prefix;
+	int port_id;              /* -1 = the first port */
+	unsigned queues;          /* 0 = one per worker lcore */
+	uint16_t rx_desc, tx_desc; /* 0 = the default */
+	uint16_t mtu;
+	unsigned link_timeout;    /* seconds to wait for the link; 0 = no wait */
+	unsigned idle_timeout;    /* seconds; 0 = never (memcached's idle_timeout) */
 	bool help;
 	bool version;
 };

@@ -13,6 +13,7 @@
 
 #include "cmd/cmd.h"
 #include "engine_setup.h"
+#include "native_stack.h"
 #include "options.h"
 #include "posix_stack.h"
 
@@ -20,7 +21,8 @@ struct server {
 	struct options opt;
 	struct engine_setup es;
 	struct cmd_settings cmd;
-	struct posix_stack *stack;
+	struct posix_stack *stack;   /* --stack posix */
+	struct native *native;       /* --stack native */
 	pthread_t control_thread;    /* main(): signals and the expiry sweep */
 	struct timespec started_mono; /* for uptime */
 	uint64_t segment_size;       /* the engine's, for stats settings */

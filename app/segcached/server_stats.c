@@ -63,12 +63,28 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 		out->workers = posix_stack_engine_workers(srv->stack, &out->nworkers);
 	}
 
+	if (srv->native != NULL) {
+		uint64_t n[NATIVE_C_MAX];
+
+		native_counters(srv->native, -1, n);
+		out->threads = srv->native->nworkers;
+		out->curr_connections = native_curr_conns(srv->native);
+		out->total_connections = n[NATIVE_C_conns_opened];
+		out->rejected_connections = n[NATIVE_C_conns_rejected];
+		out->connection_structures = n[NATIVE_C_conns_opened] - n[NATIVE_C_conns_closed];
+		out->bytes_read = n[NATIVE_C_bytes_read];
+		out->bytes_written = n[NATIVE_C_bytes_written];
+		out->conn_yields = n[NATIVE_C_backpressure_stalls];
+		out->workers = srv->native->engine_workers;
+		out->nworkers = srv->native->nworkers;
+	}
+
 	out->maxconns = o->max_conns;
 	out->tcpport = o->tcp_port;
 	out->udpport = o->udp_port;
-	out->inter = o->listen;
+	out->inter = o->stack == STACK_NATIVE ? o->ip : o->listen;
 	out->tcp_backlog = (uint64_t)o->backlog;
-	out->idle_timeout = 0;
+	out->idle_timeout = o->idle_timeout;
 	out->stack = o->stack == STACK_POSIX ? "posix" : "native";
 	out->eviction = eviction_name(o->eviction);
 	out->segment_size = srv->segment_size;

@@ -7,6 +7,12 @@ $SEGCACHED_BIN) or, to prove that the tests check real memcached behaviour,
 Debian's memcached: pass --target memcached or set SEGCACHED_TEST_TARGET.
 Every server listens on 127.0.0.1 only, on a port found free, with a small
 memory budget, and is killed when the test ends, even when it fails.
+
+With --stack native the server runs segcached's DPDK stack instead, in the
+network namespace --server-netns on the veth end --server-iface (netenv.py
+creates both), and the tests, started inside the client namespace, reach
+it at 198.18.0.2. `threads` becomes the number of worker lcores (and
+queues of the af_packet port).
 """
 
 import argparse
@@ -43,20 +49,36 @@ def parse_args(argv=None):
     p.add_argument("--target", choices=["segcached", "memcached"],
                    default=os.environ.get("SEGCACHED_TEST_TARGET", "segcached"))
     p.add_argument("--memcached", default=shutil.which("memcached") or "memcached")
+    p.add_argument("--stack", choices=["posix", "native"], default="posix")
+    p.add_argument("--server-netns", help="native: the server's network namespace")
+    p.add_argument("--server-iface", help="native: the veth end the server drives")
+    p.add_argument("--server-ip", default="198.18.0.2", help="native: the server's address")
     args, rest = p.parse_known_args(argv if argv is not None else sys.argv[1:])
     if args.target == "segcached" and not args.segcached:
         p.error("--segcached PATH (or $SEGCACHED_BIN) is needed")
+    if args.stack == "native" and (args.target != "segcached" or not args.server_netns
+                                   or not args.server_iface):
+        p.error("--stack native needs --server-netns and --server-iface (see netenv.py)")
     return args, rest
 
 
 ARGS = None
+HOST = "127.0.0.1"  # where clients find the server
+NATIVE_PORT = 11211
+_instances = iter(range(1, 1 << 30))
 
 
 def setup(argv=None):
     """Parses the harness options; returns the arguments left for unittest."""
-    global ARGS
+    global ARGS, HOST
     ARGS, rest = parse_args(argv)
+    if ARGS.stack == "native":
+        HOST = ARGS.server_ip
     return [sys.argv[0]] + rest
+
+
+def is_native():
+    return ARGS.stack == "native"
 
 
 def target():
@@ -105,6 +127,26 @@ class Server:
         self.proc = None
         self.logdir = tempfile.mkdtemp(prefix="segcached-test-")
         self.logpath = os.path.join(self.logdir, name + ".log")
+        self.file_prefix = None
+
+    def native_command(self, a):
+        """segcached on the DPDK stack: one worker lcore per thread (lcores
+        may share CPUs), an af_packet port with as many queue pairs."""
+        workers = self.threads or 1
+        ncpu = os.cpu_count() or 1
+        lcores = ",".join("%d@%d" % (i, i % ncpu) for i in range(workers + 1))
+        self.file_prefix = "sct%d_%d" % (os.getpid(), next(_instances))
+        vdev = "net_af_packet0,iface=%s" % ARGS.server_iface
+        if workers > 1:
+            vdev += ",qpairs=%d" % workers
+        eal = ["--lcores=" + lcores, "--no-huge", "--no-pci", "--no-shconf",
+               "--file-prefix", self.file_prefix, "--vdev=" + vdev] + self.eal
+        a = ["--stack", "native", "--ip", "%s/24" % ARGS.server_ip] + a
+        return ["ip", "netns", "exec", ARGS.server_netns, ARGS.segcached] + eal + ["--"] + a
+
+    def telemetry_path(self):
+        """The DPDK telemetry socket of a native server."""
+        return "/var/run/dpdk/%s/dpdk_telemetry.v2" % self.file_prefix
 
     def command(self):
         a = ["-l", "127.0.0.1", "-p", str(self.port), "-U", str(self.udp_port)]
@@ -117,6 +159,13 @@ class Server:
         if self.item_max is not None:
             a += ["-I", str(self.item_max)]
         a += self.extra
+        if ARGS.stack == "native":
+            # The native stack answers on --ip; -l and -t do not apply.
+            a = a[2:]
+            i = a.index("-t") if "-t" in a else -1
+            if i >= 0:
+                del a[i:i + 2]
+            return self.native_command(a)
         if ARGS.target == "memcached":
             cmd = [ARGS.memcached] + a
             if os.geteuid() == 0:
@@ -129,7 +178,7 @@ class Server:
         # A port found free can be taken before the server binds it; the
         # server then exits (71, like memcached) and we try another.
         for _ in range(5):
-            self.port = free_port(udp_too=self.udp)
+            self.port = NATIVE_PORT if is_native() else free_port(udp_too=self.udp)
             self.udp_port = self.port if self.udp else 0
             log = open(self.logpath, "ab")
             self.proc = subprocess.Popen(self.command(), stdout=log,
@@ -151,7 +200,7 @@ class Server:
             if self.proc.poll() is not None:
                 raise RuntimeError("exited with %d" % self.proc.returncode)
             try:
-                s = socket.create_connection(("127.0.0.1", self.port), timeout=1)
+                s = socket.create_connection((HOST, self.port), timeout=1)
                 s.settimeout(IO_TIMEOUT)
                 s.sendall(b"version\r\n")
                 line = b""
@@ -187,6 +236,7 @@ class Server:
                 self.kill()
         if self in _live:
             _live.remove(self)
+        self._remove_runtime_dir()
         return rc
 
     def stop(self):
@@ -207,6 +257,12 @@ class Server:
                 pass
         if self in _live:
             _live.remove(self)
+        self._remove_runtime_dir()
+
+    def _remove_runtime_dir(self):
+        # A native server's DPDK runtime files (telemetry socket).
+        if self.file_prefix and (self.proc is None or self.proc.poll() is not None):
+            shutil.rmtree("/var/run/dpdk/" + self.file_prefix, ignore_errors=True)
 
     def __enter__(self):
         return self.start()
@@ -218,7 +274,7 @@ class Server:
 
     # Clients.
     def connect(self, timeout=IO_TIMEOUT):
-        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        s = socket.create_connection((HOST, self.port), timeout=timeout)
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return Conn(s)
 
@@ -226,7 +282,7 @@ class Server:
         from pymemcache.client.base import Client
         kw.setdefault("connect_timeout", IO_TIMEOUT)
         kw.setdefault("timeout", IO_TIMEOUT)
-        return Client(("127.0.0.1", self.port), **kw)
+        return Client((HOST, self.port), **kw)
 
 
 class Conn:
@@ -327,7 +383,7 @@ def udp_request(port, payload, request_id=1, timeout=IO_TIMEOUT, expect=True):
     try:
         hdr = request_id.to_bytes(2, "big") + (0).to_bytes(2, "big") + \
             (1).to_bytes(2, "big") + b"\0\0"
-        s.sendto(hdr + payload, ("127.0.0.1", port))
+        s.sendto(hdr + payload, (HOST, port))
         if not expect:
             try:
                 d = s.recv(65536)
@@ -363,7 +419,7 @@ def udp_collect(port, payload, request_id=1, quiet=1.0, timeout=IO_TIMEOUT):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         hdr = request_id.to_bytes(2, "big") + b"\0\0\0\1\0\0"
-        s.sendto(hdr + payload, ("127.0.0.1", port))
+        s.sendto(hdr + payload, (HOST, port))
         s.settimeout(timeout)
         out = b""
         while True:

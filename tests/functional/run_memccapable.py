@@ -25,7 +25,7 @@ def main():
         return 1
     with harness.Server(name="memccapable", memory_mb=64) as srv:
         try:
-            p = subprocess.run([tool, "-a", "-t", "10", "-h", "127.0.0.1",
+            p = subprocess.run([tool, "-a", "-t", "10", "-h", harness.HOST,
                                 "-p", str(srv.port)],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, timeout=600)

@@ -85,9 +85,13 @@ class Usage(unittest.TestCase):
         for args, words in cases:
             self.assert_usage_error(["--no-huge", "--"] + args, words)
 
-    def test_native_stack_refused_clearly(self):
+    def test_native_stack_needs_an_address(self):
         self.assert_usage_error(["--no-huge", "--", "--stack", "native"],
-                                ["native", "--stack posix"])
+                                ["--stack native needs --ip"])
+        self.assert_usage_error(["--no-huge", "--", "--stack", "native", "--ip", "198.18.0.2"],
+                                ["--ip", "198.18.0.2/24"])
+        self.assert_usage_error(["--no-huge", "--", "--stack", "posix", "--ip", "198.18.0.2/24"],
+                                ["--ip applies to --stack native"])
 
     def test_bad_config_files(self):
         cases = [

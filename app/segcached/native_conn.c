@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * What the native stack does with lib/net's callbacks: a TCP connection's
+ * bytes go to cmd_process(), its replies into TCP's send buffer; a UDP
+ * datagram is one memcached frame, answered in numbered datagrams.
+ *
+ * Requests are parsed where lib/net keeps them (its receive buffer is
+ * contiguous and keeps what we do not consume), so an ordinary request is
+ * never copied. Only a request that outgrows half of that buffer (a large
+ * set) is moved into a buffer of the connection's own and assembled there.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_log.h>
+
+#include "log.h"
+#include "native_internal.h"
+#include "proto/proto_udp.h"
+
+/* memcached's words, byte for byte. */
+static const char too_many_conns[] = "ERROR Too many open connections\r\n";
+
+static size_t
+out_pending(const struct native_conn *c)
+{
+	return proto_out_pending(&c->out);
+}
+
+/* Moves composed replies into TCP's send buffer, as far as it has room. */
+static void
+conn_flush(struct native_conn *c)
+{
+	while (out_pending(c) > 0) {
+		size_t k = net_tcp_send(c->nc, c->out.data + c->out.head, out_pending(c));
+
+		if (k == 0)
+			break;
+		proto_out_consume(&c->out, k);
+		NATIVE_ADD(c->w, bytes_written, k);
+	}
+}
+
+/* Graceful close once everything composed is in TCP: after `quit` or
+ * unrecoverable input, or when the client sent FIN and its requests are
+ * answered. TCP sends the FIN after the queued bytes. */
+static void
+conn_maybe_close(struct native_conn *c)
+{
+	if (c->close_sent || !(c->closing || c->eof) || out_pending(c) > 0)
+		return;
+	c->close_sent = true;
+	net_tcp_close(c->nc);
+}
+
+/* Executes the complete requests in buf[0..len) while the unsent output
+ * stays under the bound; returns the bytes consumed. */
+static size_t
+conn_execute(struct native_conn *c, const char *buf, size_t len)
+{
+	struct native *nat = c->w->nat;
+	size_t used = 0;
+
+	while (!c->closing) {
+		unsigned actions = 0;
+		size_t n;
+
+		conn_flush(c);
+		if (out_pending(c) >= NATIVE_OUT_HIGH) {
+			if (!c->stalled)
+				NATIVE_INC(c->w, backpressure_stalls);
+			c->stalled = true;
+			break;
+		}
+		c->stalled = false;
+		if (used == len)
+			break;
+		n = cmd_process(c->cmd, buf + used, len - used, &c->out, &actions);
+		used += n;
+		if ((actions & CMD_ACT_SHUTDOWN) && nat->cfg.on_shutdown != NULL)
+			nat->cfg.on_shutdown(nat->cfg.on_shutdown_arg);
+		if (actions & CMD_ACT_CLOSE)
+			c->closing = true;
+		if (n == 0)
+			break; /* an incomplete request: wait for more bytes */
+	}
+	conn_flush(c);
+	NATIVE_ADD(c->w, bytes_read, used);
+	return used;
+}
+
+/* Appends to the connection's own input buffer; false when a request would
+ * exceed what any valid request needs. */
+static bool
+conn_in_append(struct native_conn *c, const uint8_t *data, size_t len)
+{
+	size_t need = c->in_len + len;
+
+	if (need > c->w->nat->in_max)
+		return false;
+	if (need > c->in_cap) {
+		size_t cap = c->in_cap ? c->in_cap : 2 * NATIVE_RCVBUF;
+		char *in;
+
+		while (cap < need)
+			cap *= 2;
+		if (cap > c->w->nat->in_max)
+			cap = c->w->nat->in_max;
+		in = realloc(c->in, cap);
+		if (in == NULL)
+			return false;
+		c->in = in;
+		c->in_cap = cap;
+	}
+	memcpy(c->in + c->in_len, data, len);
+	c->in_len += len;
+	return true;
+}
+
+/* Runs what was assembled aside; keeps the incomplete rest. */
+static void
+conn_run_aside(struct native_conn *c)
+{
+	size_t used = conn_execute(c, c->in, c->in_len);
+
+	if (used > 0) {
+		memmove(c->in, c->in + used, c->in_len - used);
+		c->in_len -= used;
+	}
+	if (c->in_len == 0 || c->closing) {
+		/* Back to parsing in place; large buffers are not kept. */
+		c->in_len = 0;
+		free(c->in);
+		c->in = NULL;
+		c->in_cap = 0;
+	}
+}
+
+static void
+conn_oversized(struct native_conn *c)
+{
+	APP_LOG(INFO, "lcore %u: closing a connection: request larger than %zu bytes",
+		c->w->lcore, c->w->nat->in_max);
+	NATIVE_INC(c->w, conns_oversized);
+	net_tcp_abort(c->nc); /* calls on_closed, which frees c */
+}
+
+static size_t
+on_recv(void *app, struct net_conn *nc, const uint8_t *data, size_t len)
+{
+	struct native_conn *c = net_conn_ctx(nc);
+	size_t used, left;
+
+	(void)app;
+	if (c == NULL || c->closing)
+		return len; /* refused or finishing: input is discarded */
+	if (c->in_len > 0) {
+		/* A large request is being assembled: everything goes there,
+		 * in order. */
+		if (!conn_in_append(c, data, len)) {
+			conn_oversized(c);
+			return 0;
+		}
+		conn_run_aside(c);
+		conn_maybe_close(c);
+		return len;
+	}
+	used = conn_execute(c, (const char *)data, len);
+	left = len - used;
+	if (left >= NATIVE_SPILL && !c->closing && !c->stalled) {
+		/* An incomplete request that may not fit the receive buffer. */
+		if (!conn_in_append(c, data + used, left)) {
+			conn_oversized(c);
+			return 0;
+		}
+		NATIVE_INC(c->w, large_requests);
+		used = len;
+	}
+	conn_maybe_close(c);
+	return used;
+}
+
+static void
+on_writable(void *app, struct net_conn *nc)
+{
+	struct native_conn *c = net_conn_ctx(nc);
+
+	(void)app;
+	if (c == NULL)
+		return;
+	conn_flush(c);
+	if (c->in_len > 0 && !c->closing)
+		conn_run_aside(c);
+	conn_maybe_close(c);
+}
+
+static void
+on_peer_closed(void *app, struct net_conn *nc)
+{
+	struct native_conn *c = net_conn_ctx(nc);
+
+	(void)app;
+	if (c == NULL) {
+		net_tcp_close(nc);
+		return;
+	}
+	/* Answer what was sent, then close, as memcached does; a request
+	 * still incomplete can never complete now. */
+	c->eof = true;
+	c->in_len = 0;
+	conn_maybe_close(c);
+}
+
+static struct native_conn *
+conn_get(struct native_worker *w)
+{
+	struct native_conn *c = w->free_list;
+
+	if (c != NULL) {
+		w->free_list = c->next_free;
+		c->next_free = NULL;
+		return c;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	if (proto_out_init(&c->out, 0, w->nat->out_limit) < 0) {
+		free(c);
+		return NULL;
+	}
+	c->out.backpressure = NATIVE_OUT_HIGH;
+	c->w = w;
+	return c;
+}
+
+static void
+conn_put(struct native_worker *w, struct native_conn *c)
+{
+	cmd_conn_destroy(c->cmd);
+	c->cmd = NULL;
+	c->nc = NULL;
+	free(c->in);
+	c->in = NULL;
+	c->in_len = c->in_cap = 0;
+	c->closing = c->close_sent = c->eof = c->stalled = false;
+	if (c->out.cap > NATIVE_OUT_KEEP) {
+		proto_out_fini(&c->out);
+		if (proto_out_init(&c->out, 0, w->nat->out_limit) < 0) {
+			free(c);
+			return;
+		}
+		c->out.backpressure = NATIVE_OUT_HIGH;
+	} else {
+		proto_out_consume(&c->out, out_pending(c));
+	}
+	c->next_free = w->free_list;
+	w->free_list = c;
+}
+
+static int
+on_accepted(void *app, struct net_conn *nc)
+{
+	struct native_worker *w = app;
+	struct native *nat = w->nat;
+	struct native_conn *c;
+	uint64_t curr;
+
+	curr = atomic_fetch_add_explicit(&nat->curr_conns, 1, memory_order_relaxed);
+	if (curr >= nat->cfg.max_conns) {
+		/* memcached's way: one error line, then close. */
+		atomic_fetch_sub_explicit(&nat->curr_conns, 1, memory_order_relaxed);
+		NATIVE_INC(w, conns_rejected);
+		net_conn_set_ctx(nc, NULL);
+		net_tcp_send(nc, too_many_conns, sizeof(too_many_conns) - 1);
+		net_tcp_close(nc);
+		return 0;
+	}
+	c = conn_get(w);
+	if (c != NULL) {
+		c->cmd = cmd_conn_create(nat->cfg.cmd, w->ew, false);
+		if (c->cmd == NULL) {
+			conn_put(w, c);
+			c = NULL;
+		}
+	}
+	if (c == NULL) {
+		atomic_fetch_sub_explicit(&nat->curr_conns, 1, memory_order_relaxed);
+		APP_LOG(WARNING, "lcore %u: out of memory for a connection", w->lcore);
+		return -1;
+	}
+	c->nc = nc;
+	net_conn_set_ctx(nc, c);
+	c->prev = NULL;
+	c->next = w->open;
+	if (w->open != NULL)
+		w->open->prev = c;
+	w->open = c;
+	w->conns++;
+	NATIVE_INC(w, conns_opened);
+	return 0;
+}
+
+static void
+on_closed(void *app, struct net_conn *nc, enum net_close_reason why)
+{
+	struct native_worker *w = app;
+	struct native_conn *c = net_conn_ctx(nc);
+
+	if (c == NULL)
+		return; /* a refused connection */
+	net_conn_set_ctx(nc, NULL);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		w->open = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+	if (why != NET_CLOSE_NORMAL)
+		NATIVE_INC(w, conns_reset);
+	NATIVE_INC(w, conns_closed);
+	w->conns--;
+	atomic_fetch_sub_explicit(&w->nat->curr_conns, 1, memory_order_relaxed);
+	conn_put(w, c);
+}
+
+/* Sends the composed reply as numbered datagrams that carry the request's
+ * id. A datagram that cannot be sent now is lost, as on any UDP path:
+ * clients retry. */
+static void
+udp_respond(struct native_worker *w, const struct net_udp_peer *peer, uint16_t req_id)
+{
+	struct proto_out *o = &w->udp_out;
+	const char *data = o->data + o->head;
+	size_t len = proto_out_pending(o);
+	size_t maxp = net_udp_max_payload(w->stack);
+	uint8_t dgram[PROTO_UDP_DGRAM_MAX];
+	unsigned total;
+
+	if (len == 0)
+		return;
+	maxp = maxp > PROTO_UDP_HDR_LEN ? maxp - PROTO_UDP_HDR_LEN : 0;
+	if (maxp > PROTO_UDP_PAYLOAD_MAX)
+		maxp = PROTO_UDP_PAYLOAD_MAX;
+	total = proto_udp_count(len, maxp);
+	for (unsigned seq = 0; seq < total; seq++) {
+		size_t n = proto_udp_frame(data, len, maxp, req_id, seq, dgram);
+
+		if (net_udp_send(w->stack, peer, dgram, n) == 0) {
+			NATIVE_INC(w, udp_responses);
+			NATIVE_ADD(w, bytes_written, n);
+		} else {
+			NATIVE_INC(w, udp_send_failed);
+		}
+	}
+	proto_out_consume(o, len);
+}
+
+static void
+on_udp_recv(void *app, const struct net_udp_peer *peer, const uint8_t *data, size_t len)
+{
+	struct native_worker *w = app;
+	struct native *nat = w->nat;
+	struct proto_udp_hdr h;
+	const char *req;
+	size_t reqlen;
+	int off;
+
+	NATIVE_INC(w, udp_requests);
+	off = proto_udp_parse(data, len, &h);
+	if (off < 0) {
+		NATIVE_INC(w, udp_bad_frames);
+		return;
+	}
+	req = (const char *)data + off;
+	reqlen = len - (size_t)off;
+	NATIVE_ADD(w, bytes_read, reqlen);
+	/* A datagram holds whole requests; each reply is a message of its
+	 * own (memcached's behaviour, as on the posix stack). */
+	cmd_conn_reset(w->udp_cmd);
+	while (reqlen > 0) {
+		unsigned actions = 0;
+		size_t used = cmd_process(w->udp_cmd, req, reqlen, &w->udp_out, &actions);
+
+		udp_respond(w, peer, h.req_id);
+		if ((actions & CMD_ACT_SHUTDOWN) && nat->cfg.on_shutdown != NULL)
+			nat->cfg.on_shutdown(nat->cfg.on_shutdown_arg);
+		if (used == 0 || (actions & CMD_ACT_CLOSE))
+			break;
+		req += used;
+		reqlen -= used;
+	}
+}
+
+const struct net_app_ops native_app_ops = {
+	.accepted = on_accepted,
+	.recv = on_recv,
+	.writable = on_writable,
+	.peer_closed = on_peer_closed,
+	.closed = on_closed,
+	.udp_recv = on_udp_recv,
+};
+
+void
+native_conn_free_all(struct native_worker *w)
+{
+	while (w->free_list != NULL) {
+		struct native_conn *c = w->free_list;
+
+		w->free_list = c->next_free;
+		proto_out_fini(&c->out);
+		free(c);
+	}
+}
+
+void
+native_conn_close_all(struct native_worker *w)
+{
+	struct native_conn *c, *next;
+
+	/* net_tcp_close may end a connection at once (on_closed unlinks it). */
+	for (c = w->open; c != NULL; c = next) {
+		next = c->next;
+		c->closing = true;
+		if (!c->close_sent) {
+			c->close_sent = true;
+			net_tcp_close(c->nc);
+		}
+	}
+}

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The native stack's set-up and its lcore loop.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "log.h"
+#include "native_internal.h"
+
+const char *const native_counter_names[NATIVE_C_MAX] = {
+#define NATIVE_COUNTER_NAME(name, desc) #name,
+	NATIVE_COUNTERS(NATIVE_COUNTER_NAME)
+#undef NATIVE_COUNTER_NAME
+};
+
+/* Tries per loop to hand the NIC what it did not take at once; what is
+ * left after that is freed by lib/net (TCP retransmits it). */
+#define TX_RETRIES 4
+/* How long a stopping lcore keeps serving so that its connections close
+ * with FIN exchanges rather than silently. */
+#define DRAIN_MS 500
+
+unsigned
+native_worker_lcores(void)
+{
+	unsigned n = rte_lcore_count();
+
+	return n > 0 ? n - 1 : 0;
+}
+
+/* Connection slots per lcore: RSS may put every connection on one lcore,
+ * and a closed connection holds its slot a while (LAST_ACK, TIME_WAIT). */
+static uint32_t
+slots_per_lcore(const struct native_config *cfg)
+{
+	return cfg->max_conns + cfg->max_conns / 4 + 16;
+}
+
+/* lib/net's TX array: every connection may have a segment to send in one
+ * loop iteration, within reason. */
+static uint16_t
+tx_array_size(const struct native_config *cfg)
+{
+	uint32_t n = slots_per_lcore(cfg);
+
+	return (uint16_t)RTE_MIN(RTE_MAX(n, 512u), 4096u);
+}
+
+static int
+worker_main(void *arg)
+{
+	struct native_worker *w = arg;
+	struct native *nat = w->nat;
+	struct net_stack *s = w->stack;
+	const uint16_t port = nat->port.port_id;
+	const uint16_t q = (uint16_t)w->id;
+	struct rte_mbuf *rx[NATIVE_BURST];
+
+	uint64_t drain_end = 0;
+
+	APP_LOG(INFO, "lcore %u serves queue %u of port %u", w->lcore, q, port);
+	for (;;) {
+		struct rte_mbuf **tx;
+		uint16_t n, m, sent = 0;
+
+		if (unlikely(atomic_load_explicit(&nat->stop, memory_order_relaxed))) {
+			/* Stopping: FIN every connection and keep the loop
+			 * running a moment so that the FINs go out and are
+			 * acknowledged; then leave whatever remains. */
+			if (drain_end == 0) {
+				drain_end = rte_get_timer_cycles() +
+					    rte_get_timer_hz() * DRAIN_MS / 1000;
+				native_conn_close_all(w);
+			}
+			if (w->conns == 0 || rte_get_timer_cycles() > drain_end)
+				break;
+		}
+
+		n = rte_eth_rx_burst(port, q, rx, NATIVE_BURST);
+		if (n > 0)
+			net_stack_input(s, rx, n);
+		net_stack_poll(s);
+		m = net_stack_tx_burst_prepare(s, &tx);
+		if (m > 0) {
+			for (int i = 0; i < TX_RETRIES && sent < m; i++)
+				sent += rte_eth_tx_burst(port, q, tx + sent, m - sent);
+			net_stack_tx_burst_done(s, sent);
+		}
+		NATIVE_INC(w, loops);
+		if (n > 0 || m > 0)
+			NATIVE_INC(w, busy_loops);
+	}
+	return 0;
+}
+
+static int
+worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned lcore,
+	    char *err, size_t errlen)
+{
+	const struct native_config *cfg = &nat->cfg;
+	struct net_stack_config nc;
+	char name[32], why[256];
+
+	w->nat = nat;
+	w->id = id;
+	w->lcore = lcore;
+	w->ew = engine_worker_create(cfg->engine);
+	if (w->ew == NULL) {
+		snprintf(err, errlen, "cannot create an engine worker for lcore %u", lcore);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "lcore%u", lcore);
+	memset(&nc, 0, sizeof(nc));
+	nc.name = name;
+	nc.socket_id = (int)rte_lcore_to_socket_id(lcore);
+	nc.mac = nat->port.mac;
+	nc.ip = cfg->ip;
+	nc.prefix_len = cfg->prefix_len;
+	nc.mtu = nat->port.mtu;
+	nc.tx_pool = nat->port.pools[id];
+	nc.tx_ring_size = tx_array_size(cfg);
+	nc.rx_cksum_offload = nat->port.rx_cksum;
+	nc.tx_cksum_offload = nat->port.tx_cksum;
+	nc.tcp_ports[0] = cfg->tcp_port;
+	nc.udp_ports[0] = cfg->udp_port;
+	nc.max_conns = slots_per_lcore(cfg);
+	nc.sndbuf = NATIVE_SNDBUF;
+	nc.rcvbuf = NATIVE_RCVBUF;
+	nc.idle_timeout_us = (uint64_t)cfg->idle_timeout_s * 1000000u;
+	nc.ops = &native_app_ops;
+	nc.app_arg = w;
+	w->stack = net_stack_create(&nc, why, sizeof(why));
+	if (w->stack == NULL) {
+		snprintf(err, errlen,
+			 "lcore %u: cannot create its TCP/IP stack: %s (%u connection slots of %u KiB; lower --max-conns, or raise -m with --no-huge)",
+			 lcore, why, nc.max_conns, (NATIVE_SNDBUF + NATIVE_RCVBUF) >> 10);
+		return -1;
+	}
+	w->udp_cmd = cmd_conn_create(cfg->cmd, w->ew, true);
+	if (w->udp_cmd == NULL || proto_out_init(&w->udp_out, 0, nat->out_limit) < 0) {
+		snprintf(err, errlen, "lcore %u: out of memory", lcore);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+worker_fini(struct native_worker *w)
+{
+	/* Open connections are dropped; on_closed frees each. */
+	net_stack_destroy(w->stack);
+	w->stack = NULL;
+	native_conn_free_all(w);
+	cmd_conn_destroy(w->udp_cmd);
+	w->udp_cmd = NULL;
+	proto_out_fini(&w->udp_out);
+	engine_worker_destroy(w->ew);
+	w->ew = NULL;
+}
+
+struct native *
+native_create(const struct native_config *cfg, char *err, size_t errlen)
+{
+	unsigned avail = native_worker_lcores(), nworkers, lcores[DPDK_PORT_MAX_QUEUES];
+	struct dpdk_port_config pc;
+	struct native *nat;
+	unsigned lcore, i = 0;
+
+	if (avail == 0) {
+		snprintf(err, errlen,
+			 "the native stack needs at least two lcores: the main lcore runs the control\n"
+			 "  loop and each worker lcore serves one queue; give e.g. -l 0-1 (EAL option)");
+		return NULL;
+	}
+	nworkers = cfg->queues ? cfg->queues : avail;
+	if (nworkers > avail) {
+		snprintf(err, errlen,
+			 "--queues %u needs %u worker lcores besides the main lcore, but the EAL has %u;\n"
+			 "  give more lcores (e.g. -l 0-%u) or fewer queues",
+			 cfg->queues, cfg->queues, avail, cfg->queues);
+		return NULL;
+	}
+	if (nworkers > DPDK_PORT_MAX_QUEUES) {
+		snprintf(err, errlen, "at most %d queues (worker lcores) are supported, got %u",
+			 DPDK_PORT_MAX_QUEUES, nworkers);
+		return NULL;
+	}
+	if (nworkers < avail)
+		APP_LOG(NOTICE, "%u queue(s): %u worker lcore(s) stay idle", nworkers,
+			avail - nworkers);
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		if (i == nworkers)
+			break;
+		lcores[i++] = lcore;
+	}
+
+	nat = calloc(1, sizeof(*nat));
+	if (nat == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	nat->cfg = *cfg;
+	nat->in_max = cfg->item_max + NATIVE_IN_SLACK;
+	nat->out_limit = NATIVE_OUT_HIGH + cfg->item_max + NATIVE_IN_SLACK;
+	atomic_init(&nat->stop, false);
+	atomic_init(&nat->curr_conns, 0);
+
+	memset(&pc, 0, sizeof(pc));
+	pc.port_id = cfg->port_id;
+	pc.nb_queues = (uint16_t)nworkers;
+	pc.lcores = lcores;
+	pc.rx_desc = cfg->rx_desc;
+	pc.tx_desc = cfg->tx_desc;
+	pc.mtu = cfg->mtu;
+	pc.extra_mbufs = tx_array_size(cfg);
+	pc.link_timeout_ms = cfg->link_timeout_ms;
+	if (dpdk_port_setup(&nat->port, &pc, err, errlen) < 0) {
+		free(nat);
+		return NULL;
+	}
+
+	nat->workers = rte_zmalloc("native_workers", sizeof(*nat->workers) * nworkers,
+				   RTE_CACHE_LINE_SIZE);
+	nat->engine_workers = calloc(nworkers, sizeof(*nat->engine_workers));
+	if (nat->workers == NULL || nat->engine_workers == NULL) {
+		snprintf(err, errlen, "out of memory for %u workers", nworkers);
+		native_destroy(nat);
+		return NULL;
+	}
+	nat->nworkers = nworkers;
+	for (i = 0; i < nworkers; i++) {
+		if (worker_init(nat, &nat->workers[i], i, lcores[i], err, errlen) < 0) {
+			native_destroy(nat);
+			return NULL;
+		}
+		nat->engine_workers[i] = nat->workers[i].ew;
+	}
+	return nat;
+}
+
+int
+native_start(struct native *nat, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < nat->nworkers; i++) {
+		struct native_worker *w = &nat->workers[i];
+		int rc = rte_eal_remote_launch(worker_main, w, w->lcore);
+
+		if (rc != 0) {
+			snprintf(err, errlen, "cannot launch lcore %u: %s", w->lcore,
+				 strerror(-rc));
+			atomic_store(&nat->stop, true);
+			rte_eal_mp_wait_lcore();
+			return -1;
+		}
+		nat->launched = true;
+	}
+	return 0;
+}
+
+void
+native_destroy(struct native *nat)
+{
+	if (nat == NULL)
+		return;
+	atomic_store(&nat->stop, true);
+	if (nat->launched)
+		rte_eal_mp_wait_lcore();
+	nat->launched = false;
+	if (nat->workers != NULL)
+		for (unsigned i = 0; i < nat->nworkers; i++)
+			worker_fini(&nat->workers[i]);
+	/* The pools go last: the stacks freed their packets into them. */
+	dpdk_port_teardown(&nat->port);
+	rte_free(nat->workers);
+	free(nat->engine_workers);
+	free(nat);
+}
+
+void
+native_counters(const struct native *nat, int worker, uint64_t out[NATIVE_C_MAX])
+{
+	memset(out, 0, sizeof(uint64_t) * NATIVE_C_MAX);
+	for (unsigned i = 0; i < nat->nworkers; i++) {
+		if (worker >= 0 && (unsigned)worker != i)
+			continue;
+		for (unsigned c = 0; c < NATIVE_C_MAX; c++)
+			out[c] += ((const volatile uint64_t *)nat->workers[i].ctr)[c];
+	}
+}
+
+uint64_t
+native_net_counter(const struct native *nat, int worker, enum net_counter_id id)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < nat->nworkers; i++)
+		if ((worker < 0 || (unsigned)worker == i) && nat->workers[i].stack != NULL)
+			sum += net_stack_counter(nat->workers[i].stack, id);
+	return sum;
+}
+
+uint64_t
+native_curr_conns(const struct native *nat)
+{
+	return atomic_load_explicit(&nat->curr_conns, memory_order_relaxed);
+}
+
+unsigned
+native_worker_lcore(const struct native *nat, unsigned worker)
+{
+	return worker < nat->nworkers ? nat->workers[worker].lcore : 0;
+}
+
+uint32_t
+native_worker_conns(const struct native *nat, unsigned worker)
+{
+	return worker < nat->nworkers ?
+		       *(const volatile uint32_t *)&nat->workers[worker].conns : 0;
+}

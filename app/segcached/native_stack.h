@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The native stack: memcached on DPDK with lib/net, run to completion.
+ *
+ * Every worker lcore owns one RX/TX queue pair of the port, one lib/net
+ * stack instance and one engine_worker, and loops
+ *
+ *	rx_burst -> net_stack_input (-> recv callbacks -> cmd_process)
+ *	         -> net_stack_poll -> tx_burst
+ *
+ * without blocking, sleeping or taking a lock per request. A TCP
+ * connection lives on the lcore whose queue RSS (or the device's own flow
+ * distribution) gives its packets, so no packet is ever handled by two
+ * lcores. The main lcore only runs the control loop (control.c).
+ */
+#ifndef SEGCACHED_NATIVE_STACK_H
+#define SEGCACHED_NATIVE_STACK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cmd/cmd.h"
+#include "dpdk_port.h"
+#include "net.h"
+
+/* Counters of the application side of one worker lcore; lib/net keeps
+ * the packet and TCP counters. One table. */
+#define NATIVE_COUNTERS(X)                                                       \
+	X(conns_opened, "TCP connections accepted and kept")                     \
+	X(conns_closed, "TCP connections closed (any reason)")                   \
+	X(conns_rejected, "TCP connections refused: over --max-conns")           \
+	X(conns_reset, "TCP connections that ended by reset, timeout or idleness") \
+	X(bytes_read, "request bytes consumed (TCP and UDP payload)")             \
+	X(bytes_written, "response bytes handed to TCP or sent in datagrams")    \
+	X(backpressure_stalls, "times a connection's requests waited for its output to drain") \
+	X(large_requests, "requests larger than the receive buffer, assembled aside") \
+	X(conns_oversized, "connections closed: a request over the item limit")  \
+	X(udp_requests, "UDP datagrams received")                                \
+	X(udp_bad_frames, "UDP datagrams without a valid frame header")          \
+	X(udp_responses, "UDP response datagrams sent")                          \
+	X(udp_send_failed, "UDP response datagrams that could not be sent")      \
+	X(loops, "iterations of the lcore loop")                                 \
+	X(busy_loops, "iterations that received or sent packets")
+
+enum native_counter {
+#define NATIVE_COUNTER_ENUM(name, desc) NATIVE_C_##name,
+	NATIVE_COUNTERS(NATIVE_COUNTER_ENUM)
+#undef NATIVE_COUNTER_ENUM
+	NATIVE_C_MAX
+};
+
+extern const char *const native_counter_names[NATIVE_C_MAX];
+
+struct native_config {
+	uint32_t ip;              /* host byte order */
+	uint8_t prefix_len;
+	int port_id;              /* -1: the first port */
+	unsigned queues;          /* 0: one per worker lcore */
+	uint16_t rx_desc, tx_desc;
+	uint16_t mtu;
+	unsigned link_timeout_ms;
+	uint16_t tcp_port;        /* 0: no TCP */
+	uint16_t udp_port;        /* 0: no UDP */
+	unsigned max_conns;       /* over all lcores */
+	unsigned idle_timeout_s;  /* 0: never */
+	size_t item_max;
+	struct engine *engine;
+	const struct cmd_settings *cmd;
+	void (*on_shutdown)(void *arg); /* `shutdown` from a client (any lcore) */
+	void *on_shutdown_arg;
+};
+
+struct native_conn;
+struct native_worker;
+
+struct native {
+	struct native_config cfg;
+	struct dpdk_port port;
+	struct native_worker *workers;
+	unsigned nworkers;
+	struct engine_worker **engine_workers;
+	size_t in_max;            /* largest request assembled for one connection */
+	size_t out_limit;         /* output buffer limit per connection */
+	_Atomic uint64_t curr_conns; /* for --max-conns, over all lcores */
+	atomic_bool stop;
+	bool launched;
+};
+
+/* Worker lcores available besides the main lcore. */
+unsigned native_worker_lcores(void);
+
+/* Sets up the port, the per-lcore stacks and engine workers. Returns NULL
+ * with an operator-facing message in err. */
+struct native *native_create(const struct native_config *cfg, char *err, size_t errlen);
+/* Launches the worker lcores (rte_eal_remote_launch). */
+int native_start(struct native *n, char *err, size_t errlen);
+/* Stops the lcores, closes every connection, releases the port. NULL ok. */
+void native_destroy(struct native *n);
+
+/* For stats and telemetry; safe from any thread while running (counters
+ * may be a few packets old). */
+void native_counters(const struct native *n, int worker, uint64_t out[NATIVE_C_MAX]);
+uint64_t native_net_counter(const struct native *n, int worker, enum net_counter_id id);
+uint64_t native_curr_conns(const struct native *n);
+unsigned native_worker_lcore(const struct native *n, unsigned worker);
+uint32_t native_worker_conns(const struct native *n, unsigned worker);
+
+/* DPDK telemetry: /segcached/stats and /segcached/net (native_telemetry.c).
+ * The commands stay registered for the process; they answer with an
+ * error while no stack is attached. */
+struct server;
+int native_telemetry_register(void);
+void native_telemetry_attach(struct server *srv);
+void native_telemetry_detach(void);
+
+#endif /* SEGCACHED_NATIVE_STACK_H */

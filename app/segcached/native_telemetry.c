@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * DPDK telemetry for the server (dpdk-telemetry.py, or any client of the
+ * telemetry socket):
+ *
+ *   /segcached/stats     server and engine figures (what `stats` shows)
+ *   /segcached/net       the port (queues, offloads, RSS key and table,
+ *                        link, NIC counters), the stack counters summed
+ *                        over the lcores, and per-lcore connection figures
+ *   /segcached/net,N     worker N's counters alone (N = queue number)
+ *
+ * The callbacks run on the telemetry thread and only read counters that
+ * the lcores write; a mutex keeps them away from a stack being torn down.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ether.h>
+#include <rte_telemetry.h>
+
+#include "native_stack.h"
+#include "server.h"
+
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct server *tel_srv; /* NULL while no native stack runs */
+
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+	int rc = -1;
+
+	(void)cmd;
+	(void)params;
+	pthread_mutex_lock(&tel_lock);
+	if (tel_srv == NULL)
+		goto out;
+	memset(&ss, 0, sizeof(ss));
+	server_stats_fill(tel_srv, &ss);
+	engine_stats(tel_srv->es.engine, &es);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "pid", (uint64_t)ss.pid);
+	rte_tel_data_add_dict_u64(d, "uptime", ss.uptime);
+	rte_tel_data_add_dict_string(d, "stack", ss.stack ? ss.stack : "");
+	rte_tel_data_add_dict_string(d, "engine", tel_srv->es.engine->ops->name);
+	rte_tel_data_add_dict_u64(d, "threads", ss.threads);
+	rte_tel_data_add_dict_u64(d, "max_connections", ss.max_connections);
+	rte_tel_data_add_dict_u64(d, "curr_connections", ss.curr_connections);
+	rte_tel_data_add_dict_u64(d, "total_connections", ss.total_connections);
+	rte_tel_data_add_dict_u64(d, "rejected_connections", ss.rejected_connections);
+	rte_tel_data_add_dict_u64(d, "bytes_read", ss.bytes_read);
+	rte_tel_data_add_dict_u64(d, "bytes_written", ss.bytes_written);
+	rte_tel_data_add_dict_u64(d, "curr_items", es.curr_items);
+	rte_tel_data_add_dict_u64(d, "bytes", es.bytes);
+	rte_tel_data_add_dict_u64(d, "limit_maxbytes", es.limit_maxbytes);
+	rte_tel_data_add_dict_u64(d, "evictions", es.evictions);
+	rte_tel_data_add_dict_u64(d, "expired", es.expired);
+#define TEL_ENGINE_COUNTER(name) rte_tel_data_add_dict_u64(d, #name, es.counters[ENGINE_C_##name]);
+	ENGINE_WORKER_COUNTERS(TEL_ENGINE_COUNTER)
+#undef TEL_ENGINE_COUNTER
+	rc = 0;
+out:
+	pthread_mutex_unlock(&tel_lock);
+	return rc;
+}
+
+/* Worker w's counters, or all workers' summed (w < 0). */
+static void
+add_counters(struct rte_tel_data *d, const struct native *nat, int w)
+{
+	uint64_t c[NATIVE_C_MAX];
+
+	native_counters(nat, w, c);
+	for (unsigned i = 0; i < NATIVE_C_MAX; i++)
+		rte_tel_data_add_dict_u64(d, native_counter_names[i], c[i]);
+	for (unsigned i = 0; i < NET_C__COUNT; i++)
+		rte_tel_data_add_dict_u64(d, net_counter_name(i),
+					  native_net_counter(nat, w, (enum net_counter_id)i));
+}
+
+/* One array per figure, element i for worker i: shows at a glance how the
+ * queues share the load. */
+static void
+add_per_worker(struct rte_tel_data *d, const struct native *nat, const char *name,
+	       enum native_counter nc, int net_id)
+{
+	struct rte_tel_data *a = rte_tel_data_alloc();
+	uint64_t c[NATIVE_C_MAX];
+
+	if (a == NULL)
+		return;
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	for (unsigned i = 0; i < nat->nworkers; i++) {
+		uint64_t v;
+
+		if (net_id >= 0) {
+			v = native_net_counter(nat, (int)i, (enum net_counter_id)net_id);
+		} else if (nc < NATIVE_C_MAX) {
+			native_counters(nat, (int)i, c);
+			v = c[nc];
+		} else {
+			v = native_worker_conns(nat, i);
+		}
+		rte_tel_data_add_array_u64(a, v);
+	}
+	rte_tel_data_add_dict_container(d, name, a, 0);
+}
+
+static void
+add_port(struct rte_tel_data *d, const struct dpdk_port *p)
+{
+	struct dpdk_port_stats st;
+	char buf[2 * DPDK_PORT_RSS_KEY_MAX + 1];
+	struct rte_tel_data *reta;
+
+	rte_tel_data_add_dict_u64(d, "port_id", p->port_id);
+	rte_tel_data_add_dict_string(d, "port_name", p->name);
+	rte_tel_data_add_dict_string(d, "driver", p->driver);
+	snprintf(buf, sizeof(buf), RTE_ETHER_ADDR_PRT_FMT, RTE_ETHER_ADDR_BYTES(&p->mac));
+	rte_tel_data_add_dict_string(d, "mac", buf);
+	rte_tel_data_add_dict_u64(d, "queues", p->nb_queues);
+	rte_tel_data_add_dict_u64(d, "rx_desc", p->rx_desc);
+	rte_tel_data_add_dict_u64(d, "tx_desc", p->tx_desc);
+	rte_tel_data_add_dict_u64(d, "mtu", p->mtu);
+	rte_tel_data_add_dict_u64(d, "link_up_at_start", p->link_up);
+	rte_tel_data_add_dict_u64(d, "link_speed_mbps", p->link_speed_mbps);
+	rte_tel_data_add_dict_u64(d, "rx_cksum_offload", p->rx_cksum);
+	rte_tel_data_add_dict_u64(d, "tx_cksum_offload", p->tx_cksum);
+	rte_tel_data_add_dict_string(d, "rx_offloads", p->rx_offloads);
+	rte_tel_data_add_dict_string(d, "tx_offloads", p->tx_offloads);
+	rte_tel_data_add_dict_u64(d, "rss", p->rss);
+	rte_tel_data_add_dict_u64(d, "rss_hf", p->rss_hf);
+	rte_tel_data_add_dict_string(d, "rss_key", dpdk_port_rss_key_hex(p, buf, sizeof(buf)));
+	reta = rte_tel_data_alloc();
+	if (reta != NULL) {
+		rte_tel_data_start_array(reta, RTE_TEL_U64_VAL);
+		for (unsigned i = 0; i < p->reta_size; i++)
+			rte_tel_data_add_array_u64(reta, p->reta[i]);
+		rte_tel_data_add_dict_container(d, "rss_reta", reta, 0);
+	}
+	dpdk_port_stats(p, &st);
+	rte_tel_data_add_dict_u64(d, "nic_ipackets", st.ipackets);
+	rte_tel_data_add_dict_u64(d, "nic_opackets", st.opackets);
+	rte_tel_data_add_dict_u64(d, "nic_ibytes", st.ibytes);
+	rte_tel_data_add_dict_u64(d, "nic_obytes", st.obytes);
+	rte_tel_data_add_dict_u64(d, "nic_imissed", st.imissed);
+	rte_tel_data_add_dict_u64(d, "nic_ierrors", st.ierrors);
+	rte_tel_data_add_dict_u64(d, "nic_oerrors", st.oerrors);
+	rte_tel_data_add_dict_u64(d, "nic_rx_nombuf", st.rx_nombuf);
+}
+
+static int
+tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const struct native *nat;
+	int rc = -1;
+
+	(void)cmd;
+	pthread_mutex_lock(&tel_lock);
+	if (tel_srv == NULL || tel_srv->native == NULL)
+		goto out;
+	nat = tel_srv->native;
+	rte_tel_data_start_dict(d);
+	if (params != NULL && params[0] != '\0') {
+		char *end;
+		unsigned long w = strtoul(params, &end, 10);
+
+		if (*end != '\0' || w >= nat->nworkers)
+			goto out;
+		rte_tel_data_add_dict_u64(d, "worker", w);
+		rte_tel_data_add_dict_u64(d, "lcore", native_worker_lcore(nat, (unsigned)w));
+		rte_tel_data_add_dict_u64(d, "queue", w);
+		rte_tel_data_add_dict_u64(d, "curr_connections", native_worker_conns(nat, (unsigned)w));
+		add_counters(d, nat, (int)w);
+		rc = 0;
+		goto out;
+	}
+	add_port(d, &nat->port);
+	rte_tel_data_add_dict_u64(d, "workers", nat->nworkers);
+	{
+		struct rte_tel_data *a = rte_tel_data_alloc();
+
+		if (a != NULL) {
+			rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+			for (unsigned i = 0; i < nat->nworkers; i++)
+				rte_tel_data_add_array_u64(a, native_worker_lcore(nat, i));
+			rte_tel_data_add_dict_container(d, "worker_lcores", a, 0);
+		}
+	}
+	add_per_worker(d, nat, "worker_curr_connections", NATIVE_C_MAX, -1);
+	add_per_worker(d, nat, "worker_conns_opened", NATIVE_C_conns_opened, -1);
+	add_per_worker(d, nat, "worker_rx_packets", NATIVE_C_MAX, NET_C_rx_packets);
+	add_per_worker(d, nat, "worker_tx_packets", NATIVE_C_MAX, NET_C_tx_packets);
+	add_counters(d, nat, -1);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&tel_lock);
+	return rc;
+}
+
+int
+native_telemetry_register(void)
+{
+	int rc = rte_telemetry_register_cmd("/segcached/stats", tel_stats,
+					    "Server and engine figures, as 'stats'. Takes no parameters");
+
+	if (rc == 0)
+		rc = rte_telemetry_register_cmd("/segcached/net", tel_net,
+						"The port, RSS, and the stack's counters summed over lcores; "
+						"with a parameter N, worker N's counters");
+	return rc;
+}
+
+void
+native_telemetry_attach(struct server *srv)
+{
+	pthread_mutex_lock(&tel_lock);
+	tel_srv = srv;
+	pthread_mutex_unlock(&tel_lock);
+}
+
+void
+native_telemetry_detach(void)
+{
+	pthread_mutex_lock(&tel_lock);
+	tel_srv = NULL;
+	pthread_mutex_unlock(&tel_lock);
+}
