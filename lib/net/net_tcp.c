@@ -210,20 +210,22 @@ void
 net_tcp_output_all(struct net_stack *s)
 {
 	struct net_conn *c;
-	/* Each connection gets one turn per poll, so a bulk sender cannot
-	 * starve the rest: tcp_output bounds the segments per turn and a
-	 * connection with more to send goes back to the tail. */
-	struct net_conn *last = TAILQ_LAST(&s->output_list, net_conn_list);
 
+	/* Connections take turns: tcp_output builds a bounded number of
+	 * segments and a connection with more to send goes back to the tail,
+	 * so one bulk sender cannot starve the rest. The loop ends when the
+	 * list is empty, the TX array is full, or a turn made no progress
+	 * (the mempool is empty). */
 	while ((c = TAILQ_FIRST(&s->output_list)) != NULL && net_tx_room(s)) {
-		bool was_last = (c == last);
+		uint16_t before = s->tx_count;
 
 		TAILQ_REMOVE(&s->output_list, c, out_link);
 		c->flags &= ~CF_ON_OUTPUT;
-		if (!tcp_output(s, c))
+		if (!tcp_output(s, c)) {
 			tcp_want_output(s, c);
-		if (was_last)
-			break;
+			if (s->tx_count == before)
+				break;
+		}
 	}
 }
 

@@ -245,8 +245,8 @@ tcp_output(struct net_stack *s, struct net_conn *c)
 		 * rather than send a runt because the window is nearly full. */
 		if (len < unsent && len < c->mss && in_flight > 0)
 			break;
-		if (segs == TCP_BURST_PER_CONN)
-			return false;
+		if (segs == TCP_BURST_PER_CONN || !net_tx_room(s))
+			return false; /* more next turn; not a drop */
 		if (len > 0 && len == unsent)
 			flags |= RTE_TCP_PSH_FLAG;
 		if (fin)

@@ -803,6 +803,184 @@ TEST_F(Net, SendBufferBackpressureAndRedelivery)
 	EXPECT_LT(net_tcp_send(c, std::string(8000, 'y').data(), 8000), 8000u);
 }
 
+TEST_F(Net, RtoFollowsMeasuredRtt)
+{
+	cfg.rto_min_us = 10000;
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	// The handshake measured ~0 (SRTT 1 us, RTTVAR 0). A 50 ms sample:
+	// RTTVAR = |1 - 50000| / 4 = 12499, SRTT = 1 + 50000 / 8 = 6251,
+	// RTO = SRTT + 4 * RTTVAR = 56247 us.
+	net_tcp_send(c, "a", 1);
+	auto out = step();
+	ASSERT_EQ(out.size(), 1u);
+	now += 50000;
+	p.rcv_nxt = out[0].seq + 1;
+	send_frame(seg(p, ACK));
+	net_tcp_send(c, "b", 1);
+	out = step();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(advance(54000).empty());
+	out = advance(4000);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].payload, "b");
+	// Karn: the ACK of the retransmitted segment gives no sample (one
+	// would have been 57 ms and raised the RTO to ~101 ms); the new ACK
+	// resets the backoff.
+	p.rcv_nxt = out[0].seq + 1;
+	now += 1000;
+	send_frame(seg(p, ACK));
+	net_tcp_send(c, "c", 1);
+	out = step();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(advance(54000).empty());
+	EXPECT_EQ(advance(4000).size(), 1u);
+}
+
+TEST_F(Net, FinBeyondAGapWaitsForTheGap)
+{
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	uint32_t base = p.snd_nxt;
+	auto out = send_frame(seg_at(p, base + 5, ACK | FIN, "world"));
+	EXPECT_TRUE(app.peer_closed.empty());
+	EXPECT_STREQ(net_conn_state_name(c), "ESTABLISHED");
+	out = send_frame(seg_at(p, base, ACK, "hello"));
+	EXPECT_EQ(app.rx[c], "helloworld");
+	ASSERT_EQ(app.peer_closed.size(), 1u);
+	EXPECT_STREQ(net_conn_state_name(c), "CLOSE_WAIT");
+	ASSERT_FALSE(out.empty());
+	EXPECT_EQ(out.back().ack, base + 11); // data and FIN
+}
+
+TEST_F(Net, TimeWaitSlotIsReusedByANewSynOrWhenFull)
+{
+	cfg.max_conns = 2;
+	cfg.time_wait_us = 60000000;
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	net_tcp_close(c);
+	auto out = step();
+	p.rcv_nxt = out[0].seq + 1;
+	send_frame(seg(p, ACK | FIN));
+	EXPECT_STREQ(net_conn_state_name(c), "TIME_WAIT");
+	// Same 4-tuple, higher sequence number: a new connection.
+	p.iss = p.snd_nxt + 100000;
+	ASSERT_NE(open(p), nullptr);
+	EXPECT_EQ(ctr(NET_C_tcp_time_wait_reused), 1u);
+	EXPECT_EQ(app.accepted.size(), 2u);
+	// Fill the table: the second slot goes to TIME_WAIT, the first stays open.
+	Peer q;
+	q.port = 40001;
+	net_conn *d = open(q);
+	ASSERT_NE(d, nullptr);
+	net_tcp_close(d);
+	out = step();
+	q.rcv_nxt = tcp_to(out, q)[0].seq + 1;
+	send_frame(seg(q, ACK | FIN));
+	EXPECT_STREQ(net_conn_state_name(d), "TIME_WAIT");
+	EXPECT_EQ(net_stack_conns_in_use(s), 2u);
+	// A third peer gets the TIME_WAIT slot.
+	Peer r;
+	r.port = 40002;
+	ASSERT_NE(open(r), nullptr);
+	EXPECT_EQ(ctr(NET_C_tcp_time_wait_reused), 2u);
+	EXPECT_EQ(net_stack_conns_in_use(s), 2u);
+	// A fourth, with nothing to recycle: a SYN cookie instead of a slot.
+	Peer t;
+	t.port = 40003;
+	t.snd_nxt = t.iss;
+	out = send_frame(seg(t, SYN, "", opt_mss(1460)));
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(out[0].has(SYN | ACK));
+	EXPECT_EQ(ctr(NET_C_tcp_syncookies_sent), 1u);
+}
+
+TEST_F(Net, FullTxArrayDefersOutputAndCountsDrops)
+{
+	cfg.tx_ring_size = 4;
+	make();
+	Peer p;
+	net_conn *c = open(p, -1);
+	ASSERT_NE(c, nullptr);
+	std::string data(1460 * 8, 'T');
+	net_tcp_send(c, data.data(), data.size());
+	auto out = step();
+	EXPECT_EQ(out.size(), 4u); // the array's size per poll
+	out = step();
+	EXPECT_EQ(out.size(), 4u); // the rest at the next poll
+	EXPECT_TRUE(step().empty());
+	// Pings beyond the array are dropped and counted.
+	for (int i = 0; i < 6; i++)
+		inject(icmp_echo_frame(cmac, smac, CLI_IP, SRV_IP, 1, uint16_t(i), "x"));
+	EXPECT_EQ(drain().size(), 4u);
+	EXPECT_EQ(ctr(NET_C_tx_queue_full), 2u);
+	// The NIC taking only some: the rest is freed and counted.
+	inject(icmp_echo_frame(cmac, smac, CLI_IP, SRV_IP, 1, 9, "x"));
+	inject(icmp_echo_frame(cmac, smac, CLI_IP, SRV_IP, 1, 10, "x"));
+	rte_mbuf **tx;
+	uint16_t n = net_stack_tx_burst_prepare(s, &tx);
+	ASSERT_EQ(n, 2u);
+	rte_pktmbuf_free(tx[0]);
+	net_stack_tx_burst_done(s, 1);
+	EXPECT_EQ(ctr(NET_C_tx_nic_drop), 1u);
+}
+
+TEST_F(Net, EmptyMempoolIsCountedAndRecovered)
+{
+	rte_mempool *tiny = rte_pktmbuf_pool_create("net_tiny", 7, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+						     SOCKET_ID_ANY);
+	ASSERT_NE(tiny, nullptr);
+	cfg.tx_pool = tiny;
+	make();
+	Peer p;
+	net_conn *c = open(p, -1);
+	ASSERT_NE(c, nullptr);
+	std::string data(1460 * 10, 'M');
+	net_tcp_send(c, data.data(), data.size());
+	// Hold on to what the stack built, as a slow NIC would.
+	rte_mbuf **tx;
+	net_stack_poll(s);
+	uint16_t n = net_stack_tx_burst_prepare(s, &tx);
+	EXPECT_LE(n, 7u);
+	std::vector<rte_mbuf *> held(tx, tx + n);
+	net_stack_tx_burst_done(s, n);
+	EXPECT_GT(ctr(NET_C_mempool_empty), 0u);
+	for (auto *m : held)
+		rte_pktmbuf_free(m);
+	// With mbufs back, the rest goes out (what was held counts as sent).
+	size_t bytes = 0;
+	for (int i = 0; i < 10; i++)
+		for (auto &k : step())
+			bytes += k.payload.size();
+	EXPECT_EQ(bytes + n * 1460u, data.size());
+	net_stack_destroy(s);
+	s = nullptr;
+	EXPECT_EQ(rte_mempool_in_use_count(tiny), 0u);
+	rte_mempool_free(tiny);
+}
+
+TEST_F(Net, UdpChecksumOffload)
+{
+	cfg.tx_cksum_offload = true;
+	make();
+	send_frame(udp_frame(cmac, smac, CLI_IP, SRV_IP, 5555, PORT, "q"));
+	ASSERT_EQ(app.udp.size(), 1u);
+	ASSERT_EQ(net_udp_send(s, &app.udp[0].peer, "answer", 6), 0);
+	auto out = step();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(out[0].ol_flags & RTE_MBUF_F_TX_UDP_CKSUM);
+	auto *ip = reinterpret_cast<const rte_ipv4_hdr *>(out[0].raw.data() + 14);
+	auto *uh = reinterpret_cast<const rte_udp_hdr *>(out[0].raw.data() + 34);
+	EXPECT_EQ(uh->dgram_cksum, rte_ipv4_phdr_cksum(ip, 0));
+}
+
 // --- TCP: closing, resets ---
 
 TEST_F(Net, PeerClosesFirst)
