@@ -8,7 +8,8 @@
  *  - every pointer in a request lies inside the bytes it was given;
  *  - the stream parsed whole and parsed in chunks gives the same requests
  *    (unless a line is longer than PROTO_LINE_MAX, where arrival matters,
- *    as it does in memcached).
+ *    as it does in memcached);
+ *  - the input cut into UDP datagrams joins back into the input.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "proto/proto.h"
+#include "proto/proto_udp.h"
 
 #define MAX_REQS 4096
 
@@ -159,6 +161,31 @@ static bool has_long_line(const uint8_t *d, size_t n)
 	return false;
 }
 
+/* The UDP frame: the input as a request datagram, and as a response cut
+ * into datagrams that must join back into the input. */
+static void check_udp(const uint8_t *data, size_t size)
+{
+	static uint8_t dgram[PROTO_UDP_HDR_LEN + 256];
+	struct proto_udp_hdr h;
+	size_t max_payload = size ? 1 + data[0] % 255 : 1, off = 0;
+	unsigned n;
+
+	if (proto_udp_parse(data, size, &h) >= 0 && (size < PROTO_UDP_HDR_LEN || h.total != 1))
+		abort();
+	n = proto_udp_count(size, max_payload);
+	for (unsigned seq = 0; seq < n; seq++) {
+		size_t len = proto_udp_frame(data, size, max_payload, 0x1234, seq, dgram);
+
+		if (len <= PROTO_UDP_HDR_LEN || len > PROTO_UDP_HDR_LEN + max_payload ||
+		    proto_udp_parse(dgram, len, &h) != (n == 1 ? PROTO_UDP_HDR_LEN : -1) ||
+		    memcmp(dgram + PROTO_UDP_HDR_LEN, data + off, len - PROTO_UDP_HDR_LEN) != 0)
+			abort();
+		off += len - PROTO_UDP_HDR_LEN;
+	}
+	if (off != size)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -169,6 +196,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned seed;
 	int a, b;
 
+	check_udp(data, size);
 	if (size < 1)
 		return 0;
 	value_max = limits[data[0] % 5];
