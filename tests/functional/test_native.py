@@ -1,0 +1,421 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+"""segcached's native (DPDK) stack against Linux clients.
+
+Run through run_native.py, which creates the private network (netenv.py)
+and starts this script inside the client namespace:
+
+    run_native.py --segcached build/app/segcached/segcached test_native.py
+
+The server answers as 198.18.0.2 from the server namespace over
+net_af_packet on a veth pair. Every loop here is bounded in count and time.
+"""
+
+import json
+import os
+import random
+import resource
+import selectors
+import socket
+import struct
+import subprocess
+import sys
+import time
+import unittest
+
+import harness
+
+# Bounds against hangs, not timing checks.
+PHASE_TIMEOUT = 120.0
+
+
+def telemetry(srv, cmd):
+    """One DPDK telemetry command to a native server; returns its value."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(harness.IO_TIMEOUT)
+    try:
+        s.connect(srv.telemetry_path())
+        json.loads(s.recv(16384).decode())  # the greeting
+        s.send(cmd.encode())
+        reply = json.loads(s.recv(1 << 20).decode())
+    finally:
+        s.close()
+    return reply[cmd.split(",")[0]]
+
+
+def wait_for(what, cond, timeout=PHASE_TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.2)
+    raise AssertionError("gave up waiting for %s after %.0f s" % (what, timeout))
+
+
+def nft(*args):
+    subprocess.run(["nft"] + list(args), check=True, timeout=30,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def icmp_checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    s = (s >> 16) + (s & 0xffff)
+    s += s >> 16
+    return ~s & 0xffff
+
+
+def curr_connections(srv):
+    c = srv.connect()
+    try:
+        # Not counting the connection that asks.
+        return int(c.stats()["curr_connections"]) - 1
+    finally:
+        c.close()
+
+
+class NativeCase(unittest.TestCase):
+    server_args = {"threads": 1, "udp": True}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = harness.Server(name=cls.__name__, **cls.server_args)
+        cls.srv.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.kill()
+
+    def assert_no_leak(self):
+        """Every connection the test opened is gone on the server too."""
+        wait_for("curr_connections back to 0", lambda: curr_connections(self.srv) == 0)
+
+
+class Basics(NativeCase):
+    def test_ping(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        s.settimeout(2)
+        ident = os.getpid() & 0xffff
+        answered = 0
+        try:
+            for seq in range(1, 6):
+                payload = bytes(random.getrandbits(8) for _ in range(56))
+                hdr = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
+                pkt = struct.pack("!BBHHH", 8, 0, icmp_checksum(hdr + payload), ident,
+                                  seq) + payload
+                s.sendto(pkt, (harness.HOST, 0))
+                deadline = time.monotonic() + 2
+                while time.monotonic() < deadline:
+                    try:
+                        d, addr = s.recvfrom(2048)
+                    except socket.timeout:
+                        break
+                    icmp = d[(d[0] & 0xf) * 4:]
+                    typ, code, _, rid, rseq = struct.unpack("!BBHHH", icmp[:8])
+                    if addr[0] == harness.HOST and typ == 0 and rid == ident and rseq == seq:
+                        self.assertEqual(icmp[8:], payload)
+                        self.assertEqual(icmp_checksum(icmp), 0)
+                        answered += 1
+                        break
+        finally:
+            s.close()
+        # Echo is best effort only on a lossy path; here nothing drops.
+        self.assertEqual(answered, 5)
+        net = telemetry(self.srv, "/segcached/net")
+        self.assertGreaterEqual(net["icmp_echo_replies"], 5)
+
+    def test_udp_get_set(self):
+        resp, n = harness.udp_request(self.srv.udp_port, b"set udpk 3 0 5\r\nhello\r\n", 11)
+        self.assertEqual((resp, n), (b"STORED\r\n", 1))
+        resp, n = harness.udp_request(self.srv.udp_port, b"get udpk\r\n", 12)
+        self.assertEqual(resp, b"VALUE udpk 3 5\r\nhello\r\nEND\r\n")
+
+    def test_udp_large_response_numbered(self):
+        v = bytes(random.getrandbits(8) for _ in range(50000))
+        c = self.srv.connect()
+        try:
+            self.assertEqual(c.cmd(b"set udpbig 0 0 %d\r\n%s\r\n" % (len(v), v)), b"STORED\r\n")
+        finally:
+            c.close()
+        resp, n = harness.udp_request(self.srv.udp_port, b"get udpbig\r\n", 0xbeef)
+        self.assertEqual(resp, b"VALUE udpbig 0 %d\r\n%s\r\nEND\r\n" % (len(v), v))
+        self.assertGreater(n, 30)
+
+    def test_large_values_over_tcp(self):
+        # Values far larger than the stack's receive and send buffers.
+        c = self.srv.connect()
+        try:
+            for size in (1, 1459, 1460, 1461, 40000, 300000, 1000000 - 100):
+                v = bytes(random.getrandbits(8) for _ in range(size))
+                k = b"large%d" % size
+                self.assertEqual(c.cmd(b"set %s 0 0 %d\r\n%s\r\n" % (k, size, v)), b"STORED\r\n")
+                self.assertEqual(c.get(k), {k: (0, v, None)})
+        finally:
+            c.close()
+        self.assert_no_leak()
+
+    def test_telemetry(self):
+        st = telemetry(self.srv, "/segcached/stats")
+        self.assertEqual(st["stack"], "native")
+        self.assertEqual(st["pid"], self.srv.proc.pid)
+        self.assertIn("curr_items", st)
+        net = telemetry(self.srv, "/segcached/net")
+        self.assertEqual(net["driver"], "net_af_packet")
+        self.assertEqual(net["queues"], 1)
+        self.assertEqual(net["workers"], 1)
+        # af_packet offers no checksum offloads: the stack does them.
+        self.assertEqual(net["tx_cksum_offload"], 0)
+        self.assertGreater(net["rx_packets"], 0)
+        w0 = telemetry(self.srv, "/segcached/net,0")
+        self.assertEqual(w0["queue"], 0)
+        self.assertEqual(w0["lcore"], net["worker_lcores"][0])
+        self.assertGreater(w0["rx_packets"], 0)
+
+
+class ManyConnections(NativeCase):
+    server_args = {"threads": 1, "max_conns": 2000}
+
+    def test_thousand_concurrent_connections(self):
+        n = 1000
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < n + 64:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 256), hard))
+        sel = selectors.DefaultSelector()
+        socks = []
+        try:
+            # All open at once before any request is sent.
+            for i in range(n):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setblocking(False)
+                s.connect_ex((harness.HOST, self.srv.port))
+                socks.append(s)
+            pending = {}
+            for i, s in enumerate(socks):
+                sel.register(s, selectors.EVENT_WRITE, i)
+                pending[i] = b""
+            expected = {}
+            for i in range(n):
+                v = b"value-%d-" % i + os.urandom(8).hex().encode()
+                expected[i] = b"STORED\r\nVALUE c%d 0 %d\r\n%s\r\nEND\r\n" % (i, len(v), v)
+                pending[i] = b"set c%d 0 0 %d\r\n%s\r\nget c%d\r\n" % (i, len(v), v, i)
+            got = {i: b"" for i in range(n)}
+            connected = set()
+            deadline = time.monotonic() + PHASE_TIMEOUT
+            done = 0
+            while done < n and time.monotonic() < deadline:
+                for key, ev in sel.select(timeout=1):
+                    i, s = key.data, key.fileobj
+                    if ev & selectors.EVENT_WRITE:
+                        err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                        self.assertEqual(err, 0, "connection %d failed: %s" % (i, os.strerror(err)))
+                        connected.add(i)
+                        sent = s.send(pending[i])
+                        pending[i] = pending[i][sent:]
+                        if not pending[i]:
+                            sel.modify(s, selectors.EVENT_READ, i)
+                    else:
+                        d = s.recv(65536)
+                        self.assertTrue(d, "connection %d closed early" % i)
+                        got[i] += d
+                        if len(got[i]) >= len(expected[i]):
+                            sel.unregister(s)
+                            done += 1
+            self.assertEqual(done, n, "only %d of %d connections answered" % (done, n))
+            for i in range(n):
+                self.assertEqual(got[i], expected[i], "connection %d" % i)
+            # All of them were open at the same time on the server.
+            self.assertGreaterEqual(curr_connections(self.srv), n)
+        finally:
+            sel.close()
+            for s in socks:
+                s.close()
+        self.assert_no_leak()
+
+
+class PacketLoss(NativeCase):
+    """5% of the packets into and out of the client namespace are dropped."""
+
+    def setUp(self):
+        nft("add", "table", "inet", "scloss")
+        nft("add", "chain", "inet", "scloss", "in", "{ type filter hook input priority 0 ; }")
+        nft("add", "chain", "inet", "scloss", "out", "{ type filter hook output priority 0 ; }")
+        for chain in ("in", "out"):
+            nft("add", "rule", "inet", "scloss", chain, "ip", "saddr", "198.18.0.0/15",
+                "numgen", "random", "mod", "100", "<", "5", "counter", "drop")
+            nft("add", "rule", "inet", "scloss", chain, "ip", "daddr", "198.18.0.0/15",
+                "numgen", "random", "mod", "100", "<", "5", "counter", "drop")
+
+    def tearDown(self):
+        subprocess.run(["nft", "delete", "table", "inet", "scloss"], timeout=30)
+
+    def test_every_response_intact(self):
+        before = telemetry(self.srv, "/segcached/net")
+        rng = random.Random(5)
+        conns = [self.srv.connect(timeout=60) for _ in range(8)]
+        try:
+            deadline = time.monotonic() + 3 * PHASE_TIMEOUT
+            for round_ in range(12):
+                self.assertLess(time.monotonic(), deadline, "too slow to finish")
+                for j, c in enumerate(conns):
+                    size = rng.choice([10, 1000, 5000, 30000, 120000])
+                    v = bytes(rng.getrandbits(8) for _ in range(size))
+                    k = b"loss-%d-%d" % (round_, j)
+                    self.assertEqual(c.cmd(b"set %s 7 0 %d\r\n%s\r\n" % (k, size, v)),
+                                     b"STORED\r\n")
+                    self.assertEqual(c.get(k), {k: (7, v, None)})
+        finally:
+            for c in conns:
+                c.close()
+        after = telemetry(self.srv, "/segcached/net")
+        # The loss was real: the server had to repair it.
+        repaired = (after["tcp_retransmits"] - before["tcp_retransmits"]) + \
+            (after["tcp_ooo_segs"] - before["tcp_ooo_segs"])
+        self.assertGreater(repaired, 0)
+
+
+class VanishingClients(NativeCase):
+    server_args = {"threads": 1, "extra": ["--idle-timeout", "3"]}
+
+    def big_value(self):
+        v = os.urandom(600000)
+        c = self.srv.connect()
+        try:
+            self.assertEqual(c.cmd(b"set vbig 0 0 %d\r\n%s\r\n" % (len(v), v)), b"STORED\r\n")
+        finally:
+            c.close()
+
+    def test_reset_mid_response(self):
+        self.big_value()
+        for _ in range(5):
+            s = socket.create_connection((harness.HOST, self.srv.port), timeout=10)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(b"get vbig\r\nget vbig\r\nget vbig\r\n")
+            s.recv(1000)
+            # Unread data and SO_LINGER 0: the kernel answers with RST.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+        self.assert_no_leak()
+
+    def test_silent_vanish_mid_response(self):
+        self.big_value()
+        s = socket.create_connection((harness.HOST, self.srv.port), timeout=10)
+        port = s.getsockname()[1]
+        nft("add", "table", "inet", "scvanish")
+        nft("add", "chain", "inet", "scvanish", "in", "{ type filter hook input priority 0 ; }")
+        nft("add", "chain", "inet", "scvanish", "out", "{ type filter hook output priority 0 ; }")
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(b"get vbig\r\nget vbig\r\n")
+            s.recv(1000)
+            # From now on nothing of this connection gets through either
+            # way: to the server the client is simply gone.
+            nft("add", "rule", "inet", "scvanish", "in", "tcp", "dport", str(port), "drop")
+            nft("add", "rule", "inet", "scvanish", "out", "tcp", "sport", str(port), "drop")
+            s.close()
+            self.assertGreaterEqual(curr_connections(self.srv), 1)
+            self.assert_no_leak()
+            net = telemetry(self.srv, "/segcached/net")
+            self.assertGreaterEqual(net["tcp_idle_timeouts"] + net["tcp_timeouts"], 1)
+        finally:
+            subprocess.run(["nft", "delete", "table", "inet", "scvanish"], timeout=30)
+
+
+class MultiQueue(NativeCase):
+    """Two worker lcores, a two-queue port: af_packet fans flows out over
+    its queues by flow hash, as RSS does on a NIC."""
+    server_args = {"threads": 2, "udp": True}
+
+    def test_both_lcores_serve_without_crossing(self):
+        before = telemetry(self.srv, "/segcached/net")
+        self.assertEqual(before["queues"], 2)
+        self.assertEqual(len(before["worker_lcores"]), 2)
+        n = 64
+        for i in range(n):
+            c = self.srv.connect()
+            try:
+                v = b"mq%d" % i
+                self.assertEqual(c.cmd(b"set mq%d 0 0 %d\r\n%s\r\n" % (i, len(v), v)),
+                                 b"STORED\r\n")
+                self.assertEqual(c.get(b"mq%d" % i), {b"mq%d" % i: (0, v, None)})
+            finally:
+                c.close()
+        self.assert_no_leak()
+        after = telemetry(self.srv, "/segcached/net")
+        opened = [a - b for a, b in zip(after["worker_conns_opened"],
+                                        before["worker_conns_opened"])]
+        self.assertGreaterEqual(sum(opened), n)
+        self.assertTrue(all(x > 0 for x in opened), "connections per lcore: %r" % opened)
+        # A segment that reached the lcore not owning its connection would
+        # find no connection there and be answered with RST.
+        self.assertEqual(after["drop_tcp_no_conn"], 0)
+        self.assertEqual(after["tcp_resets_rx"], 0)
+        for w in (0, 1):
+            wn = telemetry(self.srv, "/segcached/net,%d" % w)
+            self.assertGreater(wn["tcp_established"], 0)
+
+
+class StartupErrors(unittest.TestCase):
+    """What an operator sees when the port or the lcores do not fit."""
+
+    def run_server(self, eal, args=()):
+        cmd = ["ip", "netns", "exec", harness.ARGS.server_netns, harness.ARGS.segcached,
+               "--no-pci", "--no-shconf", "--file-prefix", "scerr%d" % os.getpid()] + eal + \
+            ["--", "--stack", "native", "--ip", "198.18.0.2/24"] + list(args)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, timeout=120)
+        return p.returncode, p.stdout.decode(errors="replace")
+
+    def vdev(self, extra=""):
+        return "--vdev=net_af_packet0,iface=%s%s" % (harness.ARGS.server_iface, extra)
+
+    def test_no_port(self):
+        rc, out = self.run_server(["--no-huge", "-l", "0-1"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("no DPDK port found", out)
+        self.assertIn("dpdk-devbind", out)
+        self.assertIn("--vdev", out)
+
+    def test_no_worker_lcore(self):
+        rc, out = self.run_server(["--no-huge", "-l", "0", self.vdev()])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("at least two lcores", out)
+
+    def test_more_lcores_than_port_queues(self):
+        rc, out = self.run_server(["--no-huge", "--lcores=0@0,1@0,2@0", self.vdev()])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("1 RX / 1 TX queues but 2 worker lcores", out)
+        self.assertIn("qpairs", out)
+
+    def test_more_queues_than_lcores(self):
+        rc, out = self.run_server(["--no-huge", "-l", "0-1", self.vdev()], ["--queues", "3"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("--queues 3 needs 3 worker lcores", out)
+
+    def test_no_such_port_id(self):
+        rc, out = self.run_server(["--no-huge", "-l", "0-1", self.vdev()], ["--port-id", "5"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("--port-id 5: no such port", out)
+
+    def test_no_hugepages(self):
+        free = 0
+        base = "/sys/kernel/mm/hugepages"
+        for d in os.listdir(base) if os.path.isdir(base) else []:
+            with open(os.path.join(base, d, "free_hugepages")) as f:
+                free += int(f.read())
+        if free > 0:
+            self.skipTest("this host has free hugepages")
+        rc, out = self.run_server(["-l", "0-1", self.vdev()])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("no free hugepages", out)
+        self.assertIn("--no-huge", out)
+
+
+if __name__ == "__main__":
+    argv = harness.setup()
+    if not harness.is_native():
+        print("test_native.py runs through run_native.py (it needs the native stack's network)")
+        sys.exit(2)
+    unittest.main(argv=argv, verbosity=2)
