@@ -116,6 +116,9 @@ int cmd_fetch(struct cmd_conn *c, const char *key, size_t klen, int64_t touch, s
 		if (rc != ENGINE_BUF_SMALL)
 			return rc;
 		want = CMD_HDR_MAX + (size_t)it->vlen + 2;
+		/* the touch is done: the retry only copies the value (touching
+		 * again would rewrite the item and count the touch twice) */
+		touch = ENGINE_NO_TOUCH;
 	}
 	return -1;
 }

@@ -223,6 +223,19 @@ TEST_F(Cmd, DeleteIncrDecrTouch)
 	EXPECT_EQ(run("get t\r\n"), "END\r\n");
 }
 
+TEST_F(Cmd, GatOfALargeValueTouchesOnce)
+{
+	std::string v(100000, 'g');
+
+	ASSERT_EQ(run("set big 0 0 100000\r\n" + v + "\r\n"), "STORED\r\n");
+	/* the value does not fit the room first offered: the copy is
+	 * retried, the touch is not */
+	EXPECT_EQ(run("gat 10 big\r\n"), "VALUE big 0 100000\r\n" + v + "\r\nEND\r\n");
+	EXPECT_EQ(run("mg big T20 v t\r\n"), "VA 100000 t20\r\n" + v + "\r\n");
+	EXPECT_EQ(stat("stats\r\n", "cmd_touch"), 2u);
+	EXPECT_EQ(stat("stats\r\n", "touch_hits"), 2u);
+}
+
 TEST_F(Cmd, Expiry)
 {
 	EXPECT_EQ(run("set a 0 10 1\r\nx\r\nset b 0 -1 1\r\nx\r\nget a b\r\n"),
