@@ -371,8 +371,12 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 
 		PORT_LOG(NOTICE, "port %u: RSS hf 0x%" PRIx64 " key %s", port, p->rss_hf,
 			 dpdk_port_rss_key_hex(p, keyhex, sizeof(keyhex)));
-		PORT_LOG(NOTICE, "port %u: RSS redirection table (%u entries): %s", port,
-			 p->reta_size, dpdk_port_reta_string(p, reta, sizeof(reta)));
+		if (p->reta_size > 0)
+			PORT_LOG(NOTICE, "port %u: RSS redirection table (%u entries): %s", port,
+				 p->reta_size, dpdk_port_reta_string(p, reta, sizeof(reta)));
+		else
+			PORT_LOG(NOTICE, "port %u: RSS redirection table: the driver does not expose it",
+				 port);
 	}
 	return 0;
 
