@@ -357,6 +357,81 @@ class MultiQueue(NativeCase):
             self.assertGreater(wn["tcp_established"], 0)
 
 
+class ChecksumOffload(unittest.TestCase):
+    """net_tap offers IPv4/TCP/UDP checksum offloads (done in software by
+    the PMD): the stack then leaves checksums to the port and trusts its RX
+    flags. The tap's kernel side is in this (the client) namespace, on a
+    subnet of its own."""
+
+    def test_offloads_used_and_traffic_intact(self):
+        ifname = "sctap%d" % (os.getpid() % 100000)
+        prefix = "sctap%d" % os.getpid()
+        cmd = [harness.ARGS.segcached, "-l", "0-1", "--no-huge", "--no-pci", "--no-shconf",
+               "--file-prefix", prefix, "--vdev=net_tap0,iface=%s" % ifname, "--",
+               "--stack", "native", "--ip", "198.18.1.2/24", "-U", "11211"]
+        log = open(os.path.join(harness.tempfile.gettempdir(), prefix + ".log"), "wb+")
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+        failed = False
+        try:
+            wait_for("the tap interface", lambda: proc.poll() is not None or
+                     os.path.exists("/sys/class/net/%s" % ifname), timeout=60)
+            self.assertIsNone(proc.poll(), "server exited")
+            subprocess.run(["ip", "addr", "add", "198.18.1.1/24", "dev", ifname], check=True,
+                           timeout=30)
+            subprocess.run(["ip", "link", "set", ifname, "up"], check=True, timeout=30)
+            srv = harness.Server()  # only for telemetry_path()
+            srv.file_prefix = prefix
+
+            def answers():
+                try:
+                    socket.create_connection(("198.18.1.2", 11211), timeout=1).close()
+                    return True
+                except OSError:
+                    return False
+            wait_for("the server on the tap", answers, timeout=60)
+            s = socket.create_connection(("198.18.1.2", 11211), timeout=harness.IO_TIMEOUT)
+            c = harness.Conn(s)
+            try:
+                for size in (10, 3000, 200000, 900000):
+                    v = os.urandom(size)
+                    k = b"tap%d" % size
+                    self.assertEqual(c.cmd(b"set %s 0 0 %d\r\n%s\r\n" % (k, size, v)),
+                                     b"STORED\r\n")
+                    self.assertEqual(c.get(k), {k: (0, v, None)})
+            finally:
+                c.close()
+            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            u.settimeout(harness.IO_TIMEOUT)
+            try:
+                u.sendto(b"\0\1\0\0\0\1\0\0get tap10\r\n", ("198.18.1.2", 11211))
+                self.assertTrue(u.recv(2048)[8:].startswith(b"VALUE tap10 0 10\r\n"))
+            finally:
+                u.close()
+            net = telemetry(srv, "/segcached/net")
+            self.assertEqual(net["driver"], "net_tap")
+            self.assertEqual(net["rx_cksum_offload"], 1)
+            self.assertEqual(net["tx_cksum_offload"], 1)
+            self.assertEqual(net["drop_tcp_bad_cksum"] + net["drop_udp_bad_cksum"] +
+                             net["drop_ip_bad_cksum"], 0)
+            proc.terminate()
+            self.assertEqual(proc.wait(timeout=harness.STOP_TIMEOUT), 0)
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=harness.STOP_TIMEOUT)
+            log.seek(0)
+            out = log.read().decode(errors="replace")
+            log.close()
+            os.unlink(log.name)
+            harness.shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+            if failed:
+                print(out)
+
+
 class StartupErrors(unittest.TestCase):
     """What an operator sees when the port or the lcores do not fit."""
 
