@@ -224,6 +224,7 @@ struct net_stack {
 	uint64_t secret[2];
 	uint16_t ip_id;
 	uint16_t next_ephemeral;
+	uint64_t last_cookie_at;       /* last SYN cookie sent (us), 0 = never */
 
 	struct net_listener tcp_listen[NET_MAX_LISTEN];
 	unsigned n_tcp_listen;

@@ -552,7 +552,6 @@ tcp_gen_isn(struct net_stack *s, const struct net_conn_key *k)
 
 static const uint16_t cookie_mss[8] = { 536, 1000, 1220, 1300, 1360, 1440, 1460, 8960 };
 
-#define COOKIE_PERIOD_SHIFT 26 /* a cookie period is 2^26 us (~67 s) */
 
 static uint32_t
 cookie_mac(struct net_stack *s, const struct net_conn_key *k, uint32_t peer_isn,

@@ -72,6 +72,14 @@ struct net_listener *tcp_listener(struct net_stack *s, uint16_t port);
 /* SYN cookies */
 uint32_t tcp_syncookie_make(struct net_stack *s, const struct net_conn_key *k,
 			    uint32_t peer_isn, uint16_t peer_mss, int peer_ws);
+#define COOKIE_PERIOD_SHIFT 26 /* a cookie period is 2^26 us (~67 s) */
+
+/* How long a cookie stays valid: the current and the previous period. */
+static inline uint64_t
+tcp_syncookie_lifetime_us(void)
+{
+	return 2ull << COOKIE_PERIOD_SHIFT;
+}
 bool tcp_syncookie_check(struct net_stack *s, const struct net_conn_key *k,
 			 uint32_t peer_isn, uint32_t cookie, uint16_t *mss, int *ws);
 

@@ -614,11 +614,17 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 		uint16_t mss;
 		int ws;
 
-		/* Not a SYN: it may complete a handshake answered with a cookie. */
-		if ((g->flags & RTE_TCP_SYN_FLAG) || s->cfg.syn_cookies_disabled ||
-		    !tcp_syncookie_check(s, k, g->seq - 1, g->ack - 1, &mss, &ws)) {
-			if (!s->cfg.syn_cookies_disabled && !(g->flags & RTE_TCP_SYN_FLAG))
+		/* Not a SYN: it may complete a handshake answered with a cookie
+		 * - if cookies went out recently (within their lifetime), so a
+		 * stray ACK for a closed connection is not taken for a guess. */
+		bool cookies_out = !(g->flags & RTE_TCP_SYN_FLAG) && s->last_cookie_at != 0 &&
+				   s->now - s->last_cookie_at < tcp_syncookie_lifetime_us();
+
+		if (!cookies_out || !tcp_syncookie_check(s, k, g->seq - 1, g->ack - 1, &mss, &ws)) {
+			if (cookies_out)
 				NET_INC(s, tcp_syncookies_bad);
+			else
+				NET_INC(s, drop_tcp_no_conn);
 			tcp_send_raw(s, g->src_mac, k, g->ack, 0, RTE_TCP_RST_FLAG, 0, 0, -1);
 			return;
 		}
@@ -664,6 +670,7 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 			uint16_t mss = RTE_MIN(g->has_mss ? g->mss : (uint16_t)536, s->mss);
 
 			NET_INC(s, tcp_syncookies_sent);
+			s->last_cookie_at = s->now;
 			tcp_send_raw(s, g->src_mac, k, cookie, g->seq + 1,
 				     RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
 				     (uint16_t)RTE_MIN(s->cfg.rcvbuf, 0xffffu), mss,

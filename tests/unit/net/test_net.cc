@@ -1340,6 +1340,21 @@ TEST_F(Net, SynFloodBeyondBacklogUsesCookies)
 	EXPECT_TRUE(out[0].has(RST));
 }
 
+TEST_F(Net, StrayAckToListenerIsResetNotTakenForACookie)
+{
+	make();
+	Peer p;
+	p.snd_nxt = 12345;
+	p.rcv_nxt = 777;
+	auto out = send_frame(seg(p, ACK));
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(out[0].has(RST));
+	EXPECT_EQ(out[0].seq, 777u);
+	EXPECT_EQ(ctr(NET_C_drop_tcp_no_conn), 1u);
+	EXPECT_EQ(ctr(NET_C_tcp_syncookies_bad), 0u); // no cookie was ever sent
+	EXPECT_EQ(net_stack_conns_in_use(s), 0u);
+}
+
 TEST_F(Net, SynRcvdRetransmitsSynAckThenGivesUp)
 {
 	cfg.max_syn_retries = 2;
