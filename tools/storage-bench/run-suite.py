@@ -56,6 +56,14 @@ def build_type(bench):
     return '?'
 
 
+def loadavg():
+    try:
+        with open('/proc/loadavg') as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def machine():
     cpu = '?'
     try:
@@ -101,6 +109,7 @@ def main():
     if not os.path.exists(os.path.join(ROOT, bench)):
         raise SystemExit('%s not found: build first (meson setup build && ninja -C build)' % bench)
 
+    load_start = loadavg()
     rows = []
     notes = []
     for memory in a.memory.split(','):
@@ -129,6 +138,7 @@ def main():
         cmd = ['tools/memcached-fill.py', '--value-size', '1', '--json', '--'] + margs
         mc.append((margs, cmd, run_json(['/usr/bin/python3'] + cmd, timeout=900)))
 
+    load_end = loadavg()
     out = []
     w = out.append
     w(BEGIN)
@@ -138,7 +148,12 @@ def main():
       'Measured with `segcached-storage-bench` (tools/storage-bench/README.md); this section '
       'is written by `tools/storage-bench/run-suite.py` — rerun it to refresh the numbers.')
     w('')
-    w('Machine: %s. Build: meson buildtype `%s`.' % (machine(), build_type(bench)))
+    w('Machine: %s. Build: meson buildtype `%s`. Load average (1 min) at the start and the '
+      'end of the suite: %s and %s — with %d CPUs, anything above 0 is other work competing '
+      'with the bench, which depresses the absolute numbers (the 2-thread rows most) but '
+      'hits both engines of a round alike.' % (
+          machine(), build_type(bench), fmt(load_start, '.1f'), fmt(load_end, '.1f'),
+          os.cpu_count()))
     w('')
     w('### Throughput')
     w('')
