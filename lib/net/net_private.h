@@ -133,6 +133,7 @@ enum {
 	CF_MAC_OK = 1u << 15,      /* peer_mac is known */
 	CF_WS_OFFER = 1u << 16,    /* put a window scale option in our SYN */
 	CF_PEER_FIN_OOO = 1u << 17, /* a FIN beyond a gap: rcv_fin_seq */
+	CF_ACTIVE = 1u << 18,      /* opened by net_tcp_connect */
 };
 
 /* Deadlines (absolute us, 0 = off); the conn's one wheel timer is armed

@@ -406,7 +406,8 @@ tcp_enter_time_wait(struct net_stack *s, struct net_conn *c)
 void
 tcp_established(struct net_stack *s, struct net_conn *c)
 {
-	bool passive = c->state == TCP_SYN_RCVD || (c->flags & CF_SYNCOOKIE);
+	/* A simultaneous open passes SYN_RCVD too: it is still ours. */
+	bool passive = !(c->flags & CF_ACTIVE);
 
 	if (c->state == TCP_SYN_RCVD && c->listen_idx < NET_MAX_LISTEN) {
 		struct net_listener *l = &s->tcp_listen[c->listen_idx];
@@ -716,7 +717,7 @@ net_tcp_connect(struct net_stack *s, uint32_t addr, uint16_t port,
 	}
 	c->state = TCP_SYN_SENT;
 	c->ctx = ctx;
-	c->flags |= CF_APP_KNOWS;
+	c->flags |= CF_APP_KNOWS | CF_ACTIVE;
 	c->iss = tcp_gen_isn(s, &k);
 	c->snd_una = c->snd_nxt = c->snd_max = c->iss;
 	c->mss = s->mss;

@@ -176,6 +176,28 @@ TEST_F(NetPair, ActiveOpenResolvesArpAndExchangesData)
 	EXPECT_EQ(net_stack_conns_in_use(a), 0u);
 }
 
+TEST_F(NetPair, SimultaneousOpen)
+{
+	// Both sides connect to each other with fixed ports: the SYNs cross.
+	net_conn *ca_c = net_tcp_connect(a, B_IP, 5000, 6000, nullptr);
+	net_conn *sb_c = net_tcp_connect(b, A_IP, 6000, 5000, nullptr);
+	ASSERT_NE(ca_c, nullptr);
+	ASSERT_NE(sb_c, nullptr);
+	net_tcp_send(ca_c, "from a", 6);
+	net_tcp_send(sb_c, "from b", 6);
+	for (int i = 0; i < 200 && (ca.rx[ca_c].size() < 6 || sa.rx[sb_c].size() < 6); i++)
+		pump(1000);
+	EXPECT_STREQ(net_conn_state_name(ca_c), "ESTABLISHED");
+	EXPECT_STREQ(net_conn_state_name(sb_c), "ESTABLISHED");
+	// Both were opened actively: connected, never accepted.
+	EXPECT_EQ(ca.connected.size(), 1u);
+	EXPECT_EQ(sa.connected.size(), 1u);
+	EXPECT_TRUE(ca.accepted.empty());
+	EXPECT_TRUE(sa.accepted.empty());
+	EXPECT_EQ(ca.rx[ca_c], "from b");
+	EXPECT_EQ(sa.rx[sb_c], "from a");
+}
+
 TEST_F(NetPair, ConnectErrors)
 {
 	errno = 0;
