@@ -180,18 +180,35 @@ setup_reta(struct dpdk_port *p, uint16_t reta_size)
 	p->reta_size = reta_size;
 }
 
+/* Reads back the key and hash types the device uses. Some drivers keep
+ * their own key at configure time and take ours only through
+ * rss_hash_update: then it is set again, and what is read last is what is
+ * reported. */
 static void
-read_rss_key(struct dpdk_port *p, uint8_t key_size)
+read_rss_key(struct dpdk_port *p, const uint8_t *want, uint8_t key_size, uint64_t hf)
 {
 	struct rte_eth_rss_conf rc = {
 		.rss_key = p->rss_key,
 		.rss_key_len = key_size,
 	};
 
-	if (rte_eth_dev_rss_hash_conf_get(p->port_id, &rc) == 0) {
-		p->rss_key_len = rc.rss_key_len ? rc.rss_key_len : key_size;
-		p->rss_hf = rc.rss_hf;
+	if (rte_eth_dev_rss_hash_conf_get(p->port_id, &rc) != 0)
+		return;
+	if (memcmp(p->rss_key, want, key_size) != 0) {
+		struct rte_eth_rss_conf set = {
+			.rss_key = (uint8_t *)(uintptr_t)want,
+			.rss_key_len = key_size,
+			.rss_hf = hf,
+		};
+
+		if (rte_eth_dev_rss_hash_update(p->port_id, &set) != 0)
+			PORT_LOG(NOTICE, "port %u: the driver keeps its own RSS key", p->port_id);
+		rc.rss_key_len = key_size;
+		if (rte_eth_dev_rss_hash_conf_get(p->port_id, &rc) != 0)
+			return;
 	}
+	p->rss_key_len = rc.rss_key_len ? rc.rss_key_len : key_size;
+	p->rss_hf = rc.rss_hf;
 }
 
 static int
@@ -348,7 +365,7 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 	}
 	p->started = true;
 	if (p->rss) {
-		read_rss_key(p, p->rss_key_len);
+		read_rss_key(p, key, p->rss_key_len, p->rss_hf);
 		setup_reta(p, info.reta_size);
 	}
 	if (wait_link(p, cfg->link_timeout_ms, why, sizeof(why)) < 0) {
