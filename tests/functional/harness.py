@@ -196,11 +196,23 @@ class Server:
 
     def _wait_ready(self):
         deadline = time.monotonic() + START_TIMEOUT
+        probe_timeout = 1
+        if is_native():
+            # Probes sent before the lcores run would wait in the port's
+            # queue, be answered late and leave resets behind: wait for the
+            # ready line first, then probe with a generous timeout.
+            while " ready: " not in self.log():
+                if self.proc.poll() is not None:
+                    raise RuntimeError("exited with %d" % self.proc.returncode)
+                if time.monotonic() > deadline:
+                    raise RuntimeError("no ready line after %.0f s" % START_TIMEOUT)
+                time.sleep(0.05)
+            probe_timeout = IO_TIMEOUT
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError("exited with %d" % self.proc.returncode)
             try:
-                s = socket.create_connection((HOST, self.port), timeout=1)
+                s = socket.create_connection((HOST, self.port), timeout=probe_timeout)
                 s.settimeout(IO_TIMEOUT)
                 s.sendall(b"version\r\n")
                 line = b""

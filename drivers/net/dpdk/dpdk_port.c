@@ -53,7 +53,9 @@ static const char no_port_hint[] =
 	"  (dpdk-devbind.py --status; dpdk-devbind.py -b vfio-pci 0000:01:00.0),\n"
 	"  and must not be excluded by -b/--block or -a/--allow; for a try-out\n"
 	"  without a NIC add a virtual port to the EAL options, e.g.\n"
-	"  --vdev=net_af_packet0,iface=veth0 (see docs/operations.md)";
+	"  --vdev=net_af_packet0,iface=veth0 (see docs/operations.md). When a NIC or a\n"
+	"  --vdev was given, the EAL messages above say why it did not become a port\n"
+	"  (a device busy in another DPDK process, an interface that does not exist)";
 
 static int
 pick_port(const struct dpdk_port_config *cfg, uint16_t *port, char *err, size_t errlen)
