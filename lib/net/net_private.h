@@ -165,6 +165,7 @@ struct net_conn {
 	/* send sequence space */
 	uint32_t iss, snd_una, snd_nxt, snd_max;
 	uint32_t snd_wnd;     /* scaled */
+	uint32_t max_snd_wnd; /* largest window the peer offered (RFC 5961) */
 	uint32_t snd_wl1, snd_wl2;
 	uint32_t fin_seq;     /* valid with CF_FIN_SENT */
 	uint32_t cwnd, ssthresh, recover, bytes_acked;

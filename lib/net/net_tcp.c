@@ -424,6 +424,7 @@ tcp_established(struct net_stack *s, struct net_conn *c)
 	c->cwnd = RTE_MIN(10u * c->mss, RTE_MAX(2u * c->mss, 14600u));
 	c->ssthresh = UINT32_MAX;
 	c->recover = c->snd_una;
+	c->max_snd_wnd = c->snd_wnd;
 	NET_INC(s, tcp_established);
 	tcp_touch_idle(s, c);
 	if (passive) {

@@ -183,10 +183,12 @@ process_ack(struct net_stack *s, struct net_conn *c, const struct tcp_seg *g)
 	if (c->flags & CF_PERSIST)
 		c->retries = 0; /* the peer answers our probes */
 
-	if (seq_gt(ack, c->snd_max)) {
-		/* Acknowledges data never sent (RFC 9293: ACK and drop). */
+	/* RFC 5961 5.2: acceptable ACKs lie in [snd_una - max window,
+	 * snd_max]; anything else (data never sent, or far too old: a blind
+	 * injection) is answered with an ACK and dropped. */
+	if (seq_gt(ack, c->snd_max) || seq_lt(ack, c->snd_una - c->max_snd_wnd)) {
 		NET_INC(s, drop_tcp_bad_ack);
-		ack_now(s, c);
+		challenge_ack(s, c);
 		return false;
 	}
 	if (seq_gt(ack, c->snd_una)) {
@@ -225,6 +227,8 @@ process_ack(struct net_stack *s, struct net_conn *c, const struct tcp_seg *g)
 		c->snd_wnd = wnd;
 		c->snd_wl1 = g->seq;
 		c->snd_wl2 = ack;
+		if (wnd > c->max_snd_wnd)
+			c->max_snd_wnd = wnd;
 		if (wnd > 0 && (c->flags & CF_PERSIST)) {
 			c->flags &= ~CF_PERSIST;
 			c->deadline[TD_PERSIST] = 0;

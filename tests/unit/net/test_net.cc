@@ -1177,6 +1177,36 @@ TEST_F(Net, SynInEstablishedGetsChallengeAck)
 	EXPECT_STREQ(net_conn_state_name(c), "ESTABLISHED");
 }
 
+TEST_F(Net, BlindAcksOutsideTheWindowAreChallenged)
+{
+	make();
+	Peer p;
+	net_conn *c = open(p, -1);
+	ASSERT_NE(c, nullptr);
+	// Data with an ACK far below snd_una (more than the peer's largest
+	// window): an ACK in answer, the data dropped (RFC 5961 5.2).
+	Bytes f = seg_at(p, p.snd_nxt, ACK | PSH, "inject");
+	auto *th = reinterpret_cast<rte_tcp_hdr *>(f.data() + 34);
+	th->recv_ack = rte_cpu_to_be_32(p.rcv_nxt - 200000);
+	fix_checksums(f);
+	auto out = send_frame(f);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].ack, p.snd_nxt);
+	EXPECT_EQ(app.rx[c], "");
+	EXPECT_EQ(ctr(NET_C_drop_tcp_bad_ack), 1u);
+	EXPECT_EQ(ctr(NET_C_tcp_challenge_acks), 1u);
+	// An ACK of data never sent: the same.
+	th->recv_ack = rte_cpu_to_be_32(p.rcv_nxt + 5000);
+	fix_checksums(f);
+	EXPECT_EQ(send_frame(f).size(), 1u);
+	EXPECT_EQ(ctr(NET_C_drop_tcp_bad_ack), 2u);
+	// A slightly old ACK (within the window) is fine.
+	th->recv_ack = rte_cpu_to_be_32(p.rcv_nxt - 100);
+	fix_checksums(f);
+	send_frame(f);
+	EXPECT_EQ(app.rx[c], "inject");
+}
+
 TEST_F(Net, AbortSendsRstAndReportsClosed)
 {
 	make();
