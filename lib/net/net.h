@@ -78,7 +78,9 @@ struct net_app_ops {
 	 * not yet consumed, contiguous. Return how many leading bytes were
 	 * consumed (0..len); the rest stay buffered and are offered again
 	 * with the next data, so a partial request needs no copy in the
-	 * application. The receive window opens as bytes are consumed. */
+	 * application. The receive window opens as bytes are consumed; at
+	 * most rcvbuf bytes are ever buffered, so a request larger than
+	 * rcvbuf must be consumed in pieces. */
 	size_t (*recv)(void *app, struct net_conn *c, const uint8_t *data,
 		       size_t len);
 	/* Send space was short (a net_tcp_send accepted less than asked, or
@@ -115,7 +117,7 @@ struct net_stack_config {
 	uint16_t tx_ring_size;          /* most packets queued per tx_burst; 0 = 512 */
 
 	/* Checksum offloads the port offers. rx: trust the RX ol_flags when
-	 * they say GOOD or BAD (UNKNOWN is verified in software). tx: leave
+	 * they say GOOD, BAD or NONE (UNKNOWN is verified in software). tx: leave
 	 * IPv4 header and TCP/UDP checksums to the NIC (ol_flags, l2/l3 len,
 	 * pseudo-header checksum); otherwise computed in software. */
 	bool rx_cksum_offload;
@@ -194,8 +196,9 @@ size_t net_tcp_send(struct net_conn *c, const void *data, size_t len);
 size_t net_tcp_send_space(const struct net_conn *c);
 /* Bytes sent or queued and not yet acknowledged. */
 size_t net_tcp_send_queued(const struct net_conn *c);
-/* Graceful close: FIN after every queued byte. Receiving continues until
- * the peer's FIN; `closed` follows when the exchange is over. */
+/* Graceful close: FIN after every queued byte; no more sends. Bytes that
+ * still arrive are acknowledged and discarded (recv is not called again);
+ * `closed` follows when the exchange is over. */
 void net_tcp_close(struct net_conn *c);
 /* Reset now (RST to the peer); `closed(NET_CLOSE_ABORTED)` is called
  * before this returns. */
