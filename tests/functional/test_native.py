@@ -166,6 +166,26 @@ class Basics(NativeCase):
             c.close()
         self.assert_no_leak()
 
+    def test_slow_reader_is_held_back(self):
+        # 20 MB of replies to a client that does not read: the server stops
+        # executing its requests while the unsent output is over the bound
+        # (counted), and every reply still arrives, in order.
+        v = os.urandom(100000)
+        c = self.srv.connect()
+        try:
+            self.assertEqual(c.cmd(b"set slow 0 0 %d\r\n%s\r\n" % (len(v), v)), b"STORED\r\n")
+            before = telemetry(self.srv, "/segcached/net")["backpressure_stalls"]
+            n = 200
+            c.send(b"get slow\r\n" * n)
+            wait_for("the server to stall on the output bound",
+                     lambda: telemetry(self.srv, "/segcached/net")["backpressure_stalls"] > before)
+            expect = b"VALUE slow 0 %d\r\n%s\r\nEND\r\n" % (len(v), v)
+            for _ in range(n):
+                self.assertEqual(c.exact(len(expect)), expect)
+            self.assertRegex(c.cmd(b"version\r\n"), rb"^VERSION ")
+        finally:
+            c.close()
+
     def test_telemetry(self):
         st = telemetry(self.srv, "/segcached/stats")
         self.assertEqual(st["stack"], "native")
