@@ -10,6 +10,7 @@
  * never copied. Only a request that outgrows half of that buffer (a large
  * set) is moved into a buffer of the connection's own and assembled there.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,11 +292,21 @@ on_accepted(void *app, struct net_conn *nc)
 	}
 	c->nc = nc;
 	net_conn_set_ctx(nc, c);
+	{
+		uint32_t laddr;
+		uint16_t lport;
+
+		net_conn_addrs(nc, &laddr, &lport, &c->peer_addr, &c->peer_port);
+	}
+	/* Ids say which worker: 1000000 * (worker + 1) + a counter. */
+	c->id = (w->id + 1) * 1000000u + w->next_conn_id++ % 1000000u;
+	rte_spinlock_lock(&w->open_lock);
 	c->prev = NULL;
 	c->next = w->open;
 	if (w->open != NULL)
 		w->open->prev = c;
 	w->open = c;
+	rte_spinlock_unlock(&w->open_lock);
 	w->conns++;
 	NATIVE_INC(w, conns_opened);
 	return 0;
@@ -310,12 +321,14 @@ on_closed(void *app, struct net_conn *nc, enum net_close_reason why)
 	if (c == NULL)
 		return; /* a refused connection */
 	net_conn_set_ctx(nc, NULL);
+	rte_spinlock_lock(&w->open_lock);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
 		w->open = c->next;
 	if (c->next != NULL)
 		c->next->prev = c->prev;
+	rte_spinlock_unlock(&w->open_lock);
 	c->prev = c->next = NULL;
 	if (why != NET_CLOSE_NORMAL)
 		NATIVE_INC(w, conns_reset);
@@ -427,5 +440,54 @@ native_conn_close_all(struct native_worker *w)
 			c->close_sent = true;
 			net_tcp_close(c->nc);
 		}
+	}
+}
+
+static void
+conn_stat(struct proto_out *out, uint32_t id, const char *field, const char *value)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "%u:%s", id, field);
+	proto_out_stat(out, name, value);
+}
+
+static void
+ip_port(char *buf, size_t len, const char *proto, uint32_t addr, uint16_t port)
+{
+	snprintf(buf, len, "%s:%u.%u.%u.%u:%u", proto, addr >> 24, (addr >> 16) & 0xff,
+		 (addr >> 8) & 0xff, addr & 0xff, port);
+}
+
+void
+native_stats_conns(struct native *nat, struct proto_out *out)
+{
+	char listen_tcp[48], buf[48];
+
+	/* Listening "sockets" first, with ids below any connection's. */
+	ip_port(listen_tcp, sizeof(listen_tcp), "tcp", nat->cfg.ip, nat->cfg.tcp_port);
+	if (nat->cfg.tcp_port != 0) {
+		conn_stat(out, 0, "addr", listen_tcp);
+		conn_stat(out, 0, "state", "conn_listening");
+	}
+	if (nat->cfg.udp_port != 0) {
+		ip_port(buf, sizeof(buf), "udp", nat->cfg.ip, nat->cfg.udp_port);
+		conn_stat(out, 1, "addr", buf);
+		conn_stat(out, 1, "state", "conn_read");
+	}
+	for (unsigned i = 0; i < nat->nworkers; i++) {
+		struct native_worker *w = &nat->workers[i];
+		char thread[24];
+
+		snprintf(thread, sizeof(thread), "lcore%u", w->lcore);
+		rte_spinlock_lock(&w->open_lock);
+		for (const struct native_conn *c = w->open; c != NULL; c = c->next) {
+			ip_port(buf, sizeof(buf), "tcp", c->peer_addr, c->peer_port);
+			conn_stat(out, c->id, "addr", buf);
+			conn_stat(out, c->id, "listen_addr", listen_tcp);
+			conn_stat(out, c->id, "state", "conn_parse_cmd");
+			conn_stat(out, c->id, "thread", thread);
+		}
+		rte_spinlock_unlock(&w->open_lock);
 	}
 }

@@ -9,6 +9,7 @@
 
 #include <rte_common.h>
 #include <rte_mbuf.h>
+#include <rte_spinlock.h>
 
 #include "native_stack.h"
 #include "proto/proto_out.h"
@@ -37,6 +38,9 @@ struct native_conn {
 	char *in;               /* a request larger than NATIVE_SPILL, being assembled */
 	size_t in_len, in_cap;
 	struct native_conn *prev, *next; /* the worker's open connections */
+	uint32_t id;            /* for `stats conns` */
+	uint32_t peer_addr;     /* host byte order */
+	uint16_t peer_port;
 	struct native_conn *next_free;
 	bool closing;           /* close once the output is in TCP */
 	bool close_sent;        /* net_tcp_close() was called */
@@ -50,7 +54,12 @@ struct native_worker {
 	unsigned lcore;
 	struct net_stack *stack;
 	struct engine_worker *ew;
-	struct native_conn *open;      /* open connections, for the shutdown drain */
+	/* Open connections, for the shutdown drain and `stats conns`. The
+	 * owner changes the list under the lock (once per accept or close,
+	 * never per request) so that `stats conns` on any lcore can walk it. */
+	rte_spinlock_t open_lock;
+	struct native_conn *open;
+	uint32_t next_conn_id;
 	struct native_conn *free_list;
 	uint32_t conns;         /* open connections (owner writes, others read) */
 	/* UDP: one executor context and one output buffer for all datagrams */

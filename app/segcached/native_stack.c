@@ -114,6 +114,7 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	w->nat = nat;
 	w->id = id;
 	w->lcore = lcore;
+	rte_spinlock_init(&w->open_lock);
 	w->ew = engine_worker_create(cfg->engine);
 	if (w->ew == NULL) {
 		snprintf(err, errlen, "cannot create an engine worker for lcore %u", lcore);

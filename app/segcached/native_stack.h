@@ -107,6 +107,11 @@ uint64_t native_curr_conns(const struct native *n);
 unsigned native_worker_lcore(const struct native *n, unsigned worker);
 uint32_t native_worker_conns(const struct native *n, unsigned worker);
 
+/* `stats conns`: the listening address and every open connection with
+ * its peer and lcore, in memcached's format. Any lcore or thread. */
+struct proto_out;
+void native_stats_conns(struct native *n, struct proto_out *out);
+
 /* DPDK telemetry: /segcached/stats and /segcached/net (native_telemetry.c).
  * The commands stay registered for the process; they answer with an
  * error while no stack is attached. */

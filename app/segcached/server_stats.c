@@ -97,4 +97,6 @@ server_stats_conns(void *arg, struct proto_out *out)
 
 	if (srv->stack != NULL)
 		posix_stack_stats_conns(srv->stack, out);
+	if (srv->native != NULL)
+		native_stats_conns(srv->native, out);
 }

@@ -186,6 +186,22 @@ class Basics(NativeCase):
         finally:
             c.close()
 
+    def test_stats_conns(self):
+        a, b = self.srv.connect(), self.srv.connect()
+        try:
+            st = a.stats(b"conns")
+            ports = {c.sock.getsockname()[1] for c in (a, b)}
+        finally:
+            a.close()
+            b.close()
+        self.assertEqual(st["0:addr"], "tcp:%s:%d" % (harness.HOST, self.srv.port))
+        self.assertEqual(st["0:state"], "conn_listening")
+        self.assertEqual(st["1:addr"], "udp:%s:%d" % (harness.HOST, self.srv.udp_port))
+        peers = {v for k, v in st.items() if k.endswith(":addr") and v.startswith("tcp:198.18.0.1:")}
+        self.assertEqual(peers, {"tcp:198.18.0.1:%d" % p for p in ports})
+        threads = {v for k, v in st.items() if k.endswith(":thread")}
+        self.assertTrue(threads and all(t.startswith("lcore") for t in threads), threads)
+
     def test_telemetry(self):
         st = telemetry(self.srv, "/segcached/stats")
         self.assertEqual(st["stack"], "native")
