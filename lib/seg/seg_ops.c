@@ -417,6 +417,19 @@ static inline struct seg_worker *seg_worker_of(struct engine_worker *w)
 
 static bool key_ok(size_t klen) { return klen > 0 && klen <= ENGINE_KEY_MAX; }
 
+/* Every operation starts here: checks the key, hashes it, reads the clock
+ * and runs a delayed flush_all that has come due. */
+static bool op_start(struct seg_worker *w, struct seg_key *k, const void *key, size_t klen,
+		     int64_t *now)
+{
+	if (!key_ok(klen))
+		return false;
+	seg_key_init(w->e, k, key, klen);
+	*now = seg_now(w->e);
+	seg_flush_if_due(w->e, *now);
+	return true;
+}
+
 static void fill_item(const struct seg_engine *e, const struct seg_read *r, struct engine_item *it)
 {
 	it->flags = r->iv.flags;
@@ -426,8 +439,8 @@ static void fill_item(const struct seg_engine *e, const struct seg_read *r, stru
 	it->fetched_before = slot_freq(r->v) > 0;
 }
 
-static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t exptime,
-			  void *buf, size_t cap, struct engine_item *it);
+static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
+			  int64_t exptime, void *buf, size_t cap, struct engine_item *it);
 
 int seg_op_get(struct engine_worker *ew, const void *key, size_t klen, int64_t touch_exptime,
 	       void *buf, size_t cap, struct engine_item *it)
@@ -439,13 +452,10 @@ int seg_op_get(struct engine_worker *ew, const void *key, size_t klen, int64_t t
 	bool expired;
 	int64_t now;
 
-	if (!key_ok(klen))
+	if (!op_start(w, &k, key, klen, &now))
 		return ENGINE_INVALID;
-	seg_key_init(e, &k, key, klen);
 	if (touch_exptime != ENGINE_NO_TOUCH)
-		return seg_touch_item(w, &k, touch_exptime, buf, cap, it);
-	now = seg_now(e);
-	seg_flush_if_due(e, now);
+		return seg_touch_item(w, &k, now, touch_exptime, buf, cap, it);
 	if (read_item(w, &k, now, buf, cap, &r, &expired) != FOUND) {
 		W_COUNT(w, cmd_get);
 		W_COUNT(w, get_misses);
@@ -656,7 +666,7 @@ int seg_op_store(struct engine_worker *ew, enum engine_store_mode mode, const vo
 	int64_t now, expires_at;
 	int rc;
 
-	if (!key_ok(klen))
+	if (!op_start(w, &k, key, klen, &now))
 		return ENGINE_INVALID;
 	W_COUNT(w, cmd_set);
 	if (item_size((uint32_t)klen, vlen > ITEM_VLEN_MAX ? ITEM_VLEN_MAX : (uint32_t)vlen,
@@ -664,15 +674,10 @@ int seg_op_store(struct engine_worker *ew, enum engine_store_mode mode, const vo
 	    vlen > ITEM_VLEN_MAX) {
 		W_COUNT(w, set_too_large);
 		/* memcached drops the old value when a set is too large. */
-		if (mode == ENGINE_SET) {
-			seg_key_init(e, &k, key, klen);
-			link_item(w, &k, NULL, LINK_SET, NULL, 0, seg_now(e), NULL);
-		}
+		if (mode == ENGINE_SET)
+			link_item(w, &k, NULL, LINK_SET, NULL, 0, now, NULL);
 		return ENGINE_TOO_LARGE;
 	}
-	seg_key_init(e, &k, key, klen);
-	now = seg_now(e);
-	seg_flush_if_due(e, now);
 	if (mode == ENGINE_APPEND || mode == ENGINE_PREPEND) {
 		struct rmw op = { .kind = mode == ENGINE_APPEND ? RMW_APPEND : RMW_PREPEND,
 				  .data = val, .dlen = (uint32_t)vlen };
@@ -716,16 +721,12 @@ int seg_op_store(struct engine_worker *ew, enum engine_store_mode mode, const vo
 int seg_op_delete(struct engine_worker *ew, const void *key, size_t klen, uint64_t cas_in)
 {
 	struct seg_worker *w = seg_worker_of(ew);
-	struct seg_engine *e = w->e;
 	struct seg_key k;
 	int64_t now;
 	int rc;
 
-	if (!key_ok(klen))
+	if (!op_start(w, &k, key, klen, &now))
 		return ENGINE_INVALID;
-	seg_key_init(e, &k, key, klen);
-	now = seg_now(e);
-	seg_flush_if_due(e, now);
 	rc = link_item(w, &k, NULL, cas_in ? LINK_CAS : LINK_REPLACE, NULL, cas_in, now, NULL);
 	if (rc == ENGINE_NOT_STORED)
 		rc = ENGINE_MISS;
@@ -740,18 +741,14 @@ int seg_op_arith(struct engine_worker *ew, const void *key, size_t klen, bool in
 		 uint64_t delta, uint64_t *value_out, uint64_t *cas_out)
 {
 	struct seg_worker *w = seg_worker_of(ew);
-	struct seg_engine *e = w->e;
 	struct rmw op = { .kind = RMW_ARITH, .incr = incr, .delta = delta };
 	struct engine_item it;
 	struct seg_key k;
 	int64_t now;
 	int rc;
 
-	if (!key_ok(klen))
+	if (!op_start(w, &k, key, klen, &now))
 		return ENGINE_INVALID;
-	seg_key_init(e, &k, key, klen);
-	now = seg_now(e);
-	seg_flush_if_due(e, now);
 	rc = rmw_item(w, &k, &op, now, &it);
 	if (rc == ENGINE_OK) {
 		if (value_out)
@@ -766,16 +763,13 @@ int seg_op_arith(struct engine_worker *ew, const void *key, size_t klen, bool in
 	return rc;
 }
 
-static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t exptime,
-			  void *buf, size_t cap, struct engine_item *it)
+static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
+			  int64_t exptime, void *buf, size_t cap, struct engine_item *it)
 {
-	struct seg_engine *e = w->e;
-	int64_t now = seg_now(e);
 	struct rmw op = { .kind = RMW_TOUCH, .buf = buf, .cap = cap };
 	struct engine_item tmp;
 	int rc;
 
-	seg_flush_if_due(e, now);
 	op.expires_at = engine_expiry_from_exptime(exptime, now);
 	rc = rmw_item(w, k, &op, now, it ? it : &tmp);
 	W_COUNT(w, cmd_touch);
@@ -803,9 +797,9 @@ int seg_op_touch(struct engine_worker *ew, const void *key, size_t klen, int64_t
 {
 	struct seg_worker *w = seg_worker_of(ew);
 	struct seg_key k;
+	int64_t now;
 
-	if (!key_ok(klen))
+	if (!op_start(w, &k, key, klen, &now))
 		return ENGINE_INVALID;
-	seg_key_init(w->e, &k, key, klen);
-	return seg_touch_item(w, &k, exptime, NULL, 0, NULL);
+	return seg_touch_item(w, &k, now, exptime, NULL, 0, NULL);
 }
