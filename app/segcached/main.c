@@ -18,6 +18,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include <rte_common.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_log.h>
@@ -245,10 +246,14 @@ eal_memory_mb(const struct options *o, const struct eal_args *ea)
 	if (o->engine == SERVER_ENGINE_BASELINE)
 		mb += (unsigned)(o->memory >> 20) * 2 + 128;
 	if (o->stack == STACK_NATIVE) {
-		uint64_t slots = (uint64_t)o->max_conns + o->max_conns / 4 + 16;
+		/* As native_stack.c sizes each worker: connection slots of
+		 * 96 KiB of TCP buffers (plus their state), and the pool. */
+		unsigned workers = RTE_MAX(eal_lcores_upper(ea), 2u) - 1;
+		uint64_t share = 2 * (uint64_t)o->max_conns / workers + 64;
+		uint64_t slots = RTE_MIN(share, (uint64_t)o->max_conns) + o->max_conns / 8 + 16;
 		uint64_t per = slots * (64 + 32 + 4) * 1024 + 16384ull * 2600;
 
-		mb += (unsigned)(((uint64_t)eal_lcores_upper(ea) * per) >> 20) + 128;
+		mb += (unsigned)((workers * per) >> 20) + 128;
 	}
 	return mb;
 }

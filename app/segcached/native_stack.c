@@ -38,20 +38,25 @@ native_worker_lcores(void)
 	return n > 0 ? n - 1 : 0;
 }
 
-/* Connection slots per lcore: RSS may put every connection on one lcore,
- * and a closed connection holds its slot a while (LAST_ACK, TIME_WAIT). */
+/* Connection slots per lcore. RSS spreads connections evenly only on
+ * average: an lcore gets room for twice its share (never more than -c),
+ * and for connections that still hold a slot after closing (LAST_ACK,
+ * TIME_WAIT). Every slot costs its TCP buffers, so -c is not simply
+ * multiplied by the number of lcores. */
 static uint32_t
-slots_per_lcore(const struct native_config *cfg)
+slots_per_lcore(const struct native_config *cfg, unsigned nworkers)
 {
-	return cfg->max_conns + cfg->max_conns / 4 + 16;
+	uint64_t share = 2 * (uint64_t)cfg->max_conns / nworkers + 64;
+
+	return (uint32_t)RTE_MIN(share, (uint64_t)cfg->max_conns) + cfg->max_conns / 8 + 16;
 }
 
 /* lib/net's TX array: every connection may have a segment to send in one
  * loop iteration, within reason. */
 static uint16_t
-tx_array_size(const struct native_config *cfg)
+tx_array_size(const struct native_config *cfg, unsigned nworkers)
 {
-	uint32_t n = slots_per_lcore(cfg);
+	uint32_t n = slots_per_lcore(cfg, nworkers);
 
 	return (uint16_t)RTE_MIN(RTE_MAX(n, 512u), 4096u);
 }
@@ -129,12 +134,12 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	nc.prefix_len = cfg->prefix_len;
 	nc.mtu = nat->port.mtu;
 	nc.tx_pool = nat->port.pools[id];
-	nc.tx_ring_size = tx_array_size(cfg);
+	nc.tx_ring_size = tx_array_size(cfg, nat->nworkers);
 	nc.rx_cksum_offload = nat->port.rx_cksum;
 	nc.tx_cksum_offload = nat->port.tx_cksum;
 	nc.tcp_ports[0] = cfg->tcp_port;
 	nc.udp_ports[0] = cfg->udp_port;
-	nc.max_conns = slots_per_lcore(cfg);
+	nc.max_conns = slots_per_lcore(cfg, nat->nworkers);
 	nc.sndbuf = NATIVE_SNDBUF;
 	nc.rcvbuf = NATIVE_RCVBUF;
 	nc.idle_timeout_us = (uint64_t)cfg->idle_timeout_s * 1000000u;
@@ -223,7 +228,7 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 	pc.rx_desc = cfg->rx_desc;
 	pc.tx_desc = cfg->tx_desc;
 	pc.mtu = cfg->mtu;
-	pc.extra_mbufs = tx_array_size(cfg);
+	pc.extra_mbufs = tx_array_size(cfg, nworkers);
 	pc.link_timeout_ms = cfg->link_timeout_ms;
 	if (dpdk_port_setup(&nat->port, &pc, err, errlen) < 0) {
 		free(nat);
