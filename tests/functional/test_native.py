@@ -186,6 +186,26 @@ class Basics(NativeCase):
         finally:
             c.close()
 
+    def test_endless_line_is_cut_off(self):
+        # Garbage that can never become a request: the connection is closed
+        # before it can hold more than a request's worth of memory.
+        c = self.srv.connect()
+        try:
+            try:
+                for _ in range(300):
+                    c.send(b"a" * 10000)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.assertTrue(c.closed())
+        finally:
+            c.close()
+        c = self.srv.connect()
+        try:
+            self.assertRegex(c.cmd(b"version\r\n"), rb"^VERSION ")
+        finally:
+            c.close()
+        self.assert_no_leak()
+
     def test_stats_conns(self):
         a, b = self.srv.connect(), self.srv.connect()
         try:
