@@ -158,7 +158,16 @@ on_recv(void *app, struct net_conn *nc, const uint8_t *data, size_t len)
 		return len; /* refused or finishing: input is discarded */
 	if (c->in_len > 0) {
 		/* A large request is being assembled: everything goes there,
-		 * in order. */
+		 * in order; but not while the output is over the bound, when
+		 * the bytes wait in TCP's receive buffer and its window
+		 * holds the client back. */
+		conn_flush(c);
+		if (out_pending(c) >= NATIVE_OUT_HIGH) {
+			if (!c->stalled)
+				NATIVE_INC(c->w, backpressure_stalls);
+			c->stalled = true;
+			return 0;
+		}
 		if (!conn_in_append(c, data, len)) {
 			conn_oversized(c);
 			return 0;

@@ -21,6 +21,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -205,6 +206,39 @@ class Basics(NativeCase):
         finally:
             c.close()
         self.assert_no_leak()
+
+    def test_large_sets_and_gets_pipelined_to_a_slow_reader(self):
+        # Large sets (assembled beside TCP's receive buffer) mixed with gets
+        # whose replies exceed the output bound: the server must hold the
+        # client back through TCP's window, never buffer without bound or
+        # drop the connection, and answer everything in order.
+        vals = [os.urandom(400000 + i) for i in range(4)]
+        stream = b""
+        expect = b""
+        for i, v in enumerate(vals):
+            stream += b"set pl%d 0 0 %d\r\n%s\r\n" % (i, len(v), v)
+            expect += b"STORED\r\n"
+            stream += b"get pl%d\r\n" % i * 12
+            expect += b"VALUE pl%d 0 %d\r\n%s\r\nEND\r\n" % (i, len(v), v) * 12
+        c = self.srv.connect()
+        errors = []
+
+        def sender():
+            try:
+                c.send(stream)
+            except OSError as e:
+                errors.append(e)
+        t = threading.Thread(target=sender)
+        t.start()
+        try:
+            time.sleep(1)  # let the server run into its bound while we do not read
+            self.assertEqual(c.exact(len(expect)), expect)
+        finally:
+            t.join(PHASE_TIMEOUT)
+            c.close()
+        self.assertFalse(t.is_alive())
+        self.assertEqual(errors, [])
+        self.assertEqual(telemetry(self.srv, "/segcached/net")["conns_oversized"], 0)
 
     def test_stats_conns(self):
         a, b = self.srv.connect(), self.srv.connect()
