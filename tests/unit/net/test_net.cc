@@ -1148,6 +1148,71 @@ INSTANTIATE_TEST_SUITE_P(States, NetRst,
 				 return std::string(i.param);
 			 });
 
+// The peer's FIN in every state: where it leads, and that it is ACKed.
+struct FinCase {
+	const char *state, *after;
+};
+
+class NetFin : public Net, public ::testing::WithParamInterface<FinCase> {};
+
+TEST_P(NetFin, PeerFinIsAckedAndMovesTheState)
+{
+	std::string state = GetParam().state;
+	make();
+	Peer p;
+	net_conn *c = nullptr;
+	if (state == "SYN_RCVD") {
+		p.snd_nxt = p.iss;
+		auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
+		p.rcv_nxt = out[0].seq + 1;
+	} else {
+		c = open(p);
+		ASSERT_NE(c, nullptr);
+		if (state == "CLOSE_WAIT" || state == "LAST_ACK") {
+			send_frame(seg(p, ACK | FIN));
+			if (state == "LAST_ACK")
+				net_tcp_close(c);
+			p.snd_nxt--; // the FIN below is a retransmission
+		} else if (state != "ESTABLISHED") {
+			net_tcp_close(c);
+			auto out = step();
+			if (state == "FIN_WAIT_2" || state == "TIME_WAIT") {
+				p.rcv_nxt = out[0].seq + 1;
+				send_frame(seg(p, ACK));
+			} else if (state == "CLOSING") {
+				send_frame(seg(p, ACK | FIN));
+				p.snd_nxt--;
+			}
+			if (state == "TIME_WAIT") {
+				send_frame(seg(p, ACK | FIN));
+				p.snd_nxt--;
+			}
+		}
+		step();
+		EXPECT_STREQ(net_conn_state_name(c), state.c_str());
+	}
+	auto out = send_frame(seg(p, ACK | FIN));
+	bool acked = false;
+	for (auto &k : out)
+		acked |= k.has(ACK) && k.ack == p.snd_nxt;
+	EXPECT_TRUE(acked) << "no ACK of the FIN";
+	if (c == nullptr) {
+		// The FIN's ACK completed the handshake, then closed the stream.
+		ASSERT_EQ(app.accepted.size(), 1u);
+		c = app.accepted[0];
+		EXPECT_EQ(app.peer_closed.size(), 1u);
+	}
+	EXPECT_STREQ(net_conn_state_name(c), GetParam().after);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+	States, NetFin,
+	::testing::Values(FinCase{"SYN_RCVD", "CLOSE_WAIT"}, FinCase{"ESTABLISHED", "CLOSE_WAIT"},
+			  FinCase{"FIN_WAIT_1", "CLOSING"}, FinCase{"FIN_WAIT_2", "TIME_WAIT"},
+			  FinCase{"CLOSE_WAIT", "CLOSE_WAIT"}, FinCase{"LAST_ACK", "LAST_ACK"},
+			  FinCase{"CLOSING", "CLOSING"}, FinCase{"TIME_WAIT", "TIME_WAIT"}),
+	[](const ::testing::TestParamInfo<FinCase> &i) { return std::string(i.param.state); });
+
 TEST_F(Net, RstInTimeWaitReleases)
 {
 	make();
