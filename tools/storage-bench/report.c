@@ -135,8 +135,10 @@ void sb_report_fill_text(FILE *f, const struct sb_options *o,
 		sb_engine_name(r->kind), o->ecfg.memory, o->vmin, o->vmax,
 		o->key_format == SB_KEY_PLAIN ? "plain" : "padded", r->stop,
 		r->attempted, r->seconds);
-	fprintf(f, "  resident just before the first eviction: %" PRIu64
+	fprintf(f, "  resident just before the %s: %" PRIu64
 		" objects (%.2f bytes of budget per object)\n",
+		strcmp(r->stop, "eviction") == 0 ? "first eviction" :
+		strncmp(r->stop, "set failed", 10) == 0 ? "failed set" : "stop",
 		r->items_before, ratio((double)o->ecfg.memory, (double)r->items_before));
 	fprintf(f, "  after the last set: curr_items %" PRIu64 ", read back %" PRIu64
 		" of %" PRIu64 " keys (%" PRIu64 " corrupt), evictions %" PRIu64 "\n",
