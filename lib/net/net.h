@@ -173,6 +173,9 @@ void net_stack_tx_burst_done(struct net_stack *s, uint16_t sent);
 
 /* Counters. */
 uint64_t net_stack_counter(const struct net_stack *s, enum net_counter_id id);
+/* Copy every counter (indexed by enum net_counter_id), e.g. for telemetry
+ * summing over lcores. */
+void net_stack_counters_read(const struct net_stack *s, uint64_t out[NET_C__COUNT]);
 const char *net_counter_name(enum net_counter_id id);
 const char *net_counter_desc(enum net_counter_id id);
 /* Connection slots in use (any state other than free). */

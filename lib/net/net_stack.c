@@ -46,6 +46,12 @@ net_stack_counter(const struct net_stack *s, enum net_counter_id id)
 	return (unsigned)id < NET_C__COUNT ? s->ctr[id] : 0;
 }
 
+void
+net_stack_counters_read(const struct net_stack *s, uint64_t out[NET_C__COUNT])
+{
+	memcpy(out, s->ctr, sizeof(s->ctr));
+}
+
 uint32_t
 net_stack_conns_in_use(const struct net_stack *s)
 {

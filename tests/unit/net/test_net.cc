@@ -1670,6 +1670,13 @@ TEST_F(Net, BadConfigIsRefusedWithAMessage)
 		EXPECT_NE(net_counter_desc(net_counter_id(i)), nullptr);
 	}
 	EXPECT_EQ(net_counter_name(NET_C__COUNT), nullptr);
+	make();
+	send_frame(icmp_echo_frame(cmac, smac, CLI_IP, SRV_IP, 1, 1, "x"));
+	uint64_t all[NET_C__COUNT];
+	net_stack_counters_read(s, all);
+	EXPECT_EQ(all[NET_C_icmp_echo_replies], 1u);
+	EXPECT_EQ(all[NET_C_rx_packets], 1u);
+	EXPECT_EQ(all[NET_C_tx_packets], 1u);
 }
 
 } // namespace
