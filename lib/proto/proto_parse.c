@@ -176,9 +176,9 @@ static enum proto_status mget_next(struct proto_parser *p, const char *buf, size
 	if (j == len) {
 		/* an unfinished token of a streamed line; one byte more than
 		 * a key may be the '\r' of the line end */
-		*consumed = i;
 		if (j - i > PROTO_KEY_MAX + 1)
 			goto too_long;
+		*consumed = i;
 		return PROTO_NEED_MORE;
 	}
 	term = buf[j];
@@ -190,8 +190,15 @@ static enum proto_status mget_next(struct proto_parser *p, const char *buf, size
 		*consumed = j + 1;
 		return mget_end(p, req);
 	}
-	if (klen > PROTO_KEY_MAX)
+	if (klen > PROTO_KEY_MAX) {
+		if (term == '\n') {
+			*consumed = j + 1;
+			p->state = PROTO_PS_LINE;
+			return req_error(req, p->mget_cmd, "CLIENT_ERROR bad command line format",
+					 false);
+		}
 		goto too_long;
+	}
 	req_clear(req, p->mget_cmd);
 	req->key = buf + i;
 	req->klen = klen;
@@ -227,7 +234,9 @@ static enum proto_status mget_next(struct proto_parser *p, const char *buf, size
 
 too_long:
 	/* memcached rejects the whole line; what was already sent for a
-	 * streamed line stays sent */
+	 * streamed line stays sent. The bytes seen so far go with the error,
+	 * the rest of the line is swallowed as it comes. */
+	*consumed = j;
 	p->state = PROTO_PS_SWALLOW_LINE;
 	return req_error(req, p->mget_cmd, "CLIENT_ERROR bad command line format", false);
 }

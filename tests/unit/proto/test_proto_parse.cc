@@ -480,6 +480,21 @@ TEST(ProtoParse, LongGetLineStreamsKeyByKey)
 	std::string bad = "get" + std::string(2100, ' ') + std::string(300, 'k');
 	Result r = parse_stream(bad + " a\r\nversion\r\n", 2200);
 	EXPECT_EQ(r.reqs, (std::vector<Req>{ E(PROTO_CMD_GET, kBad), R(PROTO_CMD_VERSION) }));
+	/* the overlong key cut by the end of the buffer: the error takes the
+	 * bytes it saw, the rest of the line goes as it arrives */
+	{
+		proto_parser q;
+		std::string head = "get " + std::string(2100, 'k');
+
+		proto_parser_init(&q, 1 << 20);
+		ASSERT_EQ(proto_parse(&q, head.data(), head.size(), &req, &used), PROTO_REQ);
+		EXPECT_STREQ(req.error, "CLIENT_ERROR bad command line format");
+		EXPECT_EQ(used, head.size());
+		std::string tail = "kkk a b\r\nmn\r\n";
+		ASSERT_EQ(proto_parse(&q, tail.data(), tail.size(), &req, &used), PROTO_REQ);
+		EXPECT_EQ(req.cmd, PROTO_CMD_MN);
+		EXPECT_EQ(used, tail.size());
+	}
 	/* memcached accepts up to 100 blanks before a streamed get */
 	std::string keys;
 	for (int i = 0; i < 1500; i++)
