@@ -574,6 +574,12 @@ class StartupErrors(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("--queues 3 needs 3 worker lcores", out)
 
+    def test_mtu_larger_than_the_port_takes(self):
+        # net_af_packet takes frames of at most 1518 bytes by default.
+        rc, out = self.run_server(["--no-huge", "-l", "0-1", self.vdev()], ["--mtu", "9000"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("--mtu 9000 needs frames of 9018 bytes; the port takes at most", out)
+
     def test_no_such_port_id(self):
         rc, out = self.run_server(["--no-huge", "-l", "0-1", self.vdev()], ["--port-id", "5"])
         self.assertEqual(rc, 1, out)

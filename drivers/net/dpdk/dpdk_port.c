@@ -282,6 +282,12 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 	if (p->mtu < info.min_mtu || p->mtu > info.max_mtu)
 		return fail(err, errlen, "port %u (%s): --mtu %u is outside %u..%u", port,
 			    p->name, p->mtu, info.min_mtu, info.max_mtu);
+	if (info.max_rx_pktlen != 0 &&
+	    (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > info.max_rx_pktlen)
+		return fail(err, errlen,
+			    "port %u (%s, %s): --mtu %u needs frames of %u bytes; the port takes at most %u",
+			    port, p->name, p->driver, p->mtu,
+			    p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN, info.max_rx_pktlen);
 	rc = rte_eth_macaddr_get(port, &p->mac);
 	if (rc != 0)
 		return fail(err, errlen, "port %u: cannot read its MAC address: %s", port,
