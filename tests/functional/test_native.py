@@ -544,8 +544,11 @@ class StartupErrors(unittest.TestCase):
         cmd = ["ip", "netns", "exec", harness.ARGS.server_netns, harness.ARGS.segcached,
                "--no-pci", "--no-shconf", "--file-prefix", "scerr%d" % os.getpid()] + eal + \
             ["--", "--stack", "native", "--ip", "198.18.0.2/24"] + list(args)
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL, timeout=120)
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, timeout=120)
+        finally:
+            harness.shutil.rmtree("/var/run/dpdk/scerr%d" % os.getpid(), ignore_errors=True)
         return p.returncode, p.stdout.decode(errors="replace")
 
     def vdev(self, extra=""):
