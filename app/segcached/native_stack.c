@@ -315,6 +315,21 @@ native_net_counter(const struct native *nat, int worker, enum net_counter_id id)
 	return sum;
 }
 
+void
+native_net_counters(const struct native *nat, int worker, uint64_t out[NET_C__COUNT])
+{
+	uint64_t one[NET_C__COUNT];
+
+	memset(out, 0, sizeof(uint64_t) * NET_C__COUNT);
+	for (unsigned i = 0; i < nat->nworkers; i++) {
+		if ((worker >= 0 && (unsigned)worker != i) || nat->workers[i].stack == NULL)
+			continue;
+		net_stack_counters_read(nat->workers[i].stack, one);
+		for (unsigned c = 0; c < NET_C__COUNT; c++)
+			out[c] += one[c];
+	}
+}
+
 uint64_t
 native_curr_conns(const struct native *nat)
 {

@@ -103,6 +103,8 @@ void native_destroy(struct native *n);
  * may be a few packets old). */
 void native_counters(const struct native *n, int worker, uint64_t out[NATIVE_C_MAX]);
 uint64_t native_net_counter(const struct native *n, int worker, enum net_counter_id id);
+/* Every lib/net counter of worker `worker`, or summed over all (< 0). */
+void native_net_counters(const struct native *n, int worker, uint64_t out[NET_C__COUNT]);
 uint64_t native_curr_conns(const struct native *n);
 unsigned native_worker_lcore(const struct native *n, unsigned worker);
 uint32_t native_worker_conns(const struct native *n, unsigned worker);

@@ -72,14 +72,14 @@ out:
 static void
 add_counters(struct rte_tel_data *d, const struct native *nat, int w)
 {
-	uint64_t c[NATIVE_C_MAX];
+	uint64_t c[NATIVE_C_MAX], n[NET_C__COUNT];
 
 	native_counters(nat, w, c);
 	for (unsigned i = 0; i < NATIVE_C_MAX; i++)
 		rte_tel_data_add_dict_u64(d, native_counter_names[i], c[i]);
+	native_net_counters(nat, w, n);
 	for (unsigned i = 0; i < NET_C__COUNT; i++)
-		rte_tel_data_add_dict_u64(d, net_counter_name(i),
-					  native_net_counter(nat, w, (enum net_counter_id)i));
+		rte_tel_data_add_dict_u64(d, net_counter_name((enum net_counter_id)i), n[i]);
 }
 
 /* One array per figure, element i for worker i: shows at a glance how the
