@@ -94,6 +94,7 @@ parse_uint(const char *arg, unsigned long long min, unsigned long long max,
 	unsigned long long v;
 	char *end;
 
+	*out = 0; /* defined on every path, which the compiler can then see */
 	if (arg == NULL || !isdigit((unsigned char)arg[0]))
 		return fail(err, errlen, "'%s' is not a number", arg ? arg : "");
 	errno = 0;
