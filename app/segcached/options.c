@@ -19,6 +19,7 @@
 
 #include <rte_cfgfile.h>
 #include <rte_common.h>
+#include "util_err.h"
 
 #define KIB ((size_t)1 << 10)
 #define MIB ((size_t)1 << 20)
@@ -50,16 +51,6 @@ struct opt_desc {
 	const char *help;
 };
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* A flag: NULL (given on the command line) or a config-file boolean. */
 static int
@@ -83,7 +74,7 @@ parse_flag(const char *arg, bool *out, char *err, size_t errlen)
 			*out = false;
 			return 0;
 		}
-	return fail(err, errlen, "'%s' is not yes or no", arg);
+	return util_fail(err, errlen, "'%s' is not yes or no", arg);
 }
 
 /* Decimal unsigned number in [min, max], nothing else around it. */
@@ -96,13 +87,13 @@ parse_uint(const char *arg, unsigned long long min, unsigned long long max,
 
 	*out = 0; /* defined on every path, which the compiler can then see */
 	if (arg == NULL || !isdigit((unsigned char)arg[0]))
-		return fail(err, errlen, "'%s' is not a number", arg ? arg : "");
+		return util_fail(err, errlen, "'%s' is not a number", arg ? arg : "");
 	errno = 0;
 	v = strtoull(arg, &end, 10);
 	if (errno != 0 || *end != '\0')
-		return fail(err, errlen, "'%s' is not a number", arg);
+		return util_fail(err, errlen, "'%s' is not a number", arg);
 	if (v < min || v > max)
-		return fail(err, errlen, "%s is out of range (%llu..%llu)", arg,
+		return util_fail(err, errlen, "%s is out of range (%llu..%llu)", arg,
 			    min, max);
 	*out = v;
 	return 0;
@@ -170,13 +161,13 @@ opt_listen(struct options *o, const char *arg, char *err, size_t errlen)
 	const char *p;
 
 	if (arg[0] == '\0')
-		return fail(err, errlen, "empty address list");
+		return util_fail(err, errlen, "empty address list");
 	if (strlen(arg) >= sizeof(o->listen))
-		return fail(err, errlen, "address list longer than %zu bytes",
+		return util_fail(err, errlen, "address list longer than %zu bytes",
 			    sizeof(o->listen) - 1);
 	for (p = arg; *p; p++)
 		if (isspace((unsigned char)*p))
-			return fail(err, errlen,
+			return util_fail(err, errlen,
 				    "'%s': separate addresses with commas, no spaces",
 				    arg);
 	strcpy(o->listen, arg);
@@ -190,11 +181,11 @@ opt_memory(struct options *o, const char *arg, char *err, size_t errlen)
 
 	/* memcached: a bare number is megabytes. */
 	if (options_parse_size(arg, MIB, &v) < 0)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "'%s' is not a size (megabytes, or a number with a K, M or G suffix)",
 			    arg);
 	if (v < MEMORY_MIN_MB * MIB)
-		return fail(err, errlen, "'%s' is below %d megabyte", arg,
+		return util_fail(err, errlen, "'%s' is below %d megabyte", arg,
 			    MEMORY_MIN_MB);
 	o->memory = v;
 	return 0;
@@ -218,11 +209,11 @@ opt_item_max(struct options *o, const char *arg, char *err, size_t errlen)
 
 	/* memcached: a bare number is bytes; k and m suffixes. */
 	if (options_parse_size(arg, 1, &v) < 0)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "'%s' is not a size (bytes, or a number with a k, m or g suffix)",
 			    arg);
 	if (v < ITEM_MAX_MIN || v > ITEM_MAX_MAX)
-		return fail(err, errlen, "'%s' is out of range (1k..1024m)", arg);
+		return util_fail(err, errlen, "'%s' is out of range (1k..1024m)", arg);
 	o->item_max = v;
 	return 0;
 }
@@ -315,7 +306,7 @@ static int
 opt_config(struct options *o, const char *arg, char *err, size_t errlen)
 {
 	if (strlen(arg) >= sizeof(o->config_file))
-		return fail(err, errlen, "path longer than %zu bytes",
+		return util_fail(err, errlen, "path longer than %zu bytes",
 			    sizeof(o->config_file) - 1);
 	strcpy(o->config_file, arg);
 	return 0;
@@ -336,7 +327,7 @@ parse_choice(const char *arg, const char *const *names, char *err,
 		strncat(list, i ? "|" : "", sizeof(list) - strlen(list) - 1);
 		strncat(list, names[i], sizeof(list) - strlen(list) - 1);
 	}
-	return fail(err, errlen, "'%s' is not one of %s", arg, list);
+	return util_fail(err, errlen, "'%s' is not one of %s", arg, list);
 }
 
 static int
@@ -373,7 +364,7 @@ opt_segment_size(struct options *o, const char *arg, char *err, size_t errlen)
 	size_t v;
 
 	if (options_parse_size(arg, 1, &v) < 0 || v == 0)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "'%s' is not a size (bytes, or a number with a K, M or G suffix)",
 			    arg);
 	o->segment_size = v;
@@ -411,9 +402,9 @@ static int
 opt_heap_file(struct options *o, const char *arg, char *err, size_t errlen)
 {
 	if (arg[0] == '\0')
-		return fail(err, errlen, "empty path");
+		return util_fail(err, errlen, "empty path");
 	if (strlen(arg) >= sizeof(o->heap_file))
-		return fail(err, errlen, "path longer than %zu bytes",
+		return util_fail(err, errlen, "path longer than %zu bytes",
 			    sizeof(o->heap_file) - 1);
 	strcpy(o->heap_file, arg);
 	o->heap = HEAP_FILE;
@@ -429,11 +420,11 @@ opt_ip(struct options *o, const char *arg, char *err, size_t errlen)
 	if (strlen(arg) >= sizeof(o->ip) ||
 	    sscanf(arg, "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &prefix, &tail) != 5 ||
 	    a > 255 || b > 255 || c > 255 || d > 255 || prefix < 1 || prefix > 32)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "'%s' is not an IPv4 address with a prefix length, e.g. 198.18.0.2/24",
 			    arg);
 	if (a == 0 || a >= 224 || a == 127)
-		return fail(err, errlen, "'%s': not a unicast host address", arg);
+		return util_fail(err, errlen, "'%s': not a unicast host address", arg);
 	strcpy(o->ip, arg);
 	o->ip_addr = (uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d;
 	o->ip_prefix = (uint8_t)prefix;
@@ -626,7 +617,7 @@ apply(struct options *o, const struct opt_desc *d, const char *arg,
 
 	if (d->parse(o, arg, why, sizeof(why)) == 0)
 		return 0;
-	return fail(err, errlen, "%s--%s: %s", where, d->name, why);
+	return util_fail(err, errlen, "%s--%s: %s", where, d->name, why);
 }
 
 static const struct opt_desc *
@@ -658,7 +649,7 @@ load_config(struct options *o, const char *path, char *err, size_t errlen)
 
 	cfg = rte_cfgfile_load_with_params(path, CFG_FLAG_GLOBAL_SECTION, &params);
 	if (cfg == NULL)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "config file %s: cannot be read or is not an INI file",
 			    path);
 
@@ -666,7 +657,7 @@ load_config(struct options *o, const char *path, char *err, size_t errlen)
 	names = calloc(nsec > 0 ? nsec : 1, CFG_NAME_LEN);
 	name_ptrs = calloc(nsec > 0 ? nsec : 1, sizeof(char *));
 	if (names == NULL || name_ptrs == NULL) {
-		fail(err, errlen, "config file %s: out of memory", path);
+		util_fail(err, errlen, "config file %s: out of memory", path);
 		goto out;
 	}
 	for (i = 0; i < nsec; i++)
@@ -678,7 +669,7 @@ load_config(struct options *o, const char *path, char *err, size_t errlen)
 			if (strcmp(names[i], sections[s]) == 0)
 				break;
 		if (s == RTE_DIM(sections)) {
-			fail(err, errlen,
+			util_fail(err, errlen,
 			     "config file %s: unknown section [%s] (options go in [segcached])",
 			     path, names[i]);
 			goto out;
@@ -689,7 +680,7 @@ load_config(struct options *o, const char *path, char *err, size_t errlen)
 		free(entries);
 		entries = calloc(n, sizeof(*entries));
 		if (entries == NULL) {
-			fail(err, errlen, "config file %s: out of memory", path);
+			util_fail(err, errlen, "config file %s: out of memory", path);
 			goto out;
 		}
 		n = rte_cfgfile_section_entries_by_index(cfg, i, names[i], entries, n);
@@ -697,13 +688,13 @@ load_config(struct options *o, const char *path, char *err, size_t errlen)
 			const struct opt_desc *d = find_by_name(entries[k].name);
 
 			if (d == NULL) {
-				fail(err, errlen,
+				util_fail(err, errlen,
 				     "config file %s: unknown option '%s'", path,
 				     entries[k].name);
 				goto out;
 			}
 			if (d->scope == OPT_CMDLINE_ONLY) {
-				fail(err, errlen,
+				util_fail(err, errlen,
 				     "config file %s: '%s' is only valid on the command line",
 				     path, entries[k].name);
 				goto out;
@@ -756,7 +747,7 @@ options_parse(struct options *o, int argc, char **argv, char *err,
 
 	pending = calloc(argc > 0 ? argc : 1, sizeof(*pending));
 	if (pending == NULL)
-		return fail(err, errlen, "out of memory");
+		return util_fail(err, errlen, "out of memory");
 
 	/* Collect first, apply later: the config file, wherever --config is,
 	 * is read before any command-line value. */
@@ -767,14 +758,14 @@ options_parse(struct options *o, int argc, char **argv, char *err,
 
 		if (c == '?') {
 			if (optopt && optopt < OPT_LONG_BASE && isprint(optopt))
-				fail(err, errlen, "unknown option -%c", optopt);
+				util_fail(err, errlen, "unknown option -%c", optopt);
 			else
-				fail(err, errlen, "unknown option %s",
+				util_fail(err, errlen, "unknown option %s",
 				     argv[optind - 1]);
 			goto out;
 		}
 		if (c == ':') {
-			fail(err, errlen, "option %s needs an argument",
+			util_fail(err, errlen, "option %s needs an argument",
 			     argv[optind - 1]);
 			goto out;
 		}
@@ -785,7 +776,7 @@ options_parse(struct options *o, int argc, char **argv, char *err,
 				if (opt_table[i].letter == c)
 					d = &opt_table[i];
 		if (d == NULL) {
-			fail(err, errlen, "unknown option");
+			util_fail(err, errlen, "unknown option");
 			goto out;
 		}
 		if (d->parse == opt_config) {
@@ -796,7 +787,7 @@ options_parse(struct options *o, int argc, char **argv, char *err,
 		pending[npending++] = (struct pending){ d, optarg };
 	}
 	if (optind < argc) {
-		fail(err, errlen, "unexpected argument '%s'", argv[optind]);
+		util_fail(err, errlen, "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
 
@@ -816,32 +807,32 @@ int
 options_finalize(struct options *o, char *err, size_t errlen)
 {
 	if (o->tcp_port == 0 && o->udp_port == 0)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "--port 0 and --udp-port 0: nothing to listen on");
 	if (o->stack == STACK_NATIVE && o->ip_addr == 0)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "--stack native needs --ip ADDR/PREFIX (the server's address on the port)");
 	if (o->stack == STACK_POSIX && (o->ip_addr != 0 || o->idle_timeout != 0))
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "--%s applies to --stack native only (the posix stack listens on -l)",
 			    o->ip_addr != 0 ? "ip" : "idle-timeout");
 	if (o->evictions_disabled)
 		o->eviction = ENGINE_EVICT_NONE;
 	if (o->heap == HEAP_FILE && o->heap_file[0] == '\0')
-		return fail(err, errlen, "--heap file needs --heap-file PATH");
+		return util_fail(err, errlen, "--heap file needs --heap-file PATH");
 	if (o->heap_file[0] != '\0' && o->heap != HEAP_FILE)
-		return fail(err, errlen, "--heap-file and --heap %s contradict each other",
+		return util_fail(err, errlen, "--heap-file and --heap %s contradict each other",
 			    o->heap == HEAP_ANON ? "anon" :
 			    o->heap == HEAP_HUGEPAGE ? "hugepage" : "auto");
 	/* An item must fit in one segment. Without --segment-size the
 	 * engine grows the segment to fit -I, as memcached's -I grows its
 	 * slab page; an explicit segment size that is too small is an error. */
 	if (o->segment_size != 0 && o->item_max > o->segment_size)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "--max-item-size %zu is larger than --segment-size %zu",
 			    o->item_max, o->segment_size);
 	if (o->item_max > o->memory / 2)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "--max-item-size %zu is more than half of --memory %zu",
 			    o->item_max, o->memory);
 	return 0;

@@ -18,21 +18,12 @@
 #include <rte_errno.h>
 #include <rte_memory.h>
 #include <rte_memzone.h>
+#include "util_err.h"
 
 /* Segments are laid out from the region's start; 2 MiB alignment lets the
  * first segment start on a huge page boundary for either backing. */
 #define MEM_REGION_ALIGN ((size_t)2 << 20)
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 bool
 mem_region_hugepages_available(void)
@@ -52,7 +43,7 @@ anon_create(struct mem_region *r, size_t len, char *err, size_t errlen)
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
-		return fail(err, errlen, "cannot map %zu bytes of anonymous memory: %s",
+		return util_fail(err, errlen, "cannot map %zu bytes of anonymous memory: %s",
 			    len, strerror(errno));
 	/* Best effort: transparent huge pages cut TLB misses on a heap that
 	 * is touched at random; the kernel may have them disabled. */
@@ -71,12 +62,12 @@ hugepage_create(struct mem_region *r, const char *name, size_t len, char *err,
 	const struct rte_memzone *mz;
 
 	if (!mem_region_hugepages_available())
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "no hugepage memory: the EAL runs with --no-huge or has no hugepages reserved (see docs/operations.md)");
 	mz = rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY, 0,
 					 MEM_REGION_ALIGN);
 	if (mz == NULL)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "cannot reserve %zu bytes of hugepage memory: %s (reserve more hugepages, or use --heap anon)",
 			    len, rte_strerror(rte_errno));
 	r->addr = mz->addr;
@@ -99,9 +90,9 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return util_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0) {
-		fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		util_fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
 		goto out;
 	}
 	/* A regular file is grown to the heap size with its blocks
@@ -110,18 +101,18 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	if (S_ISREG(st.st_mode) && (size_t)st.st_size < len) {
 		rc = posix_fallocate(fd, 0, (off_t)len);
 		if (rc != 0) {
-			fail(err, errlen, "cannot size %s to %zu bytes: %s", path,
+			util_fail(err, errlen, "cannot size %s to %zu bytes: %s", path,
 			     len, strerror(rc));
 			goto out;
 		}
 	}
 	if (pmem2_source_from_fd(&src, fd) != 0 ||
 	    pmem2_source_size(src, &have) != 0) {
-		fail(err, errlen, "%s: %s", path, pmem2_errormsg());
+		util_fail(err, errlen, "%s: %s", path, pmem2_errormsg());
 		goto out;
 	}
 	if (have < len) {
-		fail(err, errlen, "%s holds %zu bytes, the heap needs %zu", path,
+		util_fail(err, errlen, "%s holds %zu bytes, the heap needs %zu", path,
 		     have, len);
 		goto out;
 	}
@@ -131,7 +122,7 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	    pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) != 0 ||
 	    pmem2_config_set_length(cfg, len) != 0 ||
 	    pmem2_map_new(&map, cfg, src) != 0) {
-		fail(err, errlen, "cannot map %s: %s", path, pmem2_errormsg());
+		util_fail(err, errlen, "cannot map %s: %s", path, pmem2_errormsg());
 		goto out;
 	}
 	r->addr = pmem2_map_get_address(map);
@@ -154,7 +145,7 @@ mem_region_create(struct mem_region *r, enum mem_region_kind kind,
 {
 	memset(r, 0, sizeof(*r));
 	if (len == 0)
-		return fail(err, errlen, "empty memory region");
+		return util_fail(err, errlen, "empty memory region");
 	switch (kind) {
 	case MEM_REGION_ANON:
 		return anon_create(r, len, err, errlen);
@@ -163,7 +154,7 @@ mem_region_create(struct mem_region *r, enum mem_region_kind kind,
 	case MEM_REGION_FILE:
 		return file_create(r, name, len, err, errlen);
 	}
-	return fail(err, errlen, "unknown memory region kind %d", (int)kind);
+	return util_fail(err, errlen, "unknown memory region kind %d", (int)kind);
 }
 
 void

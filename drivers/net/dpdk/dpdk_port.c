@@ -18,6 +18,7 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include "util_err.h"
 
 RTE_LOG_REGISTER(dpdk_port_logtype, segcached.port, NOTICE);
 
@@ -36,16 +37,6 @@ RTE_LOG_REGISTER(dpdk_port_logtype, segcached.port, NOTICE);
 #define TX_CKSUM (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
 		  RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* What to try when the EAL found no port at all. */
 static const char no_port_hint[] =
@@ -69,20 +60,20 @@ pick_port(const struct dpdk_port_config *cfg, uint16_t *port, char *err, size_t 
 			return 0;
 		}
 		if (rte_eth_dev_count_total() > 0)
-			return fail(err, errlen,
+			return util_fail(err, errlen,
 				    "every DPDK port is busy (owned by another user of this process)");
-		return fail(err, errlen, "%s", no_port_hint);
+		return util_fail(err, errlen, "%s", no_port_hint);
 	}
 	if (cfg->port_id >= RTE_MAX_ETHPORTS || !rte_eth_dev_is_valid_port((uint16_t)cfg->port_id)) {
 		if (rte_eth_dev_count_avail() == 0)
-			return fail(err, errlen, "--port-id %d: %s", cfg->port_id, no_port_hint);
-		return fail(err, errlen,
+			return util_fail(err, errlen, "--port-id %d: %s", cfg->port_id, no_port_hint);
+		return util_fail(err, errlen,
 			    "--port-id %d: no such port; the EAL found %u port(s), ids from 0 (leave --port-id out to take the first)",
 			    cfg->port_id, rte_eth_dev_count_avail());
 	}
 	p = (uint16_t)cfg->port_id;
 	if (rte_eth_dev_owner_get(p, &owner) == 0 && owner.id != RTE_ETH_DEV_NO_OWNER)
-		return fail(err, errlen, "port %u is busy: owned by '%s'", p, owner.name);
+		return util_fail(err, errlen, "port %u is busy: owned by '%s'", p, owner.name);
 	*port = p;
 	return 0;
 }
@@ -140,7 +131,7 @@ create_pools(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *err,
 						      (uint16_t)(room + RTE_PKTMBUF_HEADROOM),
 						      socket);
 		if (p->pools[q] == NULL)
-			return fail(err, errlen,
+			return util_fail(err, errlen,
 				    "cannot create the mbuf pool of queue %u (%u mbufs of %u bytes, %u MiB, NUMA node %d) for lcore %u: %s.\n"
 				    "  Reserve more hugepages on that node (dpdk-hugepages.py), lower --rx-desc/--tx-desc/--max-conns,\n"
 				    "  or with --no-huge raise -m",
@@ -233,7 +224,7 @@ wait_link(struct dpdk_port *p, unsigned timeout_ms, char *err, size_t errlen)
 			return 0;
 		}
 		if (waited >= timeout_ms)
-			return fail(err, errlen,
+			return util_fail(err, errlen,
 				    "port %u (%s): link still down after %u ms. Check the cable and the switch\n"
 				    "  port; for net_af_packet the interface and its veth peer must both be up\n"
 				    "  (ip link set IFACE up); --link-timeout 0 starts without waiting",
@@ -256,7 +247,7 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 
 	memset(p, 0, sizeof(*p));
 	if (cfg->nb_queues == 0 || cfg->nb_queues > DPDK_PORT_MAX_QUEUES)
-		return fail(err, errlen, "queues must be 1..%d (got %u)", DPDK_PORT_MAX_QUEUES,
+		return util_fail(err, errlen, "queues must be 1..%d (got %u)", DPDK_PORT_MAX_QUEUES,
 			    cfg->nb_queues);
 	if (pick_port(cfg, &port, err, errlen) < 0)
 		return -1;
@@ -264,11 +255,11 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 	rte_eth_dev_get_name_by_port(port, p->name);
 	rc = rte_eth_dev_info_get(port, &info);
 	if (rc != 0)
-		return fail(err, errlen, "port %u (%s): cannot read device info: %s", port,
+		return util_fail(err, errlen, "port %u (%s): cannot read device info: %s", port,
 			    p->name, strerror(-rc));
 	snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
 	if (cfg->nb_queues > info.max_rx_queues || cfg->nb_queues > info.max_tx_queues)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "port %u (%s, %s) has %u RX / %u TX queues but %u worker lcores need one each.\n"
 			    "  Give fewer lcores (-l), or more queues%s",
 			    port, p->name, p->driver, info.max_rx_queues, info.max_tx_queues,
@@ -280,17 +271,17 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 	p->socket_id = rte_eth_dev_socket_id(port);
 	p->mtu = cfg->mtu ? cfg->mtu : RTE_ETHER_MTU;
 	if (p->mtu < info.min_mtu || p->mtu > info.max_mtu)
-		return fail(err, errlen, "port %u (%s): --mtu %u is outside %u..%u", port,
+		return util_fail(err, errlen, "port %u (%s): --mtu %u is outside %u..%u", port,
 			    p->name, p->mtu, info.min_mtu, info.max_mtu);
 	if (info.max_rx_pktlen != 0 &&
 	    (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > info.max_rx_pktlen)
-		return fail(err, errlen,
+		return util_fail(err, errlen,
 			    "port %u (%s, %s): --mtu %u needs frames of %u bytes; the port takes at most %u",
 			    port, p->name, p->driver, p->mtu,
 			    p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN, info.max_rx_pktlen);
 	rc = rte_eth_macaddr_get(port, &p->mac);
 	if (rc != 0)
-		return fail(err, errlen, "port %u: cannot read its MAC address: %s", port,
+		return util_fail(err, errlen, "port %u: cannot read its MAC address: %s", port,
 			    strerror(-rc));
 
 	memset(&conf, 0, sizeof(conf));
@@ -333,13 +324,13 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 
 	rc = rte_eth_dev_configure(port, p->nb_queues, p->nb_queues, &conf);
 	if (rc != 0)
-		return fail(err, errlen, "port %u (%s): configure with %u queues failed: %s%s",
+		return util_fail(err, errlen, "port %u (%s): configure with %u queues failed: %s%s",
 			    port, p->name, p->nb_queues, strerror(-rc), errno_hint(rc));
 	rxd = cfg->rx_desc ? cfg->rx_desc : DEFAULT_DESC;
 	txd = cfg->tx_desc ? cfg->tx_desc : DEFAULT_DESC;
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
 	if (rc != 0)
-		return fail(err, errlen, "port %u: descriptor counts %u/%u refused: %s", port,
+		return util_fail(err, errlen, "port %u: descriptor counts %u/%u refused: %s", port,
 			    rxd, txd, strerror(-rc));
 	if ((cfg->rx_desc && rxd != cfg->rx_desc) || (cfg->tx_desc && txd != cfg->tx_desc))
 		PORT_LOG(NOTICE, "port %u: descriptors adjusted to the device's limits: rx %u, tx %u",
@@ -360,14 +351,14 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 		if (rc == 0)
 			rc = rte_eth_tx_queue_setup(port, q, txd, socket, &txc);
 		if (rc != 0) {
-			fail(err, errlen, "port %u (%s): queue %u set-up failed: %s%s", port, p->name,
+			util_fail(err, errlen, "port %u (%s): queue %u set-up failed: %s%s", port, p->name,
 			     q, strerror(-rc), errno_hint(rc));
 			goto fail_close;
 		}
 	}
 	rc = rte_eth_dev_start(port);
 	if (rc != 0) {
-		fail(err, errlen, "port %u (%s): start failed: %s%s", port, p->name, strerror(-rc),
+		util_fail(err, errlen, "port %u (%s): start failed: %s%s", port, p->name, strerror(-rc),
 		     errno_hint(rc));
 		goto fail_close;
 	}
@@ -377,7 +368,7 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 		setup_reta(p, info.reta_size);
 	}
 	if (wait_link(p, cfg->link_timeout_ms, why, sizeof(why)) < 0) {
-		fail(err, errlen, "%s", why);
+		util_fail(err, errlen, "%s", why);
 		goto fail_close;
 	}
 
