@@ -86,12 +86,6 @@ void seg_bucket_unlock(struct seg_bucket *head)
 	atomic_fetch_and_explicit(&head->slot[0], ~BUCKET_INFO_LOCK, memory_order_release);
 }
 
-struct seg_bucket *seg_hash_link_target(const struct seg_engine *e, uint64_t link)
-{
-	return (struct seg_bucket *)(seg_data(e, slot_seg(link)) +
-				     (size_t)slot_off(link) * sizeof(struct seg_bucket));
-}
-
 static bool key_at(struct seg_engine *e, uint64_t v, const struct seg_key *k)
 {
 	uint32_t seg = slot_seg(v);
@@ -106,56 +100,39 @@ static bool key_at(struct seg_engine *e, uint64_t v, const struct seg_key *k)
 
 _Atomic uint64_t *seg_hash_find_locked(struct seg_engine *e, const struct seg_key *k)
 {
-	struct seg_bucket *b = k->head;
-	unsigned i = 1;
+	struct seg_chain_iter it;
+	_Atomic uint64_t *slot;
+	uint64_t v;
 
-	for (;;) {
-		for (; i < BUCKET_SLOTS; i++) {
-			uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
-
-			if (i == BUCKET_SLOTS - 1 && slot_is_link(v)) {
-				b = seg_hash_link_target(e, v);
-				break;
-			}
-			if (v && slot_tag(v) == k->tag && key_at(e, v, k))
-				return &b->slot[i];
-		}
-		if (i == BUCKET_SLOTS)
-			return NULL;
-		i = 0;
-	}
+	seg_iter_init(&it, k->head);
+	while ((slot = seg_iter_next(e, &it, &v)))
+		if (v && slot_tag(v) == k->tag && key_at(e, v, k))
+			return slot;
+	return NULL;
 }
 
 _Atomic uint64_t *seg_hash_empty_slot_locked(struct seg_engine *e, const struct seg_key *k,
 					     uint64_t *spare)
 {
-	struct seg_bucket *b = k->head;
-	unsigned i = 1;
+	struct seg_chain_iter it;
+	_Atomic uint64_t *slot;
 	struct seg_bucket *nb;
+	uint64_t v;
 
-	for (;;) {
-		for (; i < BUCKET_SLOTS; i++) {
-			uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
-
-			if (i == BUCKET_SLOTS - 1 && slot_is_link(v))
-				break;
-			if (v == 0)
-				return &b->slot[i];
-		}
-		if (i == BUCKET_SLOTS)
-			break;
-		b = seg_hash_link_target(e, atomic_load_explicit(&b->slot[i], memory_order_relaxed));
-		i = 0;
-	}
+	seg_iter_init(&it, k->head);
+	while ((slot = seg_iter_next(e, &it, &v)))
+		if (v == 0)
+			return slot;
 	if (*spare == 0)
 		return NULL;
-	/* Extend the chain: the last slot's item moves first, then the link
-	 * replaces it (release), so readers find the item either way. */
+	/* Extend the chain after its last bucket (it.b): the last slot's item
+	 * moves first, then the link replaces it (release), so readers find
+	 * the item either way. */
 	nb = seg_hash_link_target(e, *spare);
 	atomic_store_explicit(&nb->slot[0],
-			      atomic_load_explicit(&b->slot[BUCKET_SLOTS - 1], memory_order_relaxed),
+			      atomic_load_explicit(&it.b->slot[BUCKET_SLOTS - 1], memory_order_relaxed),
 			      memory_order_relaxed);
-	atomic_store_explicit(&b->slot[BUCKET_SLOTS - 1], *spare, memory_order_release);
+	atomic_store_explicit(&it.b->slot[BUCKET_SLOTS - 1], *spare, memory_order_release);
 	*spare = 0;
 	atomic_fetch_add_explicit(&e->ovf_used, 1, memory_order_relaxed);
 	return &nb->slot[1];
@@ -165,44 +142,27 @@ _Atomic uint64_t *seg_hash_find_loc_locked(struct seg_engine *e, const struct se
 					   uint32_t seg, uint32_t off_units)
 {
 	const uint64_t loc = (uint64_t)seg << SLOT_SEG_SHIFT | off_units;
-	struct seg_bucket *b = k->head;
-	unsigned i = 1;
+	struct seg_chain_iter it;
+	_Atomic uint64_t *slot;
+	uint64_t v;
 
-	for (;;) {
-		for (; i < BUCKET_SLOTS; i++) {
-			uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
-
-			if (i == BUCKET_SLOTS - 1 && slot_is_link(v))
-				break;
-			if (v && slot_tag(v) == k->tag && (v & SLOT_LOC_MASK) == loc)
-				return &b->slot[i];
-		}
-		if (i == BUCKET_SLOTS)
-			return NULL;
-		b = seg_hash_link_target(e, atomic_load_explicit(&b->slot[i], memory_order_relaxed));
-		i = 0;
-	}
+	seg_iter_init(&it, k->head);
+	while ((slot = seg_iter_next(e, &it, &v)))
+		if (v && slot_tag(v) == k->tag && (v & SLOT_LOC_MASK) == loc)
+			return slot;
+	return NULL;
 }
 
 bool seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k)
 {
-	const struct seg_bucket *b = k->head;
-	unsigned i = 1;
+	struct seg_chain_iter it;
+	uint64_t v;
 
-	for (;;) {
-		for (; i < BUCKET_SLOTS; i++) {
-			uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
-
-			if (i == BUCKET_SLOTS - 1 && slot_is_link(v))
-				break;
-			if (v == 0 || slot_tag(v) == k->tag) /* empty, or maybe our key */
-				return true;
-		}
-		if (i == BUCKET_SLOTS)
-			return false;
-		b = seg_hash_link_target(e, atomic_load_explicit(&b->slot[i], memory_order_relaxed));
-		i = 0;
-	}
+	seg_iter_init(&it, k->head);
+	while (seg_iter_next(e, &it, &v))
+		if (v == 0 || slot_tag(v) == k->tag) /* empty, or maybe our key */
+			return true;
+	return false;
 }
 
 uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
@@ -261,27 +221,18 @@ void seg_hash_clear_all(struct seg_engine *e)
 {
 	for (uint64_t h = 0; h <= e->table_mask; h++) {
 		struct seg_bucket *head = &e->table[h];
-		struct seg_bucket *b = head;
-		unsigned i = 1;
+		struct seg_chain_iter it;
+		_Atomic uint64_t *slot;
+		uint64_t v;
 
 		seg_bucket_lock(head);
 		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
-		for (;;) {
-			for (; i < BUCKET_SLOTS; i++) {
-				uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
-
-				if (i == BUCKET_SLOTS - 1 && slot_is_link(v))
-					break;
-				if (v) {
-					atomic_store_explicit(&b->slot[i], 0, memory_order_release);
-					seg_account_remove(e, v);
-				}
+		seg_iter_init(&it, head);
+		while ((slot = seg_iter_next(e, &it, &v))) {
+			if (v) {
+				atomic_store_explicit(slot, 0, memory_order_release);
+				seg_account_remove(e, v);
 			}
-			if (i == BUCKET_SLOTS)
-				break;
-			b = seg_hash_link_target(e, atomic_load_explicit(&b->slot[i],
-									  memory_order_relaxed));
-			i = 0;
 		}
 		seg_bucket_unlock(head);
 	}

@@ -237,6 +237,47 @@ static inline bool seg_expired(int64_t expires_at, int64_t now)
 	return expires_at != 0 && expires_at <= now;
 }
 
+/* The overflow bucket a link slot points to. */
+static inline struct seg_bucket *seg_hash_link_target(const struct seg_engine *e, uint64_t link)
+{
+	return (struct seg_bucket *)(seg_data(e, slot_seg(link)) +
+				     (size_t)slot_off(link) * sizeof(struct seg_bucket));
+}
+
+/* Walks the item slots of a chain: slots 1..7 of the head bucket, 0..7 of
+ * each overflow bucket, following the links in slot 7. Readers and
+ * writers alike: loads are acquire, which pairs with the release stores
+ * that publish items and links. */
+struct seg_chain_iter {
+	struct seg_bucket *b; /* after the walk: the chain's last bucket */
+	unsigned i;
+};
+
+static inline void seg_iter_init(struct seg_chain_iter *it, struct seg_bucket *head)
+{
+	it->b = head;
+	it->i = 1;
+}
+
+/* The next item slot (its value in *v, 0 if empty), or NULL at the end. */
+static inline _Atomic uint64_t *seg_iter_next(const struct seg_engine *e, struct seg_chain_iter *it,
+					      uint64_t *v)
+{
+	while (it->i < BUCKET_SLOTS) {
+		_Atomic uint64_t *slot = &it->b->slot[it->i];
+
+		*v = atomic_load_explicit(slot, memory_order_acquire);
+		if (it->i == BUCKET_SLOTS - 1 && slot_is_link(*v)) {
+			it->b = seg_hash_link_target(e, *v);
+			it->i = 0;
+			continue;
+		}
+		it->i++;
+		return slot;
+	}
+	return NULL;
+}
+
 /* ---- seg_hash.c ---- */
 struct seg_key {
 	const void *key;
@@ -265,7 +306,6 @@ uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint
 			     uint32_t off_units);
 /* Reserves one overflow bucket (may take a segment, evicting for it). */
 uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w);
-struct seg_bucket *seg_hash_link_target(const struct seg_engine *e, uint64_t link);
 /* Clears every item slot (flush_all). */
 void seg_hash_clear_all(struct seg_engine *e);
 

@@ -93,27 +93,21 @@ static int read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint
 
 static int lookup(struct seg_engine *e, const struct seg_key *k, bool locked, struct seg_read *r)
 {
-	struct seg_bucket *b = k->head;
-	unsigned i = 1;
+	struct seg_chain_iter it;
+	_Atomic uint64_t *slot;
+	uint64_t v;
 
-	for (;;) {
-		for (; i < BUCKET_SLOTS; i++) {
-			uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_acquire);
-			int res;
+	seg_iter_init(&it, k->head);
+	while ((slot = seg_iter_next(e, &it, &v))) {
+		int res;
 
-			if (i == BUCKET_SLOTS - 1 && slot_is_link(v))
-				break;
-			if (!v || slot_tag(v) != k->tag)
-				continue;
-			res = read_slot(e, k, &b->slot[i], v, locked, r);
-			if (res != NOT_FOUND)
-				return res;
-		}
-		if (i == BUCKET_SLOTS)
-			return NOT_FOUND;
-		b = seg_hash_link_target(e, atomic_load_explicit(&b->slot[i], memory_order_acquire));
-		i = 0;
+		if (!v || slot_tag(v) != k->tag)
+			continue;
+		res = read_slot(e, k, slot, v, locked, r);
+		if (res != NOT_FOUND)
+			return res;
 	}
+	return NOT_FOUND;
 }
 
 /* Was everything read from r's item consistent? */
