@@ -530,6 +530,7 @@ struct rmw {
 	enum { RMW_APPEND, RMW_PREPEND, RMW_ARITH, RMW_TOUCH } kind;
 	const void *data; /* append/prepend: the bytes to add */
 	uint32_t dlen;
+	uint64_t cas_in;  /* append/prepend: only onto the item with this cas */
 	bool incr;
 	uint64_t delta;
 	int64_t expires_at; /* touch */
@@ -559,6 +560,11 @@ static int rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *o
 			return ENGINE_MISS;
 		old_val = r.item + r.iv.hdr_len + r.iv.klen;
 		vlen = r.iv.vlen;
+		if (op->cas_in && cas_of(e, r.gen, r.v) != op->cas_in) {
+			if (!read_valid(e, &r))
+				continue;
+			return ENGINE_EXISTS;
+		}
 		switch (op->kind) {
 		case RMW_APPEND:
 		case RMW_PREPEND:
@@ -631,7 +637,7 @@ static int rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *o
 		}
 		struct link_expect x = { loc_of(r.v), r.gen };
 
-		rc = link_item(w, k, &wl, LINK_SAME, &x, 0, now, &it->cas);
+		rc = link_item(w, k, &wl, LINK_SAME, &x, op->cas_in, now, &it->cas);
 		if (rc == ENGINE_OK) {
 			if (op->kind == RMW_TOUCH && op->buf && vlen <= op->cap)
 				memcpy(op->buf, dst, vlen);
@@ -674,7 +680,7 @@ int seg_op_store(struct engine_worker *ew, enum engine_store_mode mode, const vo
 	}
 	if (mode == ENGINE_APPEND || mode == ENGINE_PREPEND) {
 		struct rmw op = { .kind = mode == ENGINE_APPEND ? RMW_APPEND : RMW_PREPEND,
-				  .data = val, .dlen = (uint32_t)vlen };
+				  .data = val, .dlen = (uint32_t)vlen, .cas_in = cas_in };
 		struct engine_item it;
 
 		rc = rmw_item(w, &k, &op, now, &it);

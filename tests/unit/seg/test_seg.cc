@@ -181,6 +181,22 @@ TEST_F(Seg, AppendPrepend)
 	EXPECT_EQ(get("k"), "<MISS>");
 }
 
+TEST_F(Seg, AppendWithCasComparesFirst)
+{
+	struct engine_item it;
+
+	ASSERT_EQ(set("k", "a"), ENGINE_OK);
+	get("k", &it);
+	EXPECT_EQ(set("k", "x", 0, 0, ENGINE_APPEND, it.cas + 1), ENGINE_EXISTS);
+	EXPECT_EQ(get("k"), "a");
+	uint64_t cas = 0;
+	EXPECT_EQ(set("k", "b", 0, 0, ENGINE_APPEND, it.cas, &cas), ENGINE_OK);
+	EXPECT_EQ(get("k"), "ab");
+	EXPECT_EQ(set("k", "c", 0, 0, ENGINE_PREPEND, it.cas), ENGINE_EXISTS); // stale now
+	EXPECT_EQ(set("k", "c", 0, 0, ENGINE_PREPEND, cas), ENGINE_OK);
+	EXPECT_EQ(get("k"), "cab");
+}
+
 TEST_F(Seg, CasSemantics)
 {
 	struct engine_item it;
