@@ -223,21 +223,9 @@ static void exec_ms(struct cmd_conn *c, const struct proto_req *req)
 		cmd_reply(c, false, "SERVER_ERROR object too large for cache");
 		return;
 	}
-	rc = ENGINE_OK;
-	if ((mode == ENGINE_APPEND || mode == ENGINE_PREPEND) && cas_in) {
-		/* the engine's append has no compare: check first (not atomic
-		 * with the append; see docs/protocol.md) */
-		struct engine_item it;
-		int g = engine_get(c->w, req->key, req->klen, ENGINE_NO_TOUCH, NULL, 0, &it);
-
-		if (g == ENGINE_MISS)
-			rc = ENGINE_NOT_STORED;
-		else if (it.cas != cas_in)
-			rc = ENGINE_EXISTS;
-	}
-	if (rc == ENGINE_OK)
-		rc = engine_store(c->w, mode, req->key, req->klen, req->value, req->vlen,
-				  m->client_flags, m->has_ttl ? m->ttl : 0, cas_in, &cas_out);
+	/* append/prepend with a C token: the engine compares atomically */
+	rc = engine_store(c->w, mode, req->key, req->klen, req->value, req->vlen,
+			  m->client_flags, m->has_ttl ? m->ttl : 0, cas_in, &cas_out);
 	switch (rc) {
 	case ENGINE_OK:
 		if (m->quiet)
