@@ -63,9 +63,11 @@ static int layout(const struct engine_config *cfg, struct seg_layout *l, char *e
 	uint64_t seg_size = cfg->segment_size;
 	size_t per_seg, fixed;
 
-	if (item_max > ITEM_VLEN_MAX) {
-		snprintf(err, errlen, "item size limit %llu is above the largest supported (%u)",
-			 (unsigned long long)item_max, ITEM_VLEN_MAX);
+	/* Items (header, key, value) up to 4 MiB: -I 4m works; values are
+	 * further bounded by the 22-bit value length. */
+	if (item_max > ITEM_VLEN_MAX + 1) {
+		snprintf(err, errlen, "item size limit %llu is above the largest supported (%u, 4m)",
+			 (unsigned long long)item_max, ITEM_VLEN_MAX + 1);
 		return -1;
 	}
 	if (seg_size) {

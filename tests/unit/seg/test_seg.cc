@@ -404,8 +404,12 @@ TEST_F(Seg, BadConfigIsRefused)
 	cfg.item_max = 1 << 17;
 	EXPECT_EQ(seg_create(&cfg, err, sizeof(err)), nullptr);
 	cfg.segment_size = 0;
-	cfg.item_max = 64u << 20;
+	cfg.item_max = (4u << 20) + 1;
 	EXPECT_EQ(seg_create(&cfg, err, sizeof(err)), nullptr);
+	cfg.item_max = 4u << 20; // -I 4m is the largest
+	struct engine *e4 = seg_create(&cfg, err, sizeof(err));
+	EXPECT_NE(e4, nullptr) << err;
+	engine_destroy(e4);
 }
 
 TEST_F(Seg, LargeSegmentsAlignItems)
