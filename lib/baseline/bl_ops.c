@@ -35,6 +35,71 @@ static inline bool bl_op_enter(bool *ok)
 	return bl_lcore_get(ok);
 }
 
+/* One keyed operation: its key, where the key lives (fingerprint, stripe)
+ * and the time it runs at. */
+struct bl_op {
+	struct bl_worker *w;
+	struct bl_engine *e;
+	const void *key;
+	size_t klen;
+	uint64_t fp;
+	struct bl_stripe *s;
+	int64_t now;
+	bool registered; /* by bl_op_begin: bl_op_end gives the lcore id back */
+};
+
+/* Fills op for a valid key and applies a flush_all that has come due, so
+ * that the operation sees the cache as of op->now. */
+static inline void bl_op_init(struct bl_op *op, struct bl_worker *w,
+			      const void *key, size_t klen)
+{
+	op->w = w;
+	op->e = w->e;
+	op->key = key;
+	op->klen = klen;
+	op->fp = bl_fingerprint(key, klen);
+	op->s = bl_stripe_of(op->e, op->fp);
+	op->now = bl_now(op->e);
+	op->registered = false;
+	bl_flush_check(op->e, op->now);
+}
+
+/* bl_op_init for an operation that changes the table, after making sure
+ * the thread has an lcore id (bl_op_enter). ENGINE_NO_MEMORY when none is
+ * left: nothing to undo then. Otherwise end with bl_op_end(). */
+static inline int bl_op_begin(struct bl_op *op, struct bl_worker *w,
+			      const void *key, size_t klen)
+{
+	bool registered, ok;
+
+	registered = bl_op_enter(&ok);
+	if (unlikely(!ok))
+		return ENGINE_NO_MEMORY;
+	bl_op_init(op, w, key, klen);
+	op->registered = registered;
+	return ENGINE_OK;
+}
+
+static inline void bl_op_end(struct bl_op *op)
+{
+	bl_lcore_put(op->registered);
+}
+
+/* Takes the key's stripe lock (offline, rule 3), goes online and returns
+ * what the table holds under the fingerprint. Undo with bl_op_unlock(). */
+static inline struct bl_item *bl_op_lock(struct bl_op *op)
+{
+	bl_stripe_lock(op->w, op->s);
+	bl_online(op->w);
+	return bl_lookup(op->e, op->fp);
+}
+
+static inline void bl_op_unlock(struct bl_op *op)
+{
+	bl_offline(op->w);
+	bl_stripe_unlock(op->s);
+}
+
 /* The live item of this key among what the table holds under its
  * fingerprint: not another key, not expired, not flushed. */
 static inline struct bl_item *bl_current(const struct bl_engine *e, struct bl_item *found,
@@ -89,31 +154,27 @@ static int bl_link(struct bl_worker *w, struct bl_item *it, uint64_t fp,
 
 /* Removes a dead (expired or flushed) item found by a lookup that held no
  * lock, if it is still there. Caller offline. */
-static void bl_unlink_dead(struct bl_worker *w, struct bl_item *found, uint64_t fp,
-			   const void *key, size_t klen, int64_t now)
+static void bl_unlink_dead(struct bl_op *op, struct bl_item *found)
 {
-	struct bl_engine *e = w->e;
-	struct bl_stripe *s = bl_stripe_of(e, fp);
+	struct bl_worker *w = op->w;
+	struct bl_engine *e = op->e;
 	int32_t pos = -1;
 	bool done = false;
 
 	if (rte_lcore_id() == LCORE_ID_ANY)
 		return; /* leave it to the sweep and to eviction */
-	bl_stripe_lock(w, s);
-	bl_online(w);
 	/* found may have been freed and reused since we saw it: decide on
 	 * what is linked now. */
-	if (bl_lookup(e, fp) == found && bl_item_is(found, key, klen) &&
-	    (bl_item_expired(found, now) || bl_item_flushed(e, found))) {
-		pos = rte_hash_del_key_with_hash(e->h, &fp, (hash_sig_t)fp);
+	if (bl_op_lock(op) == found && bl_item_is(found, op->key, op->klen) &&
+	    (bl_item_expired(found, op->now) || bl_item_flushed(e, found))) {
+		pos = rte_hash_del_key_with_hash(e->h, &op->fp, (hash_sig_t)op->fp);
 		w->base.counters[ENGINE_C_lock_segment]++;
 		if (pos >= 0) {
 			__atomic_store_n(&found->state, BL_DEAD, __ATOMIC_RELAXED);
 			done = true;
 		}
 	}
-	bl_offline(w);
-	bl_stripe_unlock(s);
+	bl_op_unlock(op);
 	if (done) {
 		BL_ADD(w->items, -1);
 		BL_ADD(w->bytes, -(int64_t)bl_item_size(found));
@@ -168,32 +229,27 @@ static void bl_count_get(struct bl_worker *w, int rc, const struct bl_item *foun
 }
 
 /* gat/gats: a get that also sets the expiry, under the stripe lock. */
-static int bl_get_touch(struct bl_worker *w, const void *key, size_t klen,
-			int64_t exptime, void *buf, size_t cap, struct engine_item *out)
+static int bl_get_touch(struct bl_op *op, int64_t exptime, void *buf, size_t cap,
+			struct engine_item *out)
 {
-	struct bl_engine *e = w->e;
-	uint64_t fp = bl_fingerprint(key, klen);
-	struct bl_stripe *s = bl_stripe_of(e, fp);
-	int64_t now = bl_now(e), exp;
+	struct bl_worker *w = op->w;
+	struct bl_engine *e = op->e;
+	int64_t now = op->now;
+	int64_t exp = engine_expiry_from_exptime(exptime, now);
 	struct bl_item *found, *cur;
 	bool expired = false, flushed = false;
 	int rc = ENGINE_MISS;
 
-	bl_flush_check(e, now);
-	exp = engine_expiry_from_exptime(exptime, now);
-	bl_stripe_lock(w, s);
-	bl_online(w);
-	found = bl_lookup(e, fp);
-	cur = bl_current(e, found, key, klen, now);
+	found = bl_op_lock(op);
+	cur = bl_current(e, found, op->key, op->klen, now);
 	if (cur != NULL) {
 		__atomic_store_n(&cur->expires_at, exp, __ATOMIC_RELAXED);
 		rc = bl_read(e, cur, now, buf, cap, out);
-	} else if (found != NULL && bl_item_is(found, key, klen)) {
+	} else if (found != NULL && bl_item_is(found, op->key, op->klen)) {
 		expired = bl_item_expired(found, now);
 		flushed = !expired;
 	}
-	bl_offline(w);
-	bl_stripe_unlock(s);
+	bl_op_unlock(op);
 	w->base.counters[ENGINE_C_cmd_touch]++;
 	w->base.counters[cur != NULL ? ENGINE_C_touch_hits : ENGINE_C_touch_misses]++;
 	bl_count_get(w, rc, found, expired, flushed);
@@ -207,29 +263,27 @@ int bl_get(struct engine_worker *wb, const void *key, size_t klen,
 	struct bl_engine *e = w->e;
 	struct bl_item *found;
 	bool expired = false, flushed = false;
-	uint64_t fp;
-	int64_t now;
+	struct bl_op op;
 	int rc = ENGINE_MISS;
 
 	if (unlikely(klen == 0 || klen > ENGINE_KEY_MAX))
 		return ENGINE_INVALID;
+	bl_op_init(&op, w, key, klen);
 	if (touch_exptime != ENGINE_NO_TOUCH)
-		return bl_get_touch(w, key, klen, touch_exptime, buf, cap, out);
-	fp = bl_fingerprint(key, klen);
-	now = bl_now(e);
-	bl_flush_check(e, now);
+		return bl_get_touch(&op, touch_exptime, buf, cap, out);
+	/* Lock-free: online without the stripe lock. */
 	bl_online(w);
-	found = bl_lookup(e, fp);
+	found = bl_lookup(e, op.fp);
 	if (likely(found != NULL && bl_item_is(found, key, klen))) {
-		expired = bl_item_expired(found, now);
+		expired = bl_item_expired(found, op.now);
 		flushed = !expired && bl_item_flushed(e, found);
 		if (likely(!expired && !flushed))
-			rc = bl_read(e, found, now, buf, cap, out);
+			rc = bl_read(e, found, op.now, buf, cap, out);
 	}
 	bl_offline(w);
 	bl_count_get(w, rc, found, expired, flushed);
 	if (unlikely(expired || flushed))
-		bl_unlink_dead(w, found, fp, key, klen, now); /* lazy expiry */
+		bl_unlink_dead(&op, found); /* lazy expiry */
 	return rc;
 }
 
@@ -317,21 +371,20 @@ static void bl_retire_replaced(struct bl_worker *w, struct bl_item *found, bool 
 
 /* append/prepend: the new item is built from the current one under the
  * stripe lock, keeping its flags and expiry. */
-static int bl_concat(struct bl_worker *w, bool append, const void *key, size_t klen,
-		     const void *val, size_t vlen, uint64_t cas_in, uint64_t *cas_out)
+static int bl_concat(struct bl_op *op, bool append, const void *val, size_t vlen,
+		     uint64_t cas_in, uint64_t *cas_out)
 {
-	struct bl_engine *e = w->e;
-	uint64_t fp = bl_fingerprint(key, klen);
-	struct bl_stripe *s = bl_stripe_of(e, fp);
+	struct bl_worker *w = op->w;
+	struct bl_engine *e = op->e;
+	struct bl_stripe *s = op->s;
+	const void *key = op->key;
+	size_t klen = op->klen;
+	int64_t now = op->now;
 	struct bl_item *found, *cur, *it = NULL;
 	size_t size = 0;
-	int64_t now = bl_now(e);
 	int rc;
 
-	bl_flush_check(e, now);
-	bl_stripe_lock(w, s);
-	bl_online(w);
-	found = bl_lookup(e, fp);
+	found = bl_op_lock(op);
 	cur = bl_current(e, found, key, klen, now);
 	rc = bl_store_check(e, append ? ENGINE_APPEND : ENGINE_PREPEND, cur, cas_in);
 	if (rc == ENGINE_OK) {
@@ -364,15 +417,14 @@ static int bl_concat(struct bl_worker *w, bool append, const void *key, size_t k
 			memcpy(v + vlen, cur->data + klen, cur->vlen);
 		}
 		it->cas = bl_next_cas(e);
-		if (bl_link(w, it, fp, s) == 0) {
+		if (bl_link(w, it, op->fp, s) == 0) {
 			__atomic_store_n(&it->state, BL_LIVE, __ATOMIC_RELEASE);
 			__atomic_store_n(&cur->state, BL_DEAD, __ATOMIC_RELAXED);
 		} else {
 			rc = ENGINE_NO_MEMORY;
 		}
 	}
-	bl_offline(w);
-	bl_stripe_unlock(s);
+	bl_op_unlock(op);
 	if (rc == ENGINE_OK) {
 		bl_retire_replaced(w, cur, true, size);
 		if (cas_out != NULL)
@@ -391,9 +443,7 @@ int bl_store(struct engine_worker *wb, enum engine_store_mode mode,
 	struct bl_engine *e = w->e;
 	size_t size = BL_ITEM_HDR + klen + vlen;
 	struct bl_item *it, *found, *cur = NULL;
-	struct bl_stripe *s;
-	bool registered, ok;
-	uint64_t fp;
+	struct bl_op op;
 	int64_t now;
 	int rc;
 
@@ -404,18 +454,14 @@ int bl_store(struct engine_worker *wb, enum engine_store_mode mode,
 		rc = ENGINE_TOO_LARGE;
 		goto count;
 	}
-	registered = bl_op_enter(&ok);
-	if (unlikely(!ok)) {
-		rc = ENGINE_NO_MEMORY;
+	rc = bl_op_begin(&op, w, key, klen);
+	if (unlikely(rc != ENGINE_OK))
 		goto count;
-	}
 	if (mode == ENGINE_APPEND || mode == ENGINE_PREPEND) {
-		rc = bl_concat(w, mode == ENGINE_APPEND, key, klen, val, vlen, cas_in, cas_out);
+		rc = bl_concat(&op, mode == ENGINE_APPEND, val, vlen, cas_in, cas_out);
 		goto leave;
 	}
-	fp = bl_fingerprint(key, klen);
-	now = bl_now(e);
-	bl_flush_check(e, now);
+	now = op.now;
 	it = bl_item_alloc(w, bl_class_of(e, size), NULL);
 	if (unlikely(it == NULL)) {
 		rc = ENGINE_NO_MEMORY;
@@ -431,15 +477,12 @@ int bl_store(struct engine_worker *wb, enum engine_store_mode mode,
 	if (vlen > 0)
 		memcpy(it->data + klen, val, vlen);
 
-	s = bl_stripe_of(e, fp);
-	bl_stripe_lock(w, s);
-	bl_online(w);
-	found = bl_lookup(e, fp);
+	found = bl_op_lock(&op);
 	cur = bl_current(e, found, key, klen, now);
 	rc = bl_store_check(e, mode, cur, cas_in);
 	if (rc == ENGINE_OK) {
 		it->cas = bl_next_cas(e);
-		if (likely(bl_link(w, it, fp, s) == 0)) {
+		if (likely(bl_link(w, it, op.fp, op.s) == 0)) {
 			__atomic_store_n(&it->state, BL_LIVE, __ATOMIC_RELEASE);
 			if (found != NULL)
 				__atomic_store_n(&found->state, BL_DEAD, __ATOMIC_RELAXED);
@@ -447,8 +490,7 @@ int bl_store(struct engine_worker *wb, enum engine_store_mode mode,
 			rc = ENGINE_NO_MEMORY;
 		}
 	}
-	bl_offline(w);
-	bl_stripe_unlock(s);
+	bl_op_unlock(&op);
 	if (rc == ENGINE_OK) {
 		/* found (if any) was replaced in place: its key slot stays. */
 		bl_retire_replaced(w, found, cur != NULL, size);
@@ -458,7 +500,7 @@ int bl_store(struct engine_worker *wb, enum engine_store_mode mode,
 		bl_item_free_now(e, it);
 	}
 leave:
-	bl_lcore_put(registered);
+	bl_op_end(&op);
 count:
 	bl_count_store(w, mode, cas_in, rc);
 	return rc;
@@ -469,38 +511,30 @@ int bl_remove(struct engine_worker *wb, const void *key, size_t klen, uint64_t c
 	struct bl_worker *w = bl_w(wb);
 	struct bl_engine *e = w->e;
 	struct bl_item *found, *cur;
-	struct bl_stripe *s;
-	bool registered, ok, ours;
+	struct bl_op op;
 	int32_t pos = -1;
-	uint64_t fp;
-	int64_t now;
-	int rc = ENGINE_MISS;
+	bool ours;
+	int rc;
 
 	if (unlikely(klen == 0 || klen > ENGINE_KEY_MAX))
 		return ENGINE_INVALID;
-	registered = bl_op_enter(&ok);
-	if (unlikely(!ok))
-		return ENGINE_NO_MEMORY;
-	fp = bl_fingerprint(key, klen);
-	s = bl_stripe_of(e, fp);
-	now = bl_now(e);
-	bl_flush_check(e, now);
-	bl_stripe_lock(w, s);
-	bl_online(w);
-	found = bl_lookup(e, fp);
+	rc = bl_op_begin(&op, w, key, klen);
+	if (unlikely(rc != ENGINE_OK))
+		return rc;
+	rc = ENGINE_MISS;
+	found = bl_op_lock(&op);
 	ours = found != NULL && bl_item_is(found, key, klen);
-	cur = bl_current(e, found, key, klen, now);
+	cur = bl_current(e, found, key, klen, op.now);
 	if (cur != NULL)
 		rc = (cas_in == 0 || bl_cas_visible(e, cur) == cas_in) ? ENGINE_OK : ENGINE_EXISTS;
 	/* Unlink on a hit, and also a dead item of this key (lazy expiry). */
 	if (ours && rc != ENGINE_EXISTS) {
-		pos = rte_hash_del_key_with_hash(e->h, &fp, (hash_sig_t)fp);
+		pos = rte_hash_del_key_with_hash(e->h, &op.fp, (hash_sig_t)op.fp);
 		w->base.counters[ENGINE_C_lock_segment]++;
 		if (pos >= 0)
 			__atomic_store_n(&found->state, BL_DEAD, __ATOMIC_RELAXED);
 	}
-	bl_offline(w);
-	bl_stripe_unlock(s);
+	bl_op_unlock(&op);
 	if (pos >= 0) {
 		BL_ADD(w->items, -1);
 		BL_ADD(w->bytes, -(int64_t)bl_item_size(found));
@@ -508,7 +542,7 @@ int bl_remove(struct engine_worker *wb, const void *key, size_t klen, uint64_t c
 			BL_ADD(w->expired, 1);
 		bl_defer(w, found, pos, cur != NULL ? BL_R_DELETED : BL_R_EXPIRED);
 	}
-	bl_lcore_put(registered);
+	bl_op_end(&op);
 	if (rc == ENGINE_OK)
 		w->base.counters[ENGINE_C_delete_hits]++;
 	else if (rc == ENGINE_MISS)
@@ -521,27 +555,21 @@ int bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 {
 	struct bl_worker *w = bl_w(wb);
 	struct bl_engine *e = w->e;
-	struct bl_item *found, *cur, *it = NULL;
-	struct bl_stripe *s;
-	bool registered, ok;
+	struct bl_item *cur, *it = NULL;
+	struct bl_op op;
 	size_t size = 0;
-	uint64_t fp, v = 0;
+	uint64_t v = 0;
 	int64_t now;
-	int rc = ENGINE_MISS;
+	int rc;
 
 	if (unlikely(klen == 0 || klen > ENGINE_KEY_MAX))
 		return ENGINE_INVALID;
-	registered = bl_op_enter(&ok);
-	if (unlikely(!ok))
-		return ENGINE_NO_MEMORY;
-	fp = bl_fingerprint(key, klen);
-	s = bl_stripe_of(e, fp);
-	now = bl_now(e);
-	bl_flush_check(e, now);
-	bl_stripe_lock(w, s);
-	bl_online(w);
-	found = bl_lookup(e, fp);
-	cur = bl_current(e, found, key, klen, now);
+	rc = bl_op_begin(&op, w, key, klen);
+	if (unlikely(rc != ENGINE_OK))
+		return rc;
+	rc = ENGINE_MISS;
+	now = op.now;
+	cur = bl_current(e, bl_op_lock(&op), key, klen, now);
 	if (cur != NULL) {
 		if (!engine_parse_u64(cur->data + klen, cur->vlen, &v)) {
 			rc = ENGINE_NON_NUMERIC;
@@ -555,7 +583,7 @@ int bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 			size = BL_ITEM_HDR + klen + len;
 			rc = size > e->item_max ? ENGINE_TOO_LARGE : ENGINE_OK;
 			if (rc == ENGINE_OK) {
-				it = bl_item_alloc(w, bl_class_of(e, size), s);
+				it = bl_item_alloc(w, bl_class_of(e, size), op.s);
 				if (it == NULL)
 					rc = ENGINE_NO_MEMORY;
 			}
@@ -569,7 +597,7 @@ int bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 				memcpy(it->data, key, klen);
 				memcpy(it->data + klen, num, len);
 				it->cas = bl_next_cas(e);
-				if (bl_link(w, it, fp, s) == 0) {
+				if (bl_link(w, it, op.fp, op.s) == 0) {
 					__atomic_store_n(&it->state, BL_LIVE, __ATOMIC_RELEASE);
 					__atomic_store_n(&cur->state, BL_DEAD, __ATOMIC_RELAXED);
 				} else {
@@ -578,8 +606,7 @@ int bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 			}
 		}
 	}
-	bl_offline(w);
-	bl_stripe_unlock(s);
+	bl_op_unlock(&op);
 	if (rc == ENGINE_OK) {
 		bl_retire_replaced(w, cur, true, size);
 		w->base.counters[ENGINE_C_total_items]++;
@@ -590,7 +617,7 @@ int bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 	} else if (it != NULL) {
 		bl_item_free_now(e, it);
 	}
-	bl_lcore_put(registered);
+	bl_op_end(&op);
 	if (rc == ENGINE_OK)
 		w->base.counters[incr ? ENGINE_C_incr_hits : ENGINE_C_decr_hits]++;
 	else if (rc == ENGINE_MISS)
@@ -603,25 +630,17 @@ int bl_touch(struct engine_worker *wb, const void *key, size_t klen, int64_t exp
 	struct bl_worker *w = bl_w(wb);
 	struct bl_engine *e = w->e;
 	struct bl_item *cur;
-	struct bl_stripe *s;
-	uint64_t fp;
-	int64_t now;
+	struct bl_op op;
 
 	if (unlikely(klen == 0 || klen > ENGINE_KEY_MAX))
 		return ENGINE_INVALID;
-	fp = bl_fingerprint(key, klen);
-	s = bl_stripe_of(e, fp);
-	now = bl_now(e);
-	bl_flush_check(e, now);
+	bl_op_init(&op, w, key, klen);
 	/* Under the stripe lock, so append/incr cannot copy a stale expiry. */
-	bl_stripe_lock(w, s);
-	bl_online(w);
-	cur = bl_current(e, bl_lookup(e, fp), key, klen, now);
+	cur = bl_current(e, bl_op_lock(&op), key, klen, op.now);
 	if (cur != NULL)
 		__atomic_store_n(&cur->expires_at,
-				 engine_expiry_from_exptime(exptime, now), __ATOMIC_RELAXED);
-	bl_offline(w);
-	bl_stripe_unlock(s);
+				 engine_expiry_from_exptime(exptime, op.now), __ATOMIC_RELAXED);
+	bl_op_unlock(&op);
 	w->base.counters[ENGINE_C_cmd_touch]++;
 	w->base.counters[cur != NULL ? ENGINE_C_touch_hits : ENGINE_C_touch_misses]++;
 	return cur != NULL ? ENGINE_OK : ENGINE_MISS;
