@@ -62,6 +62,16 @@ static void req_clear(struct proto_req *req, enum proto_cmd cmd)
 	req->cmd = cmd;
 }
 
+/* A well-formed request on key token `key`. */
+static void req_start(struct proto_req *req, enum proto_cmd cmd, const struct proto_tok *key,
+		      bool noreply)
+{
+	req_clear(req, cmd);
+	req->noreply = noreply;
+	req->key = key->p;
+	req->klen = key->len;
+}
+
 static enum proto_status req_error(struct proto_req *req, enum proto_cmd cmd,
 				   const char *msg, bool noreply)
 {
@@ -412,10 +422,7 @@ static enum proto_status parse_store(struct proto_parser *p, enum proto_cmd cmd,
 		return req_error(req, cmd, bad, noreply);
 	if (vlen < 0 || vlen > INT32_MAX - 2)
 		return req_error(req, cmd, bad, noreply);
-	req_clear(req, cmd);
-	req->noreply = noreply;
-	req->key = t[1].p;
-	req->klen = t[1].len;
+	req_start(req, cmd, &t[1], noreply);
 	req->flags = flags;
 	req->exptime = exptime;
 	req->cas = cas;
@@ -444,10 +451,7 @@ static enum proto_status parse_delete(const struct proto_tok *t, size_t ntokens,
 	if (t[1].len > PROTO_KEY_MAX)
 		return req_error(req, PROTO_CMD_DELETE, "CLIENT_ERROR bad command line format",
 				 noreply);
-	req_clear(req, PROTO_CMD_DELETE);
-	req->noreply = noreply;
-	req->key = t[1].p;
-	req->klen = t[1].len;
+	req_start(req, PROTO_CMD_DELETE, &t[1], noreply);
 	return PROTO_REQ;
 }
 
@@ -461,10 +465,7 @@ static enum proto_status parse_arith(enum proto_cmd cmd, const struct proto_tok 
 		return req_error(req, cmd, "CLIENT_ERROR bad command line format", noreply);
 	if (!proto_strtoull(t[2].p, t[2].len, &delta))
 		return req_error(req, cmd, "CLIENT_ERROR invalid numeric delta argument", noreply);
-	req_clear(req, cmd);
-	req->noreply = noreply;
-	req->key = t[1].p;
-	req->klen = t[1].len;
+	req_start(req, cmd, &t[1], noreply);
 	req->delta = delta;
 	return PROTO_REQ;
 }
@@ -481,10 +482,7 @@ static enum proto_status parse_touch(const struct proto_tok *t, size_t ntokens,
 	if (!proto_strtol32(t[2].p, t[2].len, &exptime))
 		return req_error(req, PROTO_CMD_TOUCH, "CLIENT_ERROR invalid exptime argument",
 				 noreply);
-	req_clear(req, PROTO_CMD_TOUCH);
-	req->noreply = noreply;
-	req->key = t[1].p;
-	req->klen = t[1].len;
+	req_start(req, PROTO_CMD_TOUCH, &t[1], noreply);
 	req->exptime = exptime;
 	return PROTO_REQ;
 }
