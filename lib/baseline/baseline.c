@@ -47,6 +47,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_mempool.h>
 
 #include "baseline.h"
 #include "bl_private.h"
@@ -459,6 +460,31 @@ static int bl_check_config(const struct engine_config *cfg, char *err, size_t er
 	return 0;
 }
 
+/* Items live in rte_mempool pages, which need a mempool driver (DPDK's
+ * ring driver, a plugin). EAL loads plugins from its driver directory only
+ * when librte_eal itself comes from the system path, so a deployment that
+ * copies the libraries elsewhere and forgets `-d` has none: say so at
+ * creation instead of failing every allocation later. */
+static int bl_check_mempool_driver(unsigned id, char *err, size_t errlen)
+{
+	struct rte_mempool *mp = NULL;
+	char name[RTE_MEMPOOL_NAMESIZE];
+
+	if (rte_mempool_ops_table.num_ops > 0) {
+		snprintf(name, sizeof(name), "bl%x_probe", id);
+		mp = rte_mempool_create_empty(name, 1, 64, 0, 0, SOCKET_ID_ANY, BL_MP_FLAGS);
+	}
+	if (mp == NULL) {
+		snprintf(err, errlen,
+			 "no DPDK mempool driver loaded: the baseline engine needs "
+			 "librte_mempool_ring.so; pass the EAL option -d DIR with its directory "
+			 "(EAL loads " RTE_EAL_PMD_PATH " itself only with the system's librte_eal)");
+		return -1;
+	}
+	rte_mempool_free(mp);
+	return 0;
+}
+
 struct engine *baseline_create(const struct engine_config *cfg, char *err, size_t errlen)
 {
 	struct rte_hash_parameters hp = {0};
@@ -475,7 +501,8 @@ struct engine *baseline_create(const struct engine_config *cfg, char *err, size_
 		snprintf(err, errlen, "no configuration");
 		return NULL;
 	}
-	if (bl_check_config(cfg, err, errlen) != 0)
+	if (bl_check_config(cfg, err, errlen) != 0 ||
+	    bl_check_mempool_driver(__atomic_load_n(&bl_next_id, __ATOMIC_RELAXED), err, errlen) != 0)
 		return NULL;
 
 	before = bl_heap_allocated();

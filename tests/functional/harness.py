@@ -17,6 +17,7 @@ queues of the af_packet port).
 
 import argparse
 import atexit
+import glob
 import os
 import shutil
 import signal
@@ -87,6 +88,15 @@ def target():
 
 def is_segcached():
     return ARGS.target == "segcached"
+
+
+def dpdk_pmd_dir():
+    """EAL's default driver directory (RTE_EAL_PMD_PATH of the installed
+    DPDK: <libdir>/dpdk/pmds-<ABI>), or None."""
+    libdir = subprocess.run(["pkg-config", "--variable=libdir", "libdpdk"],
+                            stdout=subprocess.PIPE, text=True).stdout.strip()
+    dirs = sorted(glob.glob(os.path.join(libdir or "/usr/lib", "dpdk", "pmds-*")))
+    return dirs[-1] if dirs else None
 
 
 def free_port(udp_too=False):

@@ -8,6 +8,7 @@ clear message, good ones take effect (seen in `stats settings`).
 """
 
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -125,6 +126,26 @@ class Usage(unittest.TestCase):
                           p.stdout.decode() + p.stderr.decode())
         finally:
             s.close()
+
+    def test_baseline_without_mempool_driver(self):
+        # A deployment that lost DPDK's mempool driver (libraries copied
+        # elsewhere, no -d): the server must exit non-zero naming the cause
+        # and the fix, never hang. The driver directory is hidden by an empty
+        # bind mount in a private mount namespace.
+        pmds = harness.dpdk_pmd_dir()
+        if os.geteuid() != 0 or not shutil.which("unshare") or pmds is None:
+            self.skipTest("needs root, unshare(1) and DPDK's driver directory to hide")
+        p = subprocess.run(
+            ["unshare", "-m", "sh", "-c", 'mount --bind "$1" "$2" && shift 2 && exec "$@"', "sh",
+             tempfile.mkdtemp(), pmds, harness.ARGS.segcached,
+             "--no-huge", "--", "--engine", "baseline", "-l", "127.0.0.1",
+             "-p", str(harness.free_port()), "-t", "1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=60)
+        out = p.stdout.decode() + p.stderr.decode()
+        self.assertNotEqual(p.returncode, 0, out)
+        self.assertIn("no DPDK mempool driver loaded", out)
+        self.assertIn("librte_mempool_ring.so", out)
+        self.assertIn("-d DIR", out)
 
 
 class Settings(unittest.TestCase):

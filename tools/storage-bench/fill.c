@@ -25,7 +25,7 @@ int sb_fill(const struct sb_options *o, enum sb_engine_kind kind,
 	char *val = malloc(vcap), *buf = malloc(vcap), *expect = malloc(vcap);
 	uint32_t *vlens = NULL;
 	char key[ENGINE_KEY_MAX + SB_ID_DIGITS_MAX];
-	char err[256] = "";
+	char err[512] = "";
 	struct engine *e = NULL;
 	struct engine_worker *w = NULL;
 	struct engine_stats st;

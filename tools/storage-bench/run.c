@@ -390,7 +390,7 @@ int sb_run(const struct sb_options *o, enum sb_engine_kind kind,
 	struct sb_thread *threads = NULL;
 	struct zipf z;
 	uint32_t *perm = NULL;
-	char err[256] = "";
+	char err[512] = "";
 	unsigned started = 0;
 	int rc = -1;
 
