@@ -11,7 +11,7 @@ PACKAGES="
   googletest libgtest-dev
   clang libfuzzer-14-dev libclang-rt-14-dev
   memcached libmemcached-tools nutcracker
-  python3 python3-pymemcache
+  python3 python3-pymemcache python3-matplotlib
   iproute2 nftables ethtool procps
 "
 

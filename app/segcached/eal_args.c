@@ -81,6 +81,12 @@ eal_args_add_defaults(struct eal_args *a, bool posix_stack,
 	}
 }
 
+bool
+eal_args_pins_lcores(const struct eal_args *a)
+{
+	return has_arg(a, "-l") || has_arg(a, "--lcores") || has_arg(a, "-c");
+}
+
 void
 eal_args_free(struct eal_args *a)
 {

@@ -31,6 +31,11 @@ int eal_args_split(struct eal_args *a, int argc, char **argv);
 void eal_args_add_defaults(struct eal_args *a, bool posix_stack,
 			   unsigned eal_memory_mb);
 
+/* Does the EAL command line choose the lcores (-l, --lcores, -c)? Then the
+ * posix stack's threads run on those lcores' CPUs, else on every CPU the
+ * process was started with. */
+bool eal_args_pins_lcores(const struct eal_args *a);
+
 void eal_args_free(struct eal_args *a);
 
 #endif /* SEGCACHED_EAL_ARGS_H */

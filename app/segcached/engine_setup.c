@@ -12,6 +12,7 @@
 #include "baseline/baseline.h"
 #include "log.h"
 #include "seg/seg.h"
+#include "util/util_err.h"
 
 /* Engine workers: one per posix worker thread, plus room for the DPDK
  * stack's lcores and tools that attach later. */
@@ -36,8 +37,7 @@ seg_setup(struct engine_setup *es, const struct options *o, char *err,
 			engine_destroy(e);
 			snprintf(why, sizeof(why), "no heap size for this configuration");
 		}
-		snprintf(err, errlen, "engine seg: %s (--memory %zu)", why, o->memory);
-		return -1;
+		return util_fail(err, errlen, "engine seg: %s (--memory %zu)", why, o->memory);
 	}
 	switch (o->heap) {
 	case HEAP_ANON:
@@ -64,17 +64,14 @@ seg_setup(struct engine_setup *es, const struct options *o, char *err,
 		rc = mem_region_create(&es->heap, kind, "segcached_heap", len,
 				       why, sizeof(why));
 	}
-	if (rc < 0) {
-		snprintf(err, errlen, "heap: %s", why);
-		return -1;
-	}
+	if (rc < 0)
+		return util_fail(err, errlen, "heap: %s", why);
 	es->cfg.heap = es->heap.addr;
 	es->cfg.heap_len = es->heap.len;
 	es->engine = seg_create(&es->cfg, why, sizeof(why));
 	if (es->engine == NULL) {
-		snprintf(err, errlen, "engine seg: %s", why);
 		mem_region_destroy(&es->heap);
-		return -1;
+		return util_fail(err, errlen, "engine seg: %s", why);
 	}
 	APP_LOG(INFO, "heap: %zu bytes of %s", len, mem_region_kind_name(kind));
 	return 0;
@@ -100,12 +97,11 @@ engine_setup_create(struct engine_setup *es, const struct options *o,
 		return seg_setup(es, o, err, errlen);
 
 	if (o->heap != HEAP_AUTO)
-		APP_LOG(WARNING, "--heap applies to the seg engine only; baseline uses DPDK's allocator");
+		APP_LOG(WARNING, "--heap applies to the seg engine only; "
+			"baseline uses DPDK's allocator");
 	es->engine = baseline_create(&es->cfg, why, sizeof(why));
-	if (es->engine == NULL) {
-		snprintf(err, errlen, "engine baseline: %s", why);
-		return -1;
-	}
+	if (es->engine == NULL)
+		return util_fail(err, errlen, "engine baseline: %s", why);
 	return 0;
 }
 

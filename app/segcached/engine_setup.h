@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "engine/engine.h"
-#include "mem_region.h"
+#include "drivers/mem/mem_region.h"
 #include "options.h"
 
 struct engine_setup {

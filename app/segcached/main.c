@@ -71,6 +71,8 @@ fill_cmd_settings(struct server *srv)
 	s->cas_disabled = o->cas_disabled;
 	s->flush_disabled = o->flush_disabled;
 	s->shutdown_enabled = o->shutdown_enabled;
+	s->udp_writes = o->udp_writes;
+	s->udp_reply_max = o->udp_reply_max;
 	s->verbosity = o->verbosity;
 	s->version = PROTOCOL_VERSION_STRING;
 	s->server_stats = server_stats_fill;
@@ -78,45 +80,30 @@ fill_cmd_settings(struct server *srv)
 	s->server_stats_arg = srv;
 }
 
+/* The --stack words, as the stacks name themselves (drivers/net/stack.h). */
+static const char *const stack_names[] = {
+	[STACK_POSIX] = "posix",
+	[STACK_NATIVE] = "native",
+};
+
+/* Creates and starts the stack --stack chose; from here on the server
+ * calls it through the stack interface only. */
 static int
-start_posix(struct server *srv)
+start_stack(struct server *srv)
 {
-	struct posix_stack_config pc = {
-		.listen = srv->opt.listen,
-		.tcp_port = srv->opt.tcp_port,
-		.udp_port = srv->opt.udp_port,
-		.threads = srv->opt.threads,
-		.max_conns = srv->opt.max_conns,
-		.backlog = srv->opt.backlog,
+	const struct options *o = &srv->opt;
+	const struct stack_ops *ops = stack_find(stack_names[o->stack]);
+	struct stack_config sc = {
+		.tcp_port = o->tcp_port,
+		.udp_port = o->udp_port,
+		.max_conns = o->max_conns,
 		.engine = srv->es.engine,
 		.cmd = &srv->cmd,
 		.on_shutdown = control_request_shutdown,
 		.on_shutdown_arg = srv,
-	};
-	char err[512];
-	bool bind_failed;
-	const char *name;
-	unsigned i;
-
-	srv->stack = posix_stack_create(&pc, err, sizeof(err), &bind_failed);
-	if (srv->stack == NULL) {
-		APP_LOG(ERR, "%s", err);
-		return bind_failed ? EX_OSERR : EXIT_FAILURE;
-	}
-	if (posix_stack_start(srv->stack, err, sizeof(err)) < 0) {
-		APP_LOG(ERR, "%s", err);
-		return EXIT_FAILURE;
-	}
-	for (i = 0; (name = posix_stack_socket_name(srv->stack, i)) != NULL; i++)
-		APP_LOG(NOTICE, "listening on %s", name);
-	return 0;
-}
-
-static int
-start_native(struct server *srv)
-{
-	const struct options *o = &srv->opt;
-	struct native_config nc = {
+		.listen = o->listen,
+		.threads = o->threads,
+		.backlog = o->backlog,
 		.ip = o->ip_addr,
 		.prefix_len = o->ip_prefix,
 		.port_id = o->port_id,
@@ -125,30 +112,38 @@ start_native(struct server *srv)
 		.tx_desc = o->tx_desc,
 		.mtu = o->mtu,
 		.link_timeout_ms = o->link_timeout * 1000u,
-		.tcp_port = o->tcp_port,
-		.udp_port = o->udp_port,
-		.max_conns = o->max_conns,
 		.idle_timeout_s = o->idle_timeout,
-		.item_max = o->item_max,
-		.engine = srv->es.engine,
-		.cmd = &srv->cmd,
-		.on_shutdown = control_request_shutdown,
-		.on_shutdown_arg = srv,
+		.rss_key = o->rss_key_len ? o->rss_key : NULL,
+		.rss_key_len = o->rss_key_len,
+		.udp_any_source = o->udp_any_source,
+		.allow = o->allow,
+		.n_allow = o->n_allow,
 	};
-	char err[1024];
+	char err[1024], line[256];
+	bool bind_failed = false;
+	static cpu_set_t cpus[RTE_MAX_LCORE];
+	unsigned lcore;
 
-	srv->native = native_create(&nc, err, sizeof(err));
-	if (srv->native == NULL) {
+	/* Worker i on the i-th EAL lcore (main lcore included, in lcore id
+	 * order), or every worker on every CPU the process started with. */
+	if (srv->lcores_pinned) {
+		RTE_LCORE_FOREACH(lcore)
+			cpus[sc.ncpus++] = rte_lcore_cpuset(lcore);
+	} else if (CPU_COUNT(&srv->startup_cpus) > 0) {
+		cpus[sc.ncpus++] = srv->startup_cpus;
+	}
+	sc.cpus = cpus;
+	srv->stack = stack_create(ops, &sc, err, sizeof(err), &bind_failed);
+	if (srv->stack == NULL) {
+		APP_LOG(ERR, "%s", err);
+		return bind_failed ? EX_OSERR : EXIT_FAILURE;
+	}
+	if (stack_start(srv->stack, err, sizeof(err)) < 0) {
 		APP_LOG(ERR, "%s", err);
 		return EXIT_FAILURE;
 	}
-	if (native_start(srv->native, err, sizeof(err)) < 0) {
-		APP_LOG(ERR, "%s", err);
-		return EXIT_FAILURE;
-	}
-	APP_LOG(NOTICE, "native stack: %s on port %u (%s), %u worker lcore(s), TCP port %u, UDP port %u",
-		o->ip, srv->native->port.port_id, srv->native->port.name,
-		srv->native->nworkers, o->tcp_port, o->udp_port);
+	for (unsigned i = 0; stack_describe(srv->stack, i, line, sizeof(line)) != NULL; i++)
+		APP_LOG(NOTICE, "%s", line);
 	return 0;
 }
 
@@ -164,7 +159,8 @@ free_hugepages(void)
 		FILE *f;
 		long n;
 
-		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/free_hugepages", sizes[i]);
+		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/free_hugepages",
+			 sizes[i]);
 		f = fopen(path, "r");
 		if (f == NULL)
 			continue;
@@ -241,20 +237,13 @@ eal_lcores_upper(const struct eal_args *ea)
 static unsigned
 eal_memory_mb(const struct options *o, const struct eal_args *ea)
 {
+	const struct stack_ops *ops = stack_find(stack_names[o->stack]);
 	unsigned mb = 0;
 
 	if (o->engine == SERVER_ENGINE_BASELINE)
 		mb += (unsigned)(o->memory >> 20) * 2 + 128;
-	if (o->stack == STACK_NATIVE) {
-		/* As native_stack.c sizes each worker: connection slots of
-		 * 96 KiB of TCP buffers (plus their state), and the pool. */
-		unsigned workers = RTE_MAX(eal_lcores_upper(ea), 2u) - 1;
-		uint64_t share = 2 * (uint64_t)o->max_conns / workers + 64;
-		uint64_t slots = RTE_MIN(share, (uint64_t)o->max_conns) + o->max_conns / 8 + 16;
-		uint64_t per = slots * (64 + 32 + 4) * 1024 + 16384ull * 2600;
-
-		mb += (unsigned)((workers * per) >> 20) + 128;
-	}
+	if (ops->eal_memory_mb != NULL)
+		mb += ops->eal_memory_mb(o->max_conns, eal_lcores_upper(ea));
 	return mb;
 }
 
@@ -300,6 +289,10 @@ main(int argc, char **argv)
 	/* The baseline engine allocates its items from the EAL: give it the
 	 * budget plus room for its index when the EAL runs on --no-huge. */
 	eal_args_add_defaults(&ea, srv.opt.stack == STACK_POSIX, eal_memory_mb(&srv.opt, &ea));
+	/* Before the EAL pins this thread to the main lcore. */
+	if (sched_getaffinity(0, sizeof(srv.startup_cpus), &srv.startup_cpus) < 0)
+		CPU_ZERO(&srv.startup_cpus);
+	srv.lcores_pinned = eal_args_pins_lcores(&ea);
 	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
 	if (rc < 0) {
 		bool no_huge = eal_has(&ea, "--no-huge");
@@ -309,20 +302,23 @@ main(int argc, char **argv)
 			fprintf(stderr,
 				"%s: cannot initialise the DPDK EAL: no free hugepages.\n"
 				"  Reserve some, e.g. `dpdk-hugepages.py -p 2M --setup 2G` (or\n"
-				"  echo 1024 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages),\n"
-				"  or add the EAL option --no-huge for a try-out (see docs/operations.md).\n",
+				"  echo 1024 > "
+				"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages),\n"
+				"  or add the EAL option --no-huge for a try-out "
+				"(see docs/operations.md).\n",
 				prog);
 		else
 			fprintf(stderr,
 				"%s: cannot initialise the DPDK EAL: %s\n"
-				"  EAL options go before '--', segcached's after it; on a host without\n"
+				"  EAL options go before '--', segcached's after it; "
+				"on a host without\n"
 				"  hugepages add --no-huge (see docs/operations.md).\n",
 				prog, rte_strerror(rte_errno));
 		eal_args_free(&ea);
 		return EXIT_FAILURE;
 	}
 	eal_args_free(&ea);
-	if (native_telemetry_register() != 0)
+	if (server_telemetry_register() != 0 || stack_telemetry_register() != 0)
 		APP_LOG(WARNING, "telemetry commands /segcached/* could not be registered");
 	/* -v overrides the level; without it --log-level (EAL) decides. */
 	if (srv.opt.verbosity > 0)
@@ -341,28 +337,28 @@ main(int argc, char **argv)
 		srv.segment_size = st.seg_size;
 	}
 	fill_cmd_settings(&srv);
-	rc = srv.opt.stack == STACK_NATIVE ? start_native(&srv) : start_posix(&srv);
+	rc = start_stack(&srv);
 	if (rc != 0) {
-		native_destroy(srv.native);
-		posix_stack_destroy(srv.stack);
+		stack_destroy(srv.stack);
 		engine_setup_destroy(&srv.es);
 		rte_eal_cleanup();
 		return rc;
 	}
-	native_telemetry_attach(&srv);
+	server_telemetry_attach(&srv);
+	stack_telemetry_attach(srv.stack);
 	APP_LOG(NOTICE,
-		"segcached %s ready: engine %s, memory %zu MiB, item size max %zu, %u %s, max %u connections",
+		"segcached %s ready: engine %s, memory %zu MiB, item size max %zu, %u %s, "
+		"max %u connections",
 		SEGCACHED_VERSION, srv.es.engine->ops->name,
 		srv.opt.memory >> 20, srv.opt.item_max,
-		srv.native ? srv.native->nworkers : srv.opt.threads,
-		srv.native ? "worker lcores" : "posix threads", srv.opt.max_conns);
+		stack_workers(srv.stack), srv.stack->ops->workers_noun, srv.opt.max_conns);
 
 	(void)control_run(&srv);
 
-	native_telemetry_detach();
-	native_destroy(srv.native);
-	srv.native = NULL;
-	posix_stack_destroy(srv.stack);
+	stack_telemetry_detach(srv.stack);
+	server_telemetry_detach();
+	stack_stop(srv.stack);
+	stack_destroy(srv.stack);
 	srv.stack = NULL;
 	engine_setup_destroy(&srv.es);
 	rte_eal_cleanup();

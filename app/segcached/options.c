@@ -19,7 +19,7 @@
 
 #include <rte_cfgfile.h>
 #include <rte_common.h>
-#include "util_err.h"
+#include "util/util_err.h"
 
 #define KIB ((size_t)1 << 10)
 #define MIB ((size_t)1 << 20)
@@ -411,22 +411,46 @@ opt_heap_file(struct options *o, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
+/* "A.B.C.D", or "A.B.C.D/LEN" (required when prefix_required); nothing
+ * else, no blanks or signs. LEN defaults to 32. */
+static bool
+parse_ipv4(const char *s, bool prefix_required, uint32_t *addr, unsigned *prefix)
+{
+	unsigned a, b, c, d, len = 32;
+	int used = 0;
+
+	if (!isdigit((unsigned char)s[0]) ||
+	    sscanf(s, "%u.%u.%u.%u%n", &a, &b, &c, &d, &used) != 4 || used == 0 ||
+	    a > 255 || b > 255 || c > 255 || d > 255 || strspn(s, "0123456789.") != (size_t)used)
+		return false;
+	s += used;
+	if (*s == '/') {
+		s++;
+		if (!isdigit((unsigned char)s[0]) || strspn(s, "0123456789") != strlen(s) ||
+		    strlen(s) > 2 || (len = (unsigned)atoi(s)) > 32)
+			return false;
+	} else if (*s != '\0' || prefix_required) {
+		return false;
+	}
+	*addr = (uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d;
+	*prefix = len;
+	return true;
+}
+
 static int
 opt_ip(struct options *o, const char *arg, char *err, size_t errlen)
 {
-	unsigned a, b, c, d, prefix;
-	char tail;
+	uint32_t addr;
+	unsigned prefix;
 
-	if (strlen(arg) >= sizeof(o->ip) ||
-	    sscanf(arg, "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &prefix, &tail) != 5 ||
-	    a > 255 || b > 255 || c > 255 || d > 255 || prefix < 1 || prefix > 32)
+	if (strlen(arg) >= sizeof(o->ip) || !parse_ipv4(arg, true, &addr, &prefix) || prefix < 1)
 		return util_fail(err, errlen,
 			    "'%s' is not an IPv4 address with a prefix length, e.g. 198.18.0.2/24",
 			    arg);
-	if (a == 0 || a >= 224 || a == 127)
+	if (addr >> 24 == 0 || addr >> 24 >= 224 || addr >> 24 == 127)
 		return util_fail(err, errlen, "'%s': not a unicast host address", arg);
 	strcpy(o->ip, arg);
-	o->ip_addr = (uint32_t)a << 24 | (uint32_t)b << 16 | (uint32_t)c << 8 | d;
+	o->ip_addr = addr;
 	o->ip_prefix = (uint8_t)prefix;
 	return 0;
 }
@@ -509,6 +533,80 @@ opt_idle_timeout(struct options *o, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
+static int
+opt_rss_key(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	size_t n = strlen(arg);
+
+	if (n == 0 || n % 2 != 0 || n / 2 > sizeof(o->rss_key))
+		return util_fail(err, errlen, "'%s' is not 1 to %zu bytes in hex", arg,
+				 sizeof(o->rss_key));
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned int b;
+
+		if (!isxdigit((unsigned char)arg[2 * i]) ||
+		    !isxdigit((unsigned char)arg[2 * i + 1]) ||
+		    sscanf(arg + 2 * i, "%2x", &b) != 1)
+			return util_fail(err, errlen, "'%s' is not hex", arg);
+		o->rss_key[i] = (uint8_t)b;
+	}
+	o->rss_key_len = (uint8_t)(n / 2);
+	return 0;
+}
+
+static int
+opt_udp_writes(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return parse_flag(arg, &o->udp_writes, err, errlen);
+}
+
+static int
+opt_udp_reply_max(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 0, 64ull << 20, &v, err, errlen) < 0)
+		return -1;
+	o->udp_reply_max = (size_t)v;
+	return 0;
+}
+
+static int
+opt_udp_any_source(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return parse_flag(arg, &o->udp_any_source, err, errlen);
+}
+
+static int
+opt_allow(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	char list[STACK_ALLOW_MAX * 19 + 1], *save = NULL, *net;
+
+	if (strlen(arg) >= sizeof(list))
+		return util_fail(err, errlen, "list longer than %zu bytes", sizeof(list) - 1);
+	strcpy(list, arg);
+	o->n_allow = 0;
+	for (net = strtok_r(list, ",", &save); net != NULL; net = strtok_r(NULL, ",", &save)) {
+		struct stack_cidr *cidr = &o->allow[o->n_allow];
+		unsigned prefix;
+		uint32_t addr;
+
+		if (!parse_ipv4(net, false, &addr, &prefix))
+			return util_fail(err, errlen,
+					 "'%s' is not an IPv4 address or network, "
+					 "e.g. 198.18.0.0/15",
+					 net);
+		if (o->n_allow == STACK_ALLOW_MAX)
+			return util_fail(err, errlen, "more than %d networks", STACK_ALLOW_MAX);
+		cidr->mask = prefix == 0 ? 0 : ~0u << (32 - prefix);
+		cidr->addr = addr & cidr->mask;
+		o->n_allow++;
+	}
+	if (o->n_allow == 0)
+		return util_fail(err, errlen, "empty list");
+	return 0;
+}
+
 /* The one option table. */
 static const struct opt_desc opt_table[] = {
 	{ "port", NULL, 'p', "PORT", OPT_ANYWHERE, opt_tcp_port,
@@ -573,6 +671,25 @@ static const struct opt_desc opt_table[] = {
 	{ "link-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_link_timeout,
 	  "--stack native: how long to wait for the link at start; 0 = start\n"
 	  "without waiting (default: 10)" },
+	{ "allow", NULL, 0, "CIDRS", OPT_ANYWHERE, opt_allow,
+	  "serve only clients from these comma-separated IPv4 networks, e.g.\n"
+	  "198.18.0.0/15,10.1.2.3; others get nothing, not even a refusal\n"
+	  "(default: everyone)" },
+	{ "rss-key", NULL, 0, "HEX", OPT_ANYWHERE, opt_rss_key,
+	  "--stack native: the NIC's RSS hash key, repeated to the key size the\n"
+	  "NIC has (default: random at every start, so that nobody can choose\n"
+	  "source ports that land on one lcore; 6d5a gives the well-known\n"
+	  "symmetric key)" },
+	{ "udp-writes", NULL, 0, NULL, OPT_ANYWHERE, opt_udp_writes,
+	  "serve every command over UDP (default: only get, gets, gat, gats, mg,\n"
+	  "mn and version: a forged source cannot store, delete or flush)" },
+	{ "udp-reply-max", NULL, 0, "BYTES", OPT_ANYWHERE, opt_udp_reply_max,
+	  "most reply bytes to one UDP datagram, which bounds what a forged\n"
+	  "request can reflect; over it the reply is an error line; 0 = no\n"
+	  "limit (default: 4096, about three datagrams)" },
+	{ "udp-any-source", NULL, 0, NULL, OPT_ANYWHERE, opt_udp_any_source,
+	  "--stack native: answer UDP from beyond the subnet too (default: only\n"
+	  "peers on the port's subnet, which a spoofer must be on)" },
 	{ "idle-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_idle_timeout,
 	  "--stack native: close a TCP connection that sent nothing for this\n"
 	  "long, as memcached's -o idle_timeout (default: 0 = never)" },
@@ -607,6 +724,7 @@ options_defaults(struct options *o)
 	o->heap = HEAP_AUTO;
 	o->port_id = -1;
 	o->link_timeout = 10;
+	o->udp_reply_max = 4096;
 }
 
 static int
@@ -811,7 +929,8 @@ options_finalize(struct options *o, char *err, size_t errlen)
 			    "--port 0 and --udp-port 0: nothing to listen on");
 	if (o->stack == STACK_NATIVE && o->ip_addr == 0)
 		return util_fail(err, errlen,
-			    "--stack native needs --ip ADDR/PREFIX (the server's address on the port)");
+			    "--stack native needs --ip ADDR/PREFIX "
+			    "(the server's address on the port)");
 	if (o->stack == STACK_POSIX && (o->ip_addr != 0 || o->idle_timeout != 0))
 		return util_fail(err, errlen,
 			    "--%s applies to --stack native only (the posix stack listens on -l)",

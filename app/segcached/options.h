@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "drivers/net/stack.h"
 #include "engine/engine.h"
 
 /* sysexits.h EX_USAGE: what a bad option or config file exits with. */
@@ -48,6 +49,8 @@ struct options {
 	size_t item_max;          /* -I, bytes */
 	unsigned threads;         /* -t: posix worker threads */
 	bool shutdown_enabled;    /* -A */
+	bool udp_writes;          /* --udp-writes: every command over UDP */
+	size_t udp_reply_max;     /* --udp-reply-max: reply bytes per datagram; 0 = no limit */
 	bool cas_disabled;        /* -C */
 	bool flush_disabled;      /* -F */
 	bool evictions_disabled;  /* -M */
@@ -69,6 +72,11 @@ struct options {
 	uint16_t mtu;
 	unsigned link_timeout;    /* seconds to wait for the link; 0 = no wait */
 	unsigned idle_timeout;    /* seconds; 0 = never (memcached's idle_timeout) */
+	uint8_t rss_key[64];      /* --rss-key; rss_key_len 0 = a random key */
+	uint8_t rss_key_len;
+	bool udp_any_source;      /* --udp-any-source */
+	struct stack_cidr allow[STACK_ALLOW_MAX]; /* --allow; n_allow 0 = everyone */
+	unsigned n_allow;
 	bool help;
 	bool version;
 };

@@ -8,24 +8,29 @@
 #define SEGCACHED_SERVER_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "cmd/cmd.h"
 #include "engine_setup.h"
-#include "native_stack.h"
 #include "options.h"
-#include "posix_stack.h"
+#include "drivers/net/stack.h"
 
 struct server {
 	struct options opt;
 	struct engine_setup es;
 	struct cmd_settings cmd;
-	struct posix_stack *stack;   /* --stack posix */
-	struct native *native;       /* --stack native */
+	struct stack *stack;         /* the network stack --stack chose */
 	pthread_t control_thread;    /* main(): signals and the expiry sweep */
 	struct timespec started_mono; /* for uptime */
 	uint64_t segment_size;       /* the engine's, for stats settings */
+	/* Where the posix stack's threads run: every CPU the process was
+	 * started with, or the EAL lcores when -l/--lcores/-c chose them (the
+	 * EAL pins this thread to the main lcore, so threads it starts would
+	 * all inherit that one CPU). */
+	cpu_set_t startup_cpus;
+	bool lcores_pinned;
 };
 
 /* cmd_settings.server_stats: fills the server-level fields of `stats` and
@@ -46,5 +51,12 @@ int control_run(struct server *srv);
 void control_set_verbosity(int verbosity);
 /* cmd's `shutdown` (any thread): asks control_run() to return. */
 void control_request_shutdown(void *arg);
+
+/* DPDK telemetry /segcached/stats (telemetry.c). The command stays
+ * registered for the process; it answers with an error while no server is
+ * attached. */
+int server_telemetry_register(void);
+void server_telemetry_attach(struct server *srv);
+void server_telemetry_detach(void);
 
 #endif /* SEGCACHED_SERVER_H */

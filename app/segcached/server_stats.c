@@ -33,7 +33,6 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 {
 	const struct server *srv = arg;
 	const struct options *o = &srv->opt;
-	uint64_t c[POSIX_C_MAX];
 	struct timespec now;
 	struct rusage ru;
 
@@ -50,34 +49,8 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->max_connections = o->max_conns;
 	out->threads = o->threads;
 	out->accepting_conns = true;
-	if (srv->stack != NULL) {
-		posix_stack_counters(srv->stack, -1, c);
-		out->curr_connections = posix_stack_curr_conns(srv->stack);
-		out->total_connections = c[POSIX_C_conns_opened];
-		out->rejected_connections = c[POSIX_C_conns_rejected];
-		out->connection_structures = c[POSIX_C_conn_structures];
-		out->bytes_read = c[POSIX_C_bytes_read];
-		out->bytes_written = c[POSIX_C_bytes_written];
-		out->listen_disabled_num = c[POSIX_C_listen_disabled];
-		out->accepting_conns = posix_stack_accepting(srv->stack);
-		out->workers = posix_stack_engine_workers(srv->stack, &out->nworkers);
-	}
-
-	if (srv->native != NULL) {
-		uint64_t n[NATIVE_C_MAX];
-
-		native_counters(srv->native, -1, n);
-		out->threads = srv->native->nworkers;
-		out->curr_connections = native_curr_conns(srv->native);
-		out->total_connections = n[NATIVE_C_conns_opened];
-		out->rejected_connections = n[NATIVE_C_conns_rejected];
-		out->connection_structures = n[NATIVE_C_conns_opened] - n[NATIVE_C_conns_closed];
-		out->bytes_read = n[NATIVE_C_bytes_read];
-		out->bytes_written = n[NATIVE_C_bytes_written];
-		out->conn_yields = n[NATIVE_C_backpressure_stalls];
-		out->workers = srv->native->engine_workers;
-		out->nworkers = srv->native->nworkers;
-	}
+	if (srv->stack != NULL)
+		stack_stats(srv->stack, out);
 
 	out->maxconns = o->max_conns;
 	out->tcpport = o->tcp_port;
@@ -96,7 +69,5 @@ server_stats_conns(void *arg, struct proto_out *out)
 	struct server *srv = arg;
 
 	if (srv->stack != NULL)
-		posix_stack_stats_conns(srv->stack, out);
-	if (srv->native != NULL)
-		native_stats_conns(srv->native, out);
+		stack_stats_conns(srv->stack, out);
 }

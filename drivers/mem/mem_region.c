@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  */
-#include "mem_region.h"
+#include "drivers/mem/mem_region.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <rte_errno.h>
 #include <rte_memory.h>
 #include <rte_memzone.h>
-#include "util_err.h"
+#include "util/util_err.h"
 
 /* Segments are laid out from the region's start; 2 MiB alignment lets the
  * first segment start on a huge page boundary for either backing. */
@@ -63,12 +63,14 @@ hugepage_create(struct mem_region *r, const char *name, size_t len, char *err,
 
 	if (!mem_region_hugepages_available())
 		return util_fail(err, errlen,
-			    "no hugepage memory: the EAL runs with --no-huge or has no hugepages reserved (see docs/operations.md)");
+			    "no hugepage memory: the EAL runs with --no-huge or has no hugepages "
+			    "reserved (see docs/operations.md)");
 	mz = rte_memzone_reserve_aligned(name, len, SOCKET_ID_ANY, 0,
 					 MEM_REGION_ALIGN);
 	if (mz == NULL)
 		return util_fail(err, errlen,
-			    "cannot reserve %zu bytes of hugepage memory: %s (reserve more hugepages, or use --heap anon)",
+			    "cannot reserve %zu bytes of hugepage memory: %s "
+			    "(reserve more hugepages, or use --heap anon)",
 			    len, rte_strerror(rte_errno));
 	r->addr = mz->addr;
 	r->len = len;

@@ -49,8 +49,9 @@
 #include <rte_malloc.h>
 #include <rte_mempool.h>
 
-#include "baseline.h"
-#include "bl_private.h"
+#include "baseline/baseline.h"
+#include "baseline/bl_private.h"
+#include "util/util_err.h"
 
 RTE_LOG_REGISTER(bl_logtype, segcached.baseline, NOTICE);
 
@@ -70,7 +71,8 @@ static unsigned bl_next_id;
 
 static __thread unsigned bl_lcore_refs;
 
-bool bl_lcore_get(bool *ok)
+bool
+bl_lcore_get(bool *ok)
 {
 	*ok = true;
 	if (bl_lcore_refs > 0) {
@@ -87,7 +89,8 @@ bool bl_lcore_get(bool *ok)
 	return true;
 }
 
-void bl_lcore_put(bool registered)
+void
+bl_lcore_put(bool registered)
 {
 	if (registered && --bl_lcore_refs == 0)
 		rte_thread_unregister();
@@ -97,7 +100,8 @@ void bl_lcore_put(bool registered)
 
 /* Everything stored so far is flushed: cas numbers order stores exactly,
  * so an item stored in the same second after the flush survives. */
-static void bl_flush_apply(struct bl_engine *e)
+static void
+bl_flush_apply(struct bl_engine *e)
 {
 	uint64_t c = __atomic_load_n(&e->cas_next, __ATOMIC_ACQUIRE);
 	uint64_t old = __atomic_load_n(&e->flush_cas, __ATOMIC_RELAXED);
@@ -108,7 +112,8 @@ static void bl_flush_apply(struct bl_engine *e)
 	__atomic_fetch_add(&e->flushes, 1, __ATOMIC_RELAXED);
 }
 
-void bl_flush_fire(struct bl_engine *e, int64_t at)
+void
+bl_flush_fire(struct bl_engine *e, int64_t at)
 {
 	/* The first operation at or after the flush time applies it, before
 	 * it stores anything itself. */
@@ -117,7 +122,8 @@ void bl_flush_fire(struct bl_engine *e, int64_t at)
 		bl_flush_apply(e);
 }
 
-static void bl_flush_all(struct engine *base, int64_t delay)
+static void
+bl_flush_all(struct engine *base, int64_t delay)
 {
 	struct bl_engine *e = (struct bl_engine *)base;
 	int64_t now = bl_now(e);
@@ -135,8 +141,9 @@ static void bl_flush_all(struct engine *base, int64_t delay)
 
 /* --- expiration sweep ----------------------------------------------- */
 
-static void bl_defer_all(struct bl_worker *w, struct bl_item **it, const int32_t *pos,
-			 unsigned n)
+static void
+bl_defer_all(struct bl_worker *w, struct bl_item **it, const int32_t *pos,
+	     unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		BL_ADD(w->expired, 1);
@@ -147,7 +154,8 @@ static void bl_defer_all(struct bl_worker *w, struct bl_item **it, const int32_t
 /* Walks the table from where the last call stopped, at most
  * max(BL_SWEEP_MIN, entries/16) entries, and unlinks expired and flushed
  * items. A whole pass takes at most 16 calls. */
-static unsigned bl_expire(struct engine *base)
+static unsigned
+bl_expire(struct engine *base)
 {
 	struct bl_engine *e = (struct bl_engine *)base;
 	struct bl_worker *w = e->sweeper;
@@ -205,7 +213,8 @@ static unsigned bl_expire(struct engine *base)
 
 /* --- workers -------------------------------------------------------- */
 
-static struct bl_worker *bl_worker_new(struct bl_engine *e, unsigned tid)
+static struct bl_worker *
+bl_worker_new(struct bl_engine *e, unsigned tid)
 {
 	struct bl_worker *w = rte_zmalloc("bl_worker", sizeof(*w), RTE_CACHE_LINE_SIZE);
 
@@ -224,7 +233,8 @@ static struct bl_worker *bl_worker_new(struct bl_engine *e, unsigned tid)
 	return w;
 }
 
-static void bl_worker_free(struct bl_worker *w)
+static void
+bl_worker_free(struct bl_worker *w)
 {
 	if (w->online)
 		bl_offline(w);
@@ -232,7 +242,8 @@ static void bl_worker_free(struct bl_worker *w)
 	rte_free(w);
 }
 
-static void bl_totals_add(struct bl_totals *t, const struct bl_worker *w)
+static void
+bl_totals_add(struct bl_totals *t, const struct bl_worker *w)
 {
 	for (unsigned i = 0; i < ENGINE_C_MAX; i++)
 		t->counters[i] += __atomic_load_n(&w->base.counters[i], __ATOMIC_RELAXED);
@@ -243,7 +254,8 @@ static void bl_totals_add(struct bl_totals *t, const struct bl_worker *w)
 	t->expired += __atomic_load_n(&w->expired, __ATOMIC_RELAXED);
 }
 
-static struct engine_worker *bl_worker_create(struct engine *base)
+static struct engine_worker *
+bl_worker_create(struct engine *base)
 {
 	struct bl_engine *e = (struct bl_engine *)base;
 	struct bl_worker *w = NULL;
@@ -276,7 +288,8 @@ static struct engine_worker *bl_worker_create(struct engine *base)
 	return &w->base;
 }
 
-static void bl_worker_destroy(struct engine_worker *wb)
+static void
+bl_worker_destroy(struct engine_worker *wb)
 {
 	struct bl_worker *w = (struct bl_worker *)wb;
 	struct bl_engine *e = w->e;
@@ -300,7 +313,8 @@ static void bl_worker_destroy(struct engine_worker *wb)
 
 /* --- stats ---------------------------------------------------------- */
 
-static void bl_stats(struct engine *base, struct engine_stats *st)
+static void
+bl_stats(struct engine *base, struct engine_stats *st)
 {
 	struct bl_engine *e = (struct bl_engine *)base;
 	struct bl_totals t;
@@ -334,7 +348,8 @@ static void bl_stats(struct engine *base, struct engine_stats *st)
 
 /* --- lifecycle ------------------------------------------------------ */
 
-static void bl_destroy(struct engine *base)
+static void
+bl_destroy(struct engine *base)
 {
 	struct bl_engine *e = (struct bl_engine *)base;
 	struct bl_worker *w;
@@ -379,7 +394,8 @@ static const struct engine_ops bl_ops = {
 };
 
 /* Bytes the EAL malloc heaps have handed out, over all sockets. */
-static size_t bl_heap_allocated(void)
+static size_t
+bl_heap_allocated(void)
 {
 	struct rte_malloc_socket_stats s;
 	size_t sum = 0;
@@ -393,7 +409,8 @@ static size_t bl_heap_allocated(void)
 /* The key given to rte_hash is the 8-byte fingerprint, whose low half is
  * already a good hash. Lookups pass it precomputed (the *_with_hash
  * calls); rte_hash only calls this for its own iteration helpers. */
-static uint32_t bl_fp_hash(const void *key, uint32_t len, uint32_t init)
+static uint32_t
+bl_fp_hash(const void *key, uint32_t len, uint32_t init)
 {
 	uint64_t fp;
 
@@ -405,7 +422,8 @@ static uint32_t bl_fp_hash(const void *key, uint32_t len, uint32_t init)
 
 /* rte_hash compares keys of sizes other than multiples of 16 with a
  * generic memcmp call; ours are exactly one 64-bit word. */
-static int bl_fp_cmp(const void *a, const void *b, size_t len)
+static int
+bl_fp_cmp(const void *a, const void *b, size_t len)
 {
 	uint64_t x, y;
 
@@ -415,7 +433,8 @@ static int bl_fp_cmp(const void *a, const void *b, size_t len)
 	return x != y;
 }
 
-static uint32_t bl_table_entries(size_t memory, unsigned hash_power)
+static uint32_t
+bl_table_entries(size_t memory, unsigned hash_power)
 {
 	uint64_t want = memory / BL_BYTES_PER_ENTRY;
 	unsigned k = 0;
@@ -430,33 +449,24 @@ static uint32_t bl_table_entries(size_t memory, unsigned hash_power)
 	return (1u << k) - BL_HASH_LCORE_SLOTS - 1;
 }
 
-static int bl_check_config(const struct engine_config *cfg, char *err, size_t errlen)
+static int
+bl_check_config(const struct engine_config *cfg, char *err, size_t errlen)
 {
-	if (rte_lcore_count() == 0) {
-		snprintf(err, errlen, "the DPDK EAL is not initialised (call rte_eal_init first)");
-		return -1;
-	}
-	if (cfg->memory < (1u << 20)) {
-		snprintf(err, errlen, "memory budget %zu is below 1 MiB", cfg->memory);
-		return -1;
-	}
-	if (cfg->item_max != 0 && (cfg->item_max < 1024 || cfg->item_max > BL_ITEM_MAX_LIMIT)) {
-		snprintf(err, errlen, "item_max %zu outside 1024..%u", cfg->item_max,
-			 BL_ITEM_MAX_LIMIT);
-		return -1;
-	}
-	if (cfg->max_workers > BL_MAX_WORKERS) {
-		snprintf(err, errlen, "max_workers %u above %u", cfg->max_workers, BL_MAX_WORKERS);
-		return -1;
-	}
-	if (cfg->hash_power != 0 && (cfg->hash_power < 10 || cfg->hash_power > 30)) {
-		snprintf(err, errlen, "hash_power %u outside 10..30", cfg->hash_power);
-		return -1;
-	}
-	if ((unsigned)cfg->eviction > ENGINE_EVICT_NONE) {
-		snprintf(err, errlen, "unknown eviction mode %d", (int)cfg->eviction);
-		return -1;
-	}
+	if (rte_lcore_count() == 0)
+		return util_fail(err, errlen,
+				 "the DPDK EAL is not initialised (call rte_eal_init first)");
+	if (cfg->memory < (1u << 20))
+		return util_fail(err, errlen, "memory budget %zu is below 1 MiB", cfg->memory);
+	if (cfg->item_max != 0 && (cfg->item_max < 1024 || cfg->item_max > BL_ITEM_MAX_LIMIT))
+		return util_fail(err, errlen, "item_max %zu outside 1024..%u", cfg->item_max,
+				 BL_ITEM_MAX_LIMIT);
+	if (cfg->max_workers > BL_MAX_WORKERS)
+		return util_fail(err, errlen, "max_workers %u above %u", cfg->max_workers,
+				 BL_MAX_WORKERS);
+	if (cfg->hash_power != 0 && (cfg->hash_power < 10 || cfg->hash_power > 30))
+		return util_fail(err, errlen, "hash_power %u outside 10..30", cfg->hash_power);
+	if ((unsigned)cfg->eviction > ENGINE_EVICT_NONE)
+		return util_fail(err, errlen, "unknown eviction mode %d", (int)cfg->eviction);
 	return 0;
 }
 
@@ -465,7 +475,8 @@ static int bl_check_config(const struct engine_config *cfg, char *err, size_t er
  * when librte_eal itself comes from the system path, so a deployment that
  * copies the libraries elsewhere and forgets `-d` has none: say so at
  * creation instead of failing every allocation later. */
-static int bl_check_mempool_driver(unsigned id, char *err, size_t errlen)
+static int
+bl_check_mempool_driver(unsigned id, char *err, size_t errlen)
 {
 	struct rte_mempool *mp = NULL;
 	char name[RTE_MEMPOOL_NAMESIZE];
@@ -474,18 +485,18 @@ static int bl_check_mempool_driver(unsigned id, char *err, size_t errlen)
 		snprintf(name, sizeof(name), "bl%x_probe", id);
 		mp = rte_mempool_create_empty(name, 1, 64, 0, 0, SOCKET_ID_ANY, BL_MP_FLAGS);
 	}
-	if (mp == NULL) {
-		snprintf(err, errlen,
-			 "no DPDK mempool driver loaded: the baseline engine needs "
-			 "librte_mempool_ring.so; pass the EAL option -d DIR with its directory "
-			 "(EAL loads " RTE_EAL_PMD_PATH " itself only with the system's librte_eal)");
-		return -1;
-	}
+	if (mp == NULL)
+		return util_fail(err, errlen,
+				 "no DPDK mempool driver loaded: the baseline engine needs "
+				 "librte_mempool_ring.so; pass the EAL option -d DIR "
+				 "with its directory (EAL loads " RTE_EAL_PMD_PATH " itself "
+				 "only with the system's librte_eal)");
 	rte_mempool_free(mp);
 	return 0;
 }
 
-struct engine *baseline_create(const struct engine_config *cfg, char *err, size_t errlen)
+struct engine *
+baseline_create(const struct engine_config *cfg, char *err, size_t errlen)
 {
 	struct rte_hash_parameters hp = {0};
 	char name[RTE_HASH_NAMESIZE], scratch[1];
@@ -498,17 +509,18 @@ struct engine *baseline_create(const struct engine_config *cfg, char *err, size_
 	}
 	err[0] = '\0';
 	if (cfg == NULL) {
-		snprintf(err, errlen, "no configuration");
+		util_fail(err, errlen, "no configuration");
 		return NULL;
 	}
 	if (bl_check_config(cfg, err, errlen) != 0 ||
-	    bl_check_mempool_driver(__atomic_load_n(&bl_next_id, __ATOMIC_RELAXED), err, errlen) != 0)
+	    bl_check_mempool_driver(__atomic_load_n(&bl_next_id, __ATOMIC_RELAXED),
+				    err, errlen) != 0)
 		return NULL;
 
 	before = bl_heap_allocated();
 	e = rte_zmalloc("bl_engine", sizeof(*e), RTE_CACHE_LINE_SIZE);
 	if (e == NULL) {
-		snprintf(err, errlen, "cannot allocate the engine");
+		util_fail(err, errlen, "cannot allocate the engine");
 		return NULL;
 	}
 	e->base.ops = &bl_ops;
@@ -538,8 +550,8 @@ struct engine *baseline_create(const struct engine_config *cfg, char *err, size_
 	mark = bl_heap_allocated();
 	e->h = rte_hash_create(&hp);
 	if (e->h == NULL) {
-		snprintf(err, errlen, "rte_hash_create(%u entries): %s", e->entries,
-			 rte_strerror(rte_errno));
+		util_fail(err, errlen, "rte_hash_create(%u entries): %s", e->entries,
+			  rte_strerror(rte_errno));
 		goto fail;
 	}
 	e->table_bytes = bl_heap_allocated() - mark;
@@ -551,21 +563,21 @@ struct engine *baseline_create(const struct engine_config *cfg, char *err, size_
 				 RTE_CACHE_LINE_SIZE);
 	e->tid_used = rte_zmalloc("bl_tids", e->max_workers + 1, 0);
 	if (e->stripes == NULL || e->tid_used == NULL) {
-		snprintf(err, errlen, "cannot allocate locks");
+		util_fail(err, errlen, "cannot allocate locks");
 		goto fail;
 	}
 	for (unsigned i = 0; i < BL_STRIPES; i++)
 		rte_spinlock_init(&e->stripes[i].lock);
 	e->sweeper = bl_worker_new(e, e->max_workers);
 	if (e->sweeper == NULL) {
-		snprintf(err, errlen, "cannot create the sweeper");
+		util_fail(err, errlen, "cannot create the sweeper");
 		goto fail;
 	}
 
 	fixed = bl_heap_allocated() - before;
 	if (fixed >= cfg->memory) {
-		snprintf(err, errlen, "memory budget %zu too small: the hash table of %u "
-			 "entries and its metadata take %zu", cfg->memory, e->entries, fixed);
+		util_fail(err, errlen, "memory budget %zu too small: the hash table of %u "
+			  "entries and its metadata take %zu", cfg->memory, e->entries, fixed);
 		goto fail;
 	}
 	e->heap_budget = cfg->memory - fixed;
@@ -575,8 +587,8 @@ struct engine *baseline_create(const struct engine_config *cfg, char *err, size_
 	 * charge them too. */
 	fixed = bl_heap_allocated() - before;
 	if (fixed >= cfg->memory) {
-		snprintf(err, errlen, "memory budget %zu too small for the metadata (%zu)",
-			 cfg->memory, fixed);
+		util_fail(err, errlen, "memory budget %zu too small for the metadata (%zu)",
+			  cfg->memory, fixed);
 		goto fail;
 	}
 	e->heap_budget = cfg->memory - fixed;

@@ -28,7 +28,8 @@
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
-#include "bl_private.h"
+#include "baseline/bl_private.h"
+#include "util/util_err.h"
 
 #define BL_CLASS_MIN 40        /* header + a 1-byte key + a few value bytes */
 #define BL_PAGE_MIN (64 << 10)
@@ -37,18 +38,21 @@
 #define BL_REAP_SCAN 65536     /* table entries bl_reap_dead looks at per call */
 #define BL_WAIT_ROUNDS (1u << 20)
 
-static size_t align8(size_t v)
+static size_t
+align8(size_t v)
 {
 	return (v + 7) & ~(size_t)7;
 }
 
-static void bl_page_free_cb(struct rte_mempool_memhdr *memhdr, void *opaque)
+static void
+bl_page_free_cb(struct rte_mempool_memhdr *memhdr, void *opaque)
 {
 	RTE_SET_USED(memhdr);
 	rte_free(opaque);
 }
 
-int bl_alloc_init(struct bl_engine *e, char *err, size_t errlen)
+int
+bl_alloc_init(struct bl_engine *e, char *err, size_t errlen)
 {
 	size_t heap = e->heap_budget;
 	size_t target = RTE_MAX((size_t)BL_PAGE_MIN, heap / BL_PAGES_TARGET);
@@ -57,11 +61,10 @@ int bl_alloc_init(struct bl_engine *e, char *err, size_t errlen)
 
 	/* Class sizes. */
 	while (s < top) {
-		if (n == BL_CLASS_MAX - 1) {
-			snprintf(err, errlen, "item_max %zu needs more than %d size classes",
-				 e->item_max, BL_CLASS_MAX);
-			return -1;
-		}
+		if (n == BL_CLASS_MAX - 1)
+			return util_fail(err, errlen,
+					 "item_max %zu needs more than %d size classes",
+					 e->item_max, BL_CLASS_MAX);
 		e->classes[n++].size = (uint32_t)s;
 		s = RTE_MAX(s + 8, align8(s * 5 / 4));
 	}
@@ -83,13 +86,11 @@ int bl_alloc_init(struct bl_engine *e, char *err, size_t errlen)
 			       sizeof(struct rte_mempool) + 4 * RTE_CACHE_LINE_SIZE;
 		min_len = RTE_MIN(min_len, c->page_cost);
 	}
-	if (e->classes[n - 1].page_cost + 4 * target > heap) {
-		snprintf(err, errlen,
-			 "memory budget too small: %zu bytes left for items after the "
-			 "hash table, need at least %zu for item_max %zu",
-			 heap, e->classes[n - 1].page_cost + 4 * target, e->item_max);
-		return -1;
-	}
+	if (e->classes[n - 1].page_cost + 4 * target > heap)
+		return util_fail(err, errlen,
+				 "memory budget too small: %zu bytes left for items after the "
+				 "hash table, need at least %zu for item_max %zu",
+				 heap, e->classes[n - 1].page_cost + 4 * target, e->item_max);
 
 	/* Size -> class for the common sizes. */
 	for (size_t i = 0, c = 0; i <= BL_SMALL_MAX / 8; i++) {
@@ -100,25 +101,23 @@ int bl_alloc_init(struct bl_engine *e, char *err, size_t errlen)
 
 	e->max_pages = (uint32_t)(heap / min_len + 1);
 	e->pages = rte_zmalloc("bl_pages", sizeof(*e->pages) * e->max_pages, 0);
-	if (e->pages == NULL) {
-		snprintf(err, errlen, "cannot allocate the page table");
-		return -1;
-	}
+	if (e->pages == NULL)
+		return util_fail(err, errlen, "cannot allocate the page table");
 	for (unsigned i = 0; i < n; i++) {
 		e->classes[i].page_ids = rte_zmalloc("bl_class_pages",
 						     sizeof(uint32_t) * e->max_pages, 0);
 		e->classes[i].free_map = rte_zmalloc("bl_class_free",
-						     sizeof(uint64_t) * ((e->max_pages + 63) / 64), 0);
-		if (e->classes[i].page_ids == NULL || e->classes[i].free_map == NULL) {
-			snprintf(err, errlen, "cannot allocate the class page lists");
-			return -1;
-		}
+						     sizeof(uint64_t) * ((e->max_pages + 63) / 64),
+						     0);
+		if (e->classes[i].page_ids == NULL || e->classes[i].free_map == NULL)
+			return util_fail(err, errlen, "cannot allocate the class page lists");
 	}
 	rte_spinlock_init(&e->grow_lock);
 	return 0;
 }
 
-void bl_alloc_fini(struct bl_engine *e)
+void
+bl_alloc_fini(struct bl_engine *e)
 {
 	/* rte_mempool_free() hands each page to bl_page_free_cb. */
 	for (uint32_t i = 0; i < e->npages; i++)
@@ -136,7 +135,8 @@ void bl_alloc_fini(struct bl_engine *e)
 
 /* Adds a page to class cls if the budget allows. Returns true when the
  * class has more pages than when the caller looked (seen). */
-static bool bl_class_grow(struct bl_worker *w, unsigned cls, uint32_t seen)
+static bool
+bl_class_grow(struct bl_worker *w, unsigned cls, uint32_t seen)
 {
 	struct bl_engine *e = w->e;
 	struct bl_class *c = &e->classes[cls];
@@ -209,7 +209,8 @@ out:
 	return grown;
 }
 
-static inline struct bl_item *bl_item_init(void *obj, unsigned cls)
+static inline struct bl_item *
+bl_item_init(void *obj, unsigned cls)
 {
 	struct bl_item *it = obj;
 
@@ -221,7 +222,8 @@ static inline struct bl_item *bl_item_init(void *obj, unsigned cls)
 /* Marks a page as having free objects, after the object went back. An
  * unconditional read-modify-write: it orders the put before it (a plain
  * load could pass the ring's tail store). */
-static inline void bl_page_mark_free(struct bl_class *c, const struct bl_page *pg)
+static inline void
+bl_page_mark_free(struct bl_class *c, const struct bl_page *pg)
 {
 	__atomic_fetch_or(&c->free_map[pg->cidx / 64], 1ULL << (pg->cidx % 64),
 			  __ATOMIC_SEQ_CST);
@@ -231,7 +233,8 @@ static inline void bl_page_mark_free(struct bl_class *c, const struct bl_page *p
  * page first, then the pages the free map points at. A page found empty
  * is cleared from the map and checked again, so an object put back
  * meanwhile (its freer sets the bit after the put) is never lost. */
-static void *bl_class_scan(struct bl_worker *w, struct bl_class *c)
+static void *
+bl_class_scan(struct bl_worker *w, struct bl_class *c)
 {
 	struct bl_engine *e = w->e;
 	uint32_t n = __atomic_load_n(&c->npages, __ATOMIC_ACQUIRE);
@@ -270,8 +273,9 @@ static void *bl_class_scan(struct bl_worker *w, struct bl_class *c)
 	return NULL;
 }
 
-static struct bl_item *bl_item_alloc_slow(struct bl_worker *w, unsigned cls,
-					  const struct bl_stripe *held)
+static struct bl_item *
+bl_item_alloc_slow(struct bl_worker *w, unsigned cls,
+		   const struct bl_stripe *held)
 {
 	struct bl_engine *e = w->e;
 	struct bl_class *c = &e->classes[cls];
@@ -310,8 +314,9 @@ static struct bl_item *bl_item_alloc_slow(struct bl_worker *w, unsigned cls,
 	return obj != NULL ? bl_item_init(obj, cls) : NULL;
 }
 
-struct bl_item *bl_item_alloc(struct bl_worker *w, unsigned cls,
-			      const struct bl_stripe *held)
+struct bl_item *
+bl_item_alloc(struct bl_worker *w, unsigned cls,
+	      const struct bl_stripe *held)
 {
 	struct rte_mempool *mp = __atomic_load_n(&w->e->classes[cls].hint, __ATOMIC_ACQUIRE);
 	void *obj;
@@ -322,7 +327,8 @@ struct bl_item *bl_item_alloc(struct bl_worker *w, unsigned cls,
 }
 
 /* Puts an object back into its page and tells the allocator. */
-static void bl_item_put(struct bl_engine *e, struct bl_item *it)
+static void
+bl_item_put(struct bl_engine *e, struct bl_item *it)
 {
 	struct rte_mempool *mp = rte_mempool_from_obj(it);
 	const struct bl_page *pg = &e->pages[*(uint32_t *)rte_mempool_get_priv(mp)];
@@ -335,18 +341,21 @@ static void bl_item_put(struct bl_engine *e, struct bl_item *it)
 	__atomic_store_n(&c->hint, mp, __ATOMIC_RELAXED);
 }
 
-void bl_item_free_now(struct bl_engine *e, struct bl_item *it)
+void
+bl_item_free_now(struct bl_engine *e, struct bl_item *it)
 {
 	bl_item_put(e, it);
 }
 
-void bl_item_release(struct bl_engine *e, struct bl_item *it)
+void
+bl_item_release(struct bl_engine *e, struct bl_item *it)
 {
 	bl_item_put(e, it);
 }
 
-bool bl_unlink_if_current(struct bl_worker *w, struct bl_item *it,
-			  uint64_t fp, int32_t *pos)
+bool
+bl_unlink_if_current(struct bl_worker *w, struct bl_item *it,
+		     uint64_t fp, int32_t *pos)
 {
 	struct bl_engine *e = w->e;
 	struct bl_stripe *s = bl_stripe_of(e, fp);
@@ -376,7 +385,8 @@ bool bl_unlink_if_current(struct bl_worker *w, struct bl_item *it,
 
 /* A random object of class cls (or of any class when cls < 0), and the
  * largest key it can hold; NULL when there are no pages. */
-static struct bl_item *bl_sample(struct bl_worker *w, int cls, uint32_t *kmax)
+static struct bl_item *
+bl_sample(struct bl_worker *w, int cls, uint32_t *kmax)
 {
 	struct bl_engine *e = w->e;
 	const struct bl_page *pg;
@@ -399,8 +409,9 @@ static struct bl_item *bl_sample(struct bl_worker *w, int cls, uint32_t *kmax)
 	return (struct bl_item *)(pg->first + (size_t)bl_rand_below(w, pg->count) * pg->stride);
 }
 
-unsigned bl_evict(struct bl_worker *w, int cls, const struct bl_stripe *held,
-		  unsigned want)
+unsigned
+bl_evict(struct bl_worker *w, int cls, const struct bl_stripe *held,
+	 unsigned want)
 {
 	struct bl_engine *e = w->e;
 	struct bl_item *victim[BL_EVICT_BATCH];
@@ -463,7 +474,8 @@ unsigned bl_evict(struct bl_worker *w, int cls, const struct bl_stripe *held,
 	return n;
 }
 
-unsigned bl_reap_dead(struct bl_worker *w, int cls, unsigned want)
+unsigned
+bl_reap_dead(struct bl_worker *w, int cls, unsigned want)
 {
 	struct bl_engine *e = w->e;
 	struct bl_item *victim[BL_EVICT_BATCH];

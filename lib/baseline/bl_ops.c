@@ -14,19 +14,21 @@
  */
 #include <errno.h>
 
-#include "bl_private.h"
+#include "baseline/bl_private.h"
 
 #define BL_LINK_IDLE_ROUNDS 64
 #define BL_LINK_ROUNDS (1u << 20)
 
-static inline struct bl_worker *bl_w(struct engine_worker *w)
+static inline struct bl_worker *
+bl_w(struct engine_worker *w)
 {
 	return (struct bl_worker *)w;
 }
 
 /* Non-EAL threads borrow an lcore id for an operation that changes the
  * table when their worker was created on another thread (rare). */
-static inline bool bl_op_enter(bool *ok)
+static inline bool
+bl_op_enter(bool *ok)
 {
 	if (likely(rte_lcore_id() != LCORE_ID_ANY)) {
 		*ok = true;
@@ -50,8 +52,9 @@ struct bl_op {
 
 /* Fills op for a valid key and applies a flush_all that has come due, so
  * that the operation sees the cache as of op->now. */
-static inline void bl_op_init(struct bl_op *op, struct bl_worker *w,
-			      const void *key, size_t klen)
+static inline void
+bl_op_init(struct bl_op *op, struct bl_worker *w,
+	   const void *key, size_t klen)
 {
 	op->w = w;
 	op->e = w->e;
@@ -67,8 +70,9 @@ static inline void bl_op_init(struct bl_op *op, struct bl_worker *w,
 /* bl_op_init for an operation that changes the table, after making sure
  * the thread has an lcore id (bl_op_enter). ENGINE_NO_MEMORY when none is
  * left: nothing to undo then. Otherwise end with bl_op_end(). */
-static inline int bl_op_begin(struct bl_op *op, struct bl_worker *w,
-			      const void *key, size_t klen)
+static inline enum engine_status
+bl_op_begin(struct bl_op *op, struct bl_worker *w, const void *key,
+	    size_t klen)
 {
 	bool registered, ok;
 
@@ -80,21 +84,24 @@ static inline int bl_op_begin(struct bl_op *op, struct bl_worker *w,
 	return ENGINE_OK;
 }
 
-static inline void bl_op_end(struct bl_op *op)
+static inline void
+bl_op_end(struct bl_op *op)
 {
 	bl_lcore_put(op->registered);
 }
 
 /* Takes the key's stripe lock (offline, rule 3), goes online and returns
  * what the table holds under the fingerprint. Undo with bl_op_unlock(). */
-static inline struct bl_item *bl_op_lock(struct bl_op *op)
+static inline struct bl_item *
+bl_op_lock(struct bl_op *op)
 {
 	bl_stripe_lock(op->w, op->s);
 	bl_online(op->w);
 	return bl_lookup(op->e, op->fp);
 }
 
-static inline void bl_op_unlock(struct bl_op *op)
+static inline void
+bl_op_unlock(struct bl_op *op)
 {
 	bl_offline(op->w);
 	bl_stripe_unlock(op->s);
@@ -102,8 +109,9 @@ static inline void bl_op_unlock(struct bl_op *op)
 
 /* The live item of this key among what the table holds under its
  * fingerprint: not another key, not expired, not flushed. */
-static inline struct bl_item *bl_current(const struct bl_engine *e, struct bl_item *found,
-					 const void *key, size_t klen, int64_t now)
+static inline struct bl_item *
+bl_current(const struct bl_engine *e, struct bl_item *found,
+	   const void *key, size_t klen, int64_t now)
 {
 	if (found == NULL || !bl_item_is(found, key, klen) ||
 	    bl_item_expired(found, now) || bl_item_flushed(e, found))
@@ -111,7 +119,8 @@ static inline struct bl_item *bl_current(const struct bl_engine *e, struct bl_it
 	return found;
 }
 
-static inline uint64_t bl_next_cas(struct bl_engine *e)
+static inline uint64_t
+bl_next_cas(struct bl_engine *e)
 {
 	return __atomic_add_fetch(&e->cas_next, 1, __ATOMIC_RELAXED);
 }
@@ -120,8 +129,9 @@ static inline uint64_t bl_next_cas(struct bl_engine *e)
  * table when rte_hash has no free key slot. Caller online, holding the
  * stripe held; may go offline meanwhile (rule 2 keeps the caller's own
  * item safe). */
-static int bl_link(struct bl_worker *w, struct bl_item *it, uint64_t fp,
-		   const struct bl_stripe *held)
+static int
+bl_link(struct bl_worker *w, struct bl_item *it, uint64_t fp,
+	const struct bl_stripe *held)
 {
 	struct bl_engine *e = w->e;
 	unsigned idle = 0, wait = 0;
@@ -154,7 +164,8 @@ static int bl_link(struct bl_worker *w, struct bl_item *it, uint64_t fp,
 
 /* Removes a dead (expired or flushed) item found by a lookup that held no
  * lock, if it is still there. Caller offline. */
-static void bl_unlink_dead(struct bl_op *op, struct bl_item *found)
+static void
+bl_unlink_dead(struct bl_op *op, struct bl_item *found)
 {
 	struct bl_worker *w = op->w;
 	struct bl_engine *e = op->e;
@@ -185,8 +196,9 @@ static void bl_unlink_dead(struct bl_op *op, struct bl_item *found)
 
 /* Fills *out and copies the value; counts a read (fetched, LRU time) only
  * when the value was delivered. Caller online. */
-static int bl_read(const struct bl_engine *e, struct bl_item *it, int64_t now,
-		   void *buf, size_t cap, struct engine_item *out)
+static enum engine_status
+bl_read(const struct bl_engine *e, struct bl_item *it, int64_t now,
+	void *buf, size_t cap, struct engine_item *out)
 {
 	uint32_t vlen = it->vlen;
 	uint32_t t = (uint32_t)now;
@@ -208,8 +220,9 @@ static int bl_read(const struct bl_engine *e, struct bl_item *it, int64_t now,
 	return ENGINE_OK;
 }
 
-static void bl_count_get(struct bl_worker *w, int rc, const struct bl_item *found,
-			 bool expired, bool flushed)
+static void
+bl_count_get(struct bl_worker *w, enum engine_status rc, const struct bl_item *found,
+	     bool expired, bool flushed)
 {
 	uint64_t *c = w->base.counters;
 
@@ -229,8 +242,9 @@ static void bl_count_get(struct bl_worker *w, int rc, const struct bl_item *foun
 }
 
 /* gat/gats: a get that also sets the expiry, under the stripe lock. */
-static int bl_get_touch(struct bl_op *op, int64_t exptime, void *buf, size_t cap,
-			struct engine_item *out)
+static enum engine_status
+bl_get_touch(struct bl_op *op, int64_t exptime, void *buf, size_t cap,
+	     struct engine_item *out)
 {
 	struct bl_worker *w = op->w;
 	struct bl_engine *e = op->e;
@@ -238,7 +252,7 @@ static int bl_get_touch(struct bl_op *op, int64_t exptime, void *buf, size_t cap
 	int64_t exp = engine_expiry_from_exptime(exptime, now);
 	struct bl_item *found, *cur;
 	bool expired = false, flushed = false;
-	int rc = ENGINE_MISS;
+	enum engine_status rc = ENGINE_MISS;
 
 	found = bl_op_lock(op);
 	cur = bl_current(e, found, op->key, op->klen, now);
@@ -256,15 +270,16 @@ static int bl_get_touch(struct bl_op *op, int64_t exptime, void *buf, size_t cap
 	return rc;
 }
 
-int bl_get(struct engine_worker *wb, const void *key, size_t klen,
-	   int64_t touch_exptime, void *buf, size_t cap, struct engine_item *out)
+enum engine_status
+bl_get(struct engine_worker *wb, const void *key, size_t klen,
+       int64_t touch_exptime, void *buf, size_t cap, struct engine_item *out)
 {
 	struct bl_worker *w = bl_w(wb);
 	struct bl_engine *e = w->e;
 	struct bl_item *found;
 	bool expired = false, flushed = false;
 	struct bl_op op;
-	int rc = ENGINE_MISS;
+	enum engine_status rc = ENGINE_MISS;
 
 	if (unlikely(klen == 0 || klen > ENGINE_KEY_MAX))
 		return ENGINE_INVALID;
@@ -288,8 +303,9 @@ int bl_get(struct engine_worker *wb, const void *key, size_t klen,
 }
 
 /* Decides a store against the key's current item (NULL: none). */
-static int bl_store_check(const struct bl_engine *e, enum engine_store_mode mode,
-			  const struct bl_item *cur, uint64_t cas_in)
+static enum engine_status
+bl_store_check(const struct bl_engine *e, enum engine_store_mode mode,
+	       const struct bl_item *cur, uint64_t cas_in)
 {
 	switch (mode) {
 	case ENGINE_ADD:
@@ -319,8 +335,9 @@ static int bl_store_check(const struct bl_engine *e, enum engine_store_mode mode
 	return ENGINE_OK;
 }
 
-static void bl_count_store(struct bl_worker *w, enum engine_store_mode mode,
-			   uint64_t cas_in, int rc)
+static void
+bl_count_store(struct bl_worker *w, enum engine_store_mode mode,
+	       uint64_t cas_in, enum engine_status rc)
 {
 	uint64_t *c = w->base.counters;
 	bool cas = mode == ENGINE_CAS || cas_in != 0;
@@ -355,8 +372,9 @@ static void bl_count_store(struct bl_worker *w, enum engine_store_mode mode,
 /* After a successful replace: accounting and deferred freeing of the old
  * item (found: what the table held under the fingerprint, cur: whether it
  * was this key's live item). Caller offline, unlocked. */
-static void bl_retire_replaced(struct bl_worker *w, struct bl_item *found, bool cur,
-			       size_t new_size)
+static void
+bl_retire_replaced(struct bl_worker *w, struct bl_item *found, bool cur,
+		   size_t new_size)
 {
 	BL_ADD(w->bytes, (int64_t)new_size);
 	if (found == NULL) {
@@ -371,8 +389,9 @@ static void bl_retire_replaced(struct bl_worker *w, struct bl_item *found, bool 
 
 /* append/prepend: the new item is built from the current one under the
  * stripe lock, keeping its flags and expiry. */
-static int bl_concat(struct bl_op *op, bool append, const void *val, size_t vlen,
-		     uint64_t cas_in, uint64_t *cas_out)
+static enum engine_status
+bl_concat(struct bl_op *op, bool append, const void *val, size_t vlen,
+	  uint64_t cas_in, uint64_t *cas_out)
 {
 	struct bl_worker *w = op->w;
 	struct bl_engine *e = op->e;
@@ -382,7 +401,7 @@ static int bl_concat(struct bl_op *op, bool append, const void *val, size_t vlen
 	int64_t now = op->now;
 	struct bl_item *found, *cur, *it = NULL;
 	size_t size = 0;
-	int rc;
+	enum engine_status rc;
 
 	found = bl_op_lock(op);
 	cur = bl_current(e, found, key, klen, now);
@@ -435,9 +454,10 @@ static int bl_concat(struct bl_op *op, bool append, const void *val, size_t vlen
 	return rc;
 }
 
-int bl_store(struct engine_worker *wb, enum engine_store_mode mode,
-	     const void *key, size_t klen, const void *val, size_t vlen,
-	     uint32_t flags, int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
+enum engine_status
+bl_store(struct engine_worker *wb, enum engine_store_mode mode, const void *key,
+	 size_t klen, const void *val, size_t vlen, uint32_t flags,
+	 int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
 {
 	struct bl_worker *w = bl_w(wb);
 	struct bl_engine *e = w->e;
@@ -445,7 +465,7 @@ int bl_store(struct engine_worker *wb, enum engine_store_mode mode,
 	struct bl_item *it, *found, *cur = NULL;
 	struct bl_op op;
 	int64_t now;
-	int rc;
+	enum engine_status rc;
 
 	if (unlikely(klen == 0 || klen > ENGINE_KEY_MAX))
 		return ENGINE_INVALID;
@@ -506,7 +526,9 @@ count:
 	return rc;
 }
 
-int bl_remove(struct engine_worker *wb, const void *key, size_t klen, uint64_t cas_in)
+enum engine_status
+bl_remove(struct engine_worker *wb, const void *key, size_t klen,
+	  uint64_t cas_in)
 {
 	struct bl_worker *w = bl_w(wb);
 	struct bl_engine *e = w->e;
@@ -514,7 +536,7 @@ int bl_remove(struct engine_worker *wb, const void *key, size_t klen, uint64_t c
 	struct bl_op op;
 	int32_t pos = -1;
 	bool ours;
-	int rc;
+	enum engine_status rc;
 
 	if (unlikely(klen == 0 || klen > ENGINE_KEY_MAX))
 		return ENGINE_INVALID;
@@ -550,8 +572,9 @@ int bl_remove(struct engine_worker *wb, const void *key, size_t klen, uint64_t c
 	return rc;
 }
 
-int bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
-	     uint64_t delta, uint64_t *value_out, uint64_t *cas_out)
+enum engine_status
+bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
+	 uint64_t delta, uint64_t *value_out, uint64_t *cas_out)
 {
 	struct bl_worker *w = bl_w(wb);
 	struct bl_engine *e = w->e;
@@ -560,7 +583,7 @@ int bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 	size_t size = 0;
 	uint64_t v = 0;
 	int64_t now;
-	int rc;
+	enum engine_status rc;
 
 	if (unlikely(klen == 0 || klen > ENGINE_KEY_MAX))
 		return ENGINE_INVALID;
@@ -589,7 +612,8 @@ int bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 			}
 			if (rc == ENGINE_OK) {
 				it->flags = cur->flags;
-				it->expires_at = __atomic_load_n(&cur->expires_at, __ATOMIC_RELAXED);
+				it->expires_at = __atomic_load_n(&cur->expires_at,
+								 __ATOMIC_RELAXED);
 				it->vlen = (uint32_t)len;
 				it->klen = (uint8_t)klen;
 				it->fetched = 0;
@@ -625,7 +649,8 @@ int bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 	return rc;
 }
 
-int bl_touch(struct engine_worker *wb, const void *key, size_t klen, int64_t exptime)
+enum engine_status
+bl_touch(struct engine_worker *wb, const void *key, size_t klen, int64_t exptime)
 {
 	struct bl_worker *w = bl_w(wb);
 	struct bl_engine *e = w->e;

@@ -214,7 +214,8 @@ struct bl_engine {
 
 /* The 64-bit fingerprint that is the rte_hash key. Its low 32 bits are the
  * rte_hash signature (bucket and tag), its high bits pick the stripe. */
-static inline uint64_t bl_fingerprint(const void *key, size_t klen)
+static inline uint64_t
+bl_fingerprint(const void *key, size_t klen)
 {
 	/* rte_jhash reads whole 32-bit words, up to 3 bytes past the end of
 	 * the key (then masks them): hash a padded copy, never the caller's
@@ -227,44 +228,51 @@ static inline uint64_t bl_fingerprint(const void *key, size_t klen)
 	return ((uint64_t)pb << 32) | pc;
 }
 
-static inline struct bl_stripe *bl_stripe_of(const struct bl_engine *e, uint64_t fp)
+static inline struct bl_stripe *
+bl_stripe_of(const struct bl_engine *e, uint64_t fp)
 {
 	return &e->stripes[(fp >> 32) & (BL_STRIPES - 1)];
 }
 
-static inline int64_t bl_now(const struct bl_engine *e)
+static inline int64_t
+bl_now(const struct bl_engine *e)
 {
 	return e->clock(e->clock_arg);
 }
 
-static inline void bl_online(struct bl_worker *w)
+static inline void
+bl_online(struct bl_worker *w)
 {
 	rte_rcu_qsbr_thread_online(w->e->qsv, w->tid);
 	w->online = true;
 }
 
-static inline void bl_offline(struct bl_worker *w)
+static inline void
+bl_offline(struct bl_worker *w)
 {
 	rte_rcu_qsbr_thread_offline(w->e->qsv, w->tid);
 	w->online = false;
 }
 
 /* Waits for a stripe lock; only while offline (rule 3). */
-static inline void bl_stripe_lock(struct bl_worker *w, struct bl_stripe *s)
+static inline void
+bl_stripe_lock(struct bl_worker *w, struct bl_stripe *s)
 {
 	RTE_ASSERT(!w->online);
 	rte_spinlock_lock(&s->lock);
 	w->base.counters[ENGINE_C_lock_bucket]++;
 }
 
-static inline void bl_stripe_unlock(struct bl_stripe *s)
+static inline void
+bl_stripe_unlock(struct bl_stripe *s)
 {
 	rte_spinlock_unlock(&s->lock);
 }
 
 /* The item linked under fp, or NULL; caller online. It may hold another
  * key with the same fingerprint: check with bl_item_is(). */
-static inline struct bl_item *bl_lookup(const struct bl_engine *e, uint64_t fp)
+static inline struct bl_item *
+bl_lookup(const struct bl_engine *e, uint64_t fp)
 {
 	void *data;
 
@@ -273,35 +281,41 @@ static inline struct bl_item *bl_lookup(const struct bl_engine *e, uint64_t fp)
 	return data;
 }
 
-static inline bool bl_item_is(const struct bl_item *it, const void *key, size_t klen)
+static inline bool
+bl_item_is(const struct bl_item *it, const void *key, size_t klen)
 {
 	return it->klen == klen && memcmp(it->data, key, klen) == 0;
 }
 
-static inline bool bl_item_expired(const struct bl_item *it, int64_t now)
+static inline bool
+bl_item_expired(const struct bl_item *it, int64_t now)
 {
 	int64_t at = __atomic_load_n(&it->expires_at, __ATOMIC_RELAXED);
 
 	return at != 0 && now >= at;
 }
 
-static inline bool bl_item_flushed(const struct bl_engine *e, const struct bl_item *it)
+static inline bool
+bl_item_flushed(const struct bl_engine *e, const struct bl_item *it)
 {
 	return it->cas <= __atomic_load_n(&e->flush_cas, __ATOMIC_ACQUIRE);
 }
 
-static inline size_t bl_item_size(const struct bl_item *it)
+static inline size_t
+bl_item_size(const struct bl_item *it)
 {
 	return BL_ITEM_HDR + it->klen + it->vlen;
 }
 
-static inline uint64_t bl_cas_visible(const struct bl_engine *e, const struct bl_item *it)
+static inline uint64_t
+bl_cas_visible(const struct bl_engine *e, const struct bl_item *it)
 {
 	return e->cas_disabled ? 0 : it->cas;
 }
 
 /* xorshift64*: cheap per-worker randomness for sampling. */
-static inline uint32_t bl_rand(struct bl_worker *w)
+static inline uint32_t
+bl_rand(struct bl_worker *w)
 {
 	uint64_t x = w->rng;
 
@@ -313,7 +327,8 @@ static inline uint32_t bl_rand(struct bl_worker *w)
 }
 
 /* Uniform in [0, n) without a division (Lemire's multiply-shift). */
-static inline uint32_t bl_rand_below(struct bl_worker *w, uint32_t n)
+static inline uint32_t
+bl_rand_below(struct bl_worker *w, uint32_t n)
 {
 	return (uint32_t)(((uint64_t)bl_rand(w) * n) >> 32);
 }
@@ -324,7 +339,8 @@ static inline uint32_t bl_rand_below(struct bl_worker *w, uint32_t n)
 /* Applies a delayed flush_all whose time has come (see bl_flush_fire). */
 void bl_flush_fire(struct bl_engine *e, int64_t at);
 
-static inline void bl_flush_check(struct bl_engine *e, int64_t now)
+static inline void
+bl_flush_check(struct bl_engine *e, int64_t now)
 {
 	int64_t at = __atomic_load_n(&e->flush_at, __ATOMIC_RELAXED);
 
@@ -338,7 +354,8 @@ static inline void bl_flush_check(struct bl_engine *e, int64_t now)
 int bl_alloc_init(struct bl_engine *e, char *err, size_t errlen);
 void bl_alloc_fini(struct bl_engine *e);
 
-static inline unsigned bl_class_of(const struct bl_engine *e, size_t size)
+static inline unsigned
+bl_class_of(const struct bl_engine *e, size_t size)
 {
 	unsigned lo = 0, hi;
 
@@ -405,17 +422,16 @@ void bl_backoff(unsigned round);
 
 /* --- bl_ops.c: the operations ------------------------------------------ */
 
-int bl_get(struct engine_worker *w, const void *key, size_t klen,
-	   int64_t touch_exptime, void *buf, size_t cap, struct engine_item *it);
-int bl_store(struct engine_worker *w, enum engine_store_mode mode,
-	     const void *key, size_t klen, const void *val, size_t vlen,
-	     uint32_t flags, int64_t exptime, uint64_t cas_in, uint64_t *cas_out);
-int bl_remove(struct engine_worker *w, const void *key, size_t klen,
-	      uint64_t cas_in);
-int bl_arith(struct engine_worker *w, const void *key, size_t klen, bool incr,
-	     uint64_t delta, uint64_t *value_out, uint64_t *cas_out);
-int bl_touch(struct engine_worker *w, const void *key, size_t klen,
-	     int64_t exptime);
+enum engine_status bl_get(struct engine_worker *w, const void *key, size_t klen,
+			  int64_t touch_exptime, void *buf, size_t cap, struct engine_item *it);
+enum engine_status bl_store(struct engine_worker *w, enum engine_store_mode mode, const void *key,
+			    size_t klen, const void *val, size_t vlen, uint32_t flags,
+			    int64_t exptime, uint64_t cas_in, uint64_t *cas_out);
+enum engine_status bl_remove(struct engine_worker *w, const void *key, size_t klen,
+			     uint64_t cas_in);
+enum engine_status bl_arith(struct engine_worker *w, const void *key, size_t klen, bool incr,
+			    uint64_t delta, uint64_t *value_out, uint64_t *cas_out);
+enum engine_status bl_touch(struct engine_worker *w, const void *key, size_t klen, int64_t exptime);
 
 /* --- baseline.c: threads ------------------------------------------------ */
 

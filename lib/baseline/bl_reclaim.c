@@ -21,11 +21,13 @@
 #include <rte_malloc.h>
 #include <rte_pause.h>
 
-#include "bl_private.h"
+#include "baseline/bl_private.h"
+#include "util/util_err.h"
 
 /* Defer-queue callback: the grace period of these entries is over. Runs
  * under reclaim_lock. */
-static void bl_dq_free(void *p, void *elem, unsigned int n)
+static void
+bl_dq_free(void *p, void *elem, unsigned int n)
 {
 	struct bl_engine *e = p;
 	struct bl_retire *r = elem;
@@ -40,7 +42,8 @@ static void bl_dq_free(void *p, void *elem, unsigned int n)
 	__atomic_fetch_sub(&e->dq_used, n, __ATOMIC_RELEASE);
 }
 
-int bl_reclaim_init(struct bl_engine *e, char *err, size_t errlen)
+int
+bl_reclaim_init(struct bl_engine *e, char *err, size_t errlen)
 {
 	struct rte_rcu_qsbr_dq_parameters dp = {0};
 	char name[RTE_RCU_QSBR_DQ_NAMESIZE];
@@ -49,10 +52,9 @@ int bl_reclaim_init(struct bl_engine *e, char *err, size_t errlen)
 	uint32_t size;
 
 	e->qsv = rte_zmalloc("bl_qsbr", sz, RTE_CACHE_LINE_SIZE);
-	if (e->qsv == NULL || rte_rcu_qsbr_init(e->qsv, threads) != 0) {
-		snprintf(err, errlen, "cannot allocate the RCU variable for %u threads", threads);
-		return -1;
-	}
+	if (e->qsv == NULL || rte_rcu_qsbr_init(e->qsv, threads) != 0)
+		return util_fail(err, errlen, "cannot allocate the RCU variable for %u threads",
+				 threads);
 	/* Room for what a few thousand operations unlink between two grace
 	 * periods; 2^k - 1 so that the ring (2^k entries) is not doubled. */
 	size = rte_align32prevpow2(e->entries / 16);
@@ -71,16 +73,15 @@ int bl_reclaim_init(struct bl_engine *e, char *err, size_t errlen)
 	dp.v = e->qsv;
 	e->dq_size = size;
 	e->dq = rte_rcu_qsbr_dq_create(&dp);
-	if (e->dq == NULL) {
-		snprintf(err, errlen, "cannot create the RCU defer queue: %s",
-			 rte_strerror(rte_errno));
-		return -1;
-	}
+	if (e->dq == NULL)
+		return util_fail(err, errlen, "cannot create the RCU defer queue: %s",
+				 rte_strerror(rte_errno));
 	rte_spinlock_init(&e->reclaim_lock);
 	return 0;
 }
 
-void bl_reclaim_fini(struct bl_engine *e)
+void
+bl_reclaim_fini(struct bl_engine *e)
 {
 	if (e->dq != NULL) {
 		rte_spinlock_lock(&e->reclaim_lock);
@@ -94,7 +95,8 @@ void bl_reclaim_fini(struct bl_engine *e)
 	e->qsv = NULL;
 }
 
-void bl_backoff(unsigned round)
+void
+bl_backoff(unsigned round)
 {
 	if (round < 8) {
 		for (unsigned i = 0; i < (16u << round); i++)
@@ -105,7 +107,8 @@ void bl_backoff(unsigned round)
 	}
 }
 
-unsigned bl_reclaim(struct bl_worker *w, bool wait, unsigned *pending)
+unsigned
+bl_reclaim(struct bl_worker *w, bool wait, unsigned *pending)
 {
 	struct bl_engine *e = w->e;
 	unsigned freed = 0, left = 0;
@@ -127,8 +130,9 @@ unsigned bl_reclaim(struct bl_worker *w, bool wait, unsigned *pending)
 	return freed;
 }
 
-void bl_defer(struct bl_worker *w, struct bl_item *it, int32_t pos,
-	      enum bl_retire_reason why)
+void
+bl_defer(struct bl_worker *w, struct bl_item *it, int32_t pos,
+	 enum bl_retire_reason why)
 {
 	struct bl_engine *e = w->e;
 	struct bl_retire r = { .it = it, .pos = pos, .reason = why };

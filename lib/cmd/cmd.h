@@ -63,6 +63,10 @@ struct cmd_server_stats {
 	/* per-worker engine counters for `stats workers` (may be NULL) */
 	struct engine_worker *const *workers;
 	unsigned nworkers;
+	/* per-worker connections for `stats workers`, open now and served
+	 * since start (NULL: the stack does not keep them) */
+	void (*worker_conns)(const void *arg, unsigned worker, uint64_t *curr, uint64_t *total);
+	const void *worker_conns_arg;
 };
 
 /* State shared by all connections of a server that lib/cmd changes at run
@@ -86,6 +90,12 @@ struct cmd_settings {            /* server-wide, read-only after start */
 	bool cas_disabled;           /* -C */
 	bool flush_disabled;         /* -F */
 	bool shutdown_enabled;       /* -A */
+	/* UDP (sources are forged at no cost, replies can be thousands of
+	 * times a request): reads only (get/gets/gat/gats/mg/mn/version)
+	 * unless udp_writes, and at most udp_reply_max reply bytes per
+	 * datagram (0: no limit); over it the reply is an error line. */
+	bool udp_writes;
+	size_t udp_reply_max;
 	int verbosity;               /* -v count */
 	const char *version;         /* VERSION reply and `stats` version */
 	/* Fills server-level stats; may be NULL (those lines then print 0). */

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * Meta commands (mg, ms, md, ma, me) against the engine. Return flags are
+ * Meta commands (mg, ms, md, ma, me, mn) against the engine. Return flags are
  * echoed in request order as memcached does. Flags that need per-item state
  * the engine does not keep (last access 'l'; the stale/win tokens behind
  * N, R and I) are handled as docs/protocol.md describes.
  */
 #include <string.h>
 
-#include "cmd_private.h"
+#include "cmd/cmd_private.h"
 
 /* " k<key>", base64 again (with " b") when the request sent it so. */
-static size_t put_key(char *p, const struct proto_req *req)
+static size_t
+put_key(char *p, const struct proto_req *req)
 {
 	size_t n = 2;
 
@@ -26,21 +27,24 @@ static size_t put_key(char *p, const struct proto_req *req)
 	return n + req->klen;
 }
 
-static size_t put_opaque(char *p, const struct proto_meta *m)
+static size_t
+put_opaque(char *p, const struct proto_meta *m)
 {
 	p[0] = ' ';
 	memcpy(p + 1, m->opaque, m->opaque_len);
 	return 1 + m->opaque_len;
 }
 
-static size_t put_num(char *p, char flag, uint64_t v)
+static size_t
+put_num(char *p, char flag, uint64_t v)
 {
 	p[0] = ' ';
 	p[1] = flag;
 	return 2 + proto_u64_to_dec(v, p + 2);
 }
 
-static size_t put_ttl(char *p, const struct engine_item *it, int64_t now)
+static size_t
+put_ttl(char *p, const struct engine_item *it, int64_t now)
 {
 	p[0] = ' ';
 	p[1] = 't';
@@ -53,7 +57,8 @@ static size_t put_ttl(char *p, const struct engine_item *it, int64_t now)
 }
 
 /* A status line with only the O and k flags echoed (misses, EX, NF...). */
-static void status_line(struct cmd_conn *c, const struct proto_req *req, const char *code)
+static void
+status_line(struct cmd_conn *c, const struct proto_req *req, const char *code)
 {
 	char line[CMD_HDR_MAX];
 	size_t n = 2;
@@ -71,8 +76,9 @@ static void status_line(struct cmd_conn *c, const struct proto_req *req, const c
 
 /* ---- mg ------------------------------------------------------------------ */
 
-static size_t mg_header(char *h, const struct proto_req *req, const struct engine_item *it,
-			int64_t now)
+static size_t
+mg_header(char *h, const struct proto_req *req, const struct engine_item *it,
+	  int64_t now)
 {
 	const struct proto_meta *m = &req->meta;
 	size_t n;
@@ -119,7 +125,8 @@ static size_t mg_header(char *h, const struct proto_req *req, const struct engin
 
 /* memcached applies the flags in order: a 't' before the 'T' reports the
  * TTL the item had before this request changed it. */
-static bool ttl_before_touch(const struct proto_meta *m)
+static bool
+ttl_before_touch(const struct proto_meta *m)
 {
 	for (unsigned i = 0; i < m->norder; i++) {
 		if (m->order[i] == 'T')
@@ -130,7 +137,8 @@ static bool ttl_before_touch(const struct proto_meta *m)
 	return false;
 }
 
-static void exec_mg(struct cmd_conn *c, const struct proto_req *req)
+static void
+exec_mg(struct cmd_conn *c, const struct proto_req *req)
 {
 	const struct proto_meta *m = &req->meta;
 	int64_t touch = m->has_ttl ? m->ttl : ENGINE_NO_TOUCH;
@@ -186,7 +194,8 @@ static void exec_mg(struct cmd_conn *c, const struct proto_req *req)
 
 /* ---- ms ------------------------------------------------------------------ */
 
-static void exec_ms(struct cmd_conn *c, const struct proto_req *req)
+static void
+exec_ms(struct cmd_conn *c, const struct proto_req *req)
 {
 	const struct proto_meta *m = &req->meta;
 	enum engine_store_mode mode = ENGINE_SET;
@@ -194,7 +203,7 @@ static void exec_ms(struct cmd_conn *c, const struct proto_req *req)
 	char line[CMD_HDR_MAX];
 	const char *code;
 	size_t n = 2;
-	int rc;
+	enum engine_status rc;
 
 	switch (m->mode) {
 	case 'E':
@@ -278,10 +287,11 @@ static void exec_ms(struct cmd_conn *c, const struct proto_req *req)
 
 /* ---- md ------------------------------------------------------------------ */
 
-static void exec_md(struct cmd_conn *c, const struct proto_req *req)
+static void
+exec_md(struct cmd_conn *c, const struct proto_req *req)
 {
 	const struct proto_meta *m = &req->meta;
-	int rc;
+	enum engine_status rc;
 
 	if (m->has_cas && m->cas == 0 && !c->s->cas_disabled) {
 		/* C0 never matches a live item (cas uniques are never 0); the
@@ -319,8 +329,9 @@ static void exec_md(struct cmd_conn *c, const struct proto_req *req)
 
 /* incr/decr only if the cas unique matches: the engine's arith has no
  * compare, so read, compute and store with cas (atomic through the cas). */
-static int arith_cas(struct cmd_conn *c, const struct proto_req *req, bool incr, uint64_t *value,
-		     uint64_t *cas_out)
+static enum engine_status
+arith_cas(struct cmd_conn *c, const struct proto_req *req, bool incr,
+	  uint64_t *value, uint64_t *cas_out)
 {
 	const struct proto_meta *m = &req->meta;
 	struct engine_item it;
@@ -328,7 +339,7 @@ static int arith_cas(struct cmd_conn *c, const struct proto_req *req, bool incr,
 	char *scratch;
 	uint64_t v;
 	size_t n;
-	int rc;
+	enum engine_status rc;
 
 	rc = engine_get(c->w, req->key, req->klen, ENGINE_NO_TOUCH, NULL, 0, &it);
 	if (rc == ENGINE_MISS)
@@ -358,7 +369,8 @@ static int arith_cas(struct cmd_conn *c, const struct proto_req *req, bool incr,
 	return rc;
 }
 
-static void exec_ma(struct cmd_conn *c, const struct proto_req *req)
+static void
+exec_ma(struct cmd_conn *c, const struct proto_req *req)
 {
 	const struct proto_meta *m = &req->meta;
 	bool incr = m->mode != 'D' && m->mode != '-';
@@ -366,7 +378,7 @@ static void exec_ma(struct cmd_conn *c, const struct proto_req *req)
 	bool created = false;
 	char line[CMD_HDR_MAX + 24], num[24];
 	size_t n, nlen;
-	int rc;
+	enum engine_status rc;
 
 	/* memcached's arithmetic reads C0 as "no compare" */
 	if (m->has_cas && m->cas != 0)
@@ -465,7 +477,8 @@ static void exec_ma(struct cmd_conn *c, const struct proto_req *req)
 
 /* ---- me ------------------------------------------------------------------ */
 
-static void exec_me(struct cmd_conn *c, const struct proto_req *req)
+static void
+exec_me(struct cmd_conn *c, const struct proto_req *req)
 {
 	char line[CMD_HDR_MAX + 128];
 	struct engine_item it;
@@ -499,7 +512,8 @@ static void exec_me(struct cmd_conn *c, const struct proto_req *req)
 	memcpy(line + n, " cas=", 5);
 	n += 5;
 	n += proto_u64_to_dec(it.cas, line + n);
-	memcpy(line + n, it.fetched_before ? " fetch=yes" : " fetch=no", it.fetched_before ? 10 : 9);
+	memcpy(line + n, it.fetched_before ? " fetch=yes" : " fetch=no",
+	       it.fetched_before ? 10 : 9);
 	n += it.fetched_before ? 10 : 9;
 	memcpy(line + n, " size=", 6);
 	n += 6;
@@ -508,7 +522,8 @@ static void exec_me(struct cmd_conn *c, const struct proto_req *req)
 	cmd_put(c, line, n + 2);
 }
 
-void cmd_exec_meta(struct cmd_conn *c, const struct proto_req *req)
+void
+cmd_exec_meta(struct cmd_conn *c, const struct proto_req *req)
 {
 	switch (req->cmd) {
 	case PROTO_CMD_MG:
@@ -525,6 +540,9 @@ void cmd_exec_meta(struct cmd_conn *c, const struct proto_req *req)
 		break;
 	case PROTO_CMD_ME:
 		exec_me(c, req);
+		break;
+	case PROTO_CMD_MN:
+		cmd_put(c, "MN\r\n", 4);
 		break;
 	default:
 		cmd_reply(c, false, "ERROR");

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * lib/cmd internals shared by cmd.c (the request loop and the classic
- * commands), cmd_meta.c and cmd_stats.c.
+ * lib/cmd internals, the one header every file of lib/cmd includes:
+ *   cmd.c          the connection, the request loop and dispatch
+ *   cmd_reply.c    composing replies (cmd_put, cmd_reply, cmd_fail)
+ *   cmd_fetch.c    engine and settings access (cmd_fetch, cmd_drop_key, cmd_now)
+ *   cmd_classic.c  the classic commands (cmd_exec_get, cmd_exec_store, ...)
+ *   cmd_meta.c     the meta commands (cmd_exec_meta)
+ *   cmd_stats.c    stats and its subcommands (cmd_exec_stats)
+ *   cmd_admin.c    cache_memlimit, slabs, lru_crawler (memcached's administration)
+ * Calls run one way only: cmd.c -> the command files -> the helpers.
  */
 #ifndef SEGCACHED_CMD_PRIVATE_H
 #define SEGCACHED_CMD_PRIVATE_H
 
-#include "cmd.h"
+#include "cmd/cmd.h"
 #include "proto/proto.h"
 #include "proto/proto_out.h"
 
@@ -27,6 +34,7 @@ struct cmd_conn {
 	struct engine_worker *w;
 	struct proto_parser parser;
 	bool udp;
+	size_t udp_sent;           /* reply bytes of this datagram, earlier calls */
 	/* this cmd_process() call */
 	struct proto_out *out;
 	unsigned *actions;
@@ -36,12 +44,16 @@ struct cmd_conn {
 	struct engine_item last;
 };
 
+/* ---- replies (cmd_reply.c) ---- */
+
 /* Appends a line unless the request is noreply. A full output buffer is
  * fatal for the connection (CMD_ACT_CLOSE). */
 void cmd_reply(struct cmd_conn *c, bool noreply, const char *line);
 /* Appends bytes; sets CMD_ACT_CLOSE when out cannot take them. */
 bool cmd_put(struct cmd_conn *c, const void *p, size_t n);
 void cmd_fail(struct cmd_conn *c);
+
+/* ---- engine and settings access (cmd_fetch.c) ---- */
 
 /* Reads key into the output buffer behind a gap of `gap` bytes (the gap
  * must not exceed CMD_HDR_MAX); on ENGINE_OK the value is at
@@ -59,7 +71,27 @@ int64_t cmd_now(const struct cmd_conn *c);
  * of a set that failed for size or memory; that is not a delete command). */
 void cmd_drop_key(struct cmd_conn *c, const char *key, size_t klen);
 
+/* ---- the commands, called by cmd.c's dispatch ---- */
+
+/* Classic commands (cmd_classic.c); req->error is handled by the caller
+ * except by flush_all and shutdown, which answer it themselves. */
+void cmd_exec_get(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_store(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_delete(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_arith(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_touch(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_flush_all(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_shutdown(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_version(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_verbosity(struct cmd_conn *c, const struct proto_req *req);
+
+/* mg, ms, md, ma, me, mn (cmd_meta.c) */
 void cmd_exec_meta(struct cmd_conn *c, const struct proto_req *req);
+/* stats [arg] (cmd_stats.c) */
 void cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req);
+/* cache_memlimit, slabs, lru_crawler (cmd_admin.c) */
+void cmd_exec_cache_memlimit(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_slabs(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_lru_crawler(struct cmd_conn *c, const struct proto_req *req);
 
 #endif /* SEGCACHED_CMD_PRIVATE_H */

@@ -11,26 +11,30 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd_private.h"
+#include "cmd/cmd_private.h"
 
-static uint64_t ld(const uint64_t *p)
+static uint64_t
+ld(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-static void st(uint64_t *p, uint64_t v)
+static void
+st(uint64_t *p, uint64_t v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
 
-static uint64_t since(uint64_t now, const uint64_t *base)
+static uint64_t
+since(uint64_t now, const uint64_t *base)
 {
 	uint64_t b = ld(base);
 
 	return now >= b ? now - b : 0;
 }
 
-static void gather(struct cmd_conn *c, struct engine_stats *es, struct cmd_server_stats *ss)
+static void
+gather(struct cmd_conn *c, struct engine_stats *es, struct cmd_server_stats *ss)
 {
 	memset(es, 0, sizeof(*es));
 	memset(ss, 0, sizeof(*ss));
@@ -44,25 +48,29 @@ struct stat_out {
 	bool ok;
 };
 
-static void put_str(struct stat_out *so, const char *name, const char *v)
+static void
+put_str(struct stat_out *so, const char *name, const char *v)
 {
 	if (so->ok && !proto_out_stat(so->c->out, name, v ? v : "NULL"))
 		so->ok = false;
 }
 
-static void put_u64(struct stat_out *so, const char *name, uint64_t v)
+static void
+put_u64(struct stat_out *so, const char *name, uint64_t v)
 {
 	if (so->ok && !proto_out_stat_u64(so->c->out, name, v))
 		so->ok = false;
 }
 
-static void put_bool(struct stat_out *so, const char *name, bool v, const char *yes,
-		     const char *no)
+static void
+put_bool(struct stat_out *so, const char *name, bool v, const char *yes,
+	 const char *no)
 {
 	put_str(so, name, v ? yes : no);
 }
 
-static void put_rusage(struct stat_out *so, const char *name, uint64_t us)
+static void
+put_rusage(struct stat_out *so, const char *name, uint64_t us)
 {
 	char buf[48];
 
@@ -71,7 +79,8 @@ static void put_rusage(struct stat_out *so, const char *name, uint64_t us)
 	put_str(so, name, buf);
 }
 
-static void finish(struct stat_out *so)
+static void
+finish(struct stat_out *so)
 {
 	if (so->ok)
 		so->ok = cmd_put(so->c, "END\r\n", 5);
@@ -79,7 +88,8 @@ static void finish(struct stat_out *so)
 		cmd_fail(so->c);
 }
 
-static unsigned log2_u64(uint64_t v)
+static unsigned
+log2_u64(uint64_t v)
 {
 	unsigned n = 0;
 
@@ -90,7 +100,8 @@ static unsigned log2_u64(uint64_t v)
 	return n;
 }
 
-static void stats_general(struct cmd_conn *c)
+static void
+stats_general(struct cmd_conn *c)
 {
 	struct cmd_runtime *rt = c->rt;
 	struct stat_out so = { c, true };
@@ -161,7 +172,8 @@ static void stats_general(struct cmd_conn *c)
 	finish(&so);
 }
 
-static void stats_reset(struct cmd_conn *c)
+static void
+stats_reset(struct cmd_conn *c)
 {
 	struct cmd_runtime *rt = c->rt;
 	struct cmd_server_stats ss;
@@ -185,7 +197,8 @@ static void stats_reset(struct cmd_conn *c)
 	cmd_reply(c, false, "RESET");
 }
 
-static void stats_settings(struct cmd_conn *c)
+static void
+stats_settings(struct cmd_conn *c)
 {
 	const struct cmd_settings *s = c->s;
 	struct stat_out so = { c, true };
@@ -222,7 +235,8 @@ static void stats_settings(struct cmd_conn *c)
 	finish(&so);
 }
 
-static void stats_segments(struct cmd_conn *c)
+static void
+stats_segments(struct cmd_conn *c)
 {
 	struct stat_out so = { c, true };
 	struct cmd_server_stats ss;
@@ -234,6 +248,8 @@ static void stats_segments(struct cmd_conn *c)
 	put_u64(&so, "seg_total", es.seg_total);
 	put_u64(&so, "seg_free", es.seg_free);
 	put_u64(&so, "seg_open", es.seg_open);
+	put_u64(&so, "seg_open_shared", es.seg_open_shared);
+	put_u64(&so, "seg_open_bytes", es.seg_open_bytes);
 	put_u64(&so, "seg_sealed", es.seg_sealed);
 	put_u64(&so, "seg_hash", es.seg_hash);
 	put_u64(&so, "seg_expired", es.seg_expired);
@@ -241,6 +257,7 @@ static void stats_segments(struct cmd_conn *c)
 	put_u64(&so, "seg_merged", es.seg_merged);
 	put_u64(&so, "hash_buckets", es.hash_buckets);
 	put_u64(&so, "hash_overflow", es.hash_overflow);
+	put_u64(&so, "hash_overflow_free", es.hash_overflow_free);
 	put_u64(&so, "heap_bytes", es.heap_bytes);
 	put_u64(&so, "table_bytes", es.table_bytes);
 	put_u64(&so, "meta_bytes", es.meta_bytes);
@@ -249,14 +266,16 @@ static void stats_segments(struct cmd_conn *c)
 	put_u64(&so, "locks_other", es.locks_other);
 	put_u64(&so, "lock_bucket", e[ENGINE_C_lock_bucket]);
 	put_u64(&so, "lock_segment", e[ENGINE_C_lock_segment]);
+	put_u64(&so, "evict_waits", e[ENGINE_C_evict_waits]);
 	put_u64(&so, "read_retries", e[ENGINE_C_read_retries]);
 	finish(&so);
 }
 
-static void stats_workers(struct cmd_conn *c)
+static void
+stats_workers(struct cmd_conn *c)
 {
 	static const char *const names[ENGINE_C_MAX] = {
-#define NAME(n) #n,
+#define NAME(n, desc) #n,
 		ENGINE_WORKER_COUNTERS(NAME)
 #undef NAME
 	};
@@ -268,6 +287,16 @@ static void stats_workers(struct cmd_conn *c)
 	for (unsigned w = 0; ss.workers && w < ss.nworkers; w++) {
 		const struct engine_worker *ew = ss.workers[w];
 
+		if (ss.worker_conns) {
+			uint64_t curr, total;
+			char name[64];
+
+			ss.worker_conns(ss.worker_conns_arg, w, &curr, &total);
+			snprintf(name, sizeof(name), "worker:%u:curr_connections", w);
+			put_u64(&so, name, curr);
+			snprintf(name, sizeof(name), "worker:%u:total_connections", w);
+			put_u64(&so, name, total);
+		}
 		if (!ew)
 			continue;
 		for (unsigned i = 0; i < ENGINE_C_MAX; i++) {
@@ -281,19 +310,26 @@ static void stats_workers(struct cmd_conn *c)
 	finish(&so);
 }
 
-static bool arg_is(const struct proto_req *req, const char *word)
+static bool
+arg_is(const struct proto_req *req, const char *word)
 {
 	size_t n = strlen(word);
 
 	return req->arg_len == n && memcmp(req->arg, word, n) == 0;
 }
 
-void cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req)
+void
+cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req)
 {
 	struct stat_out so = { c, true };
 
 	if (!req->arg) {
 		stats_general(c);
+	} else if (req->sub == PROTO_SUB_STATS_CACHEDUMP) {
+		/* the arguments were valid (the parser checked them as memcached
+		 * does); there are no slab classes to dump: memcached's answer
+		 * when started with dumping disabled (-X) */
+		cmd_reply(c, false, "CLIENT_ERROR stats cachedump not allowed");
 	} else if (arg_is(req, "reset")) {
 		stats_reset(c);
 	} else if (arg_is(req, "settings")) {

@@ -4,12 +4,13 @@
  * Helpers shared by both storage engines: the clock, memcached's exptime
  * rules and the decimal form of incr/decr values.
  */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <string.h>
 #include <time.h>
 
-int64_t engine_clock_default(void *arg)
+int64_t
+engine_clock_default(void *arg)
 {
 	/* Anchor a monotonic clock to the wall clock once, so that a wall
 	 * clock step (NTP, operator) neither expires nor resurrects items. */
@@ -32,7 +33,8 @@ int64_t engine_clock_default(void *arg)
 	return (int64_t)mono.tv_sec + __atomic_load_n(&offset, __ATOMIC_RELAXED);
 }
 
-int64_t engine_expiry_from_exptime(int64_t exptime, int64_t now)
+int64_t
+engine_expiry_from_exptime(int64_t exptime, int64_t now)
 {
 	if (exptime == 0)
 		return 0;
@@ -44,7 +46,8 @@ int64_t engine_expiry_from_exptime(int64_t exptime, int64_t now)
 	return exptime <= now ? -1 : exptime;
 }
 
-bool engine_parse_u64(const void *buf, size_t len, uint64_t *out)
+bool
+engine_parse_u64(const void *buf, size_t len, uint64_t *out)
 {
 	const unsigned char *p = buf;
 	uint64_t v = 0;
@@ -67,7 +70,8 @@ bool engine_parse_u64(const void *buf, size_t len, uint64_t *out)
 	return true;
 }
 
-size_t engine_format_u64(uint64_t v, char *buf)
+size_t
+engine_format_u64(uint64_t v, char *buf)
 {
 	char tmp[20];
 	size_t n = 0;
@@ -81,7 +85,8 @@ size_t engine_format_u64(uint64_t v, char *buf)
 	return n;
 }
 
-const char *engine_status_name(int status)
+const char *
+engine_status_name(enum engine_status status)
 {
 	static const char *const names[] = {
 		[ENGINE_OK] = "OK",
@@ -95,7 +100,7 @@ const char *engine_status_name(int status)
 		[ENGINE_INVALID] = "INVALID",
 	};
 
-	if (status < 0 || (size_t)status >= sizeof(names) / sizeof(names[0]))
+	if ((unsigned)status >= sizeof(names) / sizeof(names[0]))
 		return "UNKNOWN";
 	return names[status];
 }

@@ -89,36 +89,39 @@ struct engine_config {
 
 /* Counters kept per worker (no atomics on the data path) and summed by
  * engine_stats(). One table, used by both engines and by `stats`. */
-#define ENGINE_WORKER_COUNTERS(X)                                              \
-	X(cmd_get)      /* keys looked up by get/gets/gat/gats */              \
-	X(get_hits)                                                            \
-	X(get_misses)                                                          \
-	X(get_expired)  /* misses because the item had expired */              \
-	X(get_flushed)  /* misses because of flush_all */                      \
-	X(cmd_set)      /* every store attempt: set/add/replace/append/prepend/cas */ \
-	X(set_stored)                                                          \
-	X(set_not_stored)                                                      \
-	X(set_too_large)                                                       \
-	X(set_no_memory)                                                       \
-	X(cas_hits)                                                            \
-	X(cas_misses)                                                          \
-	X(cas_badval)                                                          \
-	X(cmd_touch)                                                           \
-	X(touch_hits)                                                          \
-	X(touch_misses)                                                        \
-	X(delete_hits)                                                         \
-	X(delete_misses)                                                       \
-	X(incr_hits)                                                           \
-	X(incr_misses)                                                         \
-	X(decr_hits)                                                           \
-	X(decr_misses)                                                         \
-	X(total_items)  /* items ever stored */                                \
-	X(lock_bucket)  /* hash bucket lock acquisitions (held for ns) */      \
-	X(lock_segment) /* segment-level lock acquisitions: pool, chain, evict */ \
-	X(read_retries) /* lock-free reads retried after a concurrent reuse */
+#define ENGINE_WORKER_COUNTERS(X)                                                       \
+	X(cmd_get, "keys looked up by get/gets/gat/gats")                               \
+	X(get_hits, "lookups that found the key")                                       \
+	X(get_misses, "lookups that did not")                                           \
+	X(get_expired, "misses because the item had expired")                           \
+	X(get_flushed, "misses because of flush_all")                                   \
+	X(cmd_set, "store attempts: set/add/replace/append/prepend/cas")                \
+	X(set_stored, "store attempts that stored")                                     \
+	X(set_not_stored, "add on a present key, replace/append/prepend on a missing one") \
+	X(set_too_large, "items over the item size limit")                              \
+	X(set_no_memory, "stores refused: no memory could be reclaimed")                \
+	X(cas_hits, "cas that stored")                                                  \
+	X(cas_misses, "cas on a missing key")                                           \
+	X(cas_badval, "cas on an item changed since it was read")                       \
+	X(cmd_touch, "touch and gat requests")                                          \
+	X(touch_hits, "touches that found the key")                                     \
+	X(touch_misses, "touches that did not")                                         \
+	X(delete_hits, "deletes that found the key")                                    \
+	X(delete_misses, "deletes that did not")                                        \
+	X(incr_hits, "incr that found the key")                                         \
+	X(incr_misses, "incr on a missing key")                                         \
+	X(decr_hits, "decr that found the key")                                         \
+	X(decr_misses, "decr on a missing key")                                         \
+	X(total_items, "items ever stored")                                             \
+	X(lock_bucket, "hash bucket lock acquisitions (held for ns)")                   \
+	X(lock_segment, "segment-level lock acquisitions: pool, chain, evict")          \
+	X(evict_waits, "evict_lock found held: waited for another thread's eviction")   \
+	X(read_retries, "lock-free reads retried after a concurrent reuse")               \
+	X(udp_refused, "UDP requests refused: not a read, and --udp-writes is off")      \
+	X(udp_capped, "UDP replies replaced by an error: over --udp-reply-max")
 
 enum engine_worker_counter {
-#define ENGINE_COUNTER_ENUM(name) ENGINE_C_##name,
+#define ENGINE_COUNTER_ENUM(name, desc) ENGINE_C_##name,
 	ENGINE_WORKER_COUNTERS(ENGINE_COUNTER_ENUM)
 #undef ENGINE_COUNTER_ENUM
 	ENGINE_C_MAX
@@ -149,6 +152,9 @@ struct engine_stats {
 	uint64_t seg_merged;     /* merge passes */
 	uint64_t hash_buckets;   /* primary buckets */
 	uint64_t hash_overflow;  /* overflow buckets in use */
+	uint64_t hash_overflow_free; /* overflow buckets given back, for reuse */
+	uint64_t seg_open_shared;    /* open segments that workers share */
+	uint64_t seg_open_bytes;     /* bytes appended so far to open segments */
 	uint64_t heap_bytes;
 	uint64_t table_bytes;
 	uint64_t meta_bytes;
@@ -162,20 +168,23 @@ struct engine_ops {
 	void (*destroy)(struct engine *e);
 	struct engine_worker *(*worker_create)(struct engine *e);
 	void (*worker_destroy)(struct engine_worker *w);
-	int (*get)(struct engine_worker *w, const void *key, size_t klen,
-		   int64_t touch_exptime, void *buf, size_t cap,
-		   struct engine_item *it);
-	int (*store)(struct engine_worker *w, enum engine_store_mode mode,
-		     const void *key, size_t klen, const void *val, size_t vlen,
-		     uint32_t flags, int64_t exptime, uint64_t cas_in,
-		     uint64_t *cas_out);
-	int (*remove)(struct engine_worker *w, const void *key, size_t klen,
-		      uint64_t cas_in);
-	int (*arith)(struct engine_worker *w, const void *key, size_t klen,
-		     bool incr, uint64_t delta, uint64_t *value_out,
-		     uint64_t *cas_out);
-	int (*touch)(struct engine_worker *w, const void *key, size_t klen,
-		     int64_t exptime);
+	/* The keyed operations; their wrappers below say what they return. */
+	enum engine_status (*get)(struct engine_worker *w, const void *key,
+				  size_t klen, int64_t touch_exptime, void *buf,
+				  size_t cap, struct engine_item *it);
+	enum engine_status (*store)(struct engine_worker *w,
+				    enum engine_store_mode mode,
+				    const void *key, size_t klen,
+				    const void *val, size_t vlen,
+				    uint32_t flags, int64_t exptime,
+				    uint64_t cas_in, uint64_t *cas_out);
+	enum engine_status (*remove)(struct engine_worker *w, const void *key,
+				     size_t klen, uint64_t cas_in);
+	enum engine_status (*arith)(struct engine_worker *w, const void *key,
+				    size_t klen, bool incr, uint64_t delta,
+				    uint64_t *value_out, uint64_t *cas_out);
+	enum engine_status (*touch)(struct engine_worker *w, const void *key,
+				    size_t klen, int64_t exptime);
 	void (*flush_all)(struct engine *e, int64_t delay);
 	unsigned (*expire)(struct engine *e);
 	void (*stats)(struct engine *e, struct engine_stats *st);
@@ -202,36 +211,101 @@ static inline void engine_worker_destroy(struct engine_worker *w)
 /* get/gets; with touch_exptime != ENGINE_NO_TOUCH also gat/gats. Copies the
  * value into buf when it fits; otherwise returns ENGINE_BUF_SMALL with *it
  * filled so the caller can retry with it->vlen bytes. buf may be NULL with
- * cap 0 to fetch only the item's meta data. */
-static inline int engine_get(struct engine_worker *w, const void *key,
-			     size_t klen, int64_t touch_exptime, void *buf,
-			     size_t cap, struct engine_item *it)
+ * cap 0 to fetch only the item's meta data.
+ *
+ * Returns:
+ * - ENGINE_OK: the value is in buf, *it is filled.
+ * - ENGINE_BUF_SMALL: *it is filled, the value did not fit (or buf is NULL);
+ *   a gat has set the new expiry all the same.
+ * - ENGINE_MISS: no live item (missing, expired or flushed).
+ * - ENGINE_INVALID: klen is 0 or over ENGINE_KEY_MAX.
+ * - ENGINE_NO_MEMORY: lib/seg only, gat/gats only: the touched item is
+ *   rewritten and no segment could be had for it.
+ */
+static inline enum engine_status engine_get(struct engine_worker *w,
+					    const void *key, size_t klen,
+					    int64_t touch_exptime, void *buf,
+					    size_t cap, struct engine_item *it)
 { return w->engine->ops->get(w, key, klen, touch_exptime, buf, cap, it); }
 
 /* set/add/replace/append/prepend/cas. cas_in is used by ENGINE_CAS (and,
  * when non-zero, by the other modes as a meta-protocol compare). *cas_out
- * (may be NULL) receives the new item's cas unique. */
-static inline int engine_store(struct engine_worker *w,
-			       enum engine_store_mode mode, const void *key,
-			       size_t klen, const void *val, size_t vlen,
-			       uint32_t flags, int64_t exptime, uint64_t cas_in,
-			       uint64_t *cas_out)
+ * (may be NULL) receives the new item's cas unique.
+ *
+ * Returns:
+ * - ENGINE_OK: stored (a negative or past exptime stores an item that is
+ *   expired at once, which removes the key's live item).
+ * - ENGINE_NOT_STORED: add on a live key; replace, append or prepend on a
+ *   missing one.
+ * - ENGINE_MISS: cas (or a non-zero cas_in with set/add/replace) on a
+ *   missing key.
+ * - ENGINE_EXISTS: cas_in does not match the item's cas unique.
+ * - ENGINE_TOO_LARGE: the item (for append/prepend: the joined item) is
+ *   over the item size limit. lib/seg also drops the key's old value on a
+ *   too large set, as memcached does; lib/baseline leaves it (lib/cmd
+ *   drops it).
+ * - ENGINE_NO_MEMORY: no room could be made (eviction off or nothing to
+ *   reclaim); lib/baseline also when a non-EAL thread finds no free lcore
+ *   id to borrow.
+ * - ENGINE_INVALID: klen is 0 or over ENGINE_KEY_MAX.
+ */
+static inline enum engine_status engine_store(struct engine_worker *w,
+					      enum engine_store_mode mode,
+					      const void *key, size_t klen,
+					      const void *val, size_t vlen,
+					      uint32_t flags, int64_t exptime,
+					      uint64_t cas_in,
+					      uint64_t *cas_out)
 { return w->engine->ops->store(w, mode, key, klen, val, vlen, flags, exptime, cas_in, cas_out); }
 
-/* delete; cas_in != 0 deletes only if the cas unique matches. */
-static inline int engine_delete(struct engine_worker *w, const void *key,
-				size_t klen, uint64_t cas_in)
+/* delete; cas_in != 0 deletes only if the cas unique matches.
+ *
+ * Returns:
+ * - ENGINE_OK: deleted.
+ * - ENGINE_MISS: no live item.
+ * - ENGINE_EXISTS: cas_in does not match; the item stays.
+ * - ENGINE_INVALID: klen is 0 or over ENGINE_KEY_MAX.
+ * - ENGINE_NO_MEMORY: lib/baseline only: a non-EAL thread found no free
+ *   lcore id to borrow.
+ */
+static inline enum engine_status engine_delete(struct engine_worker *w,
+					       const void *key, size_t klen,
+					       uint64_t cas_in)
 { return w->engine->ops->remove(w, key, klen, cas_in); }
 
 /* incr/decr: the value must be a decimal uint64 of at most 20 digits; incr
- * wraps at 2^64, decr stops at 0 (memcached). */
-static inline int engine_arith(struct engine_worker *w, const void *key,
-			       size_t klen, bool incr, uint64_t delta,
-			       uint64_t *value_out, uint64_t *cas_out)
+ * wraps at 2^64, decr stops at 0 (memcached). The item keeps its flags and
+ * expiry.
+ *
+ * Returns:
+ * - ENGINE_OK: *value_out and *cas_out (each may be NULL) are filled.
+ * - ENGINE_MISS: no live item.
+ * - ENGINE_NON_NUMERIC: the value is not a decimal uint64.
+ * - ENGINE_NO_MEMORY: the new item could not be placed (as store); for
+ *   lib/baseline also no free lcore id for a non-EAL thread.
+ * - ENGINE_TOO_LARGE: lib/baseline only: the new value would put the item
+ *   over the item size limit.
+ * - ENGINE_INVALID: klen is 0 or over ENGINE_KEY_MAX.
+ */
+static inline enum engine_status engine_arith(struct engine_worker *w,
+					      const void *key, size_t klen,
+					      bool incr, uint64_t delta,
+					      uint64_t *value_out,
+					      uint64_t *cas_out)
 { return w->engine->ops->arith(w, key, klen, incr, delta, value_out, cas_out); }
 
-static inline int engine_touch(struct engine_worker *w, const void *key,
-			       size_t klen, int64_t exptime)
+/* touch: sets a new expiry (a negative or past exptime removes the item).
+ *
+ * Returns:
+ * - ENGINE_OK: touched.
+ * - ENGINE_MISS: no live item.
+ * - ENGINE_NO_MEMORY: lib/seg only: the item is rewritten under its new
+ *   expiry and no segment could be had for it.
+ * - ENGINE_INVALID: klen is 0 or over ENGINE_KEY_MAX.
+ */
+static inline enum engine_status engine_touch(struct engine_worker *w,
+					      const void *key, size_t klen,
+					      int64_t exptime)
 { return w->engine->ops->touch(w, key, klen, exptime); }
 
 /* flush_all [delay]: delay <= 0 flushes now; otherwise every item that
@@ -266,7 +340,7 @@ bool engine_parse_u64(const void *buf, size_t len, uint64_t *out);
 size_t engine_format_u64(uint64_t v, char *buf);
 
 /* Name of a status, for logs and tests. */
-const char *engine_status_name(int status);
+const char *engine_status_name(enum engine_status status);
 
 #ifdef __cplusplus
 }

@@ -33,7 +33,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
-#include "net_counters.h"
+#include "net/net_counters.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -105,6 +105,13 @@ struct net_app_ops {
 /* Time source in microseconds (monotonic). Tests inject their own. */
 typedef uint64_t (*net_clock_fn)(void *arg);
 
+struct net_cidr {
+	uint32_t addr;
+	uint32_t mask;
+};
+
+#define NET_ALLOW_MAX 32
+
 struct net_stack_config {
 	const char *name;               /* for logs and the connection hash */
 	int socket_id;                  /* NUMA node for tables and buffers */
@@ -125,10 +132,19 @@ struct net_stack_config {
 
 	uint16_t tcp_ports[NET_MAX_LISTEN]; /* listening ports; 0 = unused */
 	uint16_t udp_ports[NET_MAX_LISTEN];
+	/* Clients allowed (every protocol, before any state); n_allow 0 =
+	 * everyone. Host byte order, addr already masked. */
+	const struct net_cidr *allow;
+	unsigned n_allow;               /* at most NET_ALLOW_MAX */
+	bool udp_off_subnet;            /* answer UDP from beyond the subnet (via the
+					 * gateway); off: only local peers, which a
+					 * spoofer must be on the segment to fake */
 
 	uint32_t max_conns;             /* connection slots (all states); required */
 	uint32_t syn_backlog;           /* SYN_RCVD connections at once; 0 = max_conns/4 */
 	bool syn_cookies_disabled;      /* backlog full: drop SYNs instead */
+	const char *full_reply;         /* sent (with a FIN) to a handshake completed
+					 * when no slot is free; NULL: a RST */
 	uint32_t sndbuf;                /* send buffer per connection; 0 = 64 KiB */
 	uint32_t rcvbuf;                /* receive buffer per connection; 0 = 64 KiB */
 	uint8_t ooo_max;                /* out-of-order ranges held; 0 = 8, max 32 */
@@ -140,7 +156,14 @@ struct net_stack_config {
 	uint64_t delack_us;             /* [5 ms] delayed ACK when no response comes */
 	uint64_t time_wait_us;          /* [1 s] TIME_WAIT (short on purpose) */
 	uint64_t fin_wait2_us;          /* [30 s] orphaned FIN_WAIT_2 */
+	uint64_t orphan_timeout_us;     /* [60 s] a connection the application closed
+					 * that is not done closing by then (a peer
+					 * holding its window shut) is reset */
+	uint32_t max_orphans;           /* [max_conns / 4] beyond it, closing resets */
 	uint64_t idle_timeout_us;       /* [0 = never] no segment received */
+	uint64_t syncookie_idle_us;     /* [120 s] the same for connections made from a
+					 * SYN cookie when idle_timeout_us is 0: a
+					 * forged one must not live for ever */
 	uint8_t max_retries;            /* [8] data/FIN retransmissions before giving up */
 	uint8_t max_syn_retries;        /* [5] SYN / SYN-ACK retransmissions */
 

@@ -12,7 +12,7 @@
 #include <rte_arp.h>
 #include <rte_hash_crc.h>
 
-#include "net_private.h"
+#include "net/net_private.h"
 
 static struct net_arp_entry *
 arp_slot(struct net_stack *s, uint32_t ip)

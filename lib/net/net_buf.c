@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "net_private.h"
+#include "net/net_private.h"
 
 uint32_t
 net_sndbuf_append(struct net_sndbuf *b, const void *data, uint32_t len)

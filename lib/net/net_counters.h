@@ -38,6 +38,8 @@
 	X(drop_ip_fragment, "IPv4: fragments (not reassembled)")               \
 	X(drop_ip_options, "IPv4: packets with options")                       \
 	X(drop_ip_not_for_us, "IPv4: destination is not our address")         \
+	X(drop_ip_bad_source, "IPv4: a source no reply may go to (broadcast, multicast, ...)") \
+	X(drop_ip_not_allowed, "IPv4: a source outside the allow-list")        \
 	X(drop_ip_ttl, "IPv4: TTL zero")                                       \
 	X(drop_ip_proto, "IPv4: protocol not handled")                         \
 	/* ICMP */                                                             \
@@ -50,6 +52,7 @@
 	X(drop_udp_bad_cksum, "UDP: bad checksum")                             \
 	X(drop_udp_bad_len, "UDP: length field disagrees with the IP length")  \
 	X(drop_udp_no_port, "UDP: no listener on the destination port")        \
+	X(drop_udp_bad_source, "UDP: source MAC not unicast, port 0, or off the subnet") \
 	/* TCP segments */                                                     \
 	X(tcp_rx_segs, "TCP segments received (valid headers)")                \
 	X(tcp_tx_segs, "TCP segments built for transmission")                  \
@@ -66,6 +69,8 @@
 	X(tcp_resets_rx, "TCP connections reset by the peer")                  \
 	X(tcp_resets_tx, "RST segments sent")                                  \
 	X(tcp_timeouts, "TCP connections dropped after too many retransmits")  \
+	X(tcp_orphan_timeouts, "TCP connections reset: closed, not done within orphan_timeout_us") \
+	X(tcp_orphan_overflow, "TCP closes turned into resets: over max_orphans") \
 	X(tcp_idle_timeouts, "TCP connections closed for idleness")            \
 	X(tcp_conn_table_full, "TCP: SYN or connect refused, no free slot")    \
 	X(tcp_time_wait_reused, "TCP: TIME_WAIT slots recycled for new SYNs")  \
@@ -83,7 +88,8 @@
 	X(tcp_backlog_full, "TCP SYNs beyond the SYN backlog")                 \
 	X(tcp_syncookies_sent, "TCP SYN cookies sent")                         \
 	X(tcp_syncookies_ok, "TCP connections completed from a SYN cookie")   \
-	X(tcp_syncookies_bad, "TCP ACKs with an invalid SYN cookie")
+	X(tcp_syncookies_bad, "TCP ACKs with an invalid SYN cookie")           \
+	X(tcp_refused_full, "TCP handshakes completed with every slot taken: refused")
 
 enum net_counter_id {
 #define NET_COUNTER_ENUM(name, desc) NET_C_##name,

@@ -8,7 +8,7 @@
  */
 #include <rte_icmp.h>
 
-#include "net_private.h"
+#include "net/net_private.h"
 
 static bool
 ip_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
@@ -72,6 +72,35 @@ drop:
 	rte_pktmbuf_free(m);
 }
 
+/* A source a reply may go to. Broadcast and multicast sources are how
+ * reflection attacks reach many hosts at once (a smurf with ICMP echo, a
+ * memcached amplification with UDP); 0/8, loopback, class E and our own
+ * address are never a real peer (RFC 1122 3.2.1.3). */
+static bool
+source_answerable(const struct net_stack *s, uint32_t src)
+{
+	uint32_t top = src >> 24;
+
+	if (top == 0 || top == 127 || top >= 224 || src == s->ip)
+		return false;
+	/* the subnet's broadcast address (not on /31 and /32 point-to-point) */
+	if (s->netmask < 0xfffffffeu && net_ip_local_subnet(s, src) &&
+	    (src | s->netmask) == 0xffffffffu)
+		return false;
+	return true;
+}
+
+/* The allow-list, checked before anything else looks at the packet: a
+ * client outside it creates no state and gets no answer. */
+static bool
+source_allowed(const struct net_stack *s, uint32_t src)
+{
+	for (unsigned i = 0; i < s->cfg.n_allow; i++)
+		if ((src & s->allow[i].mask) == s->allow[i].addr)
+			return true;
+	return false;
+}
+
 void
 net_ipv4_input(struct net_stack *s, struct rte_mbuf *m)
 {
@@ -100,6 +129,14 @@ net_ipv4_input(struct net_stack *s, struct rte_mbuf *m)
 	}
 	if (unlikely(ip->dst_addr != s->ip_be)) {
 		NET_INC(s, drop_ip_not_for_us);
+		goto drop;
+	}
+	if (unlikely(!source_answerable(s, rte_be_to_cpu_32(ip->src_addr)))) {
+		NET_INC(s, drop_ip_bad_source);
+		goto drop;
+	}
+	if (s->cfg.n_allow != 0 && !source_allowed(s, rte_be_to_cpu_32(ip->src_addr))) {
+		NET_INC(s, drop_ip_not_allowed);
 		goto drop;
 	}
 	if (unlikely(ip->fragment_offset &

@@ -14,7 +14,7 @@
 #include <rte_log.h>
 #include <rte_tcp.h>
 
-#include "net.h"
+#include "net/net.h"
 
 #define NET_LOG(level, s, fmt, ...)                                         \
 	rte_log(RTE_LOG_##level, net_logtype, "net(%s): " fmt "\n",         \
@@ -134,6 +134,7 @@ enum {
 	CF_WS_OFFER = 1u << 16,    /* put a window scale option in our SYN */
 	CF_PEER_FIN_OOO = 1u << 17, /* a FIN beyond a gap: rcv_fin_seq */
 	CF_ACTIVE = 1u << 18,      /* opened by net_tcp_connect */
+	CF_ORPHAN = 1u << 19,      /* closed by the app, not yet in TIME_WAIT: counted in orphans */
 };
 
 /* Deadlines (absolute us, 0 = off); the conn's one wheel timer is armed
@@ -243,6 +244,8 @@ struct net_stack {
 	uint8_t *bufmem;
 	struct rte_hash *conn_hash;
 	uint32_t conns_in_use;
+	uint32_t orphans;              /* connections with CF_ORPHAN */
+	struct net_cidr allow[NET_ALLOW_MAX]; /* cfg.allow, copied */
 	struct net_conn_list free_list;
 	struct net_conn_list output_list;  /* something to send */
 	struct net_conn_list release_list; /* freed after the current event */
@@ -258,7 +261,8 @@ struct net_stack {
 /* net_stack.c */
 struct rte_mbuf *net_tx_alloc(struct net_stack *s);
 void net_tx_push(struct net_stack *s, struct rte_mbuf *m);
-static inline bool net_tx_room(const struct net_stack *s)
+static inline bool
+net_tx_room(const struct net_stack *s)
 {
 	return s->tx_count < s->tx_cap;
 }

@@ -12,7 +12,8 @@
 #include <rte_prefetch.h>
 #include <rte_random.h>
 
-#include "net_private.h"
+#include "net/net_private.h"
+#include "util/util_err.h"
 
 RTE_LOG_REGISTER(net_logtype, segcached.net, NOTICE);
 
@@ -88,6 +89,9 @@ fill_defaults(struct net_stack_config *c)
 	DEFAULT(delack_us, 5 * 1000);
 	DEFAULT(time_wait_us, 1000 * 1000);
 	DEFAULT(fin_wait2_us, 30ull * 1000 * 1000);
+	DEFAULT(syncookie_idle_us, 120ull * 1000 * 1000);
+	DEFAULT(orphan_timeout_us, 60ull * 1000 * 1000);
+	DEFAULT(max_orphans, RTE_MAX(c->max_conns / 4, 1u));
 	DEFAULT(max_retries, 8);
 	DEFAULT(max_syn_retries, 5);
 #undef DEFAULT
@@ -97,29 +101,34 @@ static int
 check_config(const struct net_stack_config *c, char *err, size_t errlen)
 {
 	if (c->tx_pool == NULL)
-		snprintf(err, errlen, "tx_pool is required");
-	else if (c->max_conns == 0 || c->max_conns > (1u << 24))
-		snprintf(err, errlen, "max_conns must be 1..16777216 (got %u)", c->max_conns);
-	else if (c->ip == 0 || c->prefix_len == 0 || c->prefix_len > 32)
-		snprintf(err, errlen, "an IPv4 address and a prefix length 1..32 are required");
-	else if (c->mtu < 576 || c->mtu > 9000)
-		snprintf(err, errlen, "mtu must be 576..9000 (got %u)", c->mtu);
-	else if (rte_pktmbuf_data_room_size(c->tx_pool) <
-		 RTE_PKTMBUF_HEADROOM + RTE_ETHER_HDR_LEN + c->mtu)
-		snprintf(err, errlen, "tx_pool mbufs (%u bytes of data room) cannot hold an MTU of %u",
-			 rte_pktmbuf_data_room_size(c->tx_pool), c->mtu);
-	else if (c->sndbuf < 2048 || c->sndbuf > (1u << 30) ||
-		 c->rcvbuf < 2048 || c->rcvbuf > (1u << 30))
-		snprintf(err, errlen, "sndbuf and rcvbuf must be 2 KiB..1 GiB");
-	else if (c->ooo_max > NET_OOO_MAX)
-		snprintf(err, errlen, "ooo_max must be at most %d", NET_OOO_MAX);
-	else if (c->rto_min_us > c->rto_max_us || c->rto_initial_us > c->rto_max_us)
-		snprintf(err, errlen, "rto_min_us and rto_initial_us must not exceed rto_max_us");
-	else if (rte_is_zero_ether_addr(&c->mac) || !rte_is_unicast_ether_addr(&c->mac))
-		snprintf(err, errlen, "a unicast MAC address is required");
-	else
-		return 0;
-	return -1;
+		return util_fail(err, errlen, "tx_pool is required");
+	if (c->n_allow > NET_ALLOW_MAX || (c->n_allow != 0 && c->allow == NULL))
+		return util_fail(err, errlen, "allow: 1..%d networks (got %u)", NET_ALLOW_MAX,
+				 c->n_allow);
+	if (c->max_conns == 0 || c->max_conns > (1u << 24))
+		return util_fail(err, errlen, "max_conns must be 1..16777216 (got %u)",
+				 c->max_conns);
+	if (c->ip == 0 || c->prefix_len == 0 || c->prefix_len > 32)
+		return util_fail(err, errlen,
+				 "an IPv4 address and a prefix length 1..32 are required");
+	if (c->mtu < 576 || c->mtu > 9000)
+		return util_fail(err, errlen, "mtu must be 576..9000 (got %u)", c->mtu);
+	if (rte_pktmbuf_data_room_size(c->tx_pool) <
+	    RTE_PKTMBUF_HEADROOM + RTE_ETHER_HDR_LEN + c->mtu)
+		return util_fail(err, errlen,
+				 "tx_pool mbufs (%u bytes of data room) cannot hold an MTU of %u",
+				 rte_pktmbuf_data_room_size(c->tx_pool), c->mtu);
+	if (c->sndbuf < 2048 || c->sndbuf > (1u << 30) ||
+	    c->rcvbuf < 2048 || c->rcvbuf > (1u << 30))
+		return util_fail(err, errlen, "sndbuf and rcvbuf must be 2 KiB..1 GiB");
+	if (c->ooo_max > NET_OOO_MAX)
+		return util_fail(err, errlen, "ooo_max must be at most %d", NET_OOO_MAX);
+	if (c->rto_min_us > c->rto_max_us || c->rto_initial_us > c->rto_max_us)
+		return util_fail(err, errlen,
+				 "rto_min_us and rto_initial_us must not exceed rto_max_us");
+	if (rte_is_zero_ether_addr(&c->mac) || !rte_is_unicast_ether_addr(&c->mac))
+		return util_fail(err, errlen, "a unicast MAC address is required");
+	return 0;
 }
 
 struct net_stack *
@@ -134,7 +143,7 @@ net_stack_create(const struct net_stack_config *cfg, char *err, size_t errlen)
 		return NULL;
 	s = rte_zmalloc_socket("net_stack", sizeof(*s), RTE_CACHE_LINE_SIZE, c.socket_id);
 	if (s == NULL) {
-		snprintf(err, errlen, "cannot allocate the stack (%zu bytes)", sizeof(*s));
+		util_fail(err, errlen, "cannot allocate the stack (%zu bytes)", sizeof(*s));
 		return NULL;
 	}
 	s->cfg = c;
@@ -148,6 +157,10 @@ net_stack_create(const struct net_stack_config *cfg, char *err, size_t errlen)
 	for (rw = c.rcvbuf, s->rcv_wscale = 0; rw > 0xffff && s->rcv_wscale < 14; rw >>= 1)
 		s->rcv_wscale++;
 	s->cycles_per_us = RTE_MAX(rte_get_timer_hz() / 1000000, (uint64_t)1);
+	for (unsigned i = 0; i < c.n_allow; i++)
+		s->allow[i] = (struct net_cidr){ c.allow[i].addr & c.allow[i].mask,
+						 c.allow[i].mask };
+	s->cfg.allow = NULL; /* the caller's array may go; s->allow is the copy */
 	s->secret[0] = c.secret_seed != 0 ? c.secret_seed : rte_rand();
 	s->secret[1] = c.secret_seed != 0 ? c.secret_seed * 0x9e3779b97f4a7c15ull : rte_rand();
 	s->ip_id = (uint16_t)s->secret[1];
@@ -161,7 +174,7 @@ net_stack_create(const struct net_stack_config *cfg, char *err, size_t errlen)
 	s->tx_cap = c.tx_ring_size;
 	s->tx = rte_zmalloc_socket("net_tx", sizeof(*s->tx) * s->tx_cap, 0, c.socket_id);
 	if (s->tx == NULL) {
-		snprintf(err, errlen, "cannot allocate the TX array");
+		util_fail(err, errlen, "cannot allocate the TX array");
 		rte_free(s);
 		return NULL;
 	}

@@ -7,7 +7,7 @@
 #ifndef SEGCACHED_NET_TCP_H
 #define SEGCACHED_NET_TCP_H
 
-#include "net_private.h"
+#include "net/net_private.h"
 
 /* A parsed incoming segment. */
 struct tcp_seg {
@@ -71,7 +71,7 @@ uint32_t tcp_rto_current(const struct net_stack *s, const struct net_conn *c);
 struct net_listener *tcp_listener(struct net_stack *s, uint16_t port);
 /* SYN cookies */
 uint32_t tcp_syncookie_make(struct net_stack *s, const struct net_conn_key *k,
-			    uint32_t peer_isn, uint16_t peer_mss, int peer_ws);
+			    uint32_t peer_isn, uint16_t peer_mss);
 #define COOKIE_PERIOD_SHIFT 26 /* a cookie period is 2^26 us (~67 s) */
 
 /* How long a cookie stays valid: the current and the previous period. */
@@ -81,7 +81,7 @@ tcp_syncookie_lifetime_us(void)
 	return 2ull << COOKIE_PERIOD_SHIFT;
 }
 bool tcp_syncookie_check(struct net_stack *s, const struct net_conn_key *k,
-			 uint32_t peer_isn, uint32_t cookie, uint16_t *mss, int *ws);
+			 uint32_t peer_isn, uint32_t cookie, uint16_t *mss);
 
 /* net_tcp_out.c */
 /* Build everything c may send now; false if the TX array filled first. */
@@ -94,6 +94,10 @@ void tcp_send_ack(struct net_stack *s, struct net_conn *c);
 void tcp_send_raw(struct net_stack *s, const struct rte_ether_addr *mac,
 		  const struct net_conn_key *k, uint32_t seq, uint32_t ack,
 		  uint8_t flags, uint16_t wnd, uint16_t mss_opt, int ws_opt);
+/* A stateless segment with data (and no options, a zero window). */
+void tcp_send_raw_data(struct net_stack *s, const struct rte_ether_addr *mac,
+		       const struct net_conn_key *k, uint32_t seq, uint32_t ack, uint8_t flags,
+		       const void *data, uint32_t len);
 void tcp_send_rst(struct net_stack *s, struct net_conn *c);
 /* Retransmit the first unacknowledged segment (fast retransmit, NewReno
  * partial ACK). */

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "net_tcp.h"
+#include "net/net_tcp.h"
 
 /* --- parsing --- */
 
@@ -198,7 +198,8 @@ process_ack(struct net_stack *s, struct net_conn *c, const struct tcp_seg *g)
 		if ((c->flags & CF_FIN_QUEUED) && seq_gt(ack, c->fin_seq))
 			data_acked--; /* the FIN's sequence number */
 		if ((c->flags & CF_RTT_TIMING) && seq_gt(ack, c->rtt_seq)) {
-			rtt_sample(s, c, (uint32_t)RTE_MIN(s->now - c->rtt_start, (uint64_t)UINT32_MAX));
+			rtt_sample(s, c, (uint32_t)RTE_MIN(s->now - c->rtt_start,
+							   (uint64_t)UINT32_MAX));
 			c->flags &= ~CF_RTT_TIMING;
 		}
 		net_sndbuf_drop(&c->snd, data_acked);
@@ -419,7 +420,8 @@ syn_sent_input(struct net_stack *s, struct net_conn *c, const struct tcp_seg *g)
 	if (g->flags & RTE_TCP_ACK_FLAG) {
 		if (seq_le(g->ack, c->iss) || seq_gt(g->ack, c->snd_max)) {
 			if (!(g->flags & RTE_TCP_RST_FLAG))
-				tcp_send_raw(s, g->src_mac, &c->key, g->ack, 0, RTE_TCP_RST_FLAG, 0, 0, -1);
+				tcp_send_raw(s, g->src_mac, &c->key, g->ack, 0, RTE_TCP_RST_FLAG,
+					     0, 0, -1);
 			return;
 		}
 		ack_ok = true;
@@ -532,7 +534,8 @@ conn_input(struct net_stack *s, struct net_conn *c, struct tcp_seg *g)
 			return;
 		}
 		if ((c->flags & CF_RTT_TIMING) && c->retries == 0)
-			rtt_sample(s, c, (uint32_t)RTE_MIN(s->now - c->rtt_start, (uint64_t)UINT32_MAX));
+			rtt_sample(s, c, (uint32_t)RTE_MIN(s->now - c->rtt_start,
+							   (uint64_t)UINT32_MAX));
 		c->flags &= ~CF_RTT_TIMING;
 		c->snd_una = g->ack;
 		if (seq_lt(c->snd_nxt, c->snd_una))
@@ -575,6 +578,11 @@ conn_input(struct net_stack *s, struct net_conn *c, struct tcp_seg *g)
 	if (seq_gt(seq + len, c->rcv_nxt + wnd)) {
 		len = c->rcv_nxt + wnd - seq;
 		fin = false;
+		/* Nothing fits: a zero-window probe carrying a byte, as BSD,
+		 * macOS and Windows send. Answer with our window (RFC 9293
+		 * 3.10.7.4), or the peer's persist timer waits for an update. */
+		if (len == 0)
+			ack_now(s, c);
 	}
 	/* Seventh check: text. */
 	if (c->state == TCP_ESTABLISHED || c->state == TCP_FIN_WAIT_1 ||
@@ -606,6 +614,27 @@ conn_input(struct net_stack *s, struct net_conn *c, struct tcp_seg *g)
 
 /* --- LISTEN --- */
 
+/* A handshake completed (from a cookie) with every slot taken. Keeping
+ * quiet would leave the peer with a connection that never answers and
+ * that it retransmits into for minutes, to be accepted long after it gave
+ * up. Refuse it at once, statelessly: the configured reply (memcached's
+ * error line) with a FIN, or a RST. */
+static void
+refuse_full(struct net_stack *s, const struct net_conn_key *k, const struct tcp_seg *g)
+{
+	const char *reply = s->cfg.full_reply;
+	uint32_t ack = g->seq + g->len + ((g->flags & RTE_TCP_FIN_FLAG) ? 1 : 0);
+
+	NET_INC(s, tcp_refused_full);
+	if (reply == NULL) {
+		tcp_send_raw(s, g->src_mac, k, g->ack, 0, RTE_TCP_RST_FLAG, 0, 0, -1);
+		return;
+	}
+	tcp_send_raw_data(s, g->src_mac, k, g->ack, ack,
+			  RTE_TCP_ACK_FLAG | RTE_TCP_PSH_FLAG | RTE_TCP_FIN_FLAG, reply,
+			  (uint32_t)strlen(reply));
+}
+
 static void
 listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_key *k,
 	     struct tcp_seg *g)
@@ -616,7 +645,6 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 		return;
 	if (g->flags & RTE_TCP_ACK_FLAG) {
 		uint16_t mss;
-		int ws;
 
 		/* Not a SYN: it may complete a handshake answered with a cookie
 		 * - if cookies went out recently (within their lifetime), so a
@@ -624,7 +652,7 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 		bool cookies_out = !(g->flags & RTE_TCP_SYN_FLAG) && s->last_cookie_at != 0 &&
 				   s->now - s->last_cookie_at < tcp_syncookie_lifetime_us();
 
-		if (!cookies_out || !tcp_syncookie_check(s, k, g->seq - 1, g->ack - 1, &mss, &ws)) {
+		if (!cookies_out || !tcp_syncookie_check(s, k, g->seq - 1, g->ack - 1, &mss)) {
 			if (cookies_out)
 				NET_INC(s, tcp_syncookies_bad);
 			else
@@ -633,8 +661,10 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 			return;
 		}
 		c = tcp_conn_alloc(s, k);
-		if (c == NULL)
-			return; /* still full: the peer retransmits */
+		if (c == NULL) {
+			refuse_full(s, k, g);
+			return;
+		}
 		NET_INC(s, tcp_syncookies_ok);
 		NET_INC(s, tcp_passive_opens);
 		c->flags |= CF_SYNCOOKIE | CF_MAC_OK;
@@ -646,10 +676,7 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 		c->snd_una = c->snd_nxt = c->snd_max = g->ack;
 		c->recover = c->iss;
 		c->mss = RTE_MIN(mss, s->mss);
-		if (ws >= 0) {
-			c->snd_wscale = (uint8_t)ws;
-			c->rcv_wscale = s->rcv_wscale;
-		}
+		/* no window scaling: the cookie SYN-ACK did not offer it */
 		c->snd_wnd = (uint32_t)g->wnd << c->snd_wscale;
 		c->snd_wl1 = g->seq;
 		c->snd_wl2 = g->ack;
@@ -669,16 +696,14 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 		NET_INC(s, tcp_backlog_full);
 		if (!s->cfg.syn_cookies_disabled) {
 			uint32_t cookie = tcp_syncookie_make(s, k, g->seq,
-							     g->has_mss ? g->mss : 536,
-							     g->has_ws ? g->ws : -1);
+							     g->has_mss ? g->mss : 536);
 			uint16_t mss = RTE_MIN(g->has_mss ? g->mss : (uint16_t)536, s->mss);
 
 			NET_INC(s, tcp_syncookies_sent);
 			s->last_cookie_at = s->now;
 			tcp_send_raw(s, g->src_mac, k, cookie, g->seq + 1,
 				     RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG,
-				     (uint16_t)RTE_MIN(s->cfg.rcvbuf, 0xffffu), mss,
-				     g->has_ws ? s->rcv_wscale : -1);
+				     (uint16_t)RTE_MIN(s->cfg.rcvbuf, 0xffffu), mss, -1);
 		}
 		return;
 	}

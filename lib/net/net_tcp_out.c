@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "net_tcp.h"
+#include "net/net_tcp.h"
 
 /* Segments one connection may build per turn on the output list. */
 #define TCP_BURST_PER_CONN 32
@@ -93,6 +93,21 @@ tcp_send_raw(struct net_stack *s, const struct rte_ether_addr *mac,
 
 	if (m != NULL)
 		tcp_finish(s, m, ip, th);
+}
+
+void
+tcp_send_raw_data(struct net_stack *s, const struct rte_ether_addr *mac,
+		  const struct net_conn_key *k, uint32_t seq, uint32_t ack, uint8_t flags,
+		  const void *data, uint32_t len)
+{
+	struct rte_ipv4_hdr *ip;
+	struct rte_tcp_hdr *th;
+	struct rte_mbuf *m = tcp_build(s, mac, k, seq, ack, flags, 0, 0, -1, len, &ip, &th);
+
+	if (m == NULL)
+		return;
+	memcpy((uint8_t *)(th + 1), data, len);
+	tcp_finish(s, m, ip, th);
 }
 
 bool
@@ -278,7 +293,8 @@ tcp_output(struct net_stack *s, struct net_conn *c)
 		c->retries = 0;
 		c->deadline[TD_RTX] = 0;
 		tcp_set_deadline(s, c, TD_PERSIST,
-				 s->now + RTE_MAX(tcp_rto_current(s, c), (uint32_t)s->cfg.rto_min_us));
+				 s->now + RTE_MAX(tcp_rto_current(s, c),
+						  (uint32_t)s->cfg.rto_min_us));
 	}
 	if (c->flags & CF_ACK_NOW) {
 		tcp_send_ack(s, c);

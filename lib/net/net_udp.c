@@ -10,7 +10,7 @@
 
 #include <rte_udp.h>
 
-#include "net_private.h"
+#include "net/net_private.h"
 
 static bool
 udp_listening(const struct net_stack *s, uint16_t port)
@@ -59,6 +59,15 @@ net_udp_input(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 	}
 	peer.addr = rte_be_to_cpu_32(ip->src_addr);
 	peer.port = rte_be_to_cpu_16(udp->src_port);
+	/* UDP sources are forged at no cost, and a reply can be many times
+	 * the request: answer unicast peers on our own subnet only, unless
+	 * the configuration allows routed ones. TCP checks its peers by the
+	 * handshake instead. */
+	if (!rte_is_unicast_ether_addr(&eth->src_addr) || peer.port == 0 ||
+	    (!s->cfg.udp_off_subnet && !net_ip_local_subnet(s, peer.addr))) {
+		NET_INC(s, drop_udp_bad_source);
+		goto drop;
+	}
 	rte_ether_addr_copy(&eth->src_addr, &peer.mac);
 	peer.mac_valid = true;
 	NET_INC(s, udp_rx);

@@ -66,6 +66,11 @@ enum proto_cmd {
 	PROTO_CMD_QUIT,
 	PROTO_CMD_STATS,
 	PROTO_CMD_SHUTDOWN,
+	/* memcached's administration commands for its slab allocator and LRU
+	 * crawler: parsed and validated here, answered by lib/cmd (req.sub) */
+	PROTO_CMD_CACHE_MEMLIMIT,
+	PROTO_CMD_SLABS,
+	PROTO_CMD_LRU_CRAWLER,
 	/* meta commands */
 	PROTO_CMD_MG,
 	PROTO_CMD_MS,
@@ -76,10 +81,28 @@ enum proto_cmd {
 	PROTO_CMD_MAX
 };
 
+/* The subcommand of slabs, lru_crawler and `stats cachedump`. */
+enum proto_sub {
+	PROTO_SUB_NONE = 0,
+	PROTO_SUB_SLABS_REASSIGN,     /* num[0] source class, num[1] destination class */
+	PROTO_SUB_SLABS_AUTOMOVE,     /* num[0] level: 0, 1 or 2 */
+	PROTO_SUB_SLABS_AUTOMOVE_RATIO, /* slabs automove ratio <non-negative number> */
+	PROTO_SUB_LRU_CRAWL,          /* lru_crawler crawl <classes> */
+	PROTO_SUB_LRU_METADUMP,       /* lru_crawler metadump <classes> */
+	PROTO_SUB_LRU_ENABLE,
+	PROTO_SUB_LRU_DISABLE,
+	PROTO_SUB_LRU_TOCRAWL,        /* num[0] items */
+	PROTO_SUB_LRU_SLEEP,          /* num[0] microseconds */
+	PROTO_SUB_STATS_CACHEDUMP,    /* num[0] class, num[1] limit */
+};
+
 enum proto_status {
 	PROTO_REQ,       /* *req holds one request */
 	PROTO_NEED_MORE, /* no complete request: present the rest again with more bytes */
-	PROTO_CLOSE,     /* unrecoverable input (line over PROTO_LINE_MAX): close */
+	/* close without a reply: a line over PROTO_LINE_MAX, or a line that looks
+	 * like an HTTP request (memcached hangs up on those, so that a browser
+	 * cannot be made to talk to the cache) */
+	PROTO_CLOSE,
 };
 
 /* Meta command flags, validated the way memcached 1.6 validates them. */
@@ -108,7 +131,8 @@ struct proto_meta {
 	uint64_t initial;        /* J, default 0 */
 };
 
-static inline bool proto_meta_has(const struct proto_meta *m, char flag)
+static inline bool
+proto_meta_has(const struct proto_meta *m, char flag)
 {
 	for (unsigned i = 0; i < m->norder; i++)
 		if (m->order[i] == flag)
@@ -142,6 +166,8 @@ struct proto_req {
 	size_t vlen;
 	const char *arg;     /* stats: the first argument; NULL for plain "stats" */
 	size_t arg_len;
+	enum proto_sub sub;  /* slabs, lru_crawler, stats cachedump */
+	uint32_t num[2];     /* their numbers; cache_memlimit: num[0] megabytes */
 	struct proto_meta meta;
 	char keybuf[PROTO_BINKEY_MAX + 1]; /* decoded base64 key (meta b) */
 };

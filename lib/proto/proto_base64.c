@@ -6,14 +6,15 @@
  * alphabet bytes must be a multiple of four, decoding stops at the first
  * padded block, and more than two '=' in it is an error.
  */
-#include "proto.h"
+#include "proto/proto.h"
 
 static const char b64_alphabet[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 #define B64_SKIP 0x80
 
-static unsigned char b64_value(unsigned char c)
+static unsigned char
+b64_value(unsigned char c)
 {
 	if (c >= 'A' && c <= 'Z')
 		return (unsigned char)(c - 'A');
@@ -30,7 +31,8 @@ static unsigned char b64_value(unsigned char c)
 	return B64_SKIP;
 }
 
-size_t proto_base64_decode(const char *src, size_t len, char *out, size_t out_cap)
+size_t
+proto_base64_decode(const char *src, size_t len, char *out, size_t out_cap)
 {
 	unsigned char block[4];
 	size_t count = 0, olen, pos = 0;
@@ -69,7 +71,8 @@ size_t proto_base64_decode(const char *src, size_t len, char *out, size_t out_ca
 	return pos;
 }
 
-size_t proto_base64_encode(const void *src, size_t len, char *out, size_t out_cap)
+size_t
+proto_base64_encode(const void *src, size_t len, char *out, size_t out_cap)
 {
 	const unsigned char *in = src;
 	size_t pos = 0, i = 0;

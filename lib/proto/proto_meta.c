@@ -10,13 +10,14 @@
  */
 #include <string.h>
 
-#include "proto.h"
-#include "proto_private.h"
+#include "proto/proto.h"
+#include "proto/proto_private.h"
 
 static const char bad_format[] = "CLIENT_ERROR bad command line format";
 static const char bad_token[] = "CLIENT_ERROR bad token in command line format";
 
-static enum proto_status meta_error(struct proto_req *req, enum proto_cmd cmd, const char *msg)
+static enum proto_status
+meta_error(struct proto_req *req, enum proto_cmd cmd, const char *msg)
 {
 	memset(req, 0, offsetof(struct proto_req, meta));
 	req->cmd = cmd;
@@ -25,8 +26,9 @@ static enum proto_status meta_error(struct proto_req *req, enum proto_cmd cmd, c
 }
 
 /* _meta_flag_preparse(): returns NULL or the error line. */
-static const char *meta_flags(const struct proto_tok *t, size_t first, size_t ntokens,
-			      struct proto_req *req)
+static const char *
+meta_flags(const struct proto_tok *t, size_t first, size_t ntokens,
+	   struct proto_req *req)
 {
 	struct proto_meta *m = &req->meta;
 	const char *err = bad_format;
@@ -150,13 +152,15 @@ static const char *meta_flags(const struct proto_tok *t, size_t first, size_t nt
 	return has_error ? err : NULL;
 }
 
-static bool opaque_too_long(const struct proto_meta *m)
+static bool
+opaque_too_long(const struct proto_meta *m)
 {
 	return m->opaque_len > PROTO_OPAQUE_MAX;
 }
 
-static enum proto_status parse_me(const struct proto_tok *t, size_t ntokens,
-				  struct proto_req *req)
+static enum proto_status
+parse_me(const struct proto_tok *t, size_t ntokens,
+	 struct proto_req *req)
 {
 	if (ntokens < 3 || t[1].len > PROTO_KEY_MAX)
 		return meta_error(req, PROTO_CMD_ME, bad_format);
@@ -178,8 +182,9 @@ static enum proto_status parse_me(const struct proto_tok *t, size_t ntokens,
 }
 
 /* ms: an error found after the data length is known swallows the block. */
-static enum proto_status ms_refuse(struct proto_parser *p, struct proto_req *req, const char *msg,
-				   int32_t vlen)
+static enum proto_status
+ms_refuse(struct proto_parser *p, struct proto_req *req, const char *msg,
+	  int32_t vlen)
 {
 	p->state = PROTO_PS_SWALLOW;
 	p->swallow = (uint64_t)vlen + 2;
@@ -189,10 +194,11 @@ static enum proto_status ms_refuse(struct proto_parser *p, struct proto_req *req
 	return PROTO_REQ;
 }
 
-enum proto_status proto_parse_meta(struct proto_parser *p, enum proto_cmd cmd,
-				   const char *buf, size_t len, size_t line_len,
-				   const struct proto_tok *t, size_t ntokens,
-				   struct proto_req *req, size_t *consumed)
+enum proto_status
+proto_parse_meta(struct proto_parser *p, enum proto_cmd cmd,
+		 const char *buf, size_t len, size_t line_len,
+		 const struct proto_tok *t, size_t ntokens,
+		 struct proto_req *req, size_t *consumed)
 {
 	struct proto_meta *m = &req->meta;
 	size_t first = 2;

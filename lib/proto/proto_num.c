@@ -8,9 +8,10 @@
  * of 2^32 reads as 0), so the rules are reproduced exactly here, without
  * the C library, on tokens that are not NUL-terminated.
  */
-#include "proto.h"
+#include "proto/proto.h"
 
-static inline bool is_blank(unsigned char c)
+static inline bool
+is_blank(unsigned char c)
 {
 	/* isspace() in the C locale */
 	return c == ' ' || (c >= '\t' && c <= '\r');
@@ -25,7 +26,8 @@ struct scan {
 	size_t end;      /* index of the end pointer; 0 when nothing converted */
 };
 
-static void scan_number(const char *s, size_t len, uint64_t max, struct scan *sc)
+static void
+scan_number(const char *s, size_t len, uint64_t max, struct scan *sc)
 {
 	size_t i = 0;
 
@@ -58,14 +60,16 @@ static void scan_number(const char *s, size_t len, uint64_t max, struct scan *sc
 
 /* The check shared by memcached's safe_strto* helpers: the conversion
  * stopped at a blank or at the end of a non-empty conversion. */
-static bool ends_well(const char *s, size_t len, const struct scan *sc)
+static bool
+ends_well(const char *s, size_t len, const struct scan *sc)
 {
 	if (sc->end < len)
 		return is_blank((unsigned char)s[sc->end]);
 	return sc->end != 0;
 }
 
-static bool has_minus(const char *s, size_t len)
+static bool
+has_minus(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		if (s[i] == '-')
@@ -73,7 +77,8 @@ static bool has_minus(const char *s, size_t len)
 	return false;
 }
 
-bool proto_strtol32(const char *s, size_t len, int32_t *out)
+bool
+proto_strtol32(const char *s, size_t len, int32_t *out)
 {
 	struct scan sc;
 	uint64_t v;
@@ -91,7 +96,8 @@ bool proto_strtol32(const char *s, size_t len, int32_t *out)
 	return true;
 }
 
-bool proto_strtoul32(const char *s, size_t len, uint32_t *out)
+bool
+proto_strtoul32(const char *s, size_t len, uint32_t *out)
 {
 	struct scan sc;
 	uint64_t v;
@@ -109,7 +115,8 @@ bool proto_strtoul32(const char *s, size_t len, uint32_t *out)
 	return true;
 }
 
-bool proto_strtoull(const char *s, size_t len, uint64_t *out)
+bool
+proto_strtoull(const char *s, size_t len, uint64_t *out)
 {
 	struct scan sc;
 	uint64_t v;

@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto_out.h"
+#include "proto/proto_out.h"
 
 #define PROTO_OUT_DEFAULT_CAP 16384
 
-int proto_out_init(struct proto_out *o, size_t cap, size_t limit)
+int
+proto_out_init(struct proto_out *o, size_t cap, size_t limit)
 {
 	memset(o, 0, sizeof(*o));
 	if (cap == 0)
@@ -25,7 +26,8 @@ int proto_out_init(struct proto_out *o, size_t cap, size_t limit)
 	return 0;
 }
 
-void proto_out_init_fixed(struct proto_out *o, void *buf, size_t cap)
+void
+proto_out_init_fixed(struct proto_out *o, void *buf, size_t cap)
 {
 	memset(o, 0, sizeof(*o));
 	o->data = buf;
@@ -34,14 +36,16 @@ void proto_out_init_fixed(struct proto_out *o, void *buf, size_t cap)
 	o->fixed = true;
 }
 
-void proto_out_fini(struct proto_out *o)
+void
+proto_out_fini(struct proto_out *o)
 {
 	if (!o->fixed)
 		free(o->data);
 	memset(o, 0, sizeof(*o));
 }
 
-char *proto_out_reserve(struct proto_out *o, size_t n)
+char *
+proto_out_reserve(struct proto_out *o, size_t n)
 {
 	size_t want, cap;
 	char *d;
@@ -72,7 +76,8 @@ char *proto_out_reserve(struct proto_out *o, size_t n)
 	return o->data + o->len;
 }
 
-bool proto_out_append(struct proto_out *o, const void *p, size_t n)
+bool
+proto_out_append(struct proto_out *o, const void *p, size_t n)
 {
 	char *dst = proto_out_reserve(o, n);
 
@@ -83,7 +88,8 @@ bool proto_out_append(struct proto_out *o, const void *p, size_t n)
 	return true;
 }
 
-bool proto_out_line(struct proto_out *o, const char *s)
+bool
+proto_out_line(struct proto_out *o, const char *s)
 {
 	size_t n = strlen(s);
 	char *dst = proto_out_reserve(o, n + 2);
@@ -97,7 +103,8 @@ bool proto_out_line(struct proto_out *o, const char *s)
 	return true;
 }
 
-bool proto_out_stat(struct proto_out *o, const char *name, const char *value)
+bool
+proto_out_stat(struct proto_out *o, const char *name, const char *value)
 {
 	size_t nl = strlen(name), vl = strlen(value);
 	char *dst = proto_out_reserve(o, 5 + nl + 1 + vl + 2);
@@ -113,7 +120,8 @@ bool proto_out_stat(struct proto_out *o, const char *name, const char *value)
 	return true;
 }
 
-bool proto_out_stat_u64(struct proto_out *o, const char *name, uint64_t v)
+bool
+proto_out_stat_u64(struct proto_out *o, const char *name, uint64_t v)
 {
 	char num[21];
 
@@ -121,7 +129,8 @@ bool proto_out_stat_u64(struct proto_out *o, const char *name, uint64_t v)
 	return proto_out_stat(o, name, num);
 }
 
-void proto_out_consume(struct proto_out *o, size_t n)
+void
+proto_out_consume(struct proto_out *o, size_t n)
 {
 	if (n > o->len - o->head)
 		n = o->len - o->head;
@@ -130,8 +139,9 @@ void proto_out_consume(struct proto_out *o, size_t n)
 		o->head = o->len = 0;
 }
 
-void proto_out_place_header(struct proto_out *o, size_t gap, const void *hdr, size_t hlen,
-			    size_t blen)
+void
+proto_out_place_header(struct proto_out *o, size_t gap, const void *hdr, size_t hlen,
+		       size_t blen)
 {
 	char *base = o->data + o->len;
 
@@ -142,7 +152,8 @@ void proto_out_place_header(struct proto_out *o, size_t gap, const void *hdr, si
 	o->len += hlen + blen;
 }
 
-size_t proto_dec_len(uint64_t v)
+size_t
+proto_dec_len(uint64_t v)
 {
 	size_t n = 1;
 
@@ -153,7 +164,8 @@ size_t proto_dec_len(uint64_t v)
 	return n;
 }
 
-size_t proto_u64_to_dec(uint64_t v, char *p)
+size_t
+proto_u64_to_dec(uint64_t v, char *p)
 {
 	size_t n = proto_dec_len(v);
 
@@ -164,7 +176,8 @@ size_t proto_u64_to_dec(uint64_t v, char *p)
 	return n;
 }
 
-size_t proto_i64_to_dec(int64_t v, char *p)
+size_t
+proto_i64_to_dec(int64_t v, char *p)
 {
 	if (v < 0) {
 		*p = '-';

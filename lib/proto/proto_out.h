@@ -62,7 +62,8 @@ void proto_out_consume(struct proto_out *o, size_t n);
 /* A position in the composed bytes that survives compaction, and a way
  * back to it (drops everything composed after the mark). */
 static inline size_t proto_out_mark(const struct proto_out *o) { return o->len - o->head; }
-static inline void proto_out_truncate(struct proto_out *o, size_t mark)
+static inline void
+proto_out_truncate(struct proto_out *o, size_t mark)
 {
 	if (o->head + mark < o->len)
 		o->len = o->head + mark;

@@ -8,10 +8,11 @@
  * byte, including which error wins when several apply and which bytes are
  * skipped afterwards. Meta command flags are in proto_meta.c.
  */
+#include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
-#include "proto_private.h"
+#include "proto/proto.h"
+#include "proto/proto_private.h"
 
 static const char *const cmd_names[PROTO_CMD_MAX] = {
 	[PROTO_CMD_NONE] = "none",	   [PROTO_CMD_ERROR] = "error",
@@ -25,30 +26,36 @@ static const char *const cmd_names[PROTO_CMD_MAX] = {
 	[PROTO_CMD_FLUSH_ALL] = "flush_all", [PROTO_CMD_VERSION] = "version",
 	[PROTO_CMD_VERBOSITY] = "verbosity", [PROTO_CMD_QUIT] = "quit",
 	[PROTO_CMD_STATS] = "stats",	   [PROTO_CMD_SHUTDOWN] = "shutdown",
+	[PROTO_CMD_CACHE_MEMLIMIT] = "cache_memlimit",
+	[PROTO_CMD_SLABS] = "slabs",	   [PROTO_CMD_LRU_CRAWLER] = "lru_crawler",
 	[PROTO_CMD_MG] = "mg",		   [PROTO_CMD_MS] = "ms",
 	[PROTO_CMD_MD] = "md",		   [PROTO_CMD_MA] = "ma",
 	[PROTO_CMD_MN] = "mn",		   [PROTO_CMD_ME] = "me",
 };
 
-const char *proto_cmd_name(enum proto_cmd cmd)
+const char *
+proto_cmd_name(enum proto_cmd cmd)
 {
 	if ((unsigned)cmd >= PROTO_CMD_MAX)
 		return "unknown";
 	return cmd_names[cmd];
 }
 
-void proto_parser_init(struct proto_parser *p, size_t value_max)
+void
+proto_parser_init(struct proto_parser *p, size_t value_max)
 {
 	memset(p, 0, sizeof(*p));
 	p->value_max = value_max;
 }
 
-void proto_parser_reset(struct proto_parser *p)
+void
+proto_parser_reset(struct proto_parser *p)
 {
 	proto_parser_init(p, p->value_max);
 }
 
-void proto_parser_abort_line(struct proto_parser *p)
+void
+proto_parser_abort_line(struct proto_parser *p)
 {
 	if (p->state == PROTO_PS_MULTIGET)
 		p->state = PROTO_PS_SWALLOW_LINE;
@@ -56,15 +63,17 @@ void proto_parser_abort_line(struct proto_parser *p)
 
 /* ---- helpers -------------------------------------------------------------- */
 
-static void req_clear(struct proto_req *req, enum proto_cmd cmd)
+static void
+req_clear(struct proto_req *req, enum proto_cmd cmd)
 {
 	memset(req, 0, offsetof(struct proto_req, meta));
 	req->cmd = cmd;
 }
 
 /* A well-formed request on key token `key`. */
-static void req_start(struct proto_req *req, enum proto_cmd cmd, const struct proto_tok *key,
-		      bool noreply)
+static void
+req_start(struct proto_req *req, enum proto_cmd cmd, const struct proto_tok *key,
+	  bool noreply)
 {
 	req_clear(req, cmd);
 	req->noreply = noreply;
@@ -72,8 +81,9 @@ static void req_start(struct proto_req *req, enum proto_cmd cmd, const struct pr
 	req->klen = key->len;
 }
 
-static enum proto_status req_error(struct proto_req *req, enum proto_cmd cmd,
-				   const char *msg, bool noreply)
+static enum proto_status
+req_error(struct proto_req *req, enum proto_cmd cmd,
+	  const char *msg, bool noreply)
 {
 	req_clear(req, cmd);
 	req->error = msg;
@@ -85,7 +95,8 @@ static enum proto_status req_error(struct proto_req *req, enum proto_cmd cmd,
  * PROTO_TOKENS_MAX - 1 tokens (the rest of the line stays unsplit, which
  * only matters for counting). Returns memcached's "ntokens": the tokens
  * plus the terminal one. */
-size_t proto_tokenize(const char *s, size_t len, struct proto_tok *t)
+size_t
+proto_tokenize(const char *s, size_t len, struct proto_tok *t)
 {
 	size_t n = 0, i = 0;
 
@@ -106,26 +117,30 @@ size_t proto_tokenize(const char *s, size_t len, struct proto_tok *t)
 	return n + 1;
 }
 
-static bool tok_is(const struct proto_tok *t, const char *word, size_t wlen)
+static bool
+tok_is(const struct proto_tok *t, const char *word, size_t wlen)
 {
 	return t->len == wlen && memcmp(t->p, word, wlen) == 0;
 }
 #define TOK_IS(t, lit) tok_is((t), (lit), sizeof(lit) - 1)
 
 /* set_noreply_maybe(): the last token is "noreply". */
-static bool last_is_noreply(const struct proto_tok *t, size_t ntokens)
+static bool
+last_is_noreply(const struct proto_tok *t, size_t ntokens)
 {
 	return ntokens >= 2 && TOK_IS(&t[ntokens - 2], "noreply");
 }
 
 /* ---- get, gets, gat, gats ------------------------------------------------ */
 
-static bool is_touch_get(enum proto_cmd cmd)
+static bool
+is_touch_get(enum proto_cmd cmd)
 {
 	return cmd == PROTO_CMD_GAT || cmd == PROTO_CMD_GATS;
 }
 
-static void mget_begin(struct proto_parser *p, enum proto_cmd cmd, int64_t exptime)
+static void
+mget_begin(struct proto_parser *p, enum proto_cmd cmd, int64_t exptime)
 {
 	p->state = PROTO_PS_MULTIGET;
 	p->mget_cmd = cmd;
@@ -134,7 +149,8 @@ static void mget_begin(struct proto_parser *p, enum proto_cmd cmd, int64_t expti
 	p->mget_end_pending = false;
 }
 
-static enum proto_status mget_end(struct proto_parser *p, struct proto_req *req)
+static enum proto_status
+mget_end(struct proto_parser *p, struct proto_req *req)
 {
 	enum proto_cmd cmd = p->mget_cmd;
 
@@ -152,8 +168,9 @@ static enum proto_status mget_end(struct proto_parser *p, struct proto_req *req)
 /* The next key of a get line, starting at buf[0]. A line that arrived
  * whole was checked before the first key; a streamed line (longer than
  * PROTO_LINE_MAX, still arriving) is checked key by key. */
-static enum proto_status mget_next(struct proto_parser *p, const char *buf, size_t len,
-				   struct proto_req *req, size_t *consumed)
+static enum proto_status
+mget_next(struct proto_parser *p, const char *buf, size_t len,
+	  struct proto_req *req, size_t *consumed)
 {
 	size_t i = 0, j, klen;
 	char term;
@@ -252,9 +269,10 @@ too_long:
 }
 
 /* A whole get line: memcached checks every key before answering any. */
-static enum proto_status parse_get(struct proto_parser *p, enum proto_cmd cmd, const char *buf,
-				   size_t clen, size_t line_len, const struct proto_tok *t,
-				   struct proto_req *req, size_t *consumed)
+static enum proto_status
+parse_get(struct proto_parser *p, enum proto_cmd cmd, const char *buf,
+	  size_t clen, size_t line_len, const struct proto_tok *t,
+	  struct proto_req *req, size_t *consumed)
 {
 	int64_t exptime = 0;
 	size_t pos;
@@ -305,8 +323,9 @@ static enum proto_status parse_get(struct proto_parser *p, enum proto_cmd cmd, c
 /* A get line longer than PROTO_LINE_MAX without its newline yet: memcached
  * buffers it whole (unbounded); we answer key by key instead. Any other
  * line that long closes the connection, as in memcached. */
-static enum proto_status start_stream(struct proto_parser *p, const char *buf, size_t len,
-				      struct proto_req *req, size_t *consumed)
+static enum proto_status
+start_stream(struct proto_parser *p, const char *buf, size_t len,
+	     struct proto_req *req, size_t *consumed)
 {
 	static const struct {
 		const char *word;
@@ -367,9 +386,10 @@ static enum proto_status start_stream(struct proto_parser *p, const char *buf, s
 
 /* After the line of a storage command: the data block is complete and
  * ends in "\r\n", or is still arriving, or was refused. */
-enum proto_status proto_take_data(struct proto_parser *p, const char *buf, size_t len,
-				  size_t line_len, int32_t vlen, struct proto_req *req,
-				  size_t *consumed, const char *bad_chunk_msg, bool bad_chunk_noreply)
+enum proto_status
+proto_take_data(struct proto_parser *p, const char *buf, size_t len,
+		size_t line_len, int32_t vlen, struct proto_req *req,
+		size_t *consumed, const char *bad_chunk_msg, bool bad_chunk_noreply)
 {
 	size_t total = line_len + (size_t)vlen + 2;
 
@@ -400,10 +420,11 @@ enum proto_status proto_take_data(struct proto_parser *p, const char *buf, size_
 	return PROTO_REQ;
 }
 
-static enum proto_status parse_store(struct proto_parser *p, enum proto_cmd cmd,
-				     const char *buf, size_t len, size_t line_len,
-				     const struct proto_tok *t, size_t ntokens,
-				     struct proto_req *req, size_t *consumed)
+static enum proto_status
+parse_store(struct proto_parser *p, enum proto_cmd cmd,
+	    const char *buf, size_t len, size_t line_len,
+	    const struct proto_tok *t, size_t ntokens,
+	    struct proto_req *req, size_t *consumed)
 {
 	bool noreply = last_is_noreply(t, ntokens);
 	const char *bad = "CLIENT_ERROR bad command line format";
@@ -432,8 +453,9 @@ static enum proto_status parse_store(struct proto_parser *p, enum proto_cmd cmd,
 
 /* ---- the other classic commands -------------------------------------------- */
 
-static enum proto_status parse_delete(const struct proto_tok *t, size_t ntokens,
-				      struct proto_req *req)
+static enum proto_status
+parse_delete(const struct proto_tok *t, size_t ntokens,
+	     struct proto_req *req)
 {
 	bool noreply = false;
 
@@ -455,8 +477,9 @@ static enum proto_status parse_delete(const struct proto_tok *t, size_t ntokens,
 	return PROTO_REQ;
 }
 
-static enum proto_status parse_arith(enum proto_cmd cmd, const struct proto_tok *t,
-				     size_t ntokens, struct proto_req *req)
+static enum proto_status
+parse_arith(enum proto_cmd cmd, const struct proto_tok *t,
+	    size_t ntokens, struct proto_req *req)
 {
 	bool noreply = last_is_noreply(t, ntokens);
 	uint64_t delta;
@@ -470,8 +493,9 @@ static enum proto_status parse_arith(enum proto_cmd cmd, const struct proto_tok 
 	return PROTO_REQ;
 }
 
-static enum proto_status parse_touch(const struct proto_tok *t, size_t ntokens,
-				     struct proto_req *req)
+static enum proto_status
+parse_touch(const struct proto_tok *t, size_t ntokens,
+	    struct proto_req *req)
 {
 	bool noreply = last_is_noreply(t, ntokens);
 	int32_t exptime;
@@ -487,8 +511,9 @@ static enum proto_status parse_touch(const struct proto_tok *t, size_t ntokens,
 	return PROTO_REQ;
 }
 
-static enum proto_status parse_flush_all(const struct proto_tok *t, size_t ntokens,
-					 struct proto_req *req)
+static enum proto_status
+parse_flush_all(const struct proto_tok *t, size_t ntokens,
+		struct proto_req *req)
 {
 	bool noreply = last_is_noreply(t, ntokens);
 	int32_t delay = 0;
@@ -507,8 +532,9 @@ static enum proto_status parse_flush_all(const struct proto_tok *t, size_t ntoke
 	return PROTO_REQ;
 }
 
-static enum proto_status parse_verbosity(const struct proto_tok *t, size_t ntokens,
-					 struct proto_req *req)
+static enum proto_status
+parse_verbosity(const struct proto_tok *t, size_t ntokens,
+		struct proto_req *req)
 {
 	bool noreply = last_is_noreply(t, ntokens);
 	uint32_t level;
@@ -522,8 +548,9 @@ static enum proto_status parse_verbosity(const struct proto_tok *t, size_t ntoke
 	return PROTO_REQ;
 }
 
-static enum proto_status parse_shutdown(const struct proto_tok *t, size_t ntokens,
-					struct proto_req *req)
+static enum proto_status
+parse_shutdown(const struct proto_tok *t, size_t ntokens,
+	       struct proto_req *req)
 {
 	req_clear(req, PROTO_CMD_SHUTDOWN);
 	if (ntokens == 2)
@@ -536,10 +563,159 @@ static enum proto_status parse_shutdown(const struct proto_tok *t, size_t ntoken
 	return PROTO_REQ;
 }
 
+/* ---- slab allocator and LRU crawler administration ------------------------- */
+
+#define BAD_FORMAT "CLIENT_ERROR bad command line format"
+
+/* cache_memlimit <megabytes> [noreply]; memcached answers a bare ERROR to a
+ * malformed one, we answer CLIENT_ERROR (docs/protocol.md). */
+static enum proto_status
+parse_cache_memlimit(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
+{
+	bool noreply = last_is_noreply(t, ntokens);
+	uint32_t mb;
+
+	if ((ntokens != 3 && ntokens != 4) || !proto_strtoul32(t[1].p, t[1].len, &mb))
+		return req_error(req, PROTO_CMD_CACHE_MEMLIMIT, BAD_FORMAT, noreply);
+	req_clear(req, PROTO_CMD_CACHE_MEMLIMIT);
+	req->noreply = noreply;
+	req->num[0] = mb;
+	return PROTO_REQ;
+}
+
+/* memcached's safe_strtod: a number that ends at the token's end. */
+static bool
+tok_double(const struct proto_tok *t, double *out)
+{
+	char buf[64], *end;
+
+	if (t->len == 0 || t->len >= sizeof(buf))
+		return false;
+	memcpy(buf, t->p, t->len);
+	buf[t->len] = '\0';
+	*out = strtod(buf, &end);
+	return end == buf + t->len;
+}
+
+/* slabs reassign <src> <dst> | slabs automove <0|1|2> | slabs automove ratio <r> */
+static enum proto_status
+parse_slabs(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
+{
+	enum proto_sub sub = PROTO_SUB_NONE;
+	bool noreply = false;
+	uint32_t a = 0, b = 0;
+
+	if (ntokens == 5 && TOK_IS(&t[1], "reassign")) {
+		int32_t src, dst;
+
+		if (proto_strtol32(t[2].p, t[2].len, &src) &&
+		    proto_strtol32(t[3].p, t[3].len, &dst)) {
+			sub = PROTO_SUB_SLABS_REASSIGN;
+			a = (uint32_t)src;
+			b = (uint32_t)dst;
+		}
+	} else if (ntokens >= 4 && TOK_IS(&t[1], "automove")) {
+		double ratio;
+
+		noreply = last_is_noreply(t, ntokens);
+		if (ntokens == 5 && TOK_IS(&t[2], "ratio")) {
+			if (tok_double(&t[3], &ratio) && ratio >= 0)
+				sub = PROTO_SUB_SLABS_AUTOMOVE_RATIO;
+		} else if (proto_strtoul32(t[2].p, t[2].len, &a) && a <= 2) {
+			sub = PROTO_SUB_SLABS_AUTOMOVE;
+		}
+	}
+	if (sub == PROTO_SUB_NONE)
+		return req_error(req, PROTO_CMD_SLABS, BAD_FORMAT, noreply);
+	req_clear(req, PROTO_CMD_SLABS);
+	req->noreply = noreply;
+	req->sub = sub;
+	req->num[0] = a;
+	req->num[1] = b;
+	return PROTO_REQ;
+}
+
+/* lru_crawler crawl|metadump <classes> | tocrawl <n> | sleep <us> | enable | disable */
+static enum proto_status
+parse_lru_crawler(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
+{
+	enum proto_sub sub = PROTO_SUB_NONE;
+	uint32_t n = 0;
+
+	if (ntokens == 4) {
+		if (TOK_IS(&t[1], "crawl"))
+			sub = PROTO_SUB_LRU_CRAWL;
+		else if (TOK_IS(&t[1], "metadump"))
+			sub = PROTO_SUB_LRU_METADUMP;
+		else if (TOK_IS(&t[1], "tocrawl") && proto_strtoul32(t[2].p, t[2].len, &n))
+			sub = PROTO_SUB_LRU_TOCRAWL;
+		else if (TOK_IS(&t[1], "sleep") && proto_strtoul32(t[2].p, t[2].len, &n))
+			sub = PROTO_SUB_LRU_SLEEP;
+	} else if (ntokens == 3) {
+		if (TOK_IS(&t[1], "enable"))
+			sub = PROTO_SUB_LRU_ENABLE;
+		else if (TOK_IS(&t[1], "disable"))
+			sub = PROTO_SUB_LRU_DISABLE;
+	}
+	if (sub == PROTO_SUB_NONE)
+		return req_error(req, PROTO_CMD_LRU_CRAWLER, BAD_FORMAT, false);
+	req_clear(req, PROTO_CMD_LRU_CRAWLER);
+	req->sub = sub;
+	req->num[0] = n;
+	return PROTO_REQ;
+}
+
+/* stats cachedump <class> <limit>: memcached's checks, in its order. */
+static enum proto_status
+parse_stats_cachedump(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
+{
+	uint32_t id, limit;
+
+	if (ntokens < 5)
+		return req_error(req, PROTO_CMD_STATS, "CLIENT_ERROR bad command line", false);
+	if (!proto_strtoul32(t[2].p, t[2].len, &id) || !proto_strtoul32(t[3].p, t[3].len, &limit))
+		return req_error(req, PROTO_CMD_STATS, BAD_FORMAT, false);
+	/* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
+	if (id >= 64)
+		return req_error(req, PROTO_CMD_STATS, "CLIENT_ERROR Illegal slab id", false);
+	req_clear(req, PROTO_CMD_STATS);
+	req->arg = t[1].p;
+	req->arg_len = t[1].len;
+	req->sub = PROTO_SUB_STATS_CACHEDUMP;
+	req->num[0] = id;
+	req->num[1] = limit;
+	return PROTO_REQ;
+}
+
+/* memcached closes the connection, without a reply, on a line whose last
+ * token starts with "HTTP/" when the command word is none it dispatches:
+ * the first line of a browser's request (GET / HTTP/1.1, PUT /x HTTP/1.1,
+ * ...). Words that begin like its classic commands (its dispatch goes by
+ * first letter) and the commands it knows that we do not still get ERROR,
+ * as from memcached. */
+static bool
+looks_like_http(const struct proto_tok *t, size_t ntokens)
+{
+	static const char *const known[] = {
+		"bget", "watch", "lru", "extstore", "refresh_certs",
+	};
+	const struct proto_tok *last = &t[ntokens - 2];
+
+	if (last->len < 5 || memcmp(last->p, "HTTP/", 5) != 0)
+		return false;
+	if (memchr("gsacidt", t[0].p[0], 7) != NULL)
+		return false;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (tok_is(&t[0], known[i], strlen(known[i])))
+			return false;
+	return true;
+}
+
 /* ---- the command line -------------------------------------------------------- */
 
-static enum proto_status parse_line(struct proto_parser *p, const char *buf, size_t len,
-				    struct proto_req *req, size_t *consumed)
+static enum proto_status
+parse_line(struct proto_parser *p, const char *buf, size_t len,
+	   struct proto_req *req, size_t *consumed)
 {
 	struct proto_tok t[PROTO_TOKENS_MAX];
 	const char *nl = memchr(buf, '\n', len);
@@ -650,6 +826,8 @@ static enum proto_status parse_line(struct proto_parser *p, const char *buf, siz
 		return parse_touch(t, ntokens, req);
 	}
 	if (TOK_IS(&t[0], "stats")) {
+		if (ntokens >= 3 && TOK_IS(&t[1], "cachedump"))
+			return parse_stats_cachedump(t, ntokens, req);
 		req_clear(req, PROTO_CMD_STATS);
 		if (ntokens >= 3) {
 			req->arg = t[1].p;
@@ -675,13 +853,22 @@ static enum proto_status parse_line(struct proto_parser *p, const char *buf, siz
 	}
 	if (TOK_IS(&t[0], "shutdown"))
 		return parse_shutdown(t, ntokens, req);
+	if (TOK_IS(&t[0], "cache_memlimit"))
+		return parse_cache_memlimit(t, ntokens, req);
+	if (TOK_IS(&t[0], "slabs"))
+		return parse_slabs(t, ntokens, req);
+	if (TOK_IS(&t[0], "lru_crawler"))
+		return parse_lru_crawler(t, ntokens, req);
+	if (looks_like_http(t, ntokens))
+		return PROTO_CLOSE;
 	WANT(false);
 #undef WANT
 	return PROTO_REQ; /* not reached */
 }
 
-enum proto_status proto_parse(struct proto_parser *p, const char *buf, size_t len,
-			      struct proto_req *req, size_t *consumed)
+enum proto_status
+proto_parse(struct proto_parser *p, const char *buf, size_t len,
+	    struct proto_req *req, size_t *consumed)
 {
 	size_t off = 0, n = 0;
 	enum proto_status st;

@@ -6,7 +6,7 @@
 #ifndef SEGCACHED_PROTO_PRIVATE_H
 #define SEGCACHED_PROTO_PRIVATE_H
 
-#include "proto.h"
+#include "proto/proto.h"
 
 struct proto_tok {
 	const char *p;

@@ -5,20 +5,23 @@
  */
 #include <string.h>
 
-#include "proto_udp.h"
+#include "proto/proto_udp.h"
 
-static uint16_t get_be16(const unsigned char *p)
+static uint16_t
+get_be16(const unsigned char *p)
 {
 	return (uint16_t)((p[0] << 8) | p[1]);
 }
 
-static void put_be16(unsigned char *p, uint16_t v)
+static void
+put_be16(unsigned char *p, uint16_t v)
 {
 	p[0] = (unsigned char)(v >> 8);
 	p[1] = (unsigned char)v;
 }
 
-int proto_udp_parse(const void *dgram, size_t len, struct proto_udp_hdr *h)
+int
+proto_udp_parse(const void *dgram, size_t len, struct proto_udp_hdr *h)
 {
 	const unsigned char *p = dgram;
 
@@ -33,7 +36,8 @@ int proto_udp_parse(const void *dgram, size_t len, struct proto_udp_hdr *h)
 	return PROTO_UDP_HDR_LEN;
 }
 
-void proto_udp_write_hdr(void *dst, uint16_t req_id, uint16_t seq, uint16_t total)
+void
+proto_udp_write_hdr(void *dst, uint16_t req_id, uint16_t seq, uint16_t total)
 {
 	unsigned char *p = dst;
 
@@ -43,7 +47,8 @@ void proto_udp_write_hdr(void *dst, uint16_t req_id, uint16_t seq, uint16_t tota
 	put_be16(p + 6, 0);
 }
 
-unsigned proto_udp_count(size_t len, size_t max_payload)
+unsigned
+proto_udp_count(size_t len, size_t max_payload)
 {
 	size_t n;
 
@@ -53,8 +58,9 @@ unsigned proto_udp_count(size_t len, size_t max_payload)
 	return n > UINT16_MAX ? 0 : (unsigned)n;
 }
 
-size_t proto_udp_frame(const void *resp, size_t len, size_t max_payload, uint16_t req_id,
-		       unsigned seq, void *out)
+size_t
+proto_udp_frame(const void *resp, size_t len, size_t max_payload, uint16_t req_id,
+		unsigned seq, void *out)
 {
 	unsigned total = proto_udp_count(len, max_payload);
 	size_t off, n;

@@ -24,6 +24,15 @@ struct engine *seg_create(const struct engine_config *cfg, char *err, size_t err
  * when cfg->memory is too small for the smallest usable cache. */
 size_t seg_heap_bytes(const struct engine_config *cfg);
 
+/* Background reclamation: when the free segment pool is below its low
+ * watermark (1/64 of the segments, at most 64; none in heaps of fewer than
+ * 64 segments), evicts by the configured
+ * policy until it is not, so that writers seldom have to evict (and wait
+ * for one another) themselves. engine_expire() calls it; a control thread
+ * may call it more often. Returns at once when another thread is
+ * reclaiming. Returns the evictions done. */
+unsigned seg_reclaim(struct engine *e);
+
 #ifdef __cplusplus
 }
 #endif

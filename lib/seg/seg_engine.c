@@ -6,13 +6,13 @@
  * the heap; whatever the table and metadata do not take becomes segments.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
 
-#include "seg_internal.h"
-#include "seg_item.h"
+#include "seg/seg_private.h"
+#include "seg/seg_item.h"
+#include "util/util_err.h"
 
 #define DEFAULT_ITEM_MAX (1u << 20)
 #define DEFAULT_SEG_SIZE (1u << 20)
@@ -28,10 +28,11 @@
 /* Anonymous memory for the table and the heap, on transparent huge pages
  * where the kernel gives them on request ("madvise" mode): random access
  * over gigabytes misses the TLB on 4 KiB pages. */
-static void *map_anonymous(size_t len)
+static void *
+map_anonymous(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
@@ -39,14 +40,15 @@ static void *map_anonymous(size_t len)
 	return p;
 }
 
-int seg_op_get(struct engine_worker *, const void *, size_t, int64_t, void *, size_t,
-	       struct engine_item *);
-int seg_op_store(struct engine_worker *, enum engine_store_mode, const void *, size_t,
-		 const void *, size_t, uint32_t, int64_t, uint64_t, uint64_t *);
-int seg_op_delete(struct engine_worker *, const void *, size_t, uint64_t);
-int seg_op_arith(struct engine_worker *, const void *, size_t, bool, uint64_t, uint64_t *,
-		 uint64_t *);
-int seg_op_touch(struct engine_worker *, const void *, size_t, int64_t);
+enum engine_status seg_op_get(struct engine_worker *, const void *, size_t, int64_t, void *, size_t,
+			      struct engine_item *);
+enum engine_status seg_op_store(struct engine_worker *, enum engine_store_mode, const void *,
+				size_t, const void *, size_t, uint32_t, int64_t, uint64_t,
+				uint64_t *);
+enum engine_status seg_op_delete(struct engine_worker *, const void *, size_t, uint64_t);
+enum engine_status seg_op_arith(struct engine_worker *, const void *, size_t, bool, uint64_t,
+				uint64_t *, uint64_t *);
+enum engine_status seg_op_touch(struct engine_worker *, const void *, size_t, int64_t);
 
 struct seg_layout {
 	uint32_t seg_size, seg_shift, off_shift, item_max, nseg, workers;
@@ -57,7 +59,8 @@ struct seg_layout {
 static unsigned log2_floor(uint64_t v) { return 63 - (unsigned)__builtin_clzll(v); }
 static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
-static int layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t errlen)
+static int
+layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t errlen)
 {
 	uint64_t item_max = cfg->item_max ? cfg->item_max : DEFAULT_ITEM_MAX;
 	uint64_t seg_size = cfg->segment_size;
@@ -66,23 +69,24 @@ static int layout(const struct engine_config *cfg, struct seg_layout *l, char *e
 	/* Items (header, key, value) up to 4 MiB: -I 4m works; values are
 	 * further bounded by the 22-bit value length. */
 	if (item_max > ITEM_VLEN_MAX + 1) {
-		snprintf(err, errlen, "item size limit %llu is above the largest supported (%u, 4m)",
-			 (unsigned long long)item_max, ITEM_VLEN_MAX + 1);
-		return -1;
+		return util_fail(err, errlen,
+				 "item size limit %llu is above the largest supported (%u, 4m)",
+				 (unsigned long long)item_max, ITEM_VLEN_MAX + 1);
 	}
 	if (seg_size) {
 		if (!is_pow2(seg_size) || seg_size < MIN_SEG_SIZE || seg_size > MAX_SEG_SIZE) {
-			snprintf(err, errlen,
-				 "segment size %llu must be a power of two from %u to %u",
-				 (unsigned long long)seg_size, MIN_SEG_SIZE, MAX_SEG_SIZE);
-			return -1;
+			return util_fail(err, errlen,
+					 "segment size %llu must be a power of two from %u to %u",
+					 (unsigned long long)seg_size, MIN_SEG_SIZE, MAX_SEG_SIZE);
 		}
 		if (!cfg->item_max && item_max > seg_size)
 			item_max = seg_size;
 		if (item_max > seg_size) {
-			snprintf(err, errlen, "item size limit %llu is larger than the segment size %llu",
-				 (unsigned long long)item_max, (unsigned long long)seg_size);
-			return -1;
+			return util_fail(err, errlen,
+					 "item size limit %llu is larger than "
+					 "the segment size %llu",
+					 (unsigned long long)item_max,
+					 (unsigned long long)seg_size);
 		}
 	} else {
 		seg_size = DEFAULT_SEG_SIZE;
@@ -96,8 +100,8 @@ static int layout(const struct engine_config *cfg, struct seg_layout *l, char *e
 	l->workers = cfg->max_workers ? cfg->max_workers : DEFAULT_WORKERS;
 	if (cfg->hash_power) {
 		if (cfg->hash_power < 6 || cfg->hash_power > 32) {
-			snprintf(err, errlen, "hash power %u out of range 6..32", cfg->hash_power);
-			return -1;
+			return util_fail(err, errlen, "hash power %u out of range 6..32",
+					 cfg->hash_power);
 		}
 		l->buckets = 1ull << cfg->hash_power;
 	} else {
@@ -109,12 +113,11 @@ static int layout(const struct engine_config *cfg, struct seg_layout *l, char *e
 		l->workers * (sizeof(struct seg_worker) + sizeof(void *));
 	per_seg = seg_size + sizeof(struct seg_hdr) + sizeof(int32_t);
 	if (cfg->memory < fixed + MIN_SEGMENTS * per_seg) {
-		snprintf(err, errlen,
-			 "memory budget %zu is too small: at least %zu bytes for %u segments of %llu bytes, "
-			 "the hash table and %u workers",
-			 cfg->memory, fixed + MIN_SEGMENTS * per_seg, MIN_SEGMENTS,
-			 (unsigned long long)seg_size, l->workers);
-		return -1;
+		return util_fail(err, errlen,
+				 "memory budget %zu is too small: at least %zu bytes for "
+				 "%u segments of %llu bytes, the hash table and %u workers",
+				 cfg->memory, fixed + MIN_SEGMENTS * per_seg, MIN_SEGMENTS,
+				 (unsigned long long)seg_size, l->workers);
 	}
 	l->fixed_bytes = fixed;
 	l->nseg = (uint32_t)((cfg->memory - fixed) / per_seg > SEG_MAX_SEGMENTS
@@ -123,7 +126,8 @@ static int layout(const struct engine_config *cfg, struct seg_layout *l, char *e
 	return 0;
 }
 
-size_t seg_heap_bytes(const struct engine_config *cfg)
+size_t
+seg_heap_bytes(const struct engine_config *cfg)
 {
 	struct seg_layout l;
 	char err[256];
@@ -133,7 +137,8 @@ size_t seg_heap_bytes(const struct engine_config *cfg)
 	return (size_t)l.nseg * l.seg_size;
 }
 
-static void seg_destroy(struct engine *eng)
+static void
+seg_destroy(struct engine *eng)
 {
 	struct seg_engine *e = seg_engine_of(eng);
 
@@ -151,7 +156,8 @@ static void seg_destroy(struct engine *eng)
 	free(e);
 }
 
-static struct engine_worker *seg_worker_create(struct engine *eng)
+static struct engine_worker *
+seg_worker_create(struct engine *eng)
 {
 	struct seg_engine *e = seg_engine_of(eng);
 	struct seg_worker *w = NULL;
@@ -177,7 +183,8 @@ static struct engine_worker *seg_worker_create(struct engine *eng)
 	return w ? &w->base : NULL;
 }
 
-static void seg_worker_destroy(struct engine_worker *ew)
+static void
+seg_worker_destroy(struct engine_worker *ew)
 {
 	struct seg_worker *w = (struct seg_worker *)ew;
 	struct seg_engine *e = w->e;
@@ -203,7 +210,8 @@ static void seg_worker_destroy(struct engine_worker *ew)
 	free(w);
 }
 
-static void seg_flush_all(struct engine *eng, int64_t delay)
+static void
+seg_flush_all(struct engine *eng, int64_t delay)
 {
 	struct seg_engine *e = seg_engine_of(eng);
 
@@ -218,7 +226,10 @@ static void seg_flush_all(struct engine *eng, int64_t delay)
 
 static unsigned seg_expire(struct engine *eng) { return seg_expire_all(seg_engine_of(eng)); }
 
-static void seg_stats(struct engine *eng, struct engine_stats *st)
+unsigned seg_reclaim(struct engine *eng) { return seg_reclaim_ahead(seg_engine_of(eng)); }
+
+static void
+seg_stats(struct engine *eng, struct engine_stats *st)
 {
 	struct seg_engine *e = seg_engine_of(eng);
 
@@ -246,6 +257,9 @@ static void seg_stats(struct engine *eng, struct engine_stats *st)
 			continue;
 		case SEG_OPEN:
 			st->seg_open++;
+			st->seg_open_bytes += atomic_load_explicit(&h->write_off,
+								   memory_order_relaxed) &
+					      ~SEG_WOFF_SEALED;
 			break;
 		default:
 			st->seg_sealed++;
@@ -268,6 +282,14 @@ static void seg_stats(struct engine *eng, struct engine_stats *st)
 	st->seg_merged = atomic_load(&e->n_seg_merged);
 	st->hash_buckets = e->table_mask + 1;
 	st->hash_overflow = atomic_load(&e->ovf_used);
+	st->hash_overflow_free = atomic_load(&e->ovf_free_count);
+	for (unsigned t = 0; t < TTL_CHAINS; t++) {
+		uint64_t cur = atomic_load(&e->chain[t].shared_open);
+
+		if (cur && seg_open_gen_is(cur, atomic_load(&e->hdr[seg_open_seg(cur)].gen)) &&
+		    atomic_load(&e->hdr[seg_open_seg(cur)].state) == SEG_OPEN)
+			st->seg_open_shared++;
+	}
 	st->heap_bytes = (uint64_t)e->nseg * e->seg_size;
 	st->table_bytes = (e->table_mask + 1) * sizeof(struct seg_bucket);
 	st->meta_bytes = (uint64_t)e->nseg * (sizeof(struct seg_hdr) + sizeof(int32_t)) +
@@ -290,7 +312,8 @@ static const struct engine_ops seg_ops = {
 	.stats = seg_stats,
 };
 
-struct engine *seg_create(const struct engine_config *cfg, char *err, size_t errlen)
+struct engine *
+seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 {
 	struct seg_engine *e;
 	struct seg_layout l;
@@ -302,14 +325,15 @@ struct engine *seg_create(const struct engine_config *cfg, char *err, size_t err
 		if (cfg->heap_len / l.seg_size < l.nseg)
 			l.nseg = (uint32_t)(cfg->heap_len / l.seg_size);
 		if (l.nseg < MIN_SEGMENTS) {
-			snprintf(err, errlen, "heap region of %zu bytes holds fewer than %u segments",
-				 cfg->heap_len, MIN_SEGMENTS);
+			util_fail(err, errlen,
+				  "heap region of %zu bytes holds fewer than %u segments",
+				  cfg->heap_len, MIN_SEGMENTS);
 			return NULL;
 		}
 	}
 	e = aligned_alloc(64, (sizeof(*e) + 63) & ~(size_t)63);
 	if (!e) {
-		snprintf(err, errlen, "out of memory");
+		util_fail(err, errlen, "out of memory");
 		return NULL;
 	}
 	memset(e, 0, sizeof(*e));
@@ -324,11 +348,19 @@ struct engine *seg_create(const struct engine_config *cfg, char *err, size_t err
 	e->eviction = cfg->eviction;
 	e->cas_enabled = !cfg->cas_disabled;
 	e->max_workers = l.workers;
+	e->own_open_ok = l.nseg >= SEG_OWN_MIN_SEGS_PER_WORKER * l.workers;
+	/* A quarter of the heap may be shared open segments, 2 to 64. */
+	e->open_budget = l.nseg / 4 < 2 ? 2 : l.nseg / 4 > SEG_OPEN_RING_MAX ? SEG_OPEN_RING_MAX
+									      : l.nseg / 4;
 	e->memory = cfg->memory;
 	e->table_mask = l.buckets - 1;
 	e->ovf_seg = SEG_NONE;
 	e->merge_reserve = SEG_NONE;
 	e->evict_rng = 0x2545f4914f6cdd1dull;
+	/* 1/64 of the heap, at most 64 segments, is reclaimed ahead of need;
+	 * none below 64 segments, where one free segment is a sixtieth of the
+	 * cache (a tenth of a million tiny objects in 64 MB) kept empty. */
+	e->pool_low = l.nseg / 64 > 64 ? 64 : l.nseg / 64;
 	pthread_mutex_init(&e->evict_lock, NULL);
 	pthread_mutex_init(&e->workers_lock, NULL);
 
@@ -345,8 +377,8 @@ struct engine *seg_create(const struct engine_config *cfg, char *err, size_t err
 		e->heap_map_len = heap_len;
 	}
 	if (!e->table || !e->hdr || !e->pool || !e->workers || !e->heap) {
-		snprintf(err, errlen, "cannot allocate %zu bytes of cache memory: %s", cfg->memory,
-			 strerror(errno ? errno : ENOMEM));
+		util_fail(err, errlen, "cannot allocate %zu bytes of cache memory: %s", cfg->memory,
+			  strerror(errno ? errno : ENOMEM));
 		seg_destroy(&e->base);
 		return NULL;
 	}

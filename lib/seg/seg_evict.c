@@ -9,14 +9,95 @@
  */
 #include <sys/types.h>
 
-#include "seg_internal.h"
-#include "seg_item.h"
+#include "seg/seg_private.h"
+#include "seg/seg_item.h"
 
-/* Segments merged per pass: from each, the most used 1/MERGE_N of its
- * bytes survive into one new segment, so a pass frees MERGE_N - 1. */
+/* Segments merged per pass: the most read 1/MERGE_N of their bytes
+ * survive into one new segment, so a pass frees MERGE_N - 1. */
 #define MERGE_N 4
+#define FREQ_LEVELS (SLOT_FREQ_MASK + 1)
 
-static void reclaim_whole(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
+/* A lock taken while reclaiming, counted for the worker that reclaims or,
+ * from the control thread (w NULL), as "other". */
+static void
+count_lock(struct seg_engine *e, struct seg_worker *w, enum engine_worker_counter c)
+{
+	if (w)
+		w->base.counters[c]++;
+	else
+		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+}
+
+/* Which items of a run survive a merge: those read more often than
+ * `cutoff`, and of those read exactly `cutoff` times the first ones, up
+ * to `at_cutoff` bytes; so the most read items fill the destination, not
+ * the first read items in offset order. Unread items only when fewer
+ * than a segment's worth were read, and none from a run nobody read. */
+struct merge_cut {
+	unsigned cutoff;
+	uint32_t at_cutoff;
+	uint64_t read_bytes; /* live bytes read at least once: 0 = nothing survives */
+};
+
+/* Drains the run and counts its live bytes by read frequency (lock-free,
+ * an estimate: the keep decision is taken again under each bucket lock),
+ * then picks the cutoff so that about one segment of bytes survives. */
+static struct merge_cut
+merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n,
+	     int64_t now)
+{
+	const uint32_t align = (1u << e->off_shift) - 1;
+	uint64_t bytes[FREQ_LEVELS] = { 0 };
+	uint64_t above = 0;
+	struct merge_cut cut = { 1, UINT32_MAX, 0 };
+
+	for (unsigned r = 0; r < n; r++) {
+		const struct seg_hdr *sh = &e->hdr[run[r]];
+		const uint8_t *sdata = seg_data(e, run[r]);
+		uint32_t end;
+
+		seg_close_and_drain(e, run[r]);
+		end = seg_valid_end(e, run[r]);
+		for (uint32_t off = 0; off < end;) {
+			struct item_view iv;
+			struct seg_key k;
+			_Atomic uint64_t *slot;
+
+			if (!item_parse(sdata + off, end - off, &iv))
+				break;
+			seg_key_init(e, &k, sdata + off + iv.hdr_len, iv.klen);
+			slot = seg_hash_find_loc_locked(e, &k, (uint32_t)run[r],
+							off >> e->off_shift);
+			if (slot && !seg_expired(seg_item_expiry(sh, iv.exp_delta), now))
+				bytes[slot_freq(atomic_load_explicit(slot,
+								     memory_order_relaxed))] +=
+					(iv.total + align) & ~align;
+			off += (iv.total + align) & ~align;
+		}
+	}
+	for (unsigned f = 1; f < FREQ_LEVELS; f++)
+		cut.read_bytes += bytes[f];
+	/* A run with nothing read keeps nothing (and its chain turns cold). */
+	if (cut.read_bytes == 0)
+		return cut;
+	/* Else the destination fills: the most read first, then, when fewer
+	 * than a segment's worth were read, unread items in run order (a
+	 * destination a twentieth full wasted the rest of its segment, and a
+	 * chain of such destinations most of the heap). */
+	cut.cutoff = 0;
+	for (unsigned f = FREQ_LEVELS; f-- > 0;) {
+		if (above + bytes[f] > e->seg_size) {
+			cut.cutoff = f;
+			cut.at_cutoff = (uint32_t)(e->seg_size - above);
+			break;
+		}
+		above += bytes[f];
+	}
+	return cut;
+}
+
+static void
+reclaim_whole(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
 {
 	seg_chain_remove(e, seg);
 	seg_close_and_drain(e, seg);
@@ -26,7 +107,8 @@ static void reclaim_whole(struct seg_engine *e, int32_t seg, enum seg_unlink_rea
 }
 
 /* Frees expired segments from the chain heads. Caller holds evict_lock. */
-static unsigned expire_locked(struct seg_engine *e, int64_t now)
+static unsigned
+expire_locked(struct seg_engine *e, int64_t now)
 {
 	unsigned items = 0;
 
@@ -71,7 +153,8 @@ static unsigned expire_locked(struct seg_engine *e, int64_t now)
 	return items;
 }
 
-unsigned seg_expire_all(struct seg_engine *e)
+unsigned
+seg_expire_all(struct seg_engine *e)
 {
 	int64_t now = seg_now(e);
 	unsigned n;
@@ -81,17 +164,61 @@ unsigned seg_expire_all(struct seg_engine *e)
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 	n = expire_locked(e, now);
 	pthread_mutex_unlock(&e->evict_lock);
+	/* The control thread calls this every second: also keep the free
+	 * pool above its low watermark, so writers seldom evict themselves. */
+	seg_reclaim_ahead(e);
 	return n;
 }
 
-/* Picks a victim among segments in state `st`: the oldest (FIFO) or a
- * random one. Claims it. */
-static int32_t pick_victim(struct seg_engine *e, uint8_t st, bool random)
+#define RANDOM_PROBES 16
+
+/* The oldest sealed segment, from the chains: each chain is in creation
+ * order, so its first sealed segment is its oldest. Caller holds
+ * evict_lock, under which chains lose segments only by the caller's hand
+ * (they gain them at the tail). Claims it. */
+static int32_t
+oldest_sealed_in_chains(struct seg_engine *e)
+{
+	for (;;) {
+		int32_t best = SEG_NONE;
+		uint64_t oldest = UINT64_MAX;
+
+		for (unsigned c = 0; c < TTL_CHAINS; c++) {
+			int32_t seg = __atomic_load_n(&e->chain[c].head, __ATOMIC_ACQUIRE);
+
+			while (seg != SEG_NONE &&
+			       atomic_load(&e->hdr[seg].state) != SEG_SEALED)
+				seg = __atomic_load_n(&e->hdr[seg].next, __ATOMIC_ACQUIRE);
+			if (seg != SEG_NONE && atomic_load(&e->hdr[seg].gen) < oldest) {
+				oldest = atomic_load(&e->hdr[seg].gen);
+				best = seg;
+			}
+		}
+		if (best == SEG_NONE || seg_claim(e, best, SEG_SEALED))
+			return best;
+	}
+}
+
+/* Picks a victim among segments in state `st`: the oldest (FIFO: the
+ * lowest gen, which a segment gets when it is opened, so creation order
+ * to the segment, not to the second) or a random one. Claims it. Neither
+ * looks at every segment header when the heap has many: random probes a
+ * few first, FIFO looks at the chains. */
+static int32_t
+pick_victim(struct seg_engine *e, uint8_t st, bool random)
 {
 	int32_t best = SEG_NONE;
 
 	if (random) {
-		uint32_t start = (uint32_t)(seg_xorshift(&e->evict_rng) % e->nseg);
+		uint32_t start;
+
+		for (unsigned i = 0; i < RANDOM_PROBES; i++) {
+			int32_t seg = (int32_t)(seg_xorshift(&e->evict_rng) % e->nseg);
+
+			if (atomic_load(&e->hdr[seg].state) == st && seg_claim(e, seg, st))
+				return seg;
+		}
+		start = (uint32_t)(seg_xorshift(&e->evict_rng) % e->nseg);
 
 		for (uint32_t i = 0; i < e->nseg; i++) {
 			int32_t seg = (int32_t)((start + i) % e->nseg);
@@ -101,12 +228,15 @@ static int32_t pick_victim(struct seg_engine *e, uint8_t st, bool random)
 		}
 		return SEG_NONE;
 	}
+	if (st == SEG_SEALED && e->nseg > TTL_CHAINS)
+		return oldest_sealed_in_chains(e);
 	for (;;) {
-		int64_t oldest = INT64_MAX;
+		uint64_t oldest = UINT64_MAX;
 
 		for (uint32_t i = 0; i < e->nseg; i++) {
-			if (atomic_load(&e->hdr[i].state) == st && e->hdr[i].create_at < oldest) {
-				oldest = e->hdr[i].create_at;
+			if (atomic_load(&e->hdr[i].state) == st &&
+			    atomic_load(&e->hdr[i].gen) < oldest) {
+				oldest = atomic_load(&e->hdr[i].gen);
 				best = (int32_t)i;
 			}
 		}
@@ -116,7 +246,8 @@ static int32_t pick_victim(struct seg_engine *e, uint8_t st, bool random)
 	}
 }
 
-static bool evict_one(struct seg_engine *e, bool random)
+static bool
+evict_one(struct seg_engine *e, bool random)
 {
 	int32_t seg = pick_victim(e, SEG_SEALED, random);
 
@@ -136,7 +267,8 @@ static bool evict_one(struct seg_engine *e, bool random)
 
 /* Claims up to MERGE_N consecutive sealed segments of chain c, starting
  * at its merge cursor. Caller holds the chain lock. */
-static unsigned claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *run)
+static unsigned
+claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *run, unsigned max)
 {
 	int32_t seg = c->head;
 	unsigned n = 0;
@@ -146,22 +278,23 @@ static unsigned claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *ru
 		seg = c->merge_next;
 	while (seg != SEG_NONE && atomic_load(&e->hdr[seg].state) != SEG_SEALED)
 		seg = e->hdr[seg].next;
-	while (seg != SEG_NONE && n < MERGE_N && seg_claim(e, seg, SEG_SEALED)) {
+	while (seg != SEG_NONE && n < max && seg_claim(e, seg, SEG_SEALED)) {
 		run[n++] = seg;
 		seg = e->hdr[seg].next;
 	}
 	return n;
 }
 
-/* Copies the still-used items of the run into dest and unlinks the rest. */
-static void merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
-		      unsigned n, int32_t dest, int64_t now)
+/* Copies the still-used items of the run into dest and unlinks the rest.
+ * Returns the bytes kept in dest. */
+static uint32_t
+merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
+	  unsigned n, int32_t dest, const struct merge_cut cut, int64_t now)
 {
 	struct seg_hdr *d = &e->hdr[dest];
 	const uint32_t align = (1u << e->off_shift) - 1;
-	const uint32_t budget = e->seg_size / n;
 	uint8_t *ddata = seg_data(e, dest);
-	uint32_t doff = 0;
+	uint32_t doff = 0, used_at_cutoff = 0;
 	int64_t dexp_max = 0;
 	unsigned evicted = 0, expired = 0, unfetched = 0;
 
@@ -169,10 +302,8 @@ static void merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t 
 		const int32_t src = run[r];
 		const struct seg_hdr *sh = &e->hdr[src];
 		const uint8_t *sdata = seg_data(e, src);
-		uint32_t end, used = 0;
+		const uint32_t end = seg_valid_end(e, src); /* drained by merge_cutoff */
 
-		seg_close_and_drain(e, src);
-		end = seg_valid_end(e, src);
 		for (uint32_t off = 0; off < end;) {
 			struct item_view iv;
 			struct seg_key k;
@@ -185,23 +316,27 @@ static void merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t 
 			span = (iv.total + align) & ~align;
 			seg_key_init(e, &k, sdata + off + iv.hdr_len, iv.klen);
 			seg_bucket_lock(k.head);
-			W_COUNT(w, lock_bucket);
+			count_lock(e, w, ENGINE_C_lock_bucket);
 			slot = seg_hash_find_loc_locked(e, &k, (uint32_t)src, off >> e->off_shift);
 			if (slot) {
 				uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
 				unsigned freq = slot_freq(v);
 
 				exp = seg_item_expiry(sh, iv.exp_delta);
-				if (!seg_expired(exp, now) && freq > 0 && used + span <= budget &&
-				    doff + span <= e->seg_size) {
+				if (!seg_expired(exp, now) && freq >= cut.cutoff &&
+				    (freq > cut.cutoff || used_at_cutoff + span <= cut.at_cutoff) &&
+				    doff + span <= e->seg_size && (!exp || exp >= d->exp_base)) {
 					uint32_t delta = 0;
 
 					memcpy(ddata + doff, sdata + off, iv.total);
 					if (exp) {
 						int64_t dd = (exp - d->exp_base) >> d->unit_shift;
 
-						/* Merged items may die early, never late. */
-						delta = dd > EXP_DELTA_MAX ? EXP_DELTA_MAX : (uint32_t)dd;
+						/* Merged items may die early, never late
+						 * (dest's exp_base is the run's lowest, so
+						 * dd >= 0). */
+						delta = dd > EXP_DELTA_MAX ? EXP_DELTA_MAX
+									   : (uint32_t)dd;
 						item_set_exp_delta(ddata + doff, delta);
 						exp = seg_item_expiry(d, delta);
 						if (exp > dexp_max)
@@ -214,9 +349,10 @@ static void merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t 
 					atomic_store_explicit(slot, v, memory_order_release);
 					seg_account_add(e, v, span);
 					doff += span;
-					used += span;
+					if (freq == cut.cutoff)
+						used_at_cutoff += span;
 				} else {
-					atomic_store_explicit(slot, 0, memory_order_release);
+					seg_hash_remove_locked(e, k.head, slot);
 					seg_account_remove(e, v);
 					if (seg_expired(exp, now)) {
 						expired++;
@@ -236,11 +372,19 @@ static void merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t 
 	atomic_fetch_add_explicit(&e->n_evictions, evicted, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->n_evicted_unfetched, unfetched, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->n_expired, expired, memory_order_relaxed);
+	return doff;
 }
 
 /* One merge pass over the next chain (round robin) that has at least two
- * sealed segments in a row. Returns false when no chain has. */
-static bool merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
+ * sealed segments in a row. Returns false when no chain has.
+ *
+ * A chain whose last pass kept nothing (data written once and never read)
+ * is "cold": its passes take one segment, which goes whole when nothing in
+ * it was read, as FIFO would; four at a time would keep three segments'
+ * worth of the pool empty for nothing. A read item in that one segment
+ * makes the chain warm again and the pass a full one. */
+static bool
+merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 {
 	int32_t run[MERGE_N];
 	int32_t dest = e->merge_reserve;
@@ -249,37 +393,71 @@ static bool merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 		return false;
 	for (unsigned tries = 0; tries < TTL_CHAINS; tries++) {
 		struct seg_chain *c = &e->chain[e->merge_cursor];
-		unsigned n;
+		unsigned max, need, n;
+		struct merge_cut cut;
 
-		e->merge_cursor = (e->merge_cursor + 1) % TTL_CHAINS;
-		if (__atomic_load_n(&c->head, __ATOMIC_RELAXED) == SEG_NONE)
+		if (__atomic_load_n(&c->head, __ATOMIC_RELAXED) == SEG_NONE) {
+			e->merge_cursor = (e->merge_cursor + 1) % TTL_CHAINS;
 			continue;
+		}
+		max = c->merge_cold ? 1 : MERGE_N;
+		need = c->merge_cold ? 1 : 2;
 		seg_spin_lock(&c->lock);
-		W_COUNT(w, lock_segment);
-		n = claim_run(e, c, run);
-		if (n < 2 && c->merge_next != SEG_NONE) {
+		count_lock(e, w, ENGINE_C_lock_segment);
+		n = claim_run(e, c, run, max);
+		if (n < need && c->merge_next != SEG_NONE) {
 			/* At the end of the chain: start again at its head. */
 			for (unsigned i = 0; i < n; i++)
 				atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
 			c->merge_next = SEG_NONE;
-			n = claim_run(e, c, run);
+			n = claim_run(e, c, run, max);
 		}
-		if (n < 2) {
+		if (n < need) {
 			for (unsigned i = 0; i < n; i++)
 				atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
 			seg_spin_unlock(&c->lock);
+			e->merge_cursor = (e->merge_cursor + 1) % TTL_CHAINS;
 			continue;
 		}
 		seg_spin_unlock(&c->lock);
 
-		seg_init_open(e, dest, e->hdr[run[0]].ttl_bucket, e->hdr[run[0]].exp_base,
-			      e->hdr[run[0]].unit_shift, e->hdr[run[0]].create_at);
+		cut = merge_cutoff(e, run, n, now);
+		if (n == 1 && cut.read_bytes > 0) {
+			/* Warm again: a full pass over this chain (the cursor
+			 * stays), starting at the same segment. */
+			atomic_store(&e->hdr[run[0]].state, SEG_SEALED);
+			c->merge_cold = false;
+			tries--;
+			continue;
+		}
+		e->merge_cursor = (e->merge_cursor + 1) % TTL_CHAINS;
+		c->merge_cold = cut.read_bytes == 0;
+
+		/* The destination's exp_base is the lowest of the run (workers'
+		 * clocks may straddle a second, so a later segment of the chain
+		 * can have a lower one): every kept item's delta is then >= 0. */
+		int64_t base = e->hdr[run[0]].exp_base;
+
+		for (unsigned i = 1; i < n; i++)
+			if (e->hdr[run[i]].exp_base < base)
+				base = e->hdr[run[i]].exp_base;
+		seg_init_open(e, dest, e->hdr[run[0]].ttl_bucket, base, e->hdr[run[0]].unit_shift,
+			      e->hdr[run[0]].create_at);
 		atomic_store(&e->hdr[dest].state, SEG_RECLAIM);
-		merge_run(e, w, run, n, dest, now);
+		if (merge_run(e, w, run, n, dest, cut, now) == 0) {
+			/* Nothing kept: free the whole run and keep dest in
+			 * reserve, rather than link an empty segment. */
+			seg_chain_replace_run(e, run, n, SEG_NONE);
+			seg_retire(e, dest);
+			for (unsigned i = 0; i < n; i++)
+				seg_release(e, run[i]);
+			atomic_fetch_add_explicit(&e->n_seg_evicted, n, memory_order_relaxed);
+			return true;
+		}
 		seg_chain_replace_run(e, run, n, dest);
-		/* The first source becomes the next merge destination. */
-		atomic_store_explicit(&e->hdr[run[0]].gen, seg_new_gen(e), memory_order_release);
-		atomic_store(&e->hdr[run[0]].state, SEG_FREE);
+		/* The first source becomes the next merge destination; its
+		 * life ends like any other (stale appenders drained). */
+		seg_retire(e, run[0]);
 		e->merge_reserve = run[0];
 		for (unsigned i = 1; i < n; i++)
 			seg_release(e, run[i]);
@@ -290,13 +468,35 @@ static bool merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 	return false;
 }
 
-int32_t seg_evict_for(struct seg_engine *e, struct seg_worker *w)
+/* One eviction by the engine's policy; false when nothing could be
+ * evicted. Caller holds evict_lock. */
+static bool
+evict_step(struct seg_engine *e, struct seg_worker *w, int64_t now)
+{
+	switch (e->eviction) {
+	case ENGINE_EVICT_MERGE:
+		return merge_pass(e, w, now) || evict_one(e, false);
+	case ENGINE_EVICT_FIFO:
+	case ENGINE_EVICT_RANDOM:
+		return evict_one(e, e->eviction == ENGINE_EVICT_RANDOM);
+	default:
+		return false;
+	}
+}
+
+int32_t
+seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 {
 	int64_t now = seg_now(e);
 	int32_t seg;
 
-	pthread_mutex_lock(&e->evict_lock);
-	W_COUNT(w, lock_segment);
+	if (pthread_mutex_trylock(&e->evict_lock) != 0) {
+		/* Another thread evicts: wait for it (and count the wait). */
+		if (w)
+			W_COUNT(w, evict_waits);
+		pthread_mutex_lock(&e->evict_lock);
+	}
+	count_lock(e, w, ENGINE_C_lock_segment);
 	/* Somebody may have freed segments while we waited. */
 	seg = seg_pool_pop(e, w);
 	if (seg == SEG_NONE) {
@@ -304,22 +504,34 @@ int32_t seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 		expire_locked(e, now);
 		seg = seg_pool_pop(e, w);
 	}
-	while (seg == SEG_NONE && e->eviction != ENGINE_EVICT_NONE) {
-		bool freed;
-
-		if (e->eviction == ENGINE_EVICT_MERGE)
-			freed = merge_pass(e, w, now) || evict_one(e, false);
-		else
-			freed = evict_one(e, e->eviction == ENGINE_EVICT_RANDOM);
-		if (!freed)
-			break;
+	while (seg == SEG_NONE && evict_step(e, w, now))
 		seg = seg_pool_pop(e, w);
-	}
 	pthread_mutex_unlock(&e->evict_lock);
 	return seg;
 }
 
-void seg_flush_now(struct seg_engine *e)
+unsigned
+seg_reclaim_ahead(struct seg_engine *e)
+{
+	unsigned steps = 0;
+
+	if (e->eviction == ENGINE_EVICT_NONE ||
+	    __atomic_load_n(&e->pool_count, __ATOMIC_RELAXED) >= e->pool_low)
+		return 0;
+	/* Whoever holds evict_lock is reclaiming already. */
+	if (pthread_mutex_trylock(&e->evict_lock) != 0)
+		return 0;
+	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	while (steps < 2 * e->pool_low &&
+	       __atomic_load_n(&e->pool_count, __ATOMIC_RELAXED) < e->pool_low &&
+	       evict_step(e, NULL, seg_now(e)))
+		steps++;
+	pthread_mutex_unlock(&e->evict_lock);
+	return steps;
+}
+
+void
+seg_flush_now(struct seg_engine *e)
 {
 	pthread_mutex_lock(&e->evict_lock);
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
@@ -339,7 +551,8 @@ void seg_flush_now(struct seg_engine *e)
 	pthread_mutex_unlock(&e->evict_lock);
 }
 
-void seg_flush_if_due(struct seg_engine *e, int64_t now)
+void
+seg_flush_if_due(struct seg_engine *e, int64_t now)
 {
 	int64_t at = atomic_load_explicit(&e->flush_at, memory_order_relaxed);
 

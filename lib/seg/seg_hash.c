@@ -11,21 +11,28 @@
  *
  * Readers never lock: they load slots atomically and validate what they
  * read (seg_ops.c). Writers hold the head bucket's lock for a few slot
- * stores. A chain only grows, and the item in the last slot moves into the
+ * stores. When a chain grows, the item in the last slot moves into the
  * new bucket before the link replaces it, so a concurrent reader sees it
- * in one place or the other.
+ * in one place or the other. When an item leaves, the chain's last item
+ * moves into the hole and an emptied last bucket goes back to a free list
+ * (chains stay packed; the table holds what its items need now, not the
+ * most a chain ever held: that was a fifth of a small-object heap). A
+ * reader can miss an item that moves behind its back, so moves count in
+ * the head's info word (a seqlock) and a reader that found nothing while
+ * it changed looks again.
  */
 #include <rte_hash_crc.h>
 
-#include "seg_internal.h"
-#include "seg_item.h"
+#include "seg/seg_private.h"
+#include "seg/seg_item.h"
 
 #define HASH_SEED 0x5e6cac3du
 #define TAG_SEED 0x9e3779b9u
 
 /* rte_hash_crc() over the key, with loads that do not assume alignment
  * (keys sit at any byte offset in a segment or a request buffer). */
-static inline uint32_t key_crc(const uint8_t *p, uint32_t len, uint32_t h)
+static inline uint32_t
+key_crc(const uint8_t *p, uint32_t len, uint32_t h)
 {
 	for (; len >= 8; p += 8, len -= 8) {
 		uint64_t v;
@@ -54,7 +61,8 @@ static inline uint32_t key_crc(const uint8_t *p, uint32_t len, uint32_t h)
 	return h;
 }
 
-void seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen)
+void
+seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen)
 {
 	uint32_t h = key_crc(key, (uint32_t)klen, HASH_SEED);
 	/* The tag comes from a remix of the same hash, so two keys sharing a
@@ -67,26 +75,31 @@ void seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key
 	k->head = &e->table[h & e->table_mask];
 }
 
-void seg_bucket_lock(struct seg_bucket *head)
+void
+seg_bucket_lock(struct seg_bucket *head)
 {
 	_Atomic uint64_t *info = &head->slot[0];
+	unsigned spins = 0;
 
 	for (;;) {
-		uint64_t old = atomic_fetch_or_explicit(info, BUCKET_INFO_LOCK, memory_order_acquire);
+		uint64_t old = atomic_fetch_or_explicit(info, BUCKET_INFO_LOCK,
+							memory_order_acquire);
 
 		if (!(old & BUCKET_INFO_LOCK))
 			return;
 		while (atomic_load_explicit(info, memory_order_relaxed) & BUCKET_INFO_LOCK)
-			__builtin_ia32_pause();
+			seg_relax(&spins);
 	}
 }
 
-void seg_bucket_unlock(struct seg_bucket *head)
+void
+seg_bucket_unlock(struct seg_bucket *head)
 {
 	atomic_fetch_and_explicit(&head->slot[0], ~BUCKET_INFO_LOCK, memory_order_release);
 }
 
-static bool key_at(struct seg_engine *e, uint64_t v, const struct seg_key *k)
+static bool
+key_at(struct seg_engine *e, uint64_t v, const struct seg_key *k)
 {
 	uint32_t seg = slot_seg(v);
 	uint32_t off = slot_off(v) << e->off_shift;
@@ -98,7 +111,8 @@ static bool key_at(struct seg_engine *e, uint64_t v, const struct seg_key *k)
 	return iv.klen == k->klen && memcmp(p + iv.hdr_len, k->key, k->klen) == 0;
 }
 
-_Atomic uint64_t *seg_hash_find_locked(struct seg_engine *e, const struct seg_key *k)
+_Atomic uint64_t *
+seg_hash_find_locked(struct seg_engine *e, const struct seg_key *k)
 {
 	struct seg_chain_iter it;
 	_Atomic uint64_t *slot;
@@ -111,8 +125,9 @@ _Atomic uint64_t *seg_hash_find_locked(struct seg_engine *e, const struct seg_ke
 	return NULL;
 }
 
-_Atomic uint64_t *seg_hash_empty_slot_locked(struct seg_engine *e, const struct seg_key *k,
-					     uint64_t *spare)
+_Atomic uint64_t *
+seg_hash_empty_slot_locked(struct seg_engine *e, const struct seg_key *k,
+			   uint64_t *spare)
 {
 	struct seg_chain_iter it;
 	_Atomic uint64_t *slot;
@@ -130,7 +145,8 @@ _Atomic uint64_t *seg_hash_empty_slot_locked(struct seg_engine *e, const struct 
 	 * the item either way. */
 	nb = seg_hash_link_target(e, *spare);
 	atomic_store_explicit(&nb->slot[0],
-			      atomic_load_explicit(&it.b->slot[BUCKET_SLOTS - 1], memory_order_relaxed),
+			      atomic_load_explicit(&it.b->slot[BUCKET_SLOTS - 1],
+						   memory_order_relaxed),
 			      memory_order_relaxed);
 	atomic_store_explicit(&it.b->slot[BUCKET_SLOTS - 1], *spare, memory_order_release);
 	*spare = 0;
@@ -138,8 +154,9 @@ _Atomic uint64_t *seg_hash_empty_slot_locked(struct seg_engine *e, const struct 
 	return &nb->slot[1];
 }
 
-_Atomic uint64_t *seg_hash_find_loc_locked(struct seg_engine *e, const struct seg_key *k,
-					   uint32_t seg, uint32_t off_units)
+_Atomic uint64_t *
+seg_hash_find_loc_locked(struct seg_engine *e, const struct seg_key *k,
+			 uint32_t seg, uint32_t off_units)
 {
 	const uint64_t loc = (uint64_t)seg << SLOT_SEG_SHIFT | off_units;
 	struct seg_chain_iter it;
@@ -153,7 +170,8 @@ _Atomic uint64_t *seg_hash_find_loc_locked(struct seg_engine *e, const struct se
 	return NULL;
 }
 
-bool seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k)
+bool
+seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k)
 {
 	struct seg_chain_iter it;
 	uint64_t v;
@@ -165,23 +183,119 @@ bool seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k)
 	return false;
 }
 
-uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
-			     uint32_t off_units)
+/* Seqlock write side: odd while a chain is rearranged. The release fence
+ * orders the odd count before the slot stores that follow. */
+static void
+moves_begin(struct seg_bucket *head)
+{
+	atomic_fetch_add_explicit(&head->slot[0], BUCKET_INFO_MOVE, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static void
+moves_end(struct seg_bucket *head)
+{
+	atomic_fetch_add_explicit(&head->slot[0], BUCKET_INFO_MOVE, memory_order_release);
+}
+
+/* Puts an empty overflow bucket (named by its link value) on the free
+ * list. A reader still inside it sees empty slots (or, once reused,
+ * another chain's items, which never match its key). */
+static void
+ovf_free(struct seg_engine *e, uint64_t link)
+{
+	struct seg_bucket *b = seg_hash_link_target(e, link);
+
+	seg_spin_lock(&e->ovf_lock);
+	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	atomic_store_explicit(&b->slot[BUCKET_SLOTS - 1], 0, memory_order_relaxed);
+	atomic_store_explicit(&b->slot[0], e->ovf_free, memory_order_relaxed);
+	e->ovf_free = link;
+	seg_spin_unlock(&e->ovf_lock);
+	atomic_fetch_add_explicit(&e->ovf_free_count, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&e->ovf_used, 1, memory_order_relaxed);
+}
+
+static bool
+bucket_empty(const struct seg_bucket *b)
+{
+	for (unsigned i = 0; i < BUCKET_SLOTS; i++)
+		if (atomic_load_explicit(&b->slot[i], memory_order_relaxed))
+			return false;
+	return true;
+}
+
+void
+seg_hash_remove_locked(struct seg_engine *e, struct seg_bucket *head, _Atomic uint64_t *slot)
+{
+	struct seg_chain_iter it;
+	struct seg_bucket *tail = head, *before_tail = NULL;
+	_Atomic uint64_t *s, *last = NULL;
+	uint64_t v;
+	bool past = false, last_after = false, moving = false;
+
+	/* The chain's last item other than slot's, and its last bucket. */
+	seg_iter_init(&it, head);
+	while ((s = seg_iter_next(e, &it, &v))) {
+		if (it.b != tail) {
+			before_tail = tail;
+			tail = it.b;
+		}
+		if (s == slot) {
+			past = true;
+		} else if (v) {
+			last = s;
+			last_after = past;
+		}
+	}
+	if (last && last_after) {
+		/* The copy first, then the clear: a reader sees the item twice
+		 * or, having passed the hole, not at all (and then retries). */
+		moves_begin(head);
+		moving = true;
+		atomic_store_explicit(slot, atomic_load_explicit(last, memory_order_relaxed),
+				      memory_order_release);
+		atomic_store_explicit(last, 0, memory_order_release);
+	} else {
+		atomic_store_explicit(slot, 0, memory_order_release);
+	}
+	if (tail != head && bucket_empty(tail)) {
+		uint64_t link = atomic_load_explicit(&before_tail->slot[BUCKET_SLOTS - 1],
+						     memory_order_relaxed);
+
+		if (!moving)
+			moves_begin(head);
+		moving = true;
+		atomic_store_explicit(&before_tail->slot[BUCKET_SLOTS - 1], 0,
+				      memory_order_release);
+		ovf_free(e, link);
+	}
+	if (moving)
+		moves_end(head);
+}
+
+uint64_t
+seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
+		    uint32_t off_units, uint64_t gen)
 {
 	_Atomic uint64_t *slot;
 	uint64_t v = 0;
 
 	seg_bucket_lock(k->head);
 	slot = seg_hash_find_loc_locked(e, k, seg, off_units);
-	if (slot) {
+	/* Under the bucket lock a linked item's segment cannot be freed, so
+	 * its gen is stable here: equal means the very item the caller saw. */
+	if (slot && atomic_load_explicit(&e->hdr[seg].gen, memory_order_relaxed) == gen) {
 		v = atomic_load_explicit(slot, memory_order_relaxed);
-		atomic_store_explicit(slot, 0, memory_order_release);
+		seg_hash_remove_locked(e, k->head, slot);
+		seg_account_remove(e, v);
 	}
 	seg_bucket_unlock(k->head);
 	return v;
 }
 
-uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w)
+uint64_t
+seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w)
 {
 	const uint32_t per_seg = e->seg_size / sizeof(struct seg_bucket);
 	int32_t fresh = SEG_NONE;
@@ -190,6 +304,14 @@ uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w)
 	for (;;) {
 		seg_spin_lock(&e->ovf_lock);
 		W_COUNT(w, lock_segment);
+		if (e->ovf_free) {
+			link = e->ovf_free;
+			e->ovf_free = atomic_load_explicit(&seg_hash_link_target(e, link)->slot[0],
+							   memory_order_relaxed);
+			seg_spin_unlock(&e->ovf_lock);
+			atomic_fetch_sub_explicit(&e->ovf_free_count, 1, memory_order_relaxed);
+			break;
+		}
 		if (e->ovf_seg == SEG_NONE || e->ovf_next == per_seg) {
 			if (fresh != SEG_NONE) {
 				atomic_store_explicit(&e->hdr[fresh].state, SEG_HASH,
@@ -217,13 +339,14 @@ uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w)
 	return link;
 }
 
-void seg_hash_clear_all(struct seg_engine *e)
+void
+seg_hash_clear_all(struct seg_engine *e)
 {
 	for (uint64_t h = 0; h <= e->table_mask; h++) {
 		struct seg_bucket *head = &e->table[h];
 		struct seg_chain_iter it;
 		_Atomic uint64_t *slot;
-		uint64_t v;
+		uint64_t v, link;
 
 		seg_bucket_lock(head);
 		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
@@ -233,6 +356,22 @@ void seg_hash_clear_all(struct seg_engine *e)
 				atomic_store_explicit(slot, 0, memory_order_release);
 				seg_account_remove(e, v);
 			}
+		}
+		/* The emptied overflow buckets go back to the free list. */
+		link = atomic_load_explicit(&head->slot[BUCKET_SLOTS - 1], memory_order_relaxed);
+		if (slot_is_link(link)) {
+			moves_begin(head);
+			atomic_store_explicit(&head->slot[BUCKET_SLOTS - 1], 0,
+					      memory_order_release);
+			while (slot_is_link(link)) {
+				uint64_t next = atomic_load_explicit(
+					&seg_hash_link_target(e, link)->slot[BUCKET_SLOTS - 1],
+					memory_order_relaxed);
+
+				ovf_free(e, link);
+				link = next;
+			}
+			moves_end(head);
 		}
 		seg_bucket_unlock(head);
 	}

@@ -5,28 +5,36 @@
  * per object: the segment holds the expiry base, the hash slot holds the
  * location (which doubles as the cas unique, see seg_ops.c).
  *
- *   byte 0      bit 0: client flags follow the header; bits 1-7: expiry
- *               delta in the segment's unit above its exp_base
+ *   byte 0      bit 0: short form; bits 1-7: expiry delta in the
+ *               segment's unit above its exp_base
+ * Short form (keys up to 16 bytes, values up to 15, no client flags: tiny
+ * objects, where a byte is a tenth of the item):
+ *   byte 1      key length - 1 (bits 0-3), value length (bits 4-7)
+ * Long form:
  *   byte 1      key length (1..250)
- *   byte 2..4   value length, little-endian base-128: 7 bits per byte with
- *               a continuation bit, the third byte holding 8 bits (22 bits,
- *               values up to 4 MiB - 1)
+ *   byte 2..5   value length, little-endian base-128 with a continuation
+ *               bit (bit 7); the first byte holds 6 bits and, in bit 6,
+ *               "client flags follow"; a fourth byte holds 8 bits
  *   [4 bytes]   client flags, little-endian, only when non-zero
  *   key, value
  *
- * So a header is 3 to 5 bytes. Items are packed without padding when the
- * segment is at most 1 MiB (offsets count bytes); larger segments align
- * items to seg_size / 1 MiB.
+ * So a header is 2 bytes (short) or 3 to 9. Items are packed without
+ * padding when the segment is at most 1 MiB (offsets count bytes); larger
+ * segments align items to seg_size / 1 MiB.
  */
 #ifndef SEGCACHED_SEG_ITEM_H
 #define SEGCACHED_SEG_ITEM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
-#define ITEM_HDR_MAX 5
 #define ITEM_FLAGS_LEN 4
 #define ITEM_VLEN_MAX ((1u << 22) - 1)
+#define ITEM_SHORT 1u
+#define ITEM_SHORT_KLEN 16
+#define ITEM_SHORT_VLEN 15
+#define ITEM_LONG_FLAGS 0x40u
 
 struct item_view {
 	uint32_t hdr_len; /* header + flags */
@@ -37,34 +45,48 @@ struct item_view {
 	uint32_t total;   /* hdr_len + klen + vlen, before alignment */
 };
 
-static inline uint32_t item_vlen_bytes(uint32_t vlen)
+static inline bool
+item_is_short(uint32_t klen, uint32_t vlen, uint32_t flags)
 {
-	return vlen < (1u << 7) ? 1 : vlen < (1u << 14) ? 2 : 3;
+	return klen <= ITEM_SHORT_KLEN && vlen <= ITEM_SHORT_VLEN && flags == 0;
 }
 
-static inline uint32_t item_size(uint32_t klen, uint32_t vlen, uint32_t flags)
+static inline uint32_t
+item_vlen_bytes(uint32_t vlen)
 {
+	return vlen < (1u << 6) ? 1 : vlen < (1u << 13) ? 2 : vlen < (1u << 20) ? 3 : 4;
+}
+
+static inline uint32_t
+item_size(uint32_t klen, uint32_t vlen, uint32_t flags)
+{
+	if (item_is_short(klen, vlen, flags))
+		return 2 + klen + vlen;
 	return 2 + item_vlen_bytes(vlen) + (flags ? ITEM_FLAGS_LEN : 0) + klen + vlen;
 }
 
 /* Writes the header (and flags) at p; returns its length. */
-static inline uint32_t item_write_hdr(uint8_t *p, uint32_t klen, uint32_t vlen, uint32_t flags,
-				      uint32_t exp_delta)
+static inline uint32_t
+item_write_hdr(uint8_t *p, uint32_t klen, uint32_t vlen, uint32_t flags,
+	       uint32_t exp_delta)
 {
-	uint32_t n = 2;
+	uint32_t n = 2, bytes;
 
-	p[0] = (uint8_t)((exp_delta << 1) | (flags != 0));
-	p[1] = (uint8_t)klen;
-	if (vlen < (1u << 7)) {
-		p[n++] = (uint8_t)vlen;
-	} else if (vlen < (1u << 14)) {
-		p[n++] = (uint8_t)(0x80 | (vlen & 0x7f));
-		p[n++] = (uint8_t)(vlen >> 7);
-	} else {
-		p[n++] = (uint8_t)(0x80 | (vlen & 0x7f));
-		p[n++] = (uint8_t)(0x80 | ((vlen >> 7) & 0x7f));
-		p[n++] = (uint8_t)(vlen >> 14);
+	if (item_is_short(klen, vlen, flags)) {
+		p[0] = (uint8_t)((exp_delta << 1) | ITEM_SHORT);
+		p[1] = (uint8_t)((klen - 1) | vlen << 4);
+		return 2;
 	}
+	p[0] = (uint8_t)(exp_delta << 1);
+	p[1] = (uint8_t)klen;
+	bytes = item_vlen_bytes(vlen);
+	p[n++] = (uint8_t)((bytes > 1 ? 0x80 : 0) | (flags ? ITEM_LONG_FLAGS : 0) | (vlen & 0x3f));
+	if (bytes > 1)
+		p[n++] = (uint8_t)((bytes > 2 ? 0x80 : 0) | ((vlen >> 6) & 0x7f));
+	if (bytes > 2)
+		p[n++] = (uint8_t)((bytes > 3 ? 0x80 : 0) | ((vlen >> 13) & 0x7f));
+	if (bytes > 3)
+		p[n++] = (uint8_t)(vlen >> 20);
 	if (flags) {
 		p[n++] = (uint8_t)flags;
 		p[n++] = (uint8_t)(flags >> 8);
@@ -75,36 +97,49 @@ static inline uint32_t item_write_hdr(uint8_t *p, uint32_t klen, uint32_t vlen, 
 }
 
 /* Rewrites only the expiry delta of an item header (merge relocation). */
-static inline void item_set_exp_delta(uint8_t *p, uint32_t exp_delta)
+static inline void
+item_set_exp_delta(uint8_t *p, uint32_t exp_delta)
 {
-	p[0] = (uint8_t)((exp_delta << 1) | (p[0] & 1));
+	p[0] = (uint8_t)((exp_delta << 1) | (p[0] & ITEM_SHORT));
 }
 
 /* Parses the item at p, of which at most `room` bytes are inside the
  * segment. Returns 0 when the bytes cannot be an item (a reader racing with
  * segment reuse sees garbage: it must never read past the segment). */
-static inline int item_parse(const uint8_t *p, uint32_t room, struct item_view *v)
+static inline int
+item_parse(const uint8_t *p, uint32_t room, struct item_view *v)
 {
-	uint32_t n = 2;
+	uint32_t n = 3, shift = 6;
+	bool has_flags;
 
-	if (room < 3)
+	if (room < 2)
 		return 0;
 	v->exp_delta = p[0] >> 1;
-	v->klen = p[1];
-	if (!(p[2] & 0x80)) {
-		v->vlen = p[2];
-		n = 3;
-	} else if (room >= 4 && !(p[3] & 0x80)) {
-		v->vlen = (p[2] & 0x7fu) | (uint32_t)p[3] << 7;
-		n = 4;
-	} else if (room >= 5) {
-		v->vlen = (p[2] & 0x7fu) | (uint32_t)(p[3] & 0x7f) << 7 | (uint32_t)p[4] << 14;
-		n = 5;
-	} else {
-		return 0;
-	}
 	v->flags = 0;
-	if (p[0] & 1) {
+	if (p[0] & ITEM_SHORT) {
+		v->klen = (p[1] & 0x0fu) + 1;
+		v->vlen = p[1] >> 4;
+		v->hdr_len = 2;
+		v->total = 2 + v->klen + v->vlen;
+		return v->total <= room;
+	}
+	if (room < 3)
+		return 0;
+	v->klen = p[1];
+	v->vlen = p[2] & 0x3fu;
+	has_flags = p[2] & ITEM_LONG_FLAGS;
+	/* Up to three more value-length bytes, the last one 8 bits wide. */
+	for (uint8_t b = p[2]; b & 0x80; shift += 7) {
+		if (n >= room)
+			return 0;
+		b = p[n++];
+		if (n == 6) {
+			v->vlen |= (uint32_t)b << shift;
+			break;
+		}
+		v->vlen |= (uint32_t)(b & 0x7f) << shift;
+	}
+	if (has_flags) {
 		if (room < n + ITEM_FLAGS_LEN)
 			return 0;
 		v->flags = (uint32_t)p[n] | (uint32_t)p[n + 1] << 8 | (uint32_t)p[n + 2] << 16 |
@@ -113,7 +148,7 @@ static inline int item_parse(const uint8_t *p, uint32_t room, struct item_view *
 	}
 	v->hdr_len = n;
 	v->total = n + v->klen + v->vlen;
-	if (v->klen == 0 || v->total > room)
+	if (v->klen == 0 || v->vlen > ITEM_VLEN_MAX || v->total > room)
 		return 0;
 	return 1;
 }

@@ -21,8 +21,8 @@
  * cas changes) only when touched or merged by eviction: the only false
  * EXISTS there is. See docs/architecture.md.
  */
-#include "seg_internal.h"
-#include "seg_item.h"
+#include "seg/seg_private.h"
+#include "seg/seg_item.h"
 
 enum { FOUND, NOT_FOUND, RETRY };
 #define LOCKLESS_TRIES 3
@@ -40,7 +40,8 @@ struct ttl_place {
 	unsigned tb;
 	uint8_t unit;
 	int64_t lo;
-	int64_t exp; /* expiry to store (capped for very long TTLs) */
+	int64_t base; /* exp_base of a segment opened now for this bucket */
+	int64_t exp;  /* expiry to store (capped for very long TTLs) */
 };
 
 struct seg_wloc {
@@ -53,20 +54,23 @@ struct seg_wloc {
 
 static inline uint64_t loc_of(uint64_t v) { return v & SLOT_LOC_MASK; }
 
-static inline uint64_t cas_of(const struct seg_engine *e, uint64_t gen, uint64_t v)
+static inline uint64_t
+cas_of(const struct seg_engine *e, uint64_t gen, uint64_t v)
 {
 	return e->cas_enabled ? gen << 20 | slot_off(v) : 0;
 }
 
-static inline const uint8_t *item_at(const struct seg_engine *e, uint64_t v)
+static inline const uint8_t *
+item_at(const struct seg_engine *e, uint64_t v)
 {
 	return seg_data(e, slot_seg(v)) + ((size_t)slot_off(v) << e->off_shift);
 }
 
 /* ---- reading ------------------------------------------------------------ */
 
-static int read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint64_t *slot,
-		     uint64_t v, bool locked, struct seg_read *r)
+static int
+read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint64_t *slot,
+	  uint64_t v, bool locked, struct seg_read *r)
 {
 	const struct seg_hdr *h = &e->hdr[slot_seg(v)];
 	uint32_t off = slot_off(v) << e->off_shift;
@@ -91,7 +95,8 @@ static int read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint
 	return FOUND;
 }
 
-static int lookup(struct seg_engine *e, const struct seg_key *k, bool locked, struct seg_read *r)
+static int
+lookup(struct seg_engine *e, const struct seg_key *k, bool locked, struct seg_read *r)
 {
 	struct seg_chain_iter it;
 	_Atomic uint64_t *slot;
@@ -111,13 +116,15 @@ static int lookup(struct seg_engine *e, const struct seg_key *k, bool locked, st
 }
 
 /* Was everything read from r's item consistent? */
-static inline bool read_valid(const struct seg_engine *e, const struct seg_read *r)
+static inline bool
+read_valid(const struct seg_engine *e, const struct seg_read *r)
 {
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&e->hdr[slot_seg(r->v)].gen, memory_order_relaxed) == r->gen;
 }
 
-static void bump_freq(struct seg_worker *w, const struct seg_read *r)
+static void
+bump_freq(struct seg_worker *w, const struct seg_read *r)
 {
 	unsigned f = slot_freq(r->v);
 	uint64_t expected = r->v;
@@ -134,36 +141,39 @@ static void bump_freq(struct seg_worker *w, const struct seg_read *r)
 }
 
 /* Drops an expired item found by a reader, if it is still linked. */
-static void unlink_expired(struct seg_worker *w, const struct seg_key *k, uint64_t v)
+static void
+unlink_expired(struct seg_worker *w, const struct seg_key *k, const struct seg_read *r)
 {
 	struct seg_engine *e = w->e;
-	uint64_t old;
 
+	SEG_TEST_POINT(SEG_TP_UNLINK_EXPIRED);
 	W_COUNT(w, lock_bucket);
-	old = seg_hash_unlink_loc(e, k, slot_seg(v), slot_off(v));
-	if (old) {
-		seg_account_remove(e, old);
+	/* Only that very item: its segment may have been freed and reused
+	 * since, with a new item at the same place. */
+	if (seg_hash_unlink_loc(e, k, slot_seg(r->v), slot_off(r->v), r->gen))
 		atomic_fetch_add_explicit(&e->n_expired, 1, memory_order_relaxed);
-	}
 }
 
 /* A consistent snapshot of the live item for k, with its value copied to
  * buf when it fits (cap). Returns FOUND or NOT_FOUND (missing or expired;
  * *expired tells which). */
-static int read_item(struct seg_worker *w, const struct seg_key *k, int64_t now, void *buf,
-		     size_t cap, struct seg_read *r, bool *expired)
+static int
+read_item(struct seg_worker *w, const struct seg_key *k, int64_t now, void *buf,
+	  size_t cap, struct seg_read *r, bool *expired)
 {
 	struct seg_engine *e = w->e;
 
 	*expired = false;
 	for (unsigned attempt = 0;; attempt++) {
 		const bool locked = attempt >= LOCKLESS_TRIES;
+		uint64_t moves;
 		int res;
 
 		if (locked) {
 			seg_bucket_lock(k->head);
 			W_COUNT(w, lock_bucket);
 		}
+		moves = seg_hash_moves(k->head);
 		res = lookup(e, k, locked, r);
 		if (res == FOUND && seg_expired(r->expires_at, now)) {
 			if (locked)
@@ -171,7 +181,7 @@ static int read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 			if (!locked && !read_valid(e, r))
 				continue;
 			*expired = true;
-			unlink_expired(w, k, r->v);
+			unlink_expired(w, k, r);
 			return NOT_FOUND;
 		}
 		if (res == FOUND && buf && r->iv.vlen <= cap)
@@ -180,7 +190,10 @@ static int read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 			seg_bucket_unlock(k->head);
 			return res;
 		}
-		if (res == NOT_FOUND || (res == FOUND && read_valid(e, r)))
+		if (res == FOUND && read_valid(e, r))
+			return res;
+		/* Not found while an item of the chain moved: look again. */
+		if (res == NOT_FOUND && !seg_hash_moved_since(k->head, moves))
 			return res;
 		W_COUNT(w, read_retries);
 	}
@@ -189,13 +202,14 @@ static int read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 /* ---- writing ------------------------------------------------------------ */
 
 /* Chooses the TTL bucket of an item expiring at expires_at (0 = never). */
-static void ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t)
+static void
+ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t)
 {
 	int64_t ttl, idx, cap;
 	unsigned range, width_shift;
 
 	if (expires_at == 0) {
-		*t = (struct ttl_place){ .tb = TTL_NEVER, .unit = 0, .lo = 0, .exp = 0 };
+		*t = (struct ttl_place){ .tb = TTL_NEVER, .base = EXP_NEVER };
 		return;
 	}
 	ttl = expires_at - now;
@@ -207,77 +221,344 @@ static void ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t)
 	t->tb = range * 256 + (unsigned)idx;
 	t->lo = idx << width_shift;
 	t->unit = (uint8_t)(4 * range);
+	/* Segment exp_bases sit on the unit's grid, so every stored expiry
+	 * does too, and rewriting an item (append, incr, merge) into another
+	 * segment keeps its expiry exactly: it is rounded down once, when
+	 * first stored, never again. */
+	t->base = (now + t->lo) & ~(((int64_t)1 << t->unit) - 1);
 	/* TTLs beyond ~97 days are capped (items die early, never late). */
-	cap = now + t->lo + ((int64_t)EXP_DELTA_MAX << t->unit);
+	cap = t->base + ((int64_t)EXP_DELTA_MAX << t->unit);
 	t->exp = expires_at > cap ? cap : expires_at;
 }
 
-/* Reserves span bytes in the worker's open segment for t's TTL bucket,
- * opening a new one when it is full or the expiry does not fit its window.
- * Returns with the segment's writers count held: the caller links the item
- * (or abandons it) and then calls append_done(). */
-static int reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t size,
-		   struct seg_wloc *out)
+/* Tries to take span bytes of open segment seg for an item of t, if the
+ * segment is still in the life `gen` (compared under gen_mask). Returns
+ * with the segment's writers count held on success. A full segment, or
+ * one whose expiry window the item is past, is sealed. A shared segment
+ * (other workers append too) gives bytes by compare-and-swap, so a failed
+ * claim never has to be undone while others claim; *lost counts the
+ * races lost. */
+enum { RESERVED, NO_ROOM };
+
+static int
+try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
+	    const struct ttl_place *t, uint32_t span, bool shared, unsigned *lost,
+	    struct seg_wloc *out)
 {
 	struct seg_engine *e = w->e;
-	const uint32_t align = (1u << e->off_shift) - 1;
-	const uint32_t span = (size + align) & ~align;
+	struct seg_hdr *h = &e->hdr[seg];
+	/* Another bucket's segment: the item must fit its expiry grid (no
+	 * coarser than its own bucket's, delta in range); one that does not
+	 * fit is left open for its own items. */
+	const bool foreign = h->ttl_bucket != t->tb;
+
+	atomic_fetch_add(&h->writers, 1);
+	SEG_TEST_POINT(SEG_TP_RESERVE_HELD);
+	if ((atomic_load(&h->gen) & gen_mask) == gen && atomic_load(&h->state) == SEG_OPEN) {
+		int64_t dd = t->tb == TTL_NEVER ? 0 : (t->exp - h->exp_base) >> h->unit_shift;
+		bool ok = false;
+		uint32_t o = 0;
+
+		if (foreign && (h->exp_base == EXP_NEVER || t->tb == TTL_NEVER ||
+				h->unit_shift > t->unit || dd < 0 || dd > EXP_DELTA_MAX)) {
+			atomic_fetch_sub(&h->writers, 1);
+			return NO_ROOM;
+		}
+
+		if (dd >= 0 && dd <= EXP_DELTA_MAX) {
+			if (!shared) {
+				o = atomic_fetch_add(&h->write_off, span);
+				ok = !(o & SEG_WOFF_SEALED) && o + span <= e->seg_size;
+				if (!ok)
+					atomic_fetch_sub(&h->write_off, span);
+			} else {
+				o = atomic_load(&h->write_off);
+				while (!(o & SEG_WOFF_SEALED) && o + span <= e->seg_size) {
+					if (atomic_compare_exchange_weak(&h->write_off, &o,
+									 o + span)) {
+						ok = true;
+						break;
+					}
+					++*lost;
+				}
+			}
+		}
+		if (ok) {
+			if (t->exp > atomic_load_explicit(&h->exp_max, memory_order_relaxed))
+				atomic_store(&h->exp_max, t->exp);
+			out->seg = seg;
+			out->off = o;
+			out->span = span;
+			out->p = seg_data(e, seg) + o;
+			out->delta = (uint32_t)dd;
+			return RESERVED;
+		}
+		/* Full, or the expiry is outside its window: seal it. */
+		uint8_t open = SEG_OPEN;
+
+		atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
+		atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
+	}
+	atomic_fetch_sub(&h->writers, 1);
+	return NO_ROOM;
+}
+
+/* Opens a segment for t's bucket and links it into the chain; SEG_NONE
+ * when no memory could be had. */
+static int32_t
+open_segment(struct seg_worker *w, const struct ttl_place *t, int64_t exp_base, int64_t now)
+{
+	struct seg_engine *e = w->e;
+	int32_t seg = seg_acquire(e, w);
+
+	if (seg == SEG_NONE)
+		return SEG_NONE;
+	seg_init_open(e, seg, t->tb, exp_base, t->unit, now);
+	SEG_TEST_POINT(SEG_TP_OPENING);
+	seg_chain_append(e, w, seg);
+	/* Claimable (and unlinkable) only once linked. */
+	atomic_store(&e->hdr[seg].state, SEG_OPEN);
+	return seg;
+}
+
+/* Reserves span bytes in the worker's own open segment for t's bucket,
+ * opening a new one when it is full or the expiry does not fit its window. */
+static int
+reserve_own(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t span,
+	    struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
 	struct seg_open_ref *ref = &w->open[t->tb];
+	unsigned lost = 0;
 
 	for (;;) {
 		if (ref->seg != SEG_NONE) {
-			struct seg_hdr *h = &e->hdr[ref->seg];
-
-			atomic_fetch_add(&h->writers, 1);
-			if (atomic_load(&h->gen) == ref->gen && atomic_load(&h->state) == SEG_OPEN) {
-				int64_t dd = t->tb == TTL_NEVER ? 0
-							       : (t->exp - h->exp_base) >> h->unit_shift;
-
-				if (dd >= 0 && dd <= EXP_DELTA_MAX) {
-					uint32_t o = atomic_fetch_add(&h->write_off, span);
-
-					if (!(o & SEG_WOFF_SEALED) && o + span <= e->seg_size) {
-						if (t->exp > atomic_load_explicit(&h->exp_max,
-										  memory_order_relaxed))
-							atomic_store(&h->exp_max, t->exp);
-						out->seg = ref->seg;
-						out->off = o;
-						out->span = span;
-						out->p = seg_data(e, ref->seg) + o;
-						out->delta = (uint32_t)dd;
-						return ENGINE_OK;
-					}
-					atomic_fetch_sub(&h->write_off, span);
-				}
-				/* Full, or the expiry is outside its window: seal it. */
-				uint8_t open = SEG_OPEN;
-
-				atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
-				atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
+			if (try_reserve(w, ref->seg, ref->gen, UINT64_MAX, t, span, false, &lost,
+					out) == RESERVED)
+				return ENGINE_OK;
+			/* Sealed less than half full: the bucket is not busy
+			 * enough for a segment of this worker's own. */
+			if ((atomic_load(&e->hdr[ref->seg].write_off) & ~SEG_WOFF_SEALED) <
+			    e->seg_size / 2) {
+				ref->own = false;
+				ref->contention = 0;
 			}
-			atomic_fetch_sub(&h->writers, 1);
 			ref->seg = SEG_NONE;
 		}
-		int32_t seg = seg_acquire(e, w);
+		int32_t seg = open_segment(w, t, t->base, now);
 
 		if (seg == SEG_NONE)
 			return ENGINE_NO_MEMORY;
-		seg_init_open(e, seg, t->tb, t->tb == TTL_NEVER ? EXP_NEVER : now + t->lo, t->unit,
-			      now);
-		seg_chain_append(e, w, seg);
 		ref->seg = seg;
 		ref->gen = atomic_load(&e->hdr[seg].gen);
 	}
 }
 
-static inline void append_done(struct seg_engine *e, const struct seg_wloc *wl)
+/* Is the shared open segment `packed` still open in the life it names? */
+static bool
+shared_live(const struct seg_engine *e, uint64_t packed)
+{
+	const struct seg_hdr *h = &e->hdr[seg_open_seg(packed)];
+
+	return packed && seg_open_gen_is(packed, atomic_load(&h->gen)) &&
+	       atomic_load(&h->state) == SEG_OPEN;
+}
+
+/* A newly opened shared segment joins the ring in place of one that is no
+ * longer open or else of the oldest, which is sealed: at most open_budget
+ * stay open. */
+static void
+ring_add(struct seg_worker *w, uint64_t packed)
+{
+	struct seg_engine *e = w->e;
+	uint64_t old;
+
+	unsigned at = UINT32_MAX;
+
+	seg_spin_lock(&e->open_ring_lock);
+	W_COUNT(w, lock_segment);
+	/* The place of one no longer open (sealed when full), else the oldest. */
+	for (unsigned i = 0; i < e->open_budget && at == UINT32_MAX; i++)
+		if (!shared_live(e, atomic_load(&e->open_ring[i])))
+			at = i;
+	if (at == UINT32_MAX) {
+		at = e->open_ring_next;
+		e->open_ring_next = (e->open_ring_next + 1) % e->open_budget;
+	}
+	old = atomic_load(&e->open_ring[at]);
+	atomic_store(&e->open_ring[at], packed);
+	seg_spin_unlock(&e->open_ring_lock);
+	if (shared_live(e, old)) {
+		struct seg_hdr *h = &e->hdr[seg_open_seg(old)];
+		uint8_t open = SEG_OPEN;
+
+		atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
+		atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
+	}
+}
+
+/* With every shared open segment of the budget in use, an item whose own
+ * bucket has none goes into one of another bucket whose expiry grid
+ * holds it, rather than seal one of them nearly empty. */
+static bool
+borrow_shared(struct seg_worker *w, const struct ttl_place *t, uint32_t span,
+	      struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
+	const uint64_t gen_mask = (1ull << SEG_OPEN_GEN_BITS) - 1;
+	unsigned live = 0, lost = 0;
+
+	for (unsigned i = 0; i < e->open_budget; i++)
+		live += shared_live(e, atomic_load(&e->open_ring[i]));
+	if (live < e->open_budget)
+		return false;
+	for (unsigned i = 0; i < e->open_budget; i++) {
+		uint64_t p = atomic_load(&e->open_ring[i]);
+
+		if (shared_live(e, p) &&
+		    try_reserve(w, seg_open_seg(p), p >> (64 - SEG_OPEN_GEN_BITS), gen_mask, t,
+				span, true, &lost, out) == RESERVED)
+			return true;
+	}
+	if (t->tb == TTL_NEVER)
+		return false;
+	/* None holds its expiry exactly: the one whose grid reaches furthest
+	 * towards it, the item's life cut at the grid's end (early, never
+	 * late; on a heap this small it is evicted long before). */
+	for (unsigned tries = 0; tries < 2; tries++) {
+		uint64_t best = 0;
+		int64_t best_end = 0;
+
+		for (unsigned i = 0; i < e->open_budget; i++) {
+			uint64_t p = atomic_load(&e->open_ring[i]);
+			const struct seg_hdr *h = &e->hdr[seg_open_seg(p)];
+			/* read once: the segment may be reopened under this scan */
+			int64_t base = __atomic_load_n(&h->exp_base, __ATOMIC_RELAXED);
+			int64_t end;
+
+			if (!shared_live(e, p) || base == EXP_NEVER ||
+			    h->unit_shift > t->unit || base > t->exp)
+				continue;
+			end = base + ((int64_t)EXP_DELTA_MAX << h->unit_shift);
+			if (end > best_end) {
+				best_end = end;
+				best = p;
+			}
+		}
+		if (!best)
+			return false;
+		struct ttl_place cut = *t;
+
+		cut.exp = best_end < t->exp ? best_end : t->exp;
+		if (try_reserve(w, seg_open_seg(best), best >> (64 - SEG_OPEN_GEN_BITS), gen_mask,
+				&cut, span, true, &lost, out) == RESERVED)
+			return true;
+	}
+	return false;
+}
+
+/* Reserves span bytes in the open segment that the workers share for t's
+ * bucket, opening it (one worker does, the others use it) when there is
+ * none or it is full (a shared segment's exp_base sits one unit below
+ * the grid, so that workers whose clocks straddle a second fit). */
+static int
+reserve_shared(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t span,
+	       struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
+	struct seg_chain *c = &e->chain[t->tb];
+	struct seg_open_ref *ref = &w->open[t->tb];
+	const uint64_t gen_mask = (1ull << SEG_OPEN_GEN_BITS) - 1;
+	/* One unit of slack below the grid: workers' clocks straddle seconds. */
+	const int64_t base = t->tb == TTL_NEVER ? t->base : t->base - ((int64_t)1 << t->unit);
+
+	for (;;) {
+		uint64_t cur = atomic_load_explicit(&c->shared_open, memory_order_acquire);
+		unsigned lost = 0;
+		int32_t seg;
+
+		if (cur) {
+			int rc = try_reserve(w, seg_open_seg(cur), cur >> (64 - SEG_OPEN_GEN_BITS),
+					     gen_mask, t, span, true, &lost, out);
+
+			if (lost && ref->contention < UINT16_MAX)
+				ref->contention++;
+			if (rc == RESERVED) {
+				if (ref->contention >= SEG_OWN_AFTER_CONTENTION && e->own_open_ok)
+					ref->own = true;
+				return ENGINE_OK;
+			}
+		}
+		if (borrow_shared(w, t, span, out))
+			return ENGINE_OK;
+		seg = seg_acquire(e, w);
+		if (seg == SEG_NONE)
+			return ENGINE_NO_MEMORY;
+		seg_spin_lock(&c->open_lock);
+		W_COUNT(w, lock_segment);
+		if (atomic_load_explicit(&c->shared_open, memory_order_relaxed) != cur) {
+			/* Another worker opened one meanwhile: use it. */
+			seg_spin_unlock(&c->open_lock);
+			seg_pool_push(e, seg);
+			continue;
+		}
+		seg_init_open(e, seg, t->tb, base, t->unit, now);
+		SEG_TEST_POINT(SEG_TP_OPENING);
+		seg_chain_append(e, w, seg);
+		atomic_store(&e->hdr[seg].state, SEG_OPEN);
+		atomic_store_explicit(&c->shared_open,
+				      seg_open_pack(seg, atomic_load(&e->hdr[seg].gen)),
+				      memory_order_release);
+		seg_spin_unlock(&c->open_lock);
+		ring_add(w, seg_open_pack(seg, atomic_load(&e->hdr[seg].gen)));
+	}
+}
+
+/* Reserves span bytes for an item of t: in the segment the workers share
+ * for its TTL bucket or, for a bucket this worker keeps busy on a heap
+ * with segments to spare, in one of its own. Returns with the segment's
+ * writers count held: the caller links the item (or abandons it) and then
+ * calls append_done(). */
+static int
+reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t size,
+	struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
+	const uint32_t align = (1u << e->off_shift) - 1;
+	const uint32_t span = (size + align) & ~align;
+
+	if (!w->own_always && (!w->open[t->tb].own || !e->own_open_ok))
+		return reserve_shared(w, t, now, span, out);
+	return reserve_own(w, t, now, span, out);
+}
+
+static inline void
+append_done(struct seg_engine *e, const struct seg_wloc *wl)
 {
 	atomic_fetch_sub_explicit(&e->hdr[wl->seg].writers, 1, memory_order_release);
 }
 
+/* An append that was not linked (a failed condition, a lost race of a
+ * read-modify-write): gives its bytes back when they are still the last
+ * ones of the segment, so retries under contention do not fill segments
+ * with dead copies. Appenders to a segment claim bytes in order (its owner
+ * alone by fetch-and-add, sharers by compare-and-swap), so write_off still
+ * at our end means nobody claimed bytes after ours. Walkers read a segment
+ * only once it is closed (which sets the sealed bit, so then the exchange
+ * fails and the bytes stay, dead); no slot points there. */
+static inline void
+append_abandon(struct seg_engine *e, const struct seg_wloc *wl)
+{
+	uint32_t end = wl->off + wl->span;
+
+	atomic_compare_exchange_strong(&e->hdr[wl->seg].write_off, &end, wl->off);
+	append_done(e, wl);
+}
+
 /* Writes header and key; returns where the value goes. */
-static uint8_t *write_head(const struct seg_wloc *wl, const struct seg_key *k, uint32_t vlen,
-			   uint32_t flags)
+static uint8_t *
+write_head(const struct seg_wloc *wl, const struct seg_key *k, uint32_t vlen,
+	   uint32_t flags)
 {
 	uint32_t n = item_write_hdr(wl->p, k->klen, vlen, flags, wl->delta);
 
@@ -300,12 +581,14 @@ struct link_expect {
 	uint64_t gen;
 };
 
-static inline uint64_t slot_cas_locked(const struct seg_engine *e, uint64_t v)
+static inline uint64_t
+slot_cas_locked(const struct seg_engine *e, uint64_t v)
 {
 	return cas_of(e, atomic_load_explicit(&e->hdr[slot_seg(v)].gen, memory_order_relaxed), v);
 }
 
-static int64_t slot_expiry_locked(const struct seg_engine *e, uint64_t v)
+static int64_t
+slot_expiry_locked(const struct seg_engine *e, uint64_t v)
 {
 	struct item_view iv;
 	uint32_t off = slot_off(v) << e->off_shift;
@@ -317,9 +600,10 @@ static int64_t slot_expiry_locked(const struct seg_engine *e, uint64_t v)
 
 /* Links the item at wl (or, with wl NULL, removes the key's item) under
  * the bucket lock, if the mode's condition holds. */
-static int link_item(struct seg_worker *w, const struct seg_key *k, const struct seg_wloc *wl,
-		     enum link_mode mode, const struct link_expect *expect, uint64_t cas_in,
-		     int64_t now, uint64_t *cas_out)
+static int
+link_item(struct seg_worker *w, const struct seg_key *k, const struct seg_wloc *wl,
+	  enum link_mode mode, const struct link_expect *expect, uint64_t cas_in,
+	  int64_t now, uint64_t *cas_out)
 {
 	struct seg_engine *e = w->e;
 	_Atomic uint64_t *slot;
@@ -368,7 +652,7 @@ static int link_item(struct seg_worker *w, const struct seg_key *k, const struct
 
 	if (!wl) { /* removal */
 		if (slot) {
-			atomic_store_explicit(slot, 0, memory_order_release);
+			seg_hash_remove_locked(e, k->head, slot);
 			seg_account_remove(e, old);
 		}
 		goto out;
@@ -395,7 +679,8 @@ out:
 }
 
 /* Makes sure a chain can grow by one bucket. */
-static int refill_spare(struct seg_worker *w)
+static int
+refill_spare(struct seg_worker *w)
 {
 	if (!w->spare_bucket)
 		w->spare_bucket = seg_hash_reserve_bucket(w->e, w);
@@ -404,7 +689,8 @@ static int refill_spare(struct seg_worker *w)
 
 /* ---- the engine operations ---------------------------------------------- */
 
-static inline struct seg_worker *seg_worker_of(struct engine_worker *w)
+static inline struct seg_worker *
+seg_worker_of(struct engine_worker *w)
 {
 	return (struct seg_worker *)w;
 }
@@ -413,8 +699,9 @@ static bool key_ok(size_t klen) { return klen > 0 && klen <= ENGINE_KEY_MAX; }
 
 /* Every operation starts here: checks the key, hashes it, reads the clock
  * and runs a delayed flush_all that has come due. */
-static bool op_start(struct seg_worker *w, struct seg_key *k, const void *key, size_t klen,
-		     int64_t *now)
+static bool
+op_start(struct seg_worker *w, struct seg_key *k, const void *key, size_t klen,
+	 int64_t *now)
 {
 	if (!key_ok(klen))
 		return false;
@@ -424,7 +711,8 @@ static bool op_start(struct seg_worker *w, struct seg_key *k, const void *key, s
 	return true;
 }
 
-static void fill_item(const struct seg_engine *e, const struct seg_read *r, struct engine_item *it)
+static void
+fill_item(const struct seg_engine *e, const struct seg_read *r, struct engine_item *it)
 {
 	it->flags = r->iv.flags;
 	it->vlen = r->iv.vlen;
@@ -436,8 +724,9 @@ static void fill_item(const struct seg_engine *e, const struct seg_read *r, stru
 static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 			  int64_t exptime, void *buf, size_t cap, struct engine_item *it);
 
-int seg_op_get(struct engine_worker *ew, const void *key, size_t klen, int64_t touch_exptime,
-	       void *buf, size_t cap, struct engine_item *it)
+enum engine_status
+seg_op_get(struct engine_worker *ew, const void *key, size_t klen,
+	   int64_t touch_exptime, void *buf, size_t cap, struct engine_item *it)
 {
 	struct seg_worker *w = seg_worker_of(ew);
 	struct seg_engine *e = w->e;
@@ -468,8 +757,9 @@ int seg_op_get(struct engine_worker *ew, const void *key, size_t klen, int64_t t
 
 /* set/add/replace/cas with a negative or past exptime: memcached stores
  * an item that is expired at once, which removes the key's live item. */
-static int store_expired(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
-			 uint64_t cas_in, int64_t now)
+static int
+store_expired(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
+	      uint64_t cas_in, int64_t now)
 {
 	int rc = link_item(w, k, NULL, mode, NULL, cas_in, now, NULL);
 
@@ -477,9 +767,10 @@ static int store_expired(struct seg_worker *w, const struct seg_key *k, enum lin
 	return rc;
 }
 
-static int store_plain(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
-		       const void *val, uint32_t vlen, uint32_t flags, int64_t expires_at,
-		       uint64_t cas_in, int64_t now, uint64_t *cas_out)
+static int
+store_plain(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
+	    const void *val, uint32_t vlen, uint32_t flags, int64_t expires_at,
+	    uint64_t cas_in, int64_t now, uint64_t *cas_out)
 {
 	struct seg_engine *e = w->e;
 	struct ttl_place t;
@@ -497,7 +788,10 @@ static int store_plain(struct seg_worker *w, const struct seg_key *k, enum link_
 			return rc;
 		memcpy(write_head(&wl, k, vlen, flags), val, vlen);
 		rc = link_item(w, k, &wl, mode, NULL, cas_in, now, cas_out);
-		append_done(e, &wl);
+		if (rc == ENGINE_OK)
+			append_done(e, &wl);
+		else
+			append_abandon(e, &wl);
 		if (rc != LINK_NEED_BUCKET)
 			return rc;
 		if (refill_spare(w) != ENGINE_OK)
@@ -506,8 +800,9 @@ static int store_plain(struct seg_worker *w, const struct seg_key *k, enum link_
 }
 
 /* Quick lock-free check that spares a doomed write for add/replace/cas. */
-static int precheck(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
-		    uint64_t cas_in, int64_t now)
+static int
+precheck(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
+	 uint64_t cas_in, int64_t now)
 {
 	struct seg_read r;
 	bool expired;
@@ -539,8 +834,9 @@ struct rmw {
 	uint64_t number;    /* arith result */
 };
 
-static int rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t now,
-		    struct engine_item *it)
+static int
+rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t now,
+	 struct engine_item *it)
 {
 	struct seg_engine *e = w->e;
 
@@ -558,6 +854,7 @@ static int rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *o
 		/* The new item takes the old one's slot: no spare bucket needed. */
 		if (read_item(w, k, now, NULL, 0, &r, &expired) != FOUND)
 			return ENGINE_MISS;
+		SEG_TEST_POINT(SEG_TP_RMW_READ);
 		old_val = r.item + r.iv.hdr_len + r.iv.klen;
 		vlen = r.iv.vlen;
 		if (op->cas_in && cas_of(e, r.gen, r.v) != op->cas_in) {
@@ -569,8 +866,13 @@ static int rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *o
 		case RMW_APPEND:
 		case RMW_PREPEND:
 			vlen += op->dlen;
-			if (item_size(k->klen, vlen, r.iv.flags) > e->item_max)
-				return read_valid(e, &r) ? ENGINE_TOO_LARGE : ENGINE_MISS;
+			if (item_size(k->klen, vlen, r.iv.flags) > e->item_max) {
+				/* A length read from a segment being reused is
+				 * garbage: read again. */
+				if (!read_valid(e, &r))
+					continue;
+				return ENGINE_TOO_LARGE;
+			}
 			ttl_place(r.expires_at, now, &t);
 			break;
 		case RMW_ARITH: {
@@ -614,24 +916,29 @@ static int rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *o
 		if (rc != ENGINE_OK)
 			return rc;
 		dst = write_head(&wl, k, vlen, r.iv.flags);
+		/* The old value is copied optimistically and checked after
+		 * (read_valid): if its segment was reclaimed and reopened
+		 * meanwhile, the place just reserved can overlap it. The copy is
+		 * dropped then, but a memcpy over overlapping ranges is undefined
+		 * (ASan's torture run found it): memmove. */
 		switch (op->kind) {
 		case RMW_APPEND:
-			memcpy(dst, old_val, r.iv.vlen);
+			memmove(dst, old_val, r.iv.vlen);
 			memcpy(dst + r.iv.vlen, op->data, op->dlen);
 			break;
 		case RMW_PREPEND:
 			memcpy(dst, op->data, op->dlen);
-			memcpy(dst + op->dlen, old_val, r.iv.vlen);
+			memmove(dst + op->dlen, old_val, r.iv.vlen);
 			break;
 		case RMW_ARITH:
 			memcpy(dst, digits, vlen);
 			break;
 		case RMW_TOUCH:
-			memcpy(dst, old_val, vlen);
+			memmove(dst, old_val, vlen);
 			break;
 		}
 		if (!read_valid(e, &r)) {
-			append_done(e, &wl); /* the copy may be torn: drop it */
+			append_abandon(e, &wl); /* the copy may be torn: drop it */
 			W_COUNT(w, read_retries);
 			continue;
 		}
@@ -645,16 +952,19 @@ static int rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *o
 			it->vlen = vlen;
 			it->expires_at = seg_item_expiry(&e->hdr[wl.seg], wl.delta);
 			it->fetched_before = slot_freq(r.v) > 0;
-		}
-		append_done(e, &wl);
-		if (rc == ENGINE_OK)
+			append_done(e, &wl);
 			return ENGINE_OK;
+		}
+		append_abandon(e, &wl);
+		if (rc != LINK_RETRY)
+			return rc;
 	}
 }
 
-int seg_op_store(struct engine_worker *ew, enum engine_store_mode mode, const void *key,
-		 size_t klen, const void *val, size_t vlen, uint32_t flags, int64_t exptime,
-		 uint64_t cas_in, uint64_t *cas_out)
+enum engine_status
+seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
+	     const void *key, size_t klen, const void *val, size_t vlen,
+	     uint32_t flags, int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
 {
 	static const enum link_mode link_of[] = {
 		[ENGINE_SET] = LINK_SET, [ENGINE_ADD] = LINK_ADD,
@@ -718,7 +1028,9 @@ int seg_op_store(struct engine_worker *ew, enum engine_store_mode mode, const vo
 	return rc;
 }
 
-int seg_op_delete(struct engine_worker *ew, const void *key, size_t klen, uint64_t cas_in)
+enum engine_status
+seg_op_delete(struct engine_worker *ew, const void *key, size_t klen,
+	      uint64_t cas_in)
 {
 	struct seg_worker *w = seg_worker_of(ew);
 	struct seg_key k;
@@ -737,8 +1049,9 @@ int seg_op_delete(struct engine_worker *ew, const void *key, size_t klen, uint64
 	return rc;
 }
 
-int seg_op_arith(struct engine_worker *ew, const void *key, size_t klen, bool incr,
-		 uint64_t delta, uint64_t *value_out, uint64_t *cas_out)
+enum engine_status
+seg_op_arith(struct engine_worker *ew, const void *key, size_t klen, bool incr,
+	     uint64_t delta, uint64_t *value_out, uint64_t *cas_out)
 {
 	struct seg_worker *w = seg_worker_of(ew);
 	struct rmw op = { .kind = RMW_ARITH, .incr = incr, .delta = delta };
@@ -763,8 +1076,9 @@ int seg_op_arith(struct engine_worker *ew, const void *key, size_t klen, bool in
 	return rc;
 }
 
-static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
-			  int64_t exptime, void *buf, size_t cap, struct engine_item *it)
+static int
+seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
+	       int64_t exptime, void *buf, size_t cap, struct engine_item *it)
 {
 	struct rmw op = { .kind = RMW_TOUCH, .buf = buf, .cap = cap };
 	struct engine_item tmp;
@@ -793,7 +1107,9 @@ static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t
 	return ENGINE_OK;
 }
 
-int seg_op_touch(struct engine_worker *ew, const void *key, size_t klen, int64_t exptime)
+enum engine_status
+seg_op_touch(struct engine_worker *ew, const void *key, size_t klen,
+	     int64_t exptime)
 {
 	struct seg_worker *w = seg_worker_of(ew);
 	struct seg_key k;

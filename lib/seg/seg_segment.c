@@ -12,15 +12,17 @@
  * gen before and after reading an item to detect reuse, and the cas unique
  * of an item is (gen << 20 | offset), unique for the life of the engine.
  */
-#include "seg_internal.h"
-#include "seg_item.h"
+#include "seg/seg_private.h"
+#include "seg/seg_item.h"
 
-uint64_t seg_new_gen(struct seg_engine *e)
+uint64_t
+seg_new_gen(struct seg_engine *e)
 {
 	return atomic_fetch_add_explicit(&e->gen_counter, 1, memory_order_relaxed) + 1;
 }
 
-static void count_lock(struct seg_engine *e, struct seg_worker *w)
+static void
+count_lock(struct seg_engine *e, struct seg_worker *w)
 {
 	if (w)
 		W_COUNT(w, lock_segment);
@@ -28,7 +30,8 @@ static void count_lock(struct seg_engine *e, struct seg_worker *w)
 		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 }
 
-int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w)
+int32_t
+seg_pool_pop(struct seg_engine *e, struct seg_worker *w)
 {
 	int32_t seg = SEG_NONE;
 
@@ -42,7 +45,8 @@ int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w)
 	return seg;
 }
 
-void seg_pool_push(struct seg_engine *e, int32_t seg)
+void
+seg_pool_push(struct seg_engine *e, int32_t seg)
 {
 	seg_spin_lock(&e->pool_lock);
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
@@ -50,20 +54,24 @@ void seg_pool_push(struct seg_engine *e, int32_t seg)
 	seg_spin_unlock(&e->pool_lock);
 }
 
-int32_t seg_acquire(struct seg_engine *e, struct seg_worker *w)
+int32_t
+seg_acquire(struct seg_engine *e, struct seg_worker *w)
 {
 	int32_t seg = seg_pool_pop(e, w);
 
 	return seg != SEG_NONE ? seg : seg_evict_for(e, w);
 }
 
-void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t exp_base,
-		   uint8_t unit_shift, int64_t now)
+void
+seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t exp_base,
+	      uint8_t unit_shift, int64_t now)
 {
 	struct seg_hdr *h = &e->hdr[seg];
 
+	/* `writers` is never stored, only counted up and down: a stale
+	 * appender of an earlier life may be counted in it right now, and
+	 * takes itself out again when it sees the gen changed. */
 	atomic_store_explicit(&h->write_off, 0, memory_order_relaxed);
-	atomic_store_explicit(&h->writers, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->live_items, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->live_bytes, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->exp_max, 0, memory_order_relaxed);
@@ -72,12 +80,15 @@ void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64
 	h->prev = h->next = SEG_NONE;
 	h->exp_base = exp_base;
 	h->create_at = now;
-	atomic_store_explicit(&h->state, SEG_OPEN, memory_order_relaxed);
+	/* The state is left to the caller: a segment must not be OPEN (and
+	 * so claimable by flush_all, the sweep or eviction, which unlink it
+	 * from its chain) before it is linked into its chain. */
 	/* Last: readers that see this gen see the fields above. */
 	atomic_store_explicit(&h->gen, seg_new_gen(e), memory_order_release);
 }
 
-void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg)
+void
+seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg)
 {
 	struct seg_hdr *h = &e->hdr[seg];
 	struct seg_chain *c = &e->chain[h->ttl_bucket];
@@ -95,7 +106,8 @@ void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg)
 }
 
 /* Under the chain lock. */
-static void chain_unlink(struct seg_engine *e, struct seg_chain *c, int32_t seg)
+static void
+chain_unlink(struct seg_engine *e, struct seg_chain *c, int32_t seg)
 {
 	struct seg_hdr *h = &e->hdr[seg];
 
@@ -112,7 +124,8 @@ static void chain_unlink(struct seg_engine *e, struct seg_chain *c, int32_t seg)
 	h->prev = h->next = SEG_NONE;
 }
 
-void seg_chain_remove(struct seg_engine *e, int32_t seg)
+void
+seg_chain_remove(struct seg_engine *e, int32_t seg)
 {
 	struct seg_chain *c = &e->chain[e->hdr[seg].ttl_bucket];
 
@@ -122,55 +135,64 @@ void seg_chain_remove(struct seg_engine *e, int32_t seg)
 	seg_spin_unlock(&c->lock);
 }
 
-void seg_chain_replace_run(struct seg_engine *e, const int32_t *run, unsigned n, int32_t dest)
+void
+seg_chain_replace_run(struct seg_engine *e, const int32_t *run, unsigned n, int32_t dest)
 {
 	struct seg_chain *c = &e->chain[e->hdr[run[0]].ttl_bucket];
-	struct seg_hdr *d = &e->hdr[dest];
 
 	seg_spin_lock(&c->lock);
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 	/* The run is consecutive: its members are claimed, so nobody else
-	 * unlinks them, and links are only added at the tail. */
-	d->prev = e->hdr[run[0]].prev;
-	d->next = e->hdr[run[n - 1]].next;
-	if (d->prev != SEG_NONE)
-		e->hdr[d->prev].next = dest;
-	else
-		c->head = dest;
-	if (d->next != SEG_NONE)
-		e->hdr[d->next].prev = dest;
-	else
-		c->tail = dest;
-	for (unsigned i = 0; i < n; i++) {
-		if (c->merge_next == run[i])
-			c->merge_next = SEG_NONE;
-		e->hdr[run[i]].prev = e->hdr[run[i]].next = SEG_NONE;
+	 * unlinks them, and links are only added at the tail. With no dest
+	 * the run just goes: its neighbours join. */
+	const int32_t prev = e->hdr[run[0]].prev, next = e->hdr[run[n - 1]].next;
+	const int32_t after_prev = dest != SEG_NONE ? dest : next;
+	const int32_t before_next = dest != SEG_NONE ? dest : prev;
+
+	if (dest != SEG_NONE) {
+		e->hdr[dest].prev = prev;
+		e->hdr[dest].next = next;
 	}
-	/* The next merge in this chain starts after the merged segment. */
-	c->merge_next = d->next;
-	c->merge_gen = d->next != SEG_NONE ? atomic_load(&e->hdr[d->next].gen) : 0;
+	if (prev != SEG_NONE)
+		e->hdr[prev].next = after_prev;
+	else
+		c->head = after_prev;
+	if (next != SEG_NONE)
+		e->hdr[next].prev = before_next;
+	else
+		c->tail = before_next;
+	for (unsigned i = 0; i < n; i++)
+		e->hdr[run[i]].prev = e->hdr[run[i]].next = SEG_NONE;
+	/* The next merge in this chain starts after the run. */
+	c->merge_next = next;
+	c->merge_gen = next != SEG_NONE ? atomic_load(&e->hdr[next].gen) : 0;
 	seg_spin_unlock(&c->lock);
 }
 
-bool seg_claim(struct seg_engine *e, int32_t seg, uint8_t from)
+bool
+seg_claim(struct seg_engine *e, int32_t seg, uint8_t from)
 {
 	uint8_t expected = from;
 
 	return atomic_compare_exchange_strong(&e->hdr[seg].state, &expected, SEG_RECLAIM);
 }
 
-void seg_close_and_drain(struct seg_engine *e, int32_t seg)
+void
+seg_close_and_drain(struct seg_engine *e, int32_t seg)
 {
 	struct seg_hdr *h = &e->hdr[seg];
 
 	/* seq_cst pairs with the appender's writers++ then write_off RMW:
 	 * either it sees the sealed bit, or we see it in writers. */
+	unsigned spins = 0;
+
 	atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
 	while (atomic_load(&h->writers))
-		__builtin_ia32_pause();
+		seg_relax(&spins);
 }
 
-uint32_t seg_valid_end(const struct seg_engine *e, int32_t seg)
+uint32_t
+seg_valid_end(const struct seg_engine *e, int32_t seg)
 {
 	uint32_t end = atomic_load_explicit(&e->hdr[seg].write_off, memory_order_acquire) &
 		       ~SEG_WOFF_SEALED;
@@ -178,17 +200,33 @@ uint32_t seg_valid_end(const struct seg_engine *e, int32_t seg)
 	return end < e->seg_size ? end : e->seg_size;
 }
 
-void seg_release(struct seg_engine *e, int32_t seg)
+void
+seg_retire(struct seg_engine *e, int32_t seg)
 {
 	struct seg_hdr *h = &e->hdr[seg];
+	unsigned spins = 0;
 
-	/* New gen first: readers still holding the old one fail validation. */
-	atomic_store_explicit(&h->gen, seg_new_gen(e), memory_order_release);
+	/* New gen first: readers still holding the old one fail validation,
+	 * and so do appenders that still refer to this life. An appender
+	 * counts itself in `writers` before it loads the gen (both seq_cst):
+	 * one that loaded the old gen is counted before the store below, so
+	 * the wait sees it, and it leaves when it finds the state is not
+	 * OPEN. Only then may the segment be opened again. */
+	atomic_store(&h->gen, seg_new_gen(e));
+	while (atomic_load(&h->writers))
+		seg_relax(&spins);
 	atomic_store_explicit(&h->state, SEG_FREE, memory_order_release);
+}
+
+void
+seg_release(struct seg_engine *e, int32_t seg)
+{
+	seg_retire(e, seg);
 	seg_pool_push(e, seg);
 }
 
-uint32_t seg_item_span(const struct seg_engine *e, uint64_t v)
+uint32_t
+seg_item_span(const struct seg_engine *e, uint64_t v)
 {
 	uint32_t off = slot_off(v) << e->off_shift;
 	struct item_view iv;
@@ -199,7 +237,8 @@ uint32_t seg_item_span(const struct seg_engine *e, uint64_t v)
 	return (iv.total + align) & ~align;
 }
 
-void seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size)
+void
+seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size)
 {
 	struct seg_hdr *h = &e->hdr[slot_seg(v)];
 
@@ -207,7 +246,8 @@ void seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size)
 	atomic_fetch_add_explicit(&h->live_bytes, (int32_t)size, memory_order_relaxed);
 }
 
-void seg_account_remove(struct seg_engine *e, uint64_t v)
+void
+seg_account_remove(struct seg_engine *e, uint64_t v)
 {
 	struct seg_hdr *h = &e->hdr[slot_seg(v)];
 
@@ -216,11 +256,13 @@ void seg_account_remove(struct seg_engine *e, uint64_t v)
 				  memory_order_relaxed);
 }
 
-unsigned seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
+unsigned
+seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
 {
 	const uint32_t end = seg_valid_end(e, seg);
 	const uint32_t align = (1u << e->off_shift) - 1;
 	const uint8_t *data = seg_data(e, seg);
+	const uint64_t gen = atomic_load(&e->hdr[seg].gen); /* claimed: stable */
 	unsigned live = 0, unfetched = 0;
 
 	for (uint32_t off = 0; off < end;) {
@@ -232,9 +274,8 @@ unsigned seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reaso
 			break;
 		seg_key_init(e, &k, data + off + iv.hdr_len, iv.klen);
 		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
-		v = seg_hash_unlink_loc(e, &k, (uint32_t)seg, off >> e->off_shift);
+		v = seg_hash_unlink_loc(e, &k, (uint32_t)seg, off >> e->off_shift, gen);
 		if (v) {
-			seg_account_remove(e, v);
 			live++;
 			unfetched += slot_freq(v) == 0;
 		}

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  */
-#include "util_err.h"
+#include "util/util_err.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-int util_fail(char *err, size_t errlen, const char *fmt, ...)
+int
+util_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 

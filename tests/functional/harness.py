@@ -123,13 +123,14 @@ class Server:
     """One server process. Options use memcached's meaning on both targets."""
 
     def __init__(self, memory_mb=64, threads=2, udp=False, max_conns=None,
-                 item_max=None, extra=None, eal=None, name="server"):
+                 item_max=None, extra=None, eal=None, name="server", seg_extra=None):
         self.memory_mb = memory_mb
         self.threads = threads
         self.udp = udp
         self.max_conns = max_conns
         self.item_max = item_max
         self.extra = list(extra or [])
+        self.seg_extra = list(seg_extra or [])  # segcached's own options only
         self.eal = list(eal or [])
         self.name = name
         self.port = None
@@ -169,6 +170,8 @@ class Server:
         if self.item_max is not None:
             a += ["-I", str(self.item_max)]
         a += self.extra
+        if ARGS.target != "memcached":
+            a += self.seg_extra
         if ARGS.stack == "native":
             # The native stack answers on --ip; -l and -t do not apply.
             a = a[2:]

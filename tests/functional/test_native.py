@@ -105,6 +105,10 @@ class NativeCase(unittest.TestCase):
 
 
 class Basics(NativeCase):
+    # UDP as memcached serves it: every command, replies of any size
+    server_args = dict(NativeCase.server_args,
+                       seg_extra=["--udp-writes", "--udp-reply-max", "0"])
+
     def test_ping(self):
         s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
         s.settimeout(2)
@@ -251,7 +255,8 @@ class Basics(NativeCase):
         self.assertEqual(st["0:addr"], "tcp:%s:%d" % (harness.HOST, self.srv.port))
         self.assertEqual(st["0:state"], "conn_listening")
         self.assertEqual(st["1:addr"], "udp:%s:%d" % (harness.HOST, self.srv.udp_port))
-        peers = {v for k, v in st.items() if k.endswith(":addr") and v.startswith("tcp:198.18.0.1:")}
+        peers = {v for k, v in st.items()
+                 if k.endswith(":addr") and v.startswith("tcp:198.18.0.1:")}
         self.assertEqual(peers, {"tcp:198.18.0.1:%d" % p for p in ports})
         threads = {v for k, v in st.items() if k.endswith(":thread")}
         self.assertTrue(threads and all(t.startswith("lcore") for t in threads), threads)

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import unittest
 
 import harness
@@ -80,6 +81,19 @@ class Usage(unittest.TestCase):
             (["-l", "127.0.0.1 10.0.0.1"], ["--listen"]),
             (["-I", "4m", "--segment-size", "1m"], ["--max-item-size", "--segment-size"]),
             (["-m", "2", "-I", "2m"], ["--max-item-size", "--memory"]),
+            (["--allow", "10.0.0.0/33"], ["--allow", "IPv4 address or network"]),
+            (["--allow", "10.0.0"], ["--allow"]),
+            (["--allow", "10.0.0.1x"], ["--allow", "IPv4 address or network"]),
+            (["--allow", "10.0.0.1/8/8"], ["--allow", "IPv4 address or network"]),
+            (["--ip", "198.18.0.2/24x"], ["--ip", "prefix length"]),
+            (["--ip", "198.18.0.2"], ["--ip", "prefix length"]),
+            (["--ip", "127.0.0.1/8"], ["--ip", "not a unicast host address"]),
+            (["--allow", ","], ["--allow", "empty list"]),
+            (["--allow", ",".join("10.0.0.%d" % i for i in range(33))],
+             ["--allow", "more than 32"]),
+            (["--rss-key", "6d5"], ["--rss-key", "hex"]),
+            (["--rss-key", "zz"], ["--rss-key", "not hex"]),
+            (["--rss-key", "00" * 65], ["--rss-key", "1 to 64 bytes"]),
             (["stray"], ["unexpected argument 'stray'"]),
             (["--config", "/nonexistent/segcached.ini"], ["config file", "/nonexistent"]),
         ]
@@ -265,6 +279,47 @@ class Settings(unittest.TestCase):
             finally:
                 c.close()
 
+    def test_allow_list(self):
+        if not harness.is_segcached():
+            self.skipTest("--allow is segcached's")
+        # 127.0.0.1 is outside 10.0.0.0/8: closed at once without a reply,
+        # and the datagram gets nothing. (harness.Server would wait for a
+        # reply to its probe; this server gives it none.)
+        port = harness.free_port(udp_too=True)
+        log = tempfile.TemporaryFile()
+        p = subprocess.Popen([harness.ARGS.segcached, "--no-huge", "--", "--stack", "posix",
+                              "-p", str(port), "-U", str(port), "--allow", "10.0.0.0/8"],
+                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                log.seek(0)
+                if b" ready: " in log.read():
+                    break
+                self.assertIsNone(p.poll(), "the server exited")
+                self.assertLess(time.monotonic(), deadline, "no ready line")
+                time.sleep(0.05)
+            s = socket.create_connection((harness.HOST, port), timeout=5)
+            try:
+                s.sendall(b"version\r\n")
+                try:
+                    self.assertEqual(s.recv(64), b"")
+                except ConnectionResetError:
+                    pass
+            finally:
+                s.close()
+            self.assertIsNone(harness.udp_request(port, b"version\r\n", timeout=1,
+                                                  expect=False))
+        finally:
+            p.terminate()
+            self.assertEqual(p.wait(timeout=30), 0)
+            log.close()
+        with harness.Server(name="allow-local", extra=["--allow", "10.0.0.0/8,127.0.0.1"]) as srv:
+            c = srv.connect()
+            try:
+                self.assertRegex(c.cmd(b"version\r\n"), rb"^VERSION ")
+            finally:
+                c.close()
 
 if __name__ == "__main__":
     unittest.main(argv=harness.setup(), verbosity=2)

@@ -195,7 +195,8 @@ class Storage(ServerCase):
         self.set(k, b"v")
         self.assertEqual(self.c.cmd(b"delete %s 0\r\n" % k), b"DELETED\r\n")
         self.assertEqual(self.c.cmd(b"delete %s 5\r\n" % k),
-                         b"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n")
+                         b"CLIENT_ERROR bad command line format.  "
+                         b"Usage: delete <key> [noreply]\r\n")
 
     def test_incr_decr(self):
         k = key()
@@ -791,7 +792,8 @@ class Stats(ServerCase):
 
 
 class Udp(ServerCase):
-    server_args = {"udp": True}
+    # memcached's UDP as it is: every command, replies of any size
+    server_args = {"udp": True, "seg_extra": ["--udp-writes", "--udp-reply-max", "0"]}
 
     def test_set_get(self):
         k = key()
@@ -832,6 +834,36 @@ class Udp(ServerCase):
         s.close()
         resp, _ = harness.udp_request(self.srv.udp_port, b"version\r\n", 3)
         self.assertTrue(resp.startswith(b"VERSION "))
+
+
+class UdpDefaults(ServerCase):
+    """segcached's UDP defaults against reflection: reads only, replies to
+    one datagram bounded (memcached has neither)."""
+    server_args = {"udp": True}
+
+    def setUp(self):
+        if not harness.is_segcached():
+            self.skipTest("segcached's UDP limits")
+        super().setUp()
+
+    def test_writes_refused(self):
+        k = key()
+        for req in (b"set %s 0 0 1\r\nx\r\n" % k, b"delete %s\r\n" % k, b"flush_all\r\n",
+                    b"stats\r\n"):
+            resp, n = harness.udp_request(self.srv.udp_port, req, 5)
+            self.assertEqual(resp, b"CLIENT_ERROR only reads are served over UDP\r\n")
+        self.assertNotIn(k, self.c.get(k))
+
+    def test_replies_bounded(self):
+        k = key()
+        self.set(k, b"r" * 20000)
+        req = b"get %s\r\n" % k
+        resp, n = harness.udp_request(self.srv.udp_port, req, 6)
+        self.assertEqual(resp, b"SERVER_ERROR reply over the UDP size limit\r\n")
+        small = key()
+        self.set(small, b"s" * 100)
+        resp, n = harness.udp_request(self.srv.udp_port, b"get %s\r\n" % small, 7)
+        self.assertEqual(resp, b"VALUE %s 0 100\r\n%s\r\nEND\r\n" % (small, b"s" * 100))
 
 
 class Concurrency(ServerCase):
@@ -877,7 +909,8 @@ class Concurrency(ServerCase):
         self.assert_value(shared, b"%d" % (nclients * rounds))
 
     def test_client_vanishes_mid_request(self):
-        for cut in (b"set vanish 0 0 10\r\nabc", b"get vani", b"set vanish 0 0 1000000\r\n" + b"x" * 5000):
+        for cut in (b"set vanish 0 0 10\r\nabc", b"get vani",
+                    b"set vanish 0 0 1000000\r\n" + b"x" * 5000):
             c = self.srv.connect()
             c.send(cut)
             c.close()

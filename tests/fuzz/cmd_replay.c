@@ -73,8 +73,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--shutdown-enabled"))
 			s.shutdown_enabled = true;
 		else {
-			fprintf(stderr, "usage: %s [--chunk N] [--item-max BYTES] [--backpressure N] "
-					"[--flush-disabled] [--cas-disabled] [--shutdown-enabled]\n",
+			fprintf(stderr,
+				"usage: %s [--chunk N] [--item-max BYTES] [--backpressure N] "
+				"[--flush-disabled] [--cas-disabled] [--shutdown-enabled]\n",
 				argv[0]);
 			return 2;
 		}

@@ -267,7 +267,8 @@ def gen_command(rng):
         return rng.choice([b"incr ", b"decr "]) + k + b" " + n + \
             rng.choice([b"", b" noreply"]) + b"\r\n"
     if kind == 5:
-        return b"delete " + k + rng.choice([b"", b" 0", b" noreply", b" 1", b" 0 noreply"]) + b"\r\n"
+        return (b"delete " + k + rng.choice([b"", b" 0", b" noreply", b" 1", b" 0 noreply"])
+                + b"\r\n")
     if kind == 6:
         return b"touch " + k + b" " + n + b"\r\n"
     if kind == 7:

@@ -359,7 +359,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	net_stack_destroy(s);
 	if (rte_mempool_in_use_count(pool) != in_use) {
-		fprintf(stderr, "fuzz_net: %u mbufs leaked\n", rte_mempool_in_use_count(pool) - in_use);
+		fprintf(stderr, "fuzz_net: %u mbufs leaked\n",
+			rte_mempool_in_use_count(pool) - in_use);
 		abort();
 	}
 	return 0;

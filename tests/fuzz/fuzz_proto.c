@@ -30,6 +30,8 @@ struct flat {
 	int64_t exptime;
 	uint64_t cas, delta, hash;
 	size_t klen, vlen;
+	int sub;
+	uint32_t num[2];
 };
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -71,6 +73,9 @@ static void flatten(const struct proto_req *r, struct flat *f)
 	f->delta = r->delta;
 	f->klen = r->klen;
 	f->vlen = r->vlen;
+	f->sub = r->sub;
+	f->num[0] = r->num[0];
+	f->num[1] = r->num[1];
 	f->hash = 14695981039346656037ull;
 	if (r->key)
 		f->hash = fnv(f->hash, r->key, r->klen);

@@ -21,17 +21,20 @@
 #ifdef SB_HAVE_BASELINE
 #include "baseline/baseline.h"
 #endif
+#include "util/util_err.h"
 
 static bool eal_up;
 /* This thread took an lcore id through rte_thread_register. */
 static __thread bool registered;
 
-const char *sb_engine_name(enum sb_engine_kind kind)
+const char *
+sb_engine_name(enum sb_engine_kind kind)
 {
 	return kind == SB_ENGINE_SEG ? "seg" : "baseline";
 }
 
-bool sb_engine_available(enum sb_engine_kind kind)
+bool
+sb_engine_available(enum sb_engine_kind kind)
 {
 	switch (kind) {
 #ifdef SB_HAVE_SEG
@@ -47,7 +50,8 @@ bool sb_engine_available(enum sb_engine_kind kind)
 	}
 }
 
-int sb_eal_init(const struct sb_options *o)
+int
+sb_eal_init(const struct sb_options *o)
 {
 	char lcore[16], mem[32];
 	char *defaults[16];
@@ -109,16 +113,18 @@ int sb_eal_init(const struct sb_options *o)
 	return 0;
 }
 
-void sb_eal_fini(void)
+void
+sb_eal_fini(void)
 {
 	if (eal_up)
 		rte_eal_cleanup();
 	eal_up = false;
 }
 
-struct engine *sb_engine_create(enum sb_engine_kind kind,
-				const struct engine_config *cfg, char *err,
-				size_t errlen)
+struct engine *
+sb_engine_create(enum sb_engine_kind kind,
+		 const struct engine_config *cfg, char *err,
+		 size_t errlen)
 {
 	(void)cfg; /* unused when the build has neither engine */
 	switch (kind) {
@@ -131,13 +137,14 @@ struct engine *sb_engine_create(enum sb_engine_kind kind,
 		return baseline_create(cfg, err, errlen);
 #endif
 	default:
-		snprintf(err, errlen, "engine %s is not part of this build",
-			 sb_engine_name(kind));
+		util_fail(err, errlen, "engine %s is not part of this build",
+			  sb_engine_name(kind));
 		return NULL;
 	}
 }
 
-int sb_thread_enter(enum sb_engine_kind kind)
+int
+sb_thread_enter(enum sb_engine_kind kind)
 {
 	/* The EAL's main thread has its lcore id already. */
 	if (kind != SB_ENGINE_BASELINE || !eal_up || rte_lcore_id() != LCORE_ID_ANY)
@@ -152,7 +159,8 @@ int sb_thread_enter(enum sb_engine_kind kind)
 	return 0;
 }
 
-void sb_thread_leave(enum sb_engine_kind kind)
+void
+sb_thread_leave(enum sb_engine_kind kind)
 {
 	(void)kind;
 	if (registered)

@@ -16,8 +16,9 @@
 
 static char stop_reason[64];
 
-int sb_fill(const struct sb_options *o, enum sb_engine_kind kind,
-	    struct sb_fill_result *r)
+int
+sb_fill(const struct sb_options *o, enum sb_engine_kind kind,
+	struct sb_fill_result *r)
 {
 	unsigned width = o->key_format == SB_KEY_PADDED ? o->key_size : 0;
 	uint64_t rng = rng_seed(o->seed, 0xf111);

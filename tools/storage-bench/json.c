@@ -6,14 +6,16 @@
 #include <inttypes.h>
 #include <math.h>
 
-void jw_init(struct jw *j, FILE *f)
+void
+jw_init(struct jw *j, FILE *f)
 {
 	j->f = f;
 	j->depth = 0;
 	j->has_item[0] = false;
 }
 
-static void jw_string_body(FILE *f, const char *s)
+static void
+jw_string_body(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -34,7 +36,8 @@ static void jw_string_body(FILE *f, const char *s)
 }
 
 /* Comma, newline and indentation before a member, then its key. */
-static void jw_member(struct jw *j, const char *key)
+static void
+jw_member(struct jw *j, const char *key)
 {
 	if (j->depth > 0) {
 		if (j->has_item[j->depth])
@@ -50,7 +53,8 @@ static void jw_member(struct jw *j, const char *key)
 	}
 }
 
-static void jw_open(struct jw *j, const char *key, char c)
+static void
+jw_open(struct jw *j, const char *key, char c)
 {
 	jw_member(j, key);
 	fputc(c, j->f);
@@ -59,7 +63,8 @@ static void jw_open(struct jw *j, const char *key, char c)
 	j->has_item[j->depth] = false;
 }
 
-static void jw_close(struct jw *j, char c)
+static void
+jw_close(struct jw *j, char c)
 {
 	bool had = j->has_item[j->depth];
 
@@ -80,25 +85,29 @@ void jw_object_end(struct jw *j) { jw_close(j, '}'); }
 void jw_array(struct jw *j, const char *key) { jw_open(j, key, '['); }
 void jw_array_end(struct jw *j) { jw_close(j, ']'); }
 
-void jw_str(struct jw *j, const char *key, const char *v)
+void
+jw_str(struct jw *j, const char *key, const char *v)
 {
 	jw_member(j, key);
 	jw_string_body(j->f, v);
 }
 
-void jw_u64(struct jw *j, const char *key, uint64_t v)
+void
+jw_u64(struct jw *j, const char *key, uint64_t v)
 {
 	jw_member(j, key);
 	fprintf(j->f, "%" PRIu64, v);
 }
 
-void jw_i64(struct jw *j, const char *key, int64_t v)
+void
+jw_i64(struct jw *j, const char *key, int64_t v)
 {
 	jw_member(j, key);
 	fprintf(j->f, "%" PRId64, v);
 }
 
-void jw_dbl(struct jw *j, const char *key, double v)
+void
+jw_dbl(struct jw *j, const char *key, double v)
 {
 	jw_member(j, key);
 	if (isfinite(v))
@@ -107,13 +116,15 @@ void jw_dbl(struct jw *j, const char *key, double v)
 		fputs("null", j->f);
 }
 
-void jw_bool(struct jw *j, const char *key, bool v)
+void
+jw_bool(struct jw *j, const char *key, bool v)
 {
 	jw_member(j, key);
 	fputs(v ? "true" : "false", j->f);
 }
 
-void jw_null(struct jw *j, const char *key)
+void
+jw_null(struct jw *j, const char *key)
 {
 	jw_member(j, key);
 	fputs("null", j->f);

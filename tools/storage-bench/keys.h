@@ -20,7 +20,8 @@
 
 /* Writes the key of id into buf (>= max(width, 20) bytes); width 0 = plain.
  * Returns the key length. */
-static inline size_t sb_key_format(uint64_t id, char *buf, unsigned width)
+static inline size_t
+sb_key_format(uint64_t id, char *buf, unsigned width)
 {
 	static const char pairs[201] =
 		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -54,7 +55,8 @@ static inline size_t sb_key_format(uint64_t id, char *buf, unsigned width)
 }
 
 /* Number of decimal digits of id. */
-static inline unsigned sb_id_digits(uint64_t id)
+static inline unsigned
+sb_id_digits(uint64_t id)
 {
 	unsigned n = 1;
 
@@ -65,7 +67,8 @@ static inline unsigned sb_id_digits(uint64_t id)
 	return n;
 }
 
-static inline uint32_t sb_value_size(const struct sb_options *o, uint64_t *rng)
+static inline uint32_t
+sb_value_size(const struct sb_options *o, uint64_t *rng)
 {
 	if (o->vmin == o->vmax)
 		return o->vmin;
@@ -75,7 +78,8 @@ static inline uint32_t sb_value_size(const struct sb_options *o, uint64_t *rng)
 
 /* The value bytes stored for id: a pattern that depends on the id, so a
  * read-back can tell one key's value from another's. */
-static inline void sb_value_fill(char *buf, uint32_t len, uint64_t id)
+static inline void
+sb_value_fill(char *buf, uint32_t len, uint64_t id)
 {
 	for (uint32_t i = 0; i < len; i++)
 		buf[i] = (char)('a' + (id + i) % 26);

@@ -8,7 +8,8 @@
 
 #include "bench.h"
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	struct sb_options o;
 	struct sb_run_result *runs = NULL;
@@ -38,7 +39,8 @@ int main(int argc, char **argv)
 			continue;
 		nengines++;
 		if (!sb_engine_available((enum sb_engine_kind)k)) {
-			fprintf(stderr, "segcached-storage-bench: engine %s is not part of this build\n",
+			fprintf(stderr,
+				"segcached-storage-bench: engine %s is not part of this build\n",
 				sb_engine_name((enum sb_engine_kind)k));
 			return 2;
 		}

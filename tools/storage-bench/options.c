@@ -70,7 +70,8 @@ static const struct option long_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-void sb_usage(FILE *f)
+void
+sb_usage(FILE *f)
 {
 	fprintf(f,
 "usage: segcached-storage-bench [EAL options --] [options]\n"
@@ -126,14 +127,16 @@ void sb_usage(FILE *f)
 "         segcached-storage-bench --engine both --fill -m 64M --value-size 1\n");
 }
 
-static int fail(const char *opt, const char *arg, const char *why)
+static int
+fail(const char *opt, const char *arg, const char *why)
 {
 	fprintf(stderr, "segcached-storage-bench: %s '%s': %s\n", opt, arg, why);
 	return -1;
 }
 
 /* Whole decimal number in [lo, hi]. */
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+static int
+parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -150,7 +153,8 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 
 /* Bytes with an optional K, M, G or T suffix (powers of 1024; an optional
  * trailing "B" or "iB" is accepted). */
-static int parse_size(const char *s, uint64_t *out)
+static int
+parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -181,7 +185,8 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int parse_value_size(const char *s, struct sb_options *o)
+static int
+parse_value_size(const char *s, struct sb_options *o)
 {
 	const char *sep = strstr(s, "..");
 	size_t seplen = 2;
@@ -210,7 +215,8 @@ static int parse_value_size(const char *s, struct sb_options *o)
 	return 0;
 }
 
-static int parse_mix(const char *s, struct sb_options *o)
+static int
+parse_mix(const char *s, struct sb_options *o)
 {
 	unsigned g, st, d;
 	int used = 0;
@@ -225,7 +231,8 @@ static int parse_mix(const char *s, struct sb_options *o)
 	return 0;
 }
 
-static int parse_dist(const char *s, struct sb_options *o)
+static int
+parse_dist(const char *s, struct sb_options *o)
 {
 	if (strcmp(s, "uniform") == 0) {
 		o->dist = SB_DIST_UNIFORM;
@@ -251,7 +258,8 @@ static int parse_dist(const char *s, struct sb_options *o)
 	return -1;
 }
 
-static int parse_engine(const char *s, struct sb_options *o)
+static int
+parse_engine(const char *s, struct sb_options *o)
 {
 	memset(o->engine, 0, sizeof(o->engine));
 	if (strcmp(s, "seg") == 0)
@@ -265,7 +273,8 @@ static int parse_engine(const char *s, struct sb_options *o)
 	return 0;
 }
 
-static int parse_eviction(const char *s, enum engine_eviction *out)
+static int
+parse_eviction(const char *s, enum engine_eviction *out)
 {
 	static const struct {
 		const char *name;
@@ -286,7 +295,8 @@ static int parse_eviction(const char *s, enum engine_eviction *out)
 	return -1;
 }
 
-int sb_parse_options(int argc, char **argv, struct sb_options *o)
+int
+sb_parse_options(int argc, char **argv, struct sb_options *o)
 {
 	bool memory_set = false, ops_set = false, duration_set = false;
 	bool key_format_set = false;
@@ -360,7 +370,8 @@ int sb_parse_options(int argc, char **argv, struct sb_options *o)
 		case OPT_DIST:
 			if (parse_dist(optarg, o))
 				return fail("--dist", optarg,
-					    "expected uniform, zipf or zipf:THETA with 0 < THETA <= 100");
+					    "expected uniform, zipf or zipf:THETA "
+					    "with 0 < THETA <= 100");
 			break;
 		case 'n':
 			if (parse_u64(optarg, 1, UINT64_MAX / 2, &v))
@@ -446,8 +457,8 @@ int sb_parse_options(int argc, char **argv, struct sb_options *o)
 			fprintf(stderr, "segcached-storage-bench: %s needs a value\n", name);
 			return -1;
 		default:
-			fprintf(stderr, "segcached-storage-bench: unknown option '%s' (see --help)\n",
-				name);
+			fprintf(stderr, "segcached-storage-bench: unknown option '%s' "
+				"(see --help)\n", name);
 			return -1;
 		}
 	}

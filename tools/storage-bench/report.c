@@ -13,7 +13,7 @@
 #include "json.h"
 
 static const char *const counter_names[] = {
-#define SB_COUNTER_NAME(name) #name,
+#define SB_COUNTER_NAME(name, desc) #name,
 	ENGINE_WORKER_COUNTERS(SB_COUNTER_NAME)
 #undef SB_COUNTER_NAME
 };
@@ -21,7 +21,7 @@ static const char *const counter_names[] = {
 struct sb_metrics {
 	double mops;
 	double hit_ratio;
-	uint64_t lock_bucket, lock_segment, locks_other;
+	uint64_t lock_bucket, lock_segment, locks_other, evict_waits;
 	double locks_per_op;
 	uint64_t warm_evictions, timed_evictions;
 	uint64_t items;
@@ -32,19 +32,22 @@ struct sb_metrics {
 	double rss_bytes_per_item;
 };
 
-static double ratio(double a, double b)
+static double
+ratio(double a, double b)
 {
 	return b != 0 ? a / b : NAN;
 }
 
-static uint64_t delta(const struct engine_stats *before,
-		      const struct engine_stats *after,
-		      enum engine_worker_counter c)
+static uint64_t
+delta(const struct engine_stats *before,
+      const struct engine_stats *after,
+      enum engine_worker_counter c)
 {
 	return after->counters[c] - before->counters[c];
 }
 
-static void sb_metrics(const struct sb_run_result *r, struct sb_metrics *m)
+static void
+sb_metrics(const struct sb_run_result *r, struct sb_metrics *m)
 {
 	const struct engine_stats *d = &r->done;
 
@@ -53,6 +56,7 @@ static void sb_metrics(const struct sb_run_result *r, struct sb_metrics *m)
 	m->lock_bucket = delta(&r->warmed, d, ENGINE_C_lock_bucket);
 	m->lock_segment = delta(&r->warmed, d, ENGINE_C_lock_segment);
 	m->locks_other = d->locks_other - r->warmed.locks_other;
+	m->evict_waits = delta(&r->warmed, d, ENGINE_C_evict_waits);
 	m->locks_per_op = ratio((double)(m->lock_bucket + m->lock_segment),
 				(double)r->ops);
 	m->warm_evictions = r->warmed.evictions - r->created.evictions;
@@ -76,7 +80,8 @@ static void sb_metrics(const struct sb_run_result *r, struct sb_metrics *m)
 	}
 }
 
-static const char *eviction_name(const struct sb_options *o)
+static const char *
+eviction_name(const struct sb_options *o)
 {
 	static const char *const names[] = {
 		[ENGINE_EVICT_MERGE] = "merge",
@@ -88,8 +93,9 @@ static const char *eviction_name(const struct sb_options *o)
 	return o->eviction_set ? names[o->ecfg.eviction] : "default";
 }
 
-void sb_report_run_text(FILE *f, const struct sb_options *o,
-			const struct sb_run_result *r)
+void
+sb_report_run_text(FILE *f, const struct sb_options *o,
+		   const struct sb_run_result *r)
 {
 	struct sb_metrics m;
 
@@ -109,8 +115,8 @@ void sb_report_run_text(FILE *f, const struct sb_options *o,
 		r->gets, m.hit_ratio, r->sets, r->set_failed, r->deletes,
 		r->delete_hits, r->errors ? ", UNEXPECTED STATUSES" : "");
 	fprintf(f, "  locks/op %.5f (bucket %" PRIu64 ", segment %" PRIu64
-		", outside workers %" PRIu64 ")\n",
-		m.locks_per_op, m.lock_bucket, m.lock_segment, m.locks_other);
+		", outside workers %" PRIu64 "); evict_lock waits %" PRIu64 "\n",
+		m.locks_per_op, m.lock_bucket, m.lock_segment, m.locks_other, m.evict_waits);
 	fprintf(f, "  warm-up: %" PRIu64 " keys stored in %.2f s, %" PRIu64
 		" failed, %" PRIu64 " evictions; %" PRIu64 " evictions while timed\n",
 		r->warm_stored, r->warm_seconds, r->warm_failed, m.warm_evictions,
@@ -125,8 +131,9 @@ void sb_report_run_text(FILE *f, const struct sb_options *o,
 	(void)o;
 }
 
-void sb_report_fill_text(FILE *f, const struct sb_options *o,
-			 const struct sb_fill_result *r)
+void
+sb_report_fill_text(FILE *f, const struct sb_options *o,
+		    const struct sb_fill_result *r)
 {
 	const struct engine_stats *d = &r->done;
 
@@ -150,14 +157,16 @@ void sb_report_fill_text(FILE *f, const struct sb_options *o,
 		d->heap_bytes + d->table_bytes + d->meta_bytes, o->ecfg.memory, d->bytes);
 }
 
-static int cmp_double(const void *a, const void *b)
+static int
+cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-static double median(double *v, unsigned n)
+static double
+median(double *v, unsigned n)
 {
 	if (n == 0)
 		return NAN;
@@ -176,8 +185,9 @@ struct sb_engine_summary {
 	double rss_bytes_per_item; /* first round */
 };
 
-static void sb_summarise(const struct sb_run_result *runs, unsigned nruns,
-			 enum sb_engine_kind kind, struct sb_engine_summary *s)
+static void
+sb_summarise(const struct sb_run_result *runs, unsigned nruns,
+	     enum sb_engine_kind kind, struct sb_engine_summary *s)
 {
 	double mops[nruns ? nruns : 1];
 	double hits = 0, locks = 0;
@@ -204,8 +214,9 @@ static void sb_summarise(const struct sb_run_result *runs, unsigned nruns,
 }
 
 /* seg/baseline throughput of each round in which both ran; returns the count. */
-static unsigned sb_round_ratios(const struct sb_run_result *runs, unsigned nruns,
-				double *out)
+static unsigned
+sb_round_ratios(const struct sb_run_result *runs, unsigned nruns,
+		double *out)
 {
 	unsigned n = 0;
 
@@ -225,9 +236,10 @@ static unsigned sb_round_ratios(const struct sb_run_result *runs, unsigned nruns
 	return n;
 }
 
-void sb_report_compare_text(FILE *f, const struct sb_options *o,
-			    const struct sb_run_result *runs, unsigned nruns,
-			    double generator_ns)
+void
+sb_report_compare_text(FILE *f, const struct sb_options *o,
+		       const struct sb_run_result *runs, unsigned nruns,
+		       double generator_ns)
 {
 	struct sb_engine_summary s, b;
 	double ratios[nruns ? nruns : 1], sorted[nruns ? nruns : 1];
@@ -236,7 +248,8 @@ void sb_report_compare_text(FILE *f, const struct sb_options *o,
 	sb_summarise(runs, nruns, SB_ENGINE_SEG, &s);
 	sb_summarise(runs, nruns, SB_ENGINE_BASELINE, &b);
 	memcpy(sorted, ratios, n * sizeof(*ratios));
-	fprintf(f, "\nside by side, %u thread%s, %s keys, %u..%u-byte values, mix %u:%u:%u, %u round%s:\n",
+	fprintf(f, "\nside by side, %u thread%s, %s keys, %u..%u-byte values, "
+		"mix %u:%u:%u, %u round%s:\n",
 		o->threads, o->threads == 1 ? "" : "s",
 		o->dist == SB_DIST_ZIPF ? "zipf" : "uniform", o->vmin, o->vmax,
 		o->pct_get, o->pct_set, o->pct_delete, n, n == 1 ? "" : "s");
@@ -261,8 +274,9 @@ void sb_report_compare_text(FILE *f, const struct sb_options *o,
 	}
 }
 
-void sb_report_fill_compare_text(FILE *f, const struct sb_fill_result *fills,
-				 unsigned nfills)
+void
+sb_report_fill_compare_text(FILE *f, const struct sb_fill_result *fills,
+			    unsigned nfills)
 {
 	const struct sb_fill_result *s = NULL, *b = NULL;
 
@@ -284,7 +298,8 @@ void sb_report_fill_compare_text(FILE *f, const struct sb_fill_result *fills,
 		ratio((double)s->readback_hits, (double)b->readback_hits));
 }
 
-static void json_config(struct jw *j, const struct sb_options *o)
+static void
+json_config(struct jw *j, const struct sb_options *o)
 {
 	jw_object(j, "config");
 	jw_array(j, "engines");
@@ -324,8 +339,9 @@ static void json_config(struct jw *j, const struct sb_options *o)
 	jw_object_end(j);
 }
 
-static void json_engine_stats(struct jw *j, const char *key,
-			      const struct engine_stats *st)
+static void
+json_engine_stats(struct jw *j, const char *key,
+		  const struct engine_stats *st)
 {
 	jw_object(j, key);
 	jw_u64(j, "curr_items", st->curr_items);
@@ -346,7 +362,8 @@ static void json_engine_stats(struct jw *j, const char *key,
 	jw_object_end(j);
 }
 
-static void json_run(struct jw *j, const struct sb_run_result *r)
+static void
+json_run(struct jw *j, const struct sb_run_result *r)
 {
 	struct sb_metrics m;
 
@@ -372,6 +389,7 @@ static void json_run(struct jw *j, const struct sb_run_result *r)
 	jw_u64(j, "lock_bucket", m.lock_bucket);
 	jw_u64(j, "lock_segment", m.lock_segment);
 	jw_u64(j, "locks_other", m.locks_other);
+	jw_u64(j, "evict_waits", m.evict_waits);
 	jw_u64(j, "evictions", m.timed_evictions);
 	jw_array(j, "per_thread");
 	for (unsigned i = 0; i < r->threads; i++) {
@@ -417,8 +435,9 @@ static void json_run(struct jw *j, const struct sb_run_result *r)
 	jw_object_end(j);
 }
 
-static void json_fill(struct jw *j, const struct sb_options *o,
-		      const struct sb_fill_result *r)
+static void
+json_fill(struct jw *j, const struct sb_options *o,
+	  const struct sb_fill_result *r)
 {
 	jw_object(j, NULL);
 	jw_str(j, "engine", sb_engine_name(r->kind));
@@ -440,8 +459,9 @@ static void json_fill(struct jw *j, const struct sb_options *o,
 	jw_object_end(j);
 }
 
-static void json_summary(struct jw *j, const struct sb_run_result *runs,
-			 unsigned nruns)
+static void
+json_summary(struct jw *j, const struct sb_run_result *runs,
+	     unsigned nruns)
 {
 	double ratios[nruns ? nruns : 1];
 	unsigned n = sb_round_ratios(runs, nruns, ratios);
@@ -473,10 +493,11 @@ static void json_summary(struct jw *j, const struct sb_run_result *runs,
 	jw_object_end(j);
 }
 
-void sb_report_json(FILE *f, const struct sb_options *o, int argc,
-		    char **argv, const struct sb_run_result *runs,
-		    unsigned nruns, const struct sb_fill_result *fills,
-		    unsigned nfills, double generator_ns)
+void
+sb_report_json(FILE *f, const struct sb_options *o, int argc,
+	       char **argv, const struct sb_run_result *runs,
+	       unsigned nruns, const struct sb_fill_result *fills,
+	       unsigned nfills, double generator_ns)
 {
 	struct jw j;
 

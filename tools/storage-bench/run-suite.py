@@ -129,7 +129,8 @@ def main():
                                          r['engine'], threads, dist, memory, r['round'],
                                          r['warmup']['evictions'], r['warmup']['failed'],
                                          r['set_failed'], r['errors'],
-                                         ', stopped by the time limit' if r['time_limited'] else ''))
+                                         ', stopped by the time limit'
+                                         if r['time_limited'] else ''))
 
     fill_cmd = [bench, '--engine', 'both', '--fill', '-m', '64M', '--value-size', '1', '--json']
     fill = run_json(fill_cmd, timeout=1800)
@@ -202,7 +203,8 @@ def main():
       'For memcached the `-m` budget covers items only, not its hash table; for seg and '
       'baseline `-m` bounds everything (heap, hash table, metadata).')
     w('')
-    w('| store | before first eviction | read back after | budget bytes/object | vs memcached -m 64 |')
+    w('| store | before first eviction | read back after | budget bytes/object '
+      '| vs memcached -m 64 |')
     w('|---|---|---|---|---|')
     mc_ref = mc[0][2]['curr_items'] if mc else None
     for f in fill['fills']:
@@ -219,7 +221,8 @@ def main():
     w('### Commands')
     w('')
     w('Run from the repository root, with the bench built by meson (buildtype `%s`: '
-      '`meson setup <dir> --buildtype=%s && ninja -C <dir>`):' % (build_type(bench), build_type(bench)))
+      '`meson setup <dir> --buildtype=%s && ninja -C <dir>`):'
+      % (build_type(bench), build_type(bench)))
     w('')
     w('```sh')
     for _, _, _, cmd, _ in rows:

@@ -34,7 +34,8 @@ static int sb_cpu_count;
 
 /* Must run before rte_eal_init, which narrows the main thread's affinity
  * (and with it that of every thread created later) to the main lcore. */
-void sb_cpus_init(void)
+void
+sb_cpus_init(void)
 {
 	CPU_ZERO(&sb_allowed);
 	sb_cpu_count = 0;
@@ -45,7 +46,8 @@ void sb_cpus_init(void)
 			sb_cpu_list[sb_cpu_count++] = c;
 }
 
-double sb_now(void)
+double
+sb_now(void)
 {
 	struct timespec ts;
 
@@ -53,7 +55,8 @@ double sb_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-uint64_t sb_rss_bytes(void)
+uint64_t
+sb_rss_bytes(void)
 {
 	FILE *f = fopen("/proc/self/statm", "r");
 	unsigned long size, resident;
@@ -92,7 +95,8 @@ struct sb_thread {
 	int failed;
 };
 
-static void sb_pin(struct sb_thread *t)
+static void
+sb_pin(struct sb_thread *t)
 {
 	const struct sb_options *o = t->sh->o;
 
@@ -114,8 +118,9 @@ static void sb_pin(struct sb_thread *t)
 }
 
 /* Loads this thread's slice of ids [lo, hi). */
-static void sb_warm(struct sb_thread *t, struct engine_worker *w, char *val,
-		    uint64_t *rng)
+static void
+sb_warm(struct sb_thread *t, struct engine_worker *w, char *val,
+	uint64_t *rng)
 {
 	const struct sb_options *o = t->sh->o;
 	uint64_t n = o->keys, per = n / o->threads, extra = n % o->threads;
@@ -151,9 +156,10 @@ struct sb_gen {
 
 /* For zipf, draws min(ops, SB_ZIPF_STREAM_MAX) ids. Returns -1 when out of
  * memory. */
-static int sb_gen_init(struct sb_gen *g, const struct sb_options *o,
-		       const struct zipf *z, const uint32_t *rank_to_id,
-		       uint64_t ops, uint64_t *rng)
+static int
+sb_gen_init(struct sb_gen *g, const struct sb_options *o,
+	    const struct zipf *z, const uint32_t *rank_to_id,
+	    uint64_t ops, uint64_t *rng)
 {
 	memset(g, 0, sizeof(*g));
 	g->o = o;
@@ -173,14 +179,16 @@ static int sb_gen_init(struct sb_gen *g, const struct sb_options *o,
 	return 0;
 }
 
-static void sb_gen_fini(struct sb_gen *g)
+static void
+sb_gen_fini(struct sb_gen *g)
 {
 	free(g->stream);
 	g->stream = NULL;
 }
 
-static inline enum sb_op sb_gen_next(struct sb_gen *g, uint64_t *rng,
-				     char *key, size_t *klen, uint32_t *vlen)
+static inline enum sb_op
+sb_gen_next(struct sb_gen *g, uint64_t *rng,
+	    char *key, size_t *klen, uint32_t *vlen)
 {
 	uint64_t r = rng_next(rng);
 	uint32_t op = (uint32_t)r;
@@ -203,13 +211,15 @@ static inline enum sb_op sb_gen_next(struct sb_gen *g, uint64_t *rng,
 	return SB_OP_DELETE;
 }
 
-static uint64_t sb_thread_ops(const struct sb_options *o, unsigned idx)
+static uint64_t
+sb_thread_ops(const struct sb_options *o, unsigned idx)
 {
 	return o->ops / o->threads + (idx < o->ops % o->threads ? 1 : 0);
 }
 
-static void sb_timed(struct sb_thread *t, struct sb_gen *g,
-		     struct engine_worker *w, char *val, char *buf, uint64_t *rng)
+static void
+sb_timed(struct sb_thread *t, struct sb_gen *g,
+	 struct engine_worker *w, char *val, char *buf, uint64_t *rng)
 {
 	const struct sb_shared *sh = t->sh;
 	const struct sb_options *o = sh->o;
@@ -266,7 +276,8 @@ static void sb_timed(struct sb_thread *t, struct sb_gen *g,
 	res->errors = errors;
 }
 
-static void *sb_thread_main(void *arg)
+static void *
+sb_thread_main(void *arg)
 {
 	struct sb_thread *t = arg;
 	struct sb_shared *sh = t->sh;
@@ -337,7 +348,8 @@ failed:
 
 /* A fixed random permutation of 1..n, so that popular zipf ranks land on
  * ids spread over the whole key space (and over the warm-up order). */
-static uint32_t *sb_shuffle_ids(uint64_t n, uint64_t seed)
+static uint32_t *
+sb_shuffle_ids(uint64_t n, uint64_t seed)
 {
 	uint32_t *p = malloc(n * sizeof(*p));
 	uint64_t rng = rng_seed(seed, 0xfeed);
@@ -356,7 +368,8 @@ static uint32_t *sb_shuffle_ids(uint64_t n, uint64_t seed)
 	return p;
 }
 
-static void sb_sum(struct sb_run_result *r)
+static void
+sb_sum(struct sb_run_result *r)
 {
 	double first = 0, last = 0;
 
@@ -383,8 +396,9 @@ static void sb_sum(struct sb_run_result *r)
 	r->seconds = last - first;
 }
 
-int sb_run(const struct sb_options *o, enum sb_engine_kind kind,
-	   unsigned round, struct sb_run_result *r)
+int
+sb_run(const struct sb_options *o, enum sb_engine_kind kind,
+       unsigned round, struct sb_run_result *r)
 {
 	struct sb_shared sh;
 	struct sb_thread *threads = NULL;
@@ -484,13 +498,15 @@ out:
 	return rc;
 }
 
-void sb_run_free(struct sb_run_result *r)
+void
+sb_run_free(struct sb_run_result *r)
 {
 	free(r->thread);
 	r->thread = NULL;
 }
 
-double sb_generator_ns(const struct sb_options *o, uint64_t ops)
+double
+sb_generator_ns(const struct sb_options *o, uint64_t ops)
 {
 	struct zipf z;
 	uint32_t *perm = NULL;

@@ -18,7 +18,8 @@
 #define SAMPLES 2000000
 #define BINS_MAX 64
 
-static int check(uint64_t n, double theta)
+static int
+check(uint64_t n, double theta)
 {
 	uint64_t edge[BINS_MAX + 1], count[BINS_MAX] = {0};
 	double expect[BINS_MAX] = {0}, chi2 = 0, norm = 0;
@@ -70,7 +71,8 @@ static int check(uint64_t n, double theta)
 	return chi2 > crit;
 }
 
-int main(void)
+int
+main(void)
 {
 	int failed = 0;
 	uint64_t rng = 1;

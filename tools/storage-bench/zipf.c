@@ -12,33 +12,38 @@
 
 #include "rng.h"
 
-static double helper1(double x)
+static double
+helper1(double x)
 {
 	if (fabs(x) > 1e-8)
 		return log1p(x) / x;
 	return 1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x));
 }
 
-static double helper2(double x)
+static double
+helper2(double x)
 {
 	if (fabs(x) > 1e-8)
 		return expm1(x) / x;
 	return 1.0 + x * 0.5 * (1.0 + x * (1.0 / 3.0) * (1.0 + 0.25 * x));
 }
 
-static double h(const struct zipf *z, double x)
+static double
+h(const struct zipf *z, double x)
 {
 	return exp(-z->theta * log(x));
 }
 
-static double h_integral(const struct zipf *z, double x)
+static double
+h_integral(const struct zipf *z, double x)
 {
 	double lx = log(x);
 
 	return helper2((1.0 - z->theta) * lx) * lx;
 }
 
-static double h_integral_inverse(const struct zipf *z, double x)
+static double
+h_integral_inverse(const struct zipf *z, double x)
 {
 	double t = x * (1.0 - z->theta);
 
@@ -47,7 +52,8 @@ static double h_integral_inverse(const struct zipf *z, double x)
 	return exp(helper1(t) * x);
 }
 
-int zipf_init(struct zipf *z, uint64_t n, double theta)
+int
+zipf_init(struct zipf *z, uint64_t n, double theta)
 {
 	if (n < 1 || !(theta > 0) || !isfinite(theta))
 		return -1;
@@ -59,7 +65,8 @@ int zipf_init(struct zipf *z, uint64_t n, double theta)
 	return 0;
 }
 
-uint64_t zipf_sample(const struct zipf *z, uint64_t *rng)
+uint64_t
+zipf_sample(const struct zipf *z, uint64_t *rng)
 {
 	for (;;) {
 		double u = z->h_integral_n +
@@ -77,7 +84,8 @@ uint64_t zipf_sample(const struct zipf *z, uint64_t *rng)
 	}
 }
 
-double zipf_pmf(uint64_t n, double theta, uint64_t k)
+double
+zipf_pmf(uint64_t n, double theta, uint64_t k)
 {
 	double norm = 0;
 

@@ -4,7 +4,7 @@
  * Port set-up: pick the port, size and create the per-queue pools,
  * configure RSS and offloads, start it and wait for the link.
  */
-#include "dpdk_port.h"
+#include "drivers/net/dpdk/dpdk_port.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +18,8 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
-#include "util_err.h"
+#include <rte_random.h>
+#include "util/util_err.h"
 
 RTE_LOG_REGISTER(dpdk_port_logtype, segcached.port, NOTICE);
 
@@ -61,14 +62,18 @@ pick_port(const struct dpdk_port_config *cfg, uint16_t *port, char *err, size_t 
 		}
 		if (rte_eth_dev_count_total() > 0)
 			return util_fail(err, errlen,
-				    "every DPDK port is busy (owned by another user of this process)");
+				    "every DPDK port is busy "
+				    "(owned by another user of this process)");
 		return util_fail(err, errlen, "%s", no_port_hint);
 	}
-	if (cfg->port_id >= RTE_MAX_ETHPORTS || !rte_eth_dev_is_valid_port((uint16_t)cfg->port_id)) {
+	if (cfg->port_id >= RTE_MAX_ETHPORTS ||
+	    !rte_eth_dev_is_valid_port((uint16_t)cfg->port_id)) {
 		if (rte_eth_dev_count_avail() == 0)
-			return util_fail(err, errlen, "--port-id %d: %s", cfg->port_id, no_port_hint);
+			return util_fail(err, errlen, "--port-id %d: %s", cfg->port_id,
+				    no_port_hint);
 		return util_fail(err, errlen,
-			    "--port-id %d: no such port; the EAL found %u port(s), ids from 0 (leave --port-id out to take the first)",
+			    "--port-id %d: no such port; the EAL found %u port(s), ids from 0 "
+			    "(leave --port-id out to take the first)",
 			    cfg->port_id, rte_eth_dev_count_avail());
 	}
 	p = (uint16_t)cfg->port_id;
@@ -104,7 +109,8 @@ static const char *
 errno_hint(int rc)
 {
 	if (rc == -EBUSY)
-		return " (the port is busy: is another DPDK process, or another segcached, using it?)";
+		return " (the port is busy: is another DPDK process, or another segcached, "
+		       "using it?)";
 	if (rc == -ENOMEM)
 		return " (out of memory: reserve more hugepages, or raise -m with --no-huge)";
 	if (rc == -EINVAL)
@@ -130,14 +136,19 @@ create_pools(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *err,
 		p->pools[q] = rte_pktmbuf_pool_create(name, n, POOL_CACHE, 0,
 						      (uint16_t)(room + RTE_PKTMBUF_HEADROOM),
 						      socket);
-		if (p->pools[q] == NULL)
+		if (p->pools[q] == NULL) {
+			uint64_t bytes = (uint64_t)n * (room + RTE_PKTMBUF_HEADROOM + 128);
+
 			return util_fail(err, errlen,
-				    "cannot create the mbuf pool of queue %u (%u mbufs of %u bytes, %u MiB, NUMA node %d) for lcore %u: %s.\n"
-				    "  Reserve more hugepages on that node (dpdk-hugepages.py), lower --rx-desc/--tx-desc/--max-conns,\n"
+				    "cannot create the mbuf pool of queue %u "
+				    "(%u mbufs of %u bytes, %u MiB, NUMA node %d) "
+				    "for lcore %u: %s.\n"
+				    "  Reserve more hugepages on that node (dpdk-hugepages.py), "
+				    "lower --rx-desc/--tx-desc/--max-conns,\n"
 				    "  or with --no-huge raise -m",
-				    q, n, room + RTE_PKTMBUF_HEADROOM,
-				    (unsigned)(((uint64_t)n * (room + RTE_PKTMBUF_HEADROOM + 128)) >> 20),
+				    q, n, room + RTE_PKTMBUF_HEADROOM, (unsigned)(bytes >> 20),
 				    socket, lcore, rte_strerror(rte_errno));
+		}
 	}
 	PORT_LOG(INFO, "%u pools of %u mbufs (%u bytes data room) per queue", p->nb_queues, n,
 		 room);
@@ -225,27 +236,27 @@ wait_link(struct dpdk_port *p, unsigned timeout_ms, char *err, size_t errlen)
 		}
 		if (waited >= timeout_ms)
 			return util_fail(err, errlen,
-				    "port %u (%s): link still down after %u ms. Check the cable and the switch\n"
-				    "  port; for net_af_packet the interface and its veth peer must both be up\n"
-				    "  (ip link set IFACE up); --link-timeout 0 starts without waiting",
+				    "port %u (%s): link still down after %u ms. "
+				    "Check the cable and the switch\n"
+				    "  port; for net_af_packet the interface and its veth peer "
+				    "must both be up\n"
+				    "  (ip link set IFACE up); "
+				    "--link-timeout 0 starts without waiting",
 				    p->port_id, p->name, timeout_ms);
 		rte_delay_ms(LINK_POLL_MS);
 		waited += LINK_POLL_MS;
 	}
 }
 
-int
-dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *err,
-		size_t errlen)
+/* Picks the port and checks it against what the stack asks: queues, MTU.
+ * Fills the identity fields of p and the device's info. */
+static int
+port_probe(struct dpdk_port *p, const struct dpdk_port_config *cfg,
+	   struct rte_eth_dev_info *info, char *err, size_t errlen)
 {
-	struct rte_eth_conf conf;
-	struct rte_eth_dev_info info;
-	uint8_t key[DPDK_PORT_RSS_KEY_MAX];
-	uint16_t port = 0, q, rxd, txd;
-	char why[256];
+	uint16_t port = 0;
 	int rc;
 
-	memset(p, 0, sizeof(*p));
 	if (cfg->nb_queues == 0 || cfg->nb_queues > DPDK_PORT_MAX_QUEUES)
 		return util_fail(err, errlen, "queues must be 1..%d (got %u)", DPDK_PORT_MAX_QUEUES,
 			    cfg->nb_queues);
@@ -253,16 +264,17 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 		return -1;
 	p->port_id = port;
 	rte_eth_dev_get_name_by_port(port, p->name);
-	rc = rte_eth_dev_info_get(port, &info);
+	rc = rte_eth_dev_info_get(port, info);
 	if (rc != 0)
 		return util_fail(err, errlen, "port %u (%s): cannot read device info: %s", port,
 			    p->name, strerror(-rc));
-	snprintf(p->driver, sizeof(p->driver), "%s", info.driver_name);
-	if (cfg->nb_queues > info.max_rx_queues || cfg->nb_queues > info.max_tx_queues)
+	snprintf(p->driver, sizeof(p->driver), "%s", info->driver_name);
+	if (cfg->nb_queues > info->max_rx_queues || cfg->nb_queues > info->max_tx_queues)
 		return util_fail(err, errlen,
-			    "port %u (%s, %s) has %u RX / %u TX queues but %u worker lcores need one each.\n"
+			    "port %u (%s, %s) has %u RX / %u TX queues "
+			    "but %u worker lcores need one each.\n"
 			    "  Give fewer lcores (-l), or more queues%s",
-			    port, p->name, p->driver, info.max_rx_queues, info.max_tx_queues,
+			    port, p->name, p->driver, info->max_rx_queues, info->max_tx_queues,
 			    cfg->nb_queues,
 			    strstr(p->driver, "af_packet") ?
 				    " (net_af_packet: add qpairs=N to its --vdev)" :
@@ -270,59 +282,77 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 	p->nb_queues = cfg->nb_queues;
 	p->socket_id = rte_eth_dev_socket_id(port);
 	p->mtu = cfg->mtu ? cfg->mtu : RTE_ETHER_MTU;
-	if (p->mtu < info.min_mtu || p->mtu > info.max_mtu)
+	if (p->mtu < info->min_mtu || p->mtu > info->max_mtu)
 		return util_fail(err, errlen, "port %u (%s): --mtu %u is outside %u..%u", port,
-			    p->name, p->mtu, info.min_mtu, info.max_mtu);
-	if (info.max_rx_pktlen != 0 &&
-	    (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > info.max_rx_pktlen)
+			    p->name, p->mtu, info->min_mtu, info->max_mtu);
+	if (info->max_rx_pktlen != 0 &&
+	    (uint32_t)p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN > info->max_rx_pktlen)
 		return util_fail(err, errlen,
-			    "port %u (%s, %s): --mtu %u needs frames of %u bytes; the port takes at most %u",
+			    "port %u (%s, %s): --mtu %u needs frames of %u bytes; "
+			    "the port takes at most %u",
 			    port, p->name, p->driver, p->mtu,
-			    p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN, info.max_rx_pktlen);
+			    p->mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN, info->max_rx_pktlen);
 	rc = rte_eth_macaddr_get(port, &p->mac);
 	if (rc != 0)
 		return util_fail(err, errlen, "port %u: cannot read its MAC address: %s", port,
 			    strerror(-rc));
+	return 0;
+}
 
-	memset(&conf, 0, sizeof(conf));
-	conf.rxmode.mtu = p->mtu;
-	if ((info.rx_offload_capa & RX_CKSUM) == RX_CKSUM) {
-		conf.rxmode.offloads |= RX_CKSUM;
+/* Chooses offloads and RSS (the key goes to key[]), configures the device
+ * and settles the descriptor counts. */
+static int
+port_configure(struct dpdk_port *p, const struct dpdk_port_config *cfg,
+	       const struct rte_eth_dev_info *info, struct rte_eth_conf *conf, uint8_t *key,
+	       char *err, size_t errlen)
+{
+	const uint16_t port = p->port_id;
+	uint16_t rxd, txd;
+	int rc;
+
+	memset(conf, 0, sizeof(*conf));
+	conf->rxmode.mtu = p->mtu;
+	if ((info->rx_offload_capa & RX_CKSUM) == RX_CKSUM) {
+		conf->rxmode.offloads |= RX_CKSUM;
 		p->rx_cksum = true;
 	}
-	if ((info.tx_offload_capa & TX_CKSUM) == TX_CKSUM) {
-		conf.txmode.offloads |= TX_CKSUM;
+	if ((info->tx_offload_capa & TX_CKSUM) == TX_CKSUM) {
+		conf->txmode.offloads |= TX_CKSUM;
 		p->tx_cksum = true;
 	}
-	offload_names(conf.rxmode.offloads, true, p->rx_offloads, sizeof(p->rx_offloads));
-	offload_names(conf.txmode.offloads, false, p->tx_offloads, sizeof(p->tx_offloads));
+	offload_names(conf->rxmode.offloads, true, p->rx_offloads, sizeof(p->rx_offloads));
+	offload_names(conf->txmode.offloads, false, p->tx_offloads, sizeof(p->tx_offloads));
 
 	/* RSS keeps every packet of a connection on one queue. The key is
-	 * the symmetric 0x6d5a pattern: both directions of a flow hash
-	 * alike, which a load generator on the same stack will want. */
-	if (p->nb_queues > 1 && (info.flow_type_rss_offloads & RSS_WANTED) != 0) {
-		uint8_t klen = info.hash_key_size ? info.hash_key_size : 40;
+	 * random unless given: with a known key (the well-known symmetric
+	 * 0x6d5a one) the queue of a flow depends only on the XOR of its
+	 * tuple's 16-bit words, and an attacker picks source ports that
+	 * load one lcore. */
+	if (p->nb_queues > 1 && (info->flow_type_rss_offloads & RSS_WANTED) != 0) {
+		uint8_t klen = info->hash_key_size ? info->hash_key_size : 40;
 
-		if (klen > sizeof(key))
-			klen = sizeof(key);
+		if (klen > DPDK_PORT_RSS_KEY_MAX)
+			klen = DPDK_PORT_RSS_KEY_MAX;
 		for (unsigned i = 0; i < klen; i++)
-			key[i] = (i & 1) ? 0x5a : 0x6d;
-		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-		conf.rx_adv_conf.rss_conf.rss_key = key;
-		conf.rx_adv_conf.rss_conf.rss_key_len = klen;
-		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads & RSS_WANTED;
+			key[i] = cfg->rss_key != NULL ? cfg->rss_key[i % cfg->rss_key_len]
+						      : (uint8_t)rte_rand();
+		conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf->rx_adv_conf.rss_conf.rss_key = key;
+		conf->rx_adv_conf.rss_conf.rss_key_len = klen;
+		conf->rx_adv_conf.rss_conf.rss_hf = info->flow_type_rss_offloads & RSS_WANTED;
 		p->rss = true;
-		p->rss_hf = conf.rx_adv_conf.rss_conf.rss_hf;
+		p->rss_hf = conf->rx_adv_conf.rss_conf.rss_hf;
 		memcpy(p->rss_key, key, klen);
 		p->rss_key_len = klen;
 	} else if (p->nb_queues > 1) {
 		PORT_LOG(NOTICE,
-			 "port %u (%s): no RSS for IPv4/TCP/UDP; the device spreads flows over its %u queues itself%s",
+			 "port %u (%s): no RSS for IPv4/TCP/UDP; "
+			 "the device spreads flows over its %u queues itself%s",
 			 port, p->driver, p->nb_queues,
 			 strstr(p->driver, "af_packet") ? " (PACKET_FANOUT by flow hash)" : "");
 	}
 
-	rc = rte_eth_dev_configure(port, p->nb_queues, p->nb_queues, &conf);
+	rc = rte_eth_dev_configure(port, p->nb_queues, p->nb_queues, conf);
 	if (rc != 0)
 		return util_fail(err, errlen, "port %u (%s): configure with %u queues failed: %s%s",
 			    port, p->name, p->nb_queues, strerror(-rc), errno_hint(rc));
@@ -333,50 +363,75 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 		return util_fail(err, errlen, "port %u: descriptor counts %u/%u refused: %s", port,
 			    rxd, txd, strerror(-rc));
 	if ((cfg->rx_desc && rxd != cfg->rx_desc) || (cfg->tx_desc && txd != cfg->tx_desc))
-		PORT_LOG(NOTICE, "port %u: descriptors adjusted to the device's limits: rx %u, tx %u",
+		PORT_LOG(NOTICE,
+			 "port %u: descriptors adjusted to the device's limits: rx %u, tx %u",
 			 port, rxd, txd);
 	p->rx_desc = rxd;
 	p->tx_desc = txd;
+	return 0;
+}
 
+/* Creates the per-queue pools and sets up each RX/TX queue pair on its
+ * lcore's NUMA node. */
+static int
+port_queues(struct dpdk_port *p, const struct dpdk_port_config *cfg,
+	    const struct rte_eth_dev_info *info, const struct rte_eth_conf *conf, char *err,
+	    size_t errlen)
+{
 	if (create_pools(p, cfg, err, errlen) < 0)
-		goto fail_close;
-	for (q = 0; q < p->nb_queues; q++) {
+		return -1;
+	for (uint16_t q = 0; q < p->nb_queues; q++) {
 		int socket = (int)rte_lcore_to_socket_id(cfg->lcores[q]);
-		struct rte_eth_rxconf rxc = info.default_rxconf;
-		struct rte_eth_txconf txc = info.default_txconf;
+		struct rte_eth_rxconf rxc = info->default_rxconf;
+		struct rte_eth_txconf txc = info->default_txconf;
+		int rc;
 
-		rxc.offloads = conf.rxmode.offloads;
-		txc.offloads = conf.txmode.offloads;
-		rc = rte_eth_rx_queue_setup(port, q, rxd, socket, &rxc, p->pools[q]);
+		rxc.offloads = conf->rxmode.offloads;
+		txc.offloads = conf->txmode.offloads;
+		rc = rte_eth_rx_queue_setup(p->port_id, q, p->rx_desc, socket, &rxc, p->pools[q]);
 		if (rc == 0)
-			rc = rte_eth_tx_queue_setup(port, q, txd, socket, &txc);
-		if (rc != 0) {
-			util_fail(err, errlen, "port %u (%s): queue %u set-up failed: %s%s", port, p->name,
-			     q, strerror(-rc), errno_hint(rc));
-			goto fail_close;
-		}
+			rc = rte_eth_tx_queue_setup(p->port_id, q, p->tx_desc, socket, &txc);
+		if (rc != 0)
+			return util_fail(err, errlen, "port %u (%s): queue %u set-up failed: %s%s",
+				    p->port_id, p->name, q, strerror(-rc), errno_hint(rc));
 	}
-	rc = rte_eth_dev_start(port);
-	if (rc != 0) {
-		util_fail(err, errlen, "port %u (%s): start failed: %s%s", port, p->name, strerror(-rc),
-		     errno_hint(rc));
-		goto fail_close;
-	}
+	return 0;
+}
+
+/* Starts the port, reads back the RSS set-up the device uses and waits
+ * for the link. */
+static int
+port_start(struct dpdk_port *p, const struct dpdk_port_config *cfg,
+	   const struct rte_eth_dev_info *info, const uint8_t *key, char *err, size_t errlen)
+{
+	char why[256];
+	int rc;
+
+	rc = rte_eth_dev_start(p->port_id);
+	if (rc != 0)
+		return util_fail(err, errlen, "port %u (%s): start failed: %s%s", p->port_id,
+			    p->name, strerror(-rc), errno_hint(rc));
 	p->started = true;
 	if (p->rss) {
 		read_rss_key(p, key, p->rss_key_len, p->rss_hf);
-		setup_reta(p, info.reta_size);
+		setup_reta(p, info->reta_size);
 	}
-	if (wait_link(p, cfg->link_timeout_ms, why, sizeof(why)) < 0) {
-		util_fail(err, errlen, "%s", why);
-		goto fail_close;
-	}
+	if (wait_link(p, cfg->link_timeout_ms, why, sizeof(why)) < 0)
+		return util_fail(err, errlen, "%s", why);
+	return 0;
+}
+
+/* What the port runs with, for the operator. */
+static void
+port_log(const struct dpdk_port *p)
+{
+	const uint16_t port = p->port_id;
 
 	PORT_LOG(NOTICE,
 		 "port %u (%s, driver %s, NUMA node %d) MAC " RTE_ETHER_ADDR_PRT_FMT
 		 ": %u queue(s), rx %u / tx %u descriptors, MTU %u, link %s %u Mbps",
 		 port, p->name, p->driver, p->socket_id, RTE_ETHER_ADDR_BYTES(&p->mac),
-		 p->nb_queues, rxd, txd, p->mtu, p->link_up ? "up" : "down",
+		 p->nb_queues, p->rx_desc, p->tx_desc, p->mtu, p->link_up ? "up" : "down",
 		 p->link_speed_mbps);
 	PORT_LOG(NOTICE, "port %u: checksum offload rx %s (%s), tx %s (%s)%s", port,
 		 p->rx_cksum ? "on" : "off", p->rx_offloads, p->tx_cksum ? "on" : "off",
@@ -391,14 +446,32 @@ dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *e
 			PORT_LOG(NOTICE, "port %u: RSS redirection table (%u entries): %s", port,
 				 p->reta_size, dpdk_port_reta_string(p, reta, sizeof(reta)));
 		else
-			PORT_LOG(NOTICE, "port %u: RSS redirection table: the driver does not expose it",
+			PORT_LOG(NOTICE,
+				 "port %u: RSS redirection table: the driver does not expose it",
 				 port);
 	}
-	return 0;
+}
 
-fail_close:
-	dpdk_port_teardown(p);
-	return -1;
+int
+dpdk_port_setup(struct dpdk_port *p, const struct dpdk_port_config *cfg, char *err,
+		size_t errlen)
+{
+	struct rte_eth_dev_info info;
+	struct rte_eth_conf conf;
+	uint8_t key[DPDK_PORT_RSS_KEY_MAX];
+
+	memset(p, 0, sizeof(*p));
+	/* Until the device is configured there is nothing to undo. */
+	if (port_probe(p, cfg, &info, err, errlen) < 0 ||
+	    port_configure(p, cfg, &info, &conf, key, err, errlen) < 0)
+		return -1;
+	if (port_queues(p, cfg, &info, &conf, err, errlen) < 0 ||
+	    port_start(p, cfg, &info, key, err, errlen) < 0) {
+		dpdk_port_teardown(p);
+		return -1;
+	}
+	port_log(p);
+	return 0;
 }
 
 void

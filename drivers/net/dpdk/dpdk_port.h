@@ -44,6 +44,9 @@ struct dpdk_port_config {
 	 * to the ring sizes. */
 	uint32_t extra_mbufs;
 	unsigned link_timeout_ms; /* wait for link up; 0 = do not wait */
+	/* RSS hash key, repeated to the NIC's key size; NULL: random */
+	const uint8_t *rss_key;
+	uint8_t rss_key_len;
 };
 
 /* What was set up, for lib/net's configuration, logs and telemetry. */

@@ -4,7 +4,7 @@
  * Listening sockets of the posix stack: parses the --listen list and binds
  * one TCP and one UDP socket per address.
  */
-#include "posix_internal.h"
+#include "drivers/net/posix/posix_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,8 +68,8 @@ posix_split_hostport(const char *entry, char *host, size_t hostlen,
 	memcpy(port, p, n + 1);
 	return 0;
 bad:
-	snprintf(err, errlen,
-		 "listen address '%s' is not HOST, HOST:PORT or [IPV6]:PORT", entry);
+	util_fail(err, errlen,
+		   "listen address '%s' is not HOST, HOST:PORT or [IPV6]:PORT", entry);
 	return -1;
 }
 
@@ -126,8 +126,8 @@ bind_one(struct posix_stack *s, const char *host, const char *port, int type,
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc != 0) {
-		snprintf(err, errlen, "cannot resolve listen address %s: %s",
-			 host, gai_strerror(rc));
+		util_fail(err, errlen, "cannot resolve listen address %s: %s",
+			   host, gai_strerror(rc));
 		*bind_failed = true;
 		return -1;
 	}
@@ -136,14 +136,14 @@ bind_one(struct posix_stack *s, const char *host, const char *port, int type,
 		int fd, one = 1;
 
 		if (s->nsockets == POSIX_SOCKETS_MAX) {
-			snprintf(err, errlen, "more than %d listening sockets",
-				 POSIX_SOCKETS_MAX);
+			util_fail(err, errlen, "more than %d listening sockets",
+				   POSIX_SOCKETS_MAX);
 			goto fail;
 		}
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
 			    ai->ai_protocol);
 		if (fd < 0) {
-			snprintf(err, errlen, "socket: %s", strerror(errno));
+			util_fail(err, errlen, "socket: %s", strerror(errno));
 			goto fail;
 		}
 		ps = &s->sockets[s->nsockets];
@@ -162,14 +162,14 @@ bind_one(struct posix_stack *s, const char *host, const char *port, int type,
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
 		    (type == SOCK_STREAM && listen(fd, s->cfg.backlog) < 0)) {
-			snprintf(err, errlen, "cannot listen on %s: %s", ps->name,
-				 strerror(errno));
+			util_fail(err, errlen, "cannot listen on %s: %s", ps->name,
+				   strerror(errno));
 			close(fd);
 			*bind_failed = true;
 			goto fail;
 		}
 		if (set_nonblock(fd) < 0) {
-			snprintf(err, errlen, "fcntl: %s", strerror(errno));
+			util_fail(err, errlen, "fcntl: %s", strerror(errno));
 			close(fd);
 			goto fail;
 		}
@@ -192,7 +192,7 @@ posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
 
 	list = strdup(s->cfg.listen);
 	if (list == NULL) {
-		snprintf(err, errlen, "out of memory");
+		util_fail(err, errlen, "out of memory");
 		return -1;
 	}
 	for (entry = strtok_r(list, ",", &save); entry != NULL;
@@ -222,7 +222,7 @@ posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
 			goto out;
 	}
 	if (s->nsockets == 0) {
-		snprintf(err, errlen, "no address to listen on");
+		util_fail(err, errlen, "no address to listen on");
 		goto out;
 	}
 	rc = 0;
@@ -240,4 +240,27 @@ posix_sockets_close(struct posix_stack *s)
 		if (s->sockets[i].fd >= 0)
 			close(s->sockets[i].fd);
 	s->nsockets = 0;
+}
+
+bool
+posix_peer_allowed(const struct posix_stack *s, const struct sockaddr *sa)
+{
+	uint32_t addr;
+
+	if (s->cfg.n_allow == 0)
+		return true;
+	if (sa->sa_family == AF_INET) {
+		addr = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+	} else if (sa->sa_family == AF_INET6 &&
+		   IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)sa)->sin6_addr)) {
+		const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+
+		addr = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+	} else {
+		return false; /* the list names IPv4 networks only */
+	}
+	for (unsigned i = 0; i < s->cfg.n_allow; i++)
+		if ((addr & s->allow[i].mask) == s->allow[i].addr)
+			return true;
+	return false;
 }

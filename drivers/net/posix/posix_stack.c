@@ -3,7 +3,7 @@
  *
  * Set-up, worker threads and the event loop of the posix stack.
  */
-#include "posix_internal.h"
+#include "drivers/net/posix/posix_private.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,30 +20,21 @@
 RTE_LOG_REGISTER(posix_logtype, segcached.net.posix, NOTICE);
 
 const char *const posix_stack_counter_names[POSIX_C_MAX] = {
-#define POSIX_COUNTER_NAME(name) #name,
+#define POSIX_COUNTER_NAME(name, desc) #name,
 	POSIX_STACK_COUNTERS(POSIX_COUNTER_NAME)
 #undef POSIX_COUNTER_NAME
 };
 
-/* File descriptors besides client connections: sockets, epoll and
- * eventfd per worker, EAL and logs. */
+/* File descriptors besides client connections: sockets, epoll and the
+ * inbox pipe per worker, EAL and logs. */
 #define POSIX_FD_HEADROOM 64
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* memcached raises RLIMIT_NOFILE to what -c needs; so do we. */
 static int
 raise_fd_limit(const struct posix_stack *s, char *err, size_t errlen)
 {
 	rlim_t need = (rlim_t)s->cfg.max_conns + POSIX_FD_HEADROOM +
-		      (rlim_t)s->nworkers * 2 + POSIX_SOCKETS_MAX;
+		      (rlim_t)s->nworkers * 3 + POSIX_SOCKETS_MAX;
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
@@ -56,27 +46,20 @@ raise_fd_limit(const struct posix_stack *s, char *err, size_t errlen)
 
 		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
 			return 0;
-		snprintf(err, errlen,
-			 "--max-conns %u needs %llu open files but the hard limit is %llu: lower -c or raise the limit (ulimit -Hn)",
-			 s->cfg.max_conns, (unsigned long long)need,
-			 (unsigned long long)rl.rlim_max);
+		util_fail(err, errlen,
+			   "--max-conns %u needs %llu open files but the hard limit is %llu: "
+			   "lower -c or raise the limit (ulimit -Hn)",
+			   s->cfg.max_conns, (unsigned long long)need,
+			   (unsigned long long)rl.rlim_max);
 		return -1;
 	}
 	rl.rlim_cur = need;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
-		snprintf(err, errlen, "setrlimit(RLIMIT_NOFILE, %llu): %s",
-			 (unsigned long long)need, strerror(errno));
+		util_fail(err, errlen, "setrlimit(RLIMIT_NOFILE, %llu): %s",
+			   (unsigned long long)need, strerror(errno));
 		return -1;
 	}
 	return 0;
-}
-
-static int
-epoll_add(int epfd, int fd, uint32_t events, void *ptr)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = ptr };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 /* Adds the shared listening sockets to a worker's epoll set. EPOLLEXCLUSIVE:
@@ -92,42 +75,10 @@ add_shared_sockets(struct posix_worker *w, bool udp_too)
 
 		if (ps->p.kind == POSIX_POLL_UDP && !udp_too)
 			continue;
-		if (epoll_add(w->epfd, ps->fd, EPOLLIN | EPOLLEXCLUSIVE, ps) < 0)
+		if (posix_epoll_add(w->epfd, ps->fd, EPOLLIN | EPOLLEXCLUSIVE, ps) < 0)
 			return -1;
 	}
 	return 0;
-}
-
-/* accept() failing for lack of file descriptors leaves the connection
- * queued, so a level-triggered epoll would report it again at once. Take
- * the listening sockets out of this worker's set for a moment instead. */
-void
-posix_tcp_accept_pause(struct posix_worker *w)
-{
-	struct posix_stack *s = w->stack;
-	unsigned i;
-
-	if (w->accept_paused)
-		return;
-	for (i = 0; i < s->nsockets; i++)
-		if (s->sockets[i].p.kind == POSIX_POLL_LISTEN)
-			epoll_ctl(w->epfd, EPOLL_CTL_DEL, s->sockets[i].fd, NULL);
-	__atomic_store_n(&w->accept_paused, true, __ATOMIC_RELAXED);
-	w->accept_resume_ms = now_ms() + 100;
-	posix_count(w, POSIX_C_listen_disabled, 1);
-}
-
-void
-posix_tcp_accept_resume(struct posix_worker *w)
-{
-	struct posix_stack *s = w->stack;
-	unsigned i;
-
-	for (i = 0; i < s->nsockets; i++)
-		if (s->sockets[i].p.kind == POSIX_POLL_LISTEN)
-			epoll_add(w->epfd, s->sockets[i].fd,
-				  EPOLLIN | EPOLLEXCLUSIVE, &s->sockets[i]);
-	__atomic_store_n(&w->accept_paused, false, __ATOMIC_RELAXED);
 }
 
 static void *
@@ -137,11 +88,14 @@ worker_main(void *arg)
 	struct posix_stack *s = w->stack;
 	struct epoll_event evs[POSIX_EVENTS_BURST];
 
+	/* Named before it serves anything, so that whoever sees a reply from
+	 * it finds it by name in /proc. */
+	pthread_setname_np(pthread_self(), w->name);
 	while (!atomic_load_explicit(&s->stopping, memory_order_acquire)) {
 		int timeout = -1, n, i;
 
 		if (w->accept_paused) {
-			uint64_t now = now_ms();
+			uint64_t now = posix_now_ms();
 
 			if (now >= w->accept_resume_ms) {
 				posix_tcp_accept_resume(w);
@@ -161,8 +115,9 @@ worker_main(void *arg)
 			struct posix_pollable *p = evs[i].data.ptr;
 
 			switch (p->kind) {
-			case POSIX_POLL_WAKE:
-				break; /* the loop condition sees the flag */
+			case POSIX_POLL_INBOX:
+				posix_handoff_receive(w);
+				break;
 			case POSIX_POLL_LISTEN:
 				posix_tcp_accept(w, (struct posix_socket *)p);
 				break;
@@ -188,25 +143,22 @@ worker_init(struct posix_stack *s, struct posix_worker *w, unsigned id,
 	w->id = id;
 	snprintf(w->name, sizeof(w->name), "posix-w%u", id);
 	w->epfd = -1;
-	w->wakefd = -1;
-	w->wake.kind = POSIX_POLL_WAKE;
+	w->inbox_rd = w->inbox_wr = -1;
 	pthread_mutex_init(&w->open_lock, NULL);
 
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
-	w->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->epfd < 0 || w->wakefd < 0) {
-		snprintf(err, errlen, "epoll/eventfd: %s", strerror(errno));
+	if (w->epfd < 0 || posix_inbox_open(w) < 0) {
+		util_fail(err, errlen, "epoll/pipe: %s", strerror(errno));
 		return -1;
 	}
-	if (epoll_add(w->epfd, w->wakefd, EPOLLIN, &w->wake) < 0 ||
-	    add_shared_sockets(w, s->cfg.udp_port != 0) < 0) {
-		snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
+	if (add_shared_sockets(w, s->cfg.udp_port != 0) < 0) {
+		util_fail(err, errlen, "epoll_ctl: %s", strerror(errno));
 		return -1;
 	}
 	w->ew = engine_worker_create(s->cfg.engine);
 	if (w->ew == NULL) {
-		snprintf(err, errlen,
-			 "the engine refused worker %u (too many workers?)", id);
+		util_fail(err, errlen,
+			   "the engine refused worker %u (too many workers?)", id);
 		return -1;
 	}
 	if (s->cfg.udp_port != 0) {
@@ -214,7 +166,7 @@ worker_init(struct posix_stack *s, struct posix_worker *w, unsigned id,
 		w->udp_cmd = cmd_conn_create(s->cfg.cmd, w->ew, true);
 		if (w->udp_buf == NULL || w->udp_cmd == NULL ||
 		    proto_out_init(&w->udp_out, 0, s->out_limit) < 0) {
-			snprintf(err, errlen, "out of memory for UDP");
+			util_fail(err, errlen, "out of memory for UDP");
 			return -1;
 		}
 	}
@@ -230,15 +182,15 @@ worker_fini(struct posix_worker *w)
 	free(w->udp_buf);
 	if (w->udp_out.data)
 		proto_out_fini(&w->udp_out);
+	if (w->stack != NULL)
+		posix_inbox_close(w);
 	engine_worker_destroy(w->ew);
-	if (w->wakefd >= 0)
-		close(w->wakefd);
 	if (w->epfd >= 0)
 		close(w->epfd);
 	if (w->stack != NULL)
 		pthread_mutex_destroy(&w->open_lock);
 	memset(w, 0, sizeof(*w));
-	w->epfd = w->wakefd = -1;
+	w->epfd = w->inbox_rd = w->inbox_wr = -1;
 }
 
 struct posix_stack *
@@ -251,24 +203,33 @@ posix_stack_create(const struct posix_stack_config *cfg, char *err,
 	*bind_failed = false;
 	if (cfg->threads == 0 || cfg->engine == NULL || cfg->cmd == NULL ||
 	    cfg->listen == NULL || (cfg->tcp_port == 0 && cfg->udp_port == 0)) {
-		snprintf(err, errlen, "posix stack: incomplete configuration");
+		util_fail(err, errlen, "posix stack: incomplete configuration");
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
-		snprintf(err, errlen, "out of memory");
+		util_fail(err, errlen, "out of memory");
 		return NULL;
 	}
+	s->base.ops = &posix_stack_ops;
 	s->cfg = *cfg;
+	if (cfg->n_allow > STACK_ALLOW_MAX) {
+		util_fail(err, errlen, "--allow: at most %d networks", STACK_ALLOW_MAX);
+		free(s);
+		return NULL;
+	}
+	for (i = 0; i < cfg->n_allow; i++)
+		s->allow[i] = cfg->allow[i];
+	s->cfg.allow = NULL; /* the caller's array may go; s->allow is the copy */
 	snprintf(s->listen, sizeof(s->listen), "%s", cfg->listen);
 	s->cfg.listen = s->listen;
 	if (s->cfg.backlog <= 0)
 		s->cfg.backlog = 1024;
 	s->nworkers = cfg->threads;
 	/* The largest request: a storage command line and an item's data. */
-	s->in_max = cfg->cmd->item_max + POSIX_IN_SLACK;
+	s->in_max = cmd_session_in_max(cfg->cmd->item_max);
 	/* Output: the backpressure bound plus the largest single reply. */
-	s->out_limit = POSIX_OUT_HIGH + cfg->cmd->item_max + POSIX_IN_SLACK;
+	s->out_limit = cmd_session_out_limit(cfg->cmd->item_max);
 
 	if (raise_fd_limit(s, err, errlen) < 0)
 		goto fail;
@@ -277,11 +238,21 @@ posix_stack_create(const struct posix_stack_config *cfg, char *err,
 	s->workers = calloc(s->nworkers, sizeof(*s->workers));
 	s->engine_workers = calloc(s->nworkers, sizeof(*s->engine_workers));
 	if (s->workers == NULL || s->engine_workers == NULL) {
-		snprintf(err, errlen, "out of memory");
+		util_fail(err, errlen, "out of memory");
 		goto fail;
 	}
 	for (i = 0; i < s->nworkers; i++)
-		s->workers[i].epfd = s->workers[i].wakefd = -1;
+		s->workers[i].epfd = s->workers[i].inbox_rd = s->workers[i].inbox_wr = -1;
+	if (cfg->ncpus > 0) {
+		s->cpus = malloc(sizeof(*s->cpus) * cfg->ncpus);
+		if (s->cpus == NULL) {
+			util_fail(err, errlen, "out of memory");
+			goto fail;
+		}
+		memcpy(s->cpus, cfg->cpus, sizeof(*s->cpus) * cfg->ncpus);
+		s->ncpus = cfg->ncpus;
+	}
+	s->cfg.cpus = NULL; /* s->cpus is the copy */
 	for (i = 0; i < s->nworkers; i++) {
 		if (worker_init(s, &s->workers[i], i, err, errlen) < 0)
 			goto fail;
@@ -293,6 +264,42 @@ fail:
 	return NULL;
 }
 
+/* "0-3,8" style list of a CPU set, for the log. */
+static void
+cpus_string(const cpu_set_t *set, char *out, size_t len)
+{
+	size_t used = 0;
+	int cpu = 0;
+
+	out[0] = '\0';
+	while (cpu < CPU_SETSIZE && used < len) {
+		int last;
+
+		if (!CPU_ISSET(cpu, set)) {
+			cpu++;
+			continue;
+		}
+		for (last = cpu; last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set); last++)
+			;
+		used += (size_t)snprintf(out + used, len - used, last > cpu ? "%s%d-%d" : "%s%d",
+					 used > 0 ? "," : "", cpu, last);
+		cpu = last + 1;
+	}
+}
+
+/* Worker i runs on cpus[i % ncpus]: with the EAL lcores as the sets, more
+ * workers than lcores share them in turn (said once in the log). */
+static void
+set_worker_cpus(struct posix_stack *s, unsigned i, pthread_attr_t *attr)
+{
+	const cpu_set_t *set = &s->cpus[i % s->ncpus];
+	char list[128];
+
+	pthread_attr_setaffinity_np(attr, sizeof(*set), set);
+	cpus_string(set, list, sizeof(list));
+	POSIX_LOG(INFO, "worker %u runs on CPUs %s", i, list);
+}
+
 int
 posix_stack_start(struct posix_stack *s, char *err, size_t errlen)
 {
@@ -300,22 +307,31 @@ posix_stack_start(struct posix_stack *s, char *err, size_t errlen)
 	unsigned i;
 	int rc;
 
+	if (s->ncpus > 0 && s->ncpus < s->nworkers)
+		POSIX_LOG(WARNING,
+			  "%u posix threads on %u CPU sets: worker i shares set i mod %u "
+			  "(give as many lcores as threads to give each its own)",
+			  s->nworkers, s->ncpus, s->ncpus);
 	/* Workers take no signals: the control thread handles them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 0; i < s->nworkers; i++) {
 		struct posix_worker *w = &s->workers[i];
+		pthread_attr_t attr;
 
-		rc = pthread_create(&w->thread, NULL, worker_main, w);
+		pthread_attr_init(&attr);
+		if (s->ncpus > 0)
+			set_worker_cpus(s, i, &attr);
+		rc = pthread_create(&w->thread, &attr, worker_main, w);
+		pthread_attr_destroy(&attr);
 		if (rc != 0) {
-			snprintf(err, errlen, "cannot start worker thread %u: %s",
-				 i, strerror(rc));
+			util_fail(err, errlen, "cannot start worker thread %u: %s",
+				   i, strerror(rc));
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			posix_stack_stop(s);
 			return -1;
 		}
 		w->started = true;
-		pthread_setname_np(w->thread, w->name);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	s->running = true;
@@ -330,14 +346,8 @@ posix_stack_stop(struct posix_stack *s)
 	if (s == NULL || s->workers == NULL)
 		return;
 	atomic_store_explicit(&s->stopping, true, memory_order_release);
-	for (i = 0; i < s->nworkers; i++) {
-		uint64_t one = 1;
-
-		if (s->workers[i].wakefd >= 0 &&
-		    write(s->workers[i].wakefd, &one, sizeof(one)) < 0)
-			POSIX_LOG(WARNING, "cannot wake worker %u: %s", i,
-				  strerror(errno));
-	}
+	for (i = 0; i < s->nworkers; i++)
+		posix_inbox_wake(&s->workers[i]);
 	for (i = 0; i < s->nworkers; i++)
 		if (s->workers[i].started) {
 			pthread_join(s->workers[i].thread, NULL);
@@ -360,6 +370,7 @@ posix_stack_destroy(struct posix_stack *s)
 		free(s->workers);
 	}
 	free(s->engine_workers);
+	free(s->cpus);
 	posix_sockets_close(s);
 	free(s);
 }
@@ -393,6 +404,18 @@ uint64_t
 posix_stack_curr_conns(const struct posix_stack *s)
 {
 	return atomic_load_explicit(&s->curr_conns, memory_order_relaxed);
+}
+
+void
+posix_stack_worker_conns(const struct posix_stack *s, unsigned worker,
+			 uint64_t *curr, uint64_t *total)
+{
+	uint64_t c[POSIX_C_MAX];
+
+	posix_stack_counters(s, (int)worker, c);
+	/* Both counted by the worker that served the connection. */
+	*total = c[POSIX_C_conns_opened];
+	*curr = c[POSIX_C_conns_opened] - c[POSIX_C_conns_closed];
 }
 
 struct engine_worker *const *
@@ -454,3 +477,129 @@ posix_stack_socket_name(const struct posix_stack *s, unsigned i)
 {
 	return i < s->nsockets ? s->sockets[i].name : NULL;
 }
+
+/* The stack interface. */
+
+static struct posix_stack *
+of(struct stack *s)
+{
+	return (struct posix_stack *)s;
+}
+
+static const struct posix_stack *
+of_const(const struct stack *s)
+{
+	return (const struct posix_stack *)s;
+}
+
+static struct stack *
+ops_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_failed)
+{
+	struct posix_stack_config pc = {
+		.listen = cfg->listen,
+		.tcp_port = cfg->tcp_port,
+		.udp_port = cfg->udp_port,
+		.threads = cfg->threads,
+		.cpus = cfg->cpus,
+		.ncpus = cfg->ncpus,
+		.max_conns = cfg->max_conns,
+		.allow = cfg->allow,
+		.n_allow = cfg->n_allow,
+		.backlog = cfg->backlog,
+		.engine = cfg->engine,
+		.cmd = cfg->cmd,
+		.on_shutdown = cfg->on_shutdown,
+		.on_shutdown_arg = cfg->on_shutdown_arg,
+	};
+	struct posix_stack *s = posix_stack_create(&pc, err, errlen, bind_failed);
+
+	return s != NULL ? &s->base : NULL;
+}
+
+static int
+ops_start(struct stack *s, char *err, size_t errlen)
+{
+	return posix_stack_start(of(s), err, errlen);
+}
+
+static void
+ops_stop(struct stack *s)
+{
+	posix_stack_stop(of(s));
+}
+
+static void
+ops_destroy(struct stack *s)
+{
+	posix_stack_destroy(of(s));
+}
+
+static const char *
+ops_describe(const struct stack *s, unsigned i, char *buf, size_t len)
+{
+	const char *name = posix_stack_socket_name(of_const(s), i);
+
+	if (name == NULL)
+		return NULL;
+	snprintf(buf, len, "listening on %s", name);
+	return buf;
+}
+
+static unsigned
+ops_workers(const struct stack *s)
+{
+	return posix_stack_threads(of_const(s));
+}
+
+static uint64_t
+ops_curr_conns(const struct stack *s)
+{
+	return posix_stack_curr_conns(of_const(s));
+}
+
+static void
+ops_worker_conns(const void *arg, unsigned worker, uint64_t *curr, uint64_t *total)
+{
+	posix_stack_worker_conns(arg, worker, curr, total);
+}
+
+static void
+ops_stats(const struct stack *st, struct cmd_server_stats *out)
+{
+	const struct posix_stack *s = of_const(st);
+	uint64_t c[POSIX_C_MAX];
+
+	posix_stack_counters(s, -1, c);
+	out->threads = s->nworkers;
+	out->curr_connections = posix_stack_curr_conns(s);
+	out->total_connections = c[POSIX_C_conns_opened];
+	out->rejected_connections = c[POSIX_C_conns_rejected];
+	out->connection_structures = c[POSIX_C_conn_structures];
+	out->bytes_read = c[POSIX_C_bytes_read];
+	out->bytes_written = c[POSIX_C_bytes_written];
+	out->listen_disabled_num = c[POSIX_C_listen_disabled];
+	out->accepting_conns = posix_stack_accepting(s);
+	out->workers = posix_stack_engine_workers(s, &out->nworkers);
+	out->worker_conns = ops_worker_conns;
+	out->worker_conns_arg = s;
+}
+
+static void
+ops_stats_conns(struct stack *s, struct proto_out *out)
+{
+	posix_stack_stats_conns(of(s), out);
+}
+
+const struct stack_ops posix_stack_ops = {
+	.name = "posix",
+	.workers_noun = "posix threads",
+	.create = ops_create,
+	.start = ops_start,
+	.stop = ops_stop,
+	.destroy = ops_destroy,
+	.describe = ops_describe,
+	.workers = ops_workers,
+	.curr_conns = ops_curr_conns,
+	.stats = ops_stats,
+	.stats_conns = ops_stats_conns,
+};

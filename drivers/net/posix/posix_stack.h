@@ -4,14 +4,17 @@
  * The posix network stack: memcached over kernel TCP and UDP sockets.
  *
  * N worker threads, each with its own epoll instance and its own
- * engine_worker. The listening TCP socket and the UDP socket of each
- * address are shared by all workers (EPOLLEXCLUSIVE wakes one); an accepted
- * connection stays on the worker that accepted it. Every request goes
+ * engine_worker, each on its own CPU set (posix_stack_config.cpus). The
+ * listening TCP socket and the UDP socket of each address are shared by all
+ * workers (EPOLLEXCLUSIVE wakes one); the worker that accepts a connection
+ * hands it to the next worker in round-robin order, as memcached does
+ * (posix_handoff.c), and the connection stays there. Every request goes
  * through lib/cmd's cmd_process(), the executor the DPDK stack uses too.
  */
 #ifndef SEGCACHED_POSIX_STACK_H
 #define SEGCACHED_POSIX_STACK_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,13 +27,21 @@ struct engine;
 struct engine_worker;
 struct cmd_settings;
 struct proto_out;
+struct stack_cidr;
 
 struct posix_stack_config {
 	const char *listen;      /* comma-separated HOST, HOST:PORT, [V6]:PORT */
 	uint16_t tcp_port;       /* for entries without a port; 0 = no TCP */
 	uint16_t udp_port;       /* 0 = no UDP */
 	unsigned threads;        /* worker threads, >= 1 */
+	/* CPUs of the workers: worker i runs on cpus[i % ncpus] (copied).
+	 * ncpus 0: the threads keep the CPUs of the thread that starts them. */
+	const cpu_set_t *cpus;
+	unsigned ncpus;
 	unsigned max_conns;      /* client connections over it are refused */
+	/* IPv4 clients allowed (copied); n_allow 0: everyone */
+	const struct stack_cidr *allow;
+	unsigned n_allow;
 	int backlog;             /* listen(2) backlog */
 	struct engine *engine;
 	const struct cmd_settings *cmd; /* shared by every connection */
@@ -41,21 +52,23 @@ struct posix_stack_config {
 
 /* Counters kept by each worker thread, summed by posix_stack_counters().
  * One table; each counter is written by its own worker only. */
-#define POSIX_STACK_COUNTERS(X)                                            \
-	X(bytes_read)         /* bytes received, TCP and UDP payloads */   \
-	X(bytes_written)      /* bytes sent */                             \
-	X(conns_opened)       /* client connections accepted and kept */   \
-	X(conns_closed)                                                    \
-	X(conns_rejected)     /* refused: over --max-conns */              \
-	X(conn_structures)    /* connection objects allocated */           \
-	X(accept_errors)      /* accept(2) failures (EMFILE, ...) */       \
-	X(listen_disabled)    /* accepts paused for lack of descriptors */ \
-	X(udp_requests)       /* datagrams received */                     \
-	X(udp_bad_frames)     /* datagrams without a valid frame header */ \
-	X(udp_responses)      /* datagrams sent */
+#define POSIX_STACK_COUNTERS(X)                                                         \
+	X(bytes_read, "bytes received, TCP and UDP payloads")                           \
+	X(bytes_written, "bytes sent")                                                  \
+	X(conns_opened, "client connections accepted and kept")                         \
+	X(conns_closed, "client connections closed (any reason)")                       \
+	X(conns_rejected, "connections refused: over --max-conns")                      \
+	X(conns_not_allowed, "connections closed at once: the peer is not in --allow")  \
+	X(udp_not_allowed, "datagrams dropped: the source is not in --allow")          \
+	X(conn_structures, "connection objects allocated")                              \
+	X(accept_errors, "accept(2) failures (EMFILE, ...)")                            \
+	X(listen_disabled, "times accepts paused for lack of descriptors")              \
+	X(udp_requests, "datagrams received")                                           \
+	X(udp_bad_frames, "datagrams without a valid frame header")                     \
+	X(udp_responses, "datagrams sent")
 
 enum posix_stack_counter {
-#define POSIX_COUNTER_ENUM(name) POSIX_C_##name,
+#define POSIX_COUNTER_ENUM(name, desc) POSIX_C_##name,
 	POSIX_STACK_COUNTERS(POSIX_COUNTER_ENUM)
 #undef POSIX_COUNTER_ENUM
 	POSIX_C_MAX
@@ -64,6 +77,10 @@ enum posix_stack_counter {
 extern const char *const posix_stack_counter_names[POSIX_C_MAX];
 
 struct posix_stack;
+
+/* The posix stack behind the stack interface (stack.h). */
+struct stack_ops;
+extern const struct stack_ops posix_stack_ops;
 
 /* Binds the sockets and prepares the workers (epoll instances, engine
  * workers, per-worker buffers); no thread runs yet. Raises the open file
@@ -91,6 +108,10 @@ void posix_stack_counters(const struct posix_stack *s, int thread,
 
 /* Client connections open now, over all workers. */
 uint64_t posix_stack_curr_conns(const struct posix_stack *s);
+
+/* One worker's connections: open now and served since start. Any thread. */
+void posix_stack_worker_conns(const struct posix_stack *s, unsigned worker,
+			      uint64_t *curr, uint64_t *total);
 
 /* The engine workers of the worker threads (for per-worker engine
  * counters); *n receives their number. */

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * TCP connections of the posix stack: accept (with --max-conns), read into
- * the connection's input buffer, execute complete requests with
- * cmd_process(), write the output, and stop reading while too much output
- * is unsent.
+ * TCP connections of the posix stack: accept (with --max-conns) and adopt
+ * (the connection's owner sets it up after posix_handoff.c), read into
+ * the connection's input buffer, run lib/cmd's session loop over it
+ * (cmd_session_execute()), write the output, and stop reading while too
+ * much output is unsent.
  */
-#include "posix_internal.h"
+#include "drivers/net/posix/posix_private.h"
 
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -23,20 +25,13 @@ static const char too_many_conns[] = "ERROR Too many open connections\r\n";
 static size_t
 out_pending(const struct posix_conn *c)
 {
-	return proto_out_pending(&c->out);
+	return proto_out_pending(&c->ses.out);
 }
 
-/* The output buffer of a connection: grows as replies need, up to the
- * backpressure bound plus the largest single reply. */
-static int
-conn_out_init(struct posix_conn *c)
+static size_t
+item_max(const struct posix_worker *w)
 {
-	struct posix_stack *s = c->w->stack;
-
-	if (proto_out_init(&c->out, 0, s->out_limit) < 0)
-		return -1;
-	c->out.backpressure = POSIX_OUT_HIGH;
-	return 0;
+	return w->stack->cfg.cmd->item_max;
 }
 
 static struct posix_conn *
@@ -59,11 +54,17 @@ conn_get(struct posix_worker *w)
 	c->in_cap = POSIX_IN_INITIAL;
 	c->p.kind = POSIX_POLL_CONN;
 	c->w = w;
-	if (conn_out_init(c) < 0) {
+	/* The output buffer grows as replies need, up to the backpressure
+	 * bound plus the largest single reply. Sends are system calls: this
+	 * stack writes after each batch of requests (conn_service), so the
+	 * session gets no flush callback. */
+	if (cmd_session_init(&c->ses, item_max(w)) < 0) {
 		free(c->in);
 		free(c);
 		return NULL;
 	}
+	c->ses.on_shutdown = w->stack->cfg.on_shutdown;
+	c->ses.on_shutdown_arg = w->stack->cfg.on_shutdown_arg;
 	posix_count(w, POSIX_C_conn_structures, 1);
 	return c;
 }
@@ -83,8 +84,6 @@ conn_close(struct posix_conn *c)
 	pthread_mutex_unlock(&w->open_lock);
 	close(c->fd); /* also leaves the epoll set */
 	c->fd = -1;
-	cmd_conn_destroy(c->cmd);
-	c->cmd = NULL;
 	atomic_fetch_sub_explicit(&w->stack->curr_conns, 1, memory_order_relaxed);
 	posix_count(w, POSIX_C_conns_closed, 1);
 
@@ -98,21 +97,14 @@ conn_close(struct posix_conn *c)
 			c->in_cap = POSIX_IN_INITIAL;
 		}
 	}
-	if (c->out.cap > POSIX_OUT_KEEP) {
-		proto_out_fini(&c->out);
-		if (conn_out_init(c) < 0) {
-			/* No memory for even a small buffer: drop the object. */
-			free(c->in);
-			free(c);
-			posix_count(w, POSIX_C_conn_structures, (uint64_t)-1);
-			return;
-		}
-	} else {
-		proto_out_consume(&c->out, proto_out_pending(&c->out));
+	if (cmd_session_close(&c->ses, item_max(w)) < 0) {
+		/* No memory for even a small buffer: drop the object. */
+		free(c->in);
+		free(c);
+		posix_count(w, POSIX_C_conn_structures, (uint64_t)-1);
+		return;
 	}
 	c->events = 0;
-	c->closing = false;
-	c->eof = false;
 	c->prev = NULL;
 	c->next = w->free_list;
 	w->free_list = c;
@@ -131,6 +123,9 @@ reject(struct posix_worker *w, int fd)
 	posix_count(w, POSIX_C_conns_rejected, 1);
 }
 
+/* Accepts what the listening socket has queued (up to a burst) and deals
+ * each connection to the worker whose turn it is (posix_handoff.c). The
+ * --max-conns check happens here, before any worker takes it. */
 void
 posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
 {
@@ -139,13 +134,10 @@ posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
 
 	for (i = 0; i < POSIX_ACCEPT_BURST; i++) {
 		struct sockaddr_storage peer;
-		socklen_t peerlen;
-		struct epoll_event ev;
-		struct posix_conn *c;
+		socklen_t peerlen = sizeof(peer);
 		uint64_t curr;
-		int fd, one = 1;
+		int fd;
 
-		peerlen = sizeof(peer);
 		fd = accept4(ls->fd, (struct sockaddr *)&peer, &peerlen,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -163,6 +155,13 @@ posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
 			}
 			return;
 		}
+		/* The kernel completed the handshake; nothing of ours is
+		 * spent on a client outside --allow, not even a reply. */
+		if (!posix_peer_allowed(s, (const struct sockaddr *)&peer)) {
+			close(fd);
+			posix_count(w, POSIX_C_conns_not_allowed, 1);
+			continue;
+		}
 		curr = atomic_fetch_add_explicit(&s->curr_conns, 1,
 						 memory_order_relaxed);
 		if (curr >= s->cfg.max_conns) {
@@ -171,52 +170,102 @@ posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
 			reject(w, fd);
 			continue;
 		}
-		c = conn_get(w);
-		if (c != NULL) {
-			c->cmd = cmd_conn_create(s->cfg.cmd, w->ew, false);
-			if (c->cmd == NULL) {
-				c->next = w->free_list;
-				w->free_list = c;
-				c = NULL;
-			}
-		}
-		if (c == NULL) {
-			POSIX_LOG(WARNING, "out of memory for a connection");
-			atomic_fetch_sub_explicit(&s->curr_conns, 1,
-						  memory_order_relaxed);
-			close(fd);
-			posix_count(w, POSIX_C_accept_errors, 1);
-			continue;
-		}
-		/* Responses are whole; send them at once (memcached does). */
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		c->fd = fd;
-		c->events = EPOLLIN;
-		ev.events = c->events;
-		ev.data.ptr = c;
-		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			POSIX_LOG(WARNING, "epoll_ctl: %s", strerror(errno));
-			close(fd);
-			cmd_conn_destroy(c->cmd);
-			c->cmd = NULL;
-			c->next = w->free_list;
-			w->free_list = c;
-			atomic_fetch_sub_explicit(&s->curr_conns, 1,
-						  memory_order_relaxed);
-			continue;
-		}
-		c->listen = ls;
+		posix_handoff_dispatch(w, fd, ls);
+	}
+}
+
+/* Gives up a connection that could not be set up; it was counted in
+ * curr_conns by the worker that accepted it. */
+static void
+adopt_failed(struct posix_worker *w, int fd)
+{
+	close(fd);
+	atomic_fetch_sub_explicit(&w->stack->curr_conns, 1, memory_order_relaxed);
+	posix_count(w, POSIX_C_accept_errors, 1);
+}
+
+void
+posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls)
+{
+	struct posix_stack *s = w->stack;
+	struct sockaddr_storage peer;
+	socklen_t peerlen = sizeof(peer);
+	struct epoll_event ev;
+	struct posix_conn *c;
+	int one = 1;
+
+	c = conn_get(w);
+	if (c != NULL && cmd_session_open(&c->ses, s->cfg.cmd, w->ew) < 0) {
+		c->next = w->free_list;
+		w->free_list = c;
+		c = NULL;
+	}
+	if (c == NULL) {
+		POSIX_LOG(WARNING, "out of memory for a connection");
+		adopt_failed(w, fd);
+		return;
+	}
+	/* Responses are whole; send them at once (memcached does). */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->fd = fd;
+	c->events = EPOLLIN;
+	ev.events = c->events;
+	ev.data.ptr = c;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		POSIX_LOG(WARNING, "epoll_ctl: %s", strerror(errno));
+		cmd_conn_destroy(c->ses.cmd);
+		c->ses.cmd = NULL;
+		c->next = w->free_list;
+		w->free_list = c;
+		adopt_failed(w, fd);
+		return;
+	}
+	c->listen = ls;
+	if (getpeername(fd, (struct sockaddr *)&peer, &peerlen) == 0)
 		posix_addr_string((struct sockaddr *)&peer, peerlen, true,
 				  c->peer, sizeof(c->peer));
-		pthread_mutex_lock(&w->open_lock);
-		c->prev = NULL;
-		c->next = w->open;
-		if (w->open)
-			w->open->prev = c;
-		w->open = c;
-		pthread_mutex_unlock(&w->open_lock);
-		posix_count(w, POSIX_C_conns_opened, 1);
-	}
+	else
+		snprintf(c->peer, sizeof(c->peer), "tcp:?");
+	pthread_mutex_lock(&w->open_lock);
+	c->prev = NULL;
+	c->next = w->open;
+	if (w->open)
+		w->open->prev = c;
+	w->open = c;
+	pthread_mutex_unlock(&w->open_lock);
+	posix_count(w, POSIX_C_conns_opened, 1);
+}
+
+/* accept() failing for lack of file descriptors leaves the connection
+ * queued, so a level-triggered epoll would report it again at once. Take
+ * the listening sockets out of this worker's set for a moment instead. */
+void
+posix_tcp_accept_pause(struct posix_worker *w)
+{
+	struct posix_stack *s = w->stack;
+	unsigned i;
+
+	if (w->accept_paused)
+		return;
+	for (i = 0; i < s->nsockets; i++)
+		if (s->sockets[i].p.kind == POSIX_POLL_LISTEN)
+			epoll_ctl(w->epfd, EPOLL_CTL_DEL, s->sockets[i].fd, NULL);
+	__atomic_store_n(&w->accept_paused, true, __ATOMIC_RELAXED);
+	w->accept_resume_ms = posix_now_ms() + 100;
+	posix_count(w, POSIX_C_listen_disabled, 1);
+}
+
+void
+posix_tcp_accept_resume(struct posix_worker *w)
+{
+	struct posix_stack *s = w->stack;
+	unsigned i;
+
+	for (i = 0; i < s->nsockets; i++)
+		if (s->sockets[i].p.kind == POSIX_POLL_LISTEN)
+			posix_epoll_add(w->epfd, s->sockets[i].fd,
+				  EPOLLIN | EPOLLEXCLUSIVE, &s->sockets[i]);
+	__atomic_store_n(&w->accept_paused, false, __ATOMIC_RELAXED);
 }
 
 /* Writes queued output. Returns false when the connection is dead. */
@@ -224,7 +273,7 @@ static bool
 conn_flush(struct posix_conn *c)
 {
 	while (out_pending(c) > 0) {
-		ssize_t n = send(c->fd, c->out.data + c->out.head,
+		ssize_t n = send(c->fd, c->ses.out.data + c->ses.out.head,
 				 out_pending(c), MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0) {
@@ -234,40 +283,25 @@ conn_flush(struct posix_conn *c)
 				return true;
 			return false;
 		}
-		proto_out_consume(&c->out, (size_t)n);
+		proto_out_consume(&c->ses.out, (size_t)n);
 		posix_count(c->w, POSIX_C_bytes_written, (uint64_t)n);
 	}
 	return true;
 }
 
-/* Executes the complete requests in the input buffer until it runs out,
- * the output is over the bound or the client is to be closed. Returns
- * true if a request was consumed. */
+/* Runs the session loop over the input buffer: it executes requests until
+ * the input runs out, the output is over the bound or the client is to be
+ * closed. Returns true if a request was consumed. */
 static bool
 conn_execute(struct posix_conn *c)
 {
-	struct posix_stack *s = c->w->stack;
-	bool progress = false;
+	size_t used = cmd_session_execute(&c->ses, c->in + c->in_start,
+					  c->in_end - c->in_start);
 
-	while (!c->closing && c->in_end > c->in_start &&
-	       out_pending(c) < POSIX_OUT_HIGH) {
-		unsigned actions = 0;
-		size_t n;
-
-		n = cmd_process(c->cmd, c->in + c->in_start,
-				c->in_end - c->in_start, &c->out, &actions);
-		c->in_start += n;
-		if (actions & CMD_ACT_SHUTDOWN && s->cfg.on_shutdown)
-			s->cfg.on_shutdown(s->cfg.on_shutdown_arg);
-		if (actions & CMD_ACT_CLOSE)
-			c->closing = true;
-		if (n == 0)
-			break;
-		progress = true;
-	}
+	c->in_start += used;
 	if (c->in_start == c->in_end)
 		c->in_start = c->in_end = 0;
-	return progress;
+	return used > 0;
 }
 
 /* Executes and writes until nothing more can be done now; closes the
@@ -283,7 +317,7 @@ conn_service(struct posix_conn *c)
 			conn_close(c);
 			return false;
 		}
-		if (c->closing || out_pending(c) > 0)
+		if (c->ses.closing || out_pending(c) > 0)
 			break;
 		/* All output went out. Go on only if the executor did
 		 * something: it may have stopped at its own output bound
@@ -295,7 +329,7 @@ conn_service(struct posix_conn *c)
 	}
 	/* With no output left, nothing more can be executed now either: a
 	 * connection whose client stopped sending is finished. */
-	if (out_pending(c) == 0 && (c->closing || c->eof)) {
+	if (cmd_session_finished(&c->ses)) {
 		conn_close(c);
 		return false;
 	}
@@ -310,7 +344,7 @@ conn_update_events(struct posix_conn *c)
 {
 	uint32_t want = 0;
 
-	if (!c->closing && !c->eof && out_pending(c) < POSIX_OUT_HIGH)
+	if (!c->ses.closing && !c->ses.eof && !cmd_session_backlogged(&c->ses))
 		want |= EPOLLIN;
 	if (out_pending(c) > 0)
 		want |= EPOLLOUT;
@@ -382,7 +416,7 @@ conn_readable(struct posix_conn *c)
 		if (n == 0) {
 			/* The client is done sending: answer what it sent,
 			 * then close. */
-			c->eof = true;
+			c->ses.eof = true;
 			if (!conn_service(c))
 				return;
 			break;
@@ -391,7 +425,7 @@ conn_readable(struct posix_conn *c)
 		posix_count(c->w, POSIX_C_bytes_read, (uint64_t)n);
 		if (!conn_service(c))
 			return;
-		if (c->closing || out_pending(c) >= POSIX_OUT_HIGH)
+		if (c->ses.closing || cmd_session_backlogged(&c->ses))
 			break;
 		if ((size_t)n < room)
 			break; /* the socket is drained */
@@ -410,8 +444,8 @@ posix_tcp_event(struct posix_conn *c, uint32_t events)
 	 * input buffer while the output was over the bound. */
 	if ((events & EPOLLOUT) && !conn_service(c))
 		return;
-	if ((events & EPOLLIN) && !c->closing && !c->eof &&
-	    out_pending(c) < POSIX_OUT_HIGH) {
+	if ((events & EPOLLIN) && !c->ses.closing && !c->ses.eof &&
+	    !cmd_session_backlogged(&c->ses)) {
 		conn_readable(c);
 		return;
 	}
@@ -433,7 +467,7 @@ posix_tcp_free_all(struct posix_worker *w)
 		struct posix_conn *c = w->free_list;
 
 		w->free_list = c->next;
-		proto_out_fini(&c->out);
+		cmd_session_fini(&c->ses);
 		free(c->in);
 		free(c);
 	}

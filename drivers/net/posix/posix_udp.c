@@ -5,7 +5,7 @@
  * frame header (request id, sequence number, datagram count, reserved) and
  * whole requests; the response is cut into numbered datagrams.
  */
-#include "posix_internal.h"
+#include "drivers/net/posix/posix_private.h"
 
 #include <errno.h>
 #include <string.h>
@@ -84,6 +84,10 @@ posix_udp_readable(struct posix_worker *w, struct posix_socket *us)
 				continue;
 			return; /* EAGAIN, or an error to report on the next read */
 		}
+		if (!posix_peer_allowed(s, (const struct sockaddr *)&from)) {
+			posix_count(w, POSIX_C_udp_not_allowed, 1);
+			continue;
+		}
 		posix_count(w, POSIX_C_bytes_read, (uint64_t)n);
 		posix_count(w, POSIX_C_udp_requests, 1);
 		off = proto_udp_parse(w->udp_buf, (size_t)n, &h);
@@ -95,8 +99,9 @@ posix_udp_readable(struct posix_worker *w, struct posix_socket *us)
 		reqlen = (size_t)n - (size_t)off;
 
 		/* A datagram holds whole requests; a partial one at its end
-		 * is dropped with it, as in memcached. Like memcached, the
-		 * reply of every request is a message of its own. */
+		 * is dropped with it, as in memcached. cmd_process() runs
+		 * them all, so their replies go out as one message (memcached
+		 * sends one per request; docs/protocol.md). */
 		cmd_conn_reset(w->udp_cmd);
 		while (reqlen > 0) {
 			unsigned actions = 0;

@@ -78,7 +78,8 @@ protected:
 	{
 		engine_item it;
 		std::string buf(4096, '\0');
-		int rc = engine_get(w, k.data(), k.size(), touch, &buf[0], buf.size(), &it);
+		engine_status rc = engine_get(w, k.data(), k.size(), touch, &buf[0], buf.size(),
+					      &it);
 		if (rc == ENGINE_BUF_SMALL) {
 			buf.resize(it.vlen);
 			rc = engine_get(w, k.data(), k.size(), touch, &buf[0], buf.size(), &it);

@@ -121,8 +121,8 @@ TEST_F(BaselineConcurrency, AppendLosesNothing)
 	run_threads(e, [&](engine_worker *tw, int t) {
 		char c = static_cast<char>('a' + t);
 		for (int i = 0; i < per_thread; i++)
-			engine_store(tw, i % 2 ? ENGINE_APPEND : ENGINE_PREPEND, "log", 3, &c, 1, 0, 0,
-				     0, nullptr);
+			engine_store(tw, i % 2 ? ENGINE_APPEND : ENGINE_PREPEND, "log", 3, &c, 1,
+				     0, 0, 0, nullptr);
 	});
 	std::string v = get("log");
 	ASSERT_EQ(v.size(), static_cast<size_t>(kThreads * per_thread));
@@ -138,8 +138,8 @@ TEST_F(BaselineConcurrency, AddHasOneWinner)
 		for (int r = 0; r < rounds; r++) {
 			std::string k = "add:" + std::to_string(r);
 			std::string v = std::to_string(t);
-			if (engine_store(tw, ENGINE_ADD, k.data(), k.size(), v.data(), v.size(), 0, 0, 0,
-					 nullptr) == ENGINE_OK)
+			if (engine_store(tw, ENGINE_ADD, k.data(), k.size(), v.data(), v.size(),
+					 0, 0, 0, nullptr) == ENGINE_OK)
 				wins[r]++;
 		}
 	});
@@ -170,8 +170,8 @@ TEST_F(BaselineConcurrency, ReadersSeeWholeValuesUnderEviction)
 				size_t len = 16 + (x >> 32) % 1500;
 				std::string v = std::to_string(len) + ":";
 				v += std::string(len, fillc);
-				if (engine_store(tw, ENGINE_SET, k.data(), k.size(), v.data(), v.size(), 0,
-						 0, 0, nullptr) != ENGINE_OK)
+				if (engine_store(tw, ENGINE_SET, k.data(), k.size(), v.data(),
+						 v.size(), 0, 0, 0, nullptr) != ENGINE_OK)
 					sets_failed++;
 			} else {
 				engine_item it;
@@ -210,8 +210,8 @@ TEST_F(BaselineConcurrency, SweepRacesWithWriters)
 			std::string k = "s:" + std::to_string((i * 7 + t) % 500);
 			switch (i % 4) {
 			case 0:
-				engine_store(tw, ENGINE_SET, k.data(), k.size(), "1", 1, 0, i % 3 ? -1 : 0,
-					     0, nullptr);
+				engine_store(tw, ENGINE_SET, k.data(), k.size(), "1", 1, 0,
+					     i % 3 ? -1 : 0, 0, nullptr);
 				break;
 			case 1:
 				engine_arith(tw, k.data(), k.size(), true, 1, nullptr, nullptr);
@@ -222,7 +222,8 @@ TEST_F(BaselineConcurrency, SweepRacesWithWriters)
 			default: {
 				engine_item it;
 				char buf[32];
-				engine_get(tw, k.data(), k.size(), ENGINE_NO_TOUCH, buf, sizeof(buf), &it);
+				engine_get(tw, k.data(), k.size(), ENGINE_NO_TOUCH, buf,
+					   sizeof(buf), &it);
 			}
 			}
 		}

@@ -72,14 +72,16 @@ protected:
 	size_t left = 0;
 	std::string pending; /* unconsumed input, kept between run() calls */
 
-	void make(size_t item_max = 0, bool udp = false, size_t out_limit = 64u << 20)
+	void make(size_t item_max = 0, bool udp = false, size_t out_limit = 64u << 20,
+		  enum engine_eviction eviction = ENGINE_EVICT_MERGE, size_t memory = 64u << 20)
 	{
 		struct engine_config cfg = {};
 		char err[256] = "";
 
 		destroy();
-		cfg.memory = 64u << 20;
+		cfg.memory = memory;
 		cfg.item_max = item_max;
+		cfg.eviction = eviction;
 		cfg.max_workers = 4;
 		cfg.clock = FakeClock::read;
 		cfg.clock_arg = &clock;
@@ -134,7 +136,8 @@ protected:
 			fed += take;
 			for (;;) {
 				unsigned actions = 0;
-				size_t used = cmd_process(c, buf.data(), buf.size(), &out, &actions);
+				size_t used = cmd_process(c, buf.data(), buf.size(), &out,
+							  &actions);
 
 				EXPECT_LE(used, buf.size());
 				buf.erase(0, used);
@@ -170,7 +173,8 @@ protected:
 
 TEST_F(Cmd, StorageAndRetrieval)
 {
-	EXPECT_EQ(run("set a 5 0 3\r\nabc\r\nget a\r\n"), "STORED\r\nVALUE a 5 3\r\nabc\r\nEND\r\n");
+	EXPECT_EQ(run("set a 5 0 3\r\nabc\r\nget a\r\n"),
+		  "STORED\r\nVALUE a 5 3\r\nabc\r\nEND\r\n");
 	EXPECT_EQ(run("get a b a\r\n"), "VALUE a 5 3\r\nabc\r\nVALUE a 5 3\r\nabc\r\nEND\r\n");
 	EXPECT_EQ(run("get nokey\r\n"), "END\r\n");
 	EXPECT_EQ(run("add a 0 0 1\r\nx\r\nadd b 0 0 1\r\ny\r\n"), "NOT_STORED\r\nSTORED\r\n");
@@ -221,6 +225,24 @@ TEST_F(Cmd, DeleteIncrDecrTouch)
 	EXPECT_EQ(run("set t 0 0 1\r\nx\r\ngat 5 t\r\n"), "STORED\r\nVALUE t 0 1\r\nx\r\nEND\r\n");
 	clock.now += 6;
 	EXPECT_EQ(run("get t\r\n"), "END\r\n");
+}
+
+TEST_F(Cmd, TouchOnAFullHeapWithoutEvictionIsAServerError)
+{
+	std::string v(1000, 'v');
+	unsigned n = 0;
+
+	make(0, false, 64u << 20, ENGINE_EVICT_NONE, 8u << 20);
+	ASSERT_EQ(run("set keep 0 0 1\r\nk\r\n"), "STORED\r\n");
+	while (n < 100000 && run("set f" + std::to_string(n) + " 0 0 1000\r\n" + v + "\r\n") ==
+				     "STORED\r\n")
+		n++;
+	ASSERT_LT(n, 100000u) << "the heap never filled";
+	/* the touched item moves to a segment of its new TTL bucket: with no
+	 * room and no eviction the client learns it from the server, as for
+	 * a set, and the item is still there */
+	EXPECT_EQ(run("touch keep 100\r\n"), "SERVER_ERROR out of memory storing object\r\n");
+	EXPECT_EQ(run("get keep\r\n"), "VALUE keep 0 1\r\nk\r\nEND\r\n");
 }
 
 TEST_F(Cmd, GatOfALargeValueTouchesOnce)
@@ -277,7 +299,8 @@ TEST_F(Cmd, ErrorsAndResync)
 		  "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n");
 	EXPECT_EQ(run("incr a -1\r\ntouch a x\r\ngat x a\r\n"),
 		  "CLIENT_ERROR invalid numeric delta argument\r\n"
-		  "CLIENT_ERROR invalid exptime argument\r\nCLIENT_ERROR invalid exptime argument\r\n");
+		  "CLIENT_ERROR invalid exptime argument\r\n"
+		  "CLIENT_ERROR invalid exptime argument\r\n");
 }
 
 TEST_F(Cmd, LongLinesClose)
@@ -306,7 +329,8 @@ TEST_F(Cmd, TooLargeIsSwallowedAndDropsTheOldValue)
 	EXPECT_EQ(run("set a 0 0 1\r\nx\r\nset a 0 0 3000\r\n" + big + "\r\nget a\r\n", 100),
 		  "STORED\r\nSERVER_ERROR object too large for cache\r\nEND\r\n");
 	EXPECT_EQ(run("set a 0 0 1\r\nx\r\nadd a 0 0 3000\r\n" + big + "\r\nget a\r\n"),
-		  "STORED\r\nSERVER_ERROR object too large for cache\r\nVALUE a 0 1\r\nx\r\nEND\r\n");
+		  "STORED\r\nSERVER_ERROR object too large for cache\r\n"
+		  "VALUE a 0 1\r\nx\r\nEND\r\n");
 	EXPECT_EQ(run("set a 0 0 3000 noreply\r\n" + big + "\r\nmn\r\n"), "MN\r\n");
 	/* too large for the engine once its header is counted */
 	std::string edge(2048, 'e');
@@ -350,7 +374,8 @@ TEST_F(Cmd, FlushAll)
 	EXPECT_EQ(run("get a\r\n"), "END\r\n");
 	EXPECT_EQ(run("flush_all x\r\n"), "CLIENT_ERROR invalid exptime argument\r\n");
 	s.flush_disabled = true;
-	EXPECT_EQ(run("set a 0 0 1\r\nx\r\nflush_all\r\nflush_all noreply\r\nflush_all x\r\nget a\r\n"),
+	EXPECT_EQ(run("set a 0 0 1\r\nx\r\nflush_all\r\nflush_all noreply\r\n"
+		      "flush_all x\r\nget a\r\n"),
 		  "STORED\r\nCLIENT_ERROR flush_all not allowed\r\n"
 		  "CLIENT_ERROR flush_all not allowed\r\nVALUE a 0 1\r\nx\r\nEND\r\n");
 	EXPECT_EQ(stat("stats\r\n", "cmd_flush"), 6u);
@@ -390,7 +415,8 @@ TEST_F(Cmd, MetaSet)
 	EXPECT_EQ(run("ms m 2 ME\r\nhi\r\nms new 2 ME\r\nhi\r\nms nokey 2 MR\r\nhi\r\n"
 		      "ms m 1 MA\r\n!\r\nms m 1 MP\r\n<\r\nmg m v\r\nms nokey 2 MA\r\nhi\r\n"),
 		  "NS\r\nHD\r\nNS\r\nHD\r\nHD\r\nVA 4\r\n<hi!\r\nNS\r\n");
-	EXPECT_EQ(run("ms m 1 C1\r\nx\r\nms nokey 1 C1\r\nx\r\nms m 1 C0\r\nx\r\nms m 2 q C1\r\nhi\r\n"),
+	EXPECT_EQ(run("ms m 1 C1\r\nx\r\nms nokey 1 C1\r\nx\r\nms m 1 C0\r\nx\r\n"
+		      "ms m 2 q C1\r\nhi\r\n"),
 		  "EX\r\nNF\r\nEX\r\nEX\r\n");
 	EXPECT_EQ(run("ms m 1 q ME c\r\nx\r\n"), "NS c0\r\n");
 	/* ms c returns the new cas; C with it succeeds once */
@@ -416,7 +442,8 @@ TEST_F(Cmd, MetaDeleteAndArithmetic)
 	EXPECT_EQ(run("md m q\r\nmd m q\r\nmd m O1 k\r\nmn\r\n"), "NF\r\nNF O1 km\r\nMN\r\n");
 	run("ms m 1\r\nx\r\n");
 	EXPECT_EQ(run("md m C1\r\nmd m C0\r\nmd nokey C0\r\nmd m\r\n"), "EX\r\nEX\r\nNF\r\nHD\r\n");
-	EXPECT_EQ(run("ma cnt\r\nma cnt N0 J10 v\r\nma cnt v\r\nma cnt MD D3 v\r\nma cnt M- D100 v\r\n"
+	EXPECT_EQ(run("ma cnt\r\nma cnt N0 J10 v\r\nma cnt v\r\nma cnt MD D3 v\r\n"
+		      "ma cnt M- D100 v\r\n"
 		      "ma cnt q\r\nma cnt q v\r\nmn\r\nma nokey q\r\nma nokey O1 k\r\n"),
 		  "NF\r\nVA 2\r\n10\r\nVA 2\r\n11\r\nVA 1\r\n8\r\nVA 1\r\n0\r\nMN\r\nNF\r\n"
 		  "NF O1 knokey\r\n");
@@ -428,7 +455,8 @@ TEST_F(Cmd, MetaDeleteAndArithmetic)
 	/* C: compare first */
 	std::string r = run("mg cnt c\r\n");
 	std::string cas = r.substr(4, r.size() - 6);
-	EXPECT_EQ(run("ma cnt C1 v\r\nma cnt C" + cas + " v\r\nma cnt C" + cas + " v\r\nma cnt C0 v\r\n"),
+	EXPECT_EQ(run("ma cnt C1 v\r\nma cnt C" + cas + " v\r\nma cnt C" + cas +
+		      " v\r\nma cnt C0 v\r\n"),
 		  "EX\r\nVA 1\r\n5\r\nEX\r\nVA 1\r\n6\r\n");
 	EXPECT_EQ(run("ms nn 2\r\nab\r\nma nn\r\n"),
 		  "HD\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
@@ -491,8 +519,8 @@ TEST_F(Cmd, ValuesOfEverySizeAndHeaderShape)
 			      "\r\n" + v + "\r\n"),
 			  "STORED\r\n");
 		get += " " + k;
-		want += "VALUE " + k + " " + std::to_string(flags) + " " + std::to_string(n) + "\r\n" +
-			v + "\r\n";
+		want += "VALUE " + k + " " + std::to_string(flags) + " " + std::to_string(n) +
+			"\r\n" + v + "\r\n";
 	}
 	EXPECT_EQ(run(get + "\r\n"), want + "END\r\n");
 }
@@ -541,7 +569,8 @@ TEST_F(Cmd, GetLargerThanTheOutputLimit)
 		  "STORED\r\nSTORED\r\n");
 	/* memcached answers the failed line with one error and nothing else */
 	EXPECT_EQ(run("get small big small\r\nget small\r\n"),
-		  "SERVER_ERROR out of memory writing get response\r\nVALUE small 0 1\r\ns\r\nEND\r\n");
+		  "SERVER_ERROR out of memory writing get response\r\n"
+		  "VALUE small 0 1\r\ns\r\nEND\r\n");
 	EXPECT_EQ(run("mg big v\r\nmg big s\r\n"),
 		  "SERVER_ERROR out of memory writing get response\r\nHD s100000\r\n");
 }
@@ -561,6 +590,56 @@ TEST_F(Cmd, UdpConnectionResetsBetweenDatagrams)
 	used = cmd_process(c, d2.data(), d2.size(), &out, &actions);
 	EXPECT_EQ(used, d2.size());
 	EXPECT_EQ(std::string(out.data + out.head, proto_out_pending(&out)), "END\r\n");
+}
+
+TEST_F(Cmd, UdpServesReadsOnlyUnlessWritesAreOn)
+{
+	make(0, true);
+	const std::string no = "CLIENT_ERROR only reads are served over UDP\r\n";
+	EXPECT_EQ(run("set k 0 0 1\r\nx\r\n"), no);
+	for (const char *req : { "delete k\r\n", "incr k 1\r\n", "touch k 1\r\n",
+				 "flush_all\r\n", "stats\r\n", "verbosity 1\r\n",
+				 "ms k 1\r\nx\r\n", "md k\r\n" }) {
+		cmd_conn_reset(c);
+		EXPECT_EQ(run(req), no) << req;
+	}
+	cmd_conn_reset(c);
+	EXPECT_EQ(run("set k 0 0 1 noreply\r\nx\r\n"), ""); // noreply is honoured
+	cmd_conn_reset(c);
+	EXPECT_EQ(run("get k\r\n"), "END\r\n"); // nothing was stored
+	EXPECT_EQ(stat("stats\r\n", "udp_refused"), UINT64_MAX); // not a general stat
+	s.udp_writes = true;
+	cmd_conn_reset(c);
+	EXPECT_EQ(run("set k 0 0 1\r\nx\r\nget k\r\n"), "STORED\r\nVALUE k 0 1\r\nx\r\nEND\r\n");
+	EXPECT_EQ(w->counters[ENGINE_C_udp_refused], 11u); // with the stats above
+}
+
+TEST_F(Cmd, UdpRepliesAreCappedPerDatagram)
+{
+	make(0, true);
+	s.udp_writes = true;
+	s.udp_reply_max = 300;
+	std::string v(200, 'v');
+	ASSERT_EQ(run("set a 0 0 200\r\n" + v + "\r\nset b 0 0 200\r\n" + v + "\r\n"),
+		  "STORED\r\nSTORED\r\n");
+	cmd_conn_reset(c);
+	// One value fits; two in one get do not: the whole get line becomes
+	// one error line, and the rest of the datagram is dropped.
+	EXPECT_EQ(run("get a\r\n"), "VALUE a 0 200\r\n" + v + "\r\nEND\r\n");
+	cmd_conn_reset(c);
+	EXPECT_EQ(run("version\r\nget a b\r\nversion\r\n"),
+		  "VERSION 1.6.18-segcached\r\nSERVER_ERROR reply over the UDP size limit\r\n");
+	EXPECT_TRUE(last_actions & CMD_ACT_CLOSE);
+	pending.clear(); // the stack drops the rest of the datagram
+	// The limit is per datagram, over several cmd_process calls too.
+	cmd_conn_reset(c);
+	EXPECT_EQ(run("get a\r\n"), "VALUE a 0 200\r\n" + v + "\r\nEND\r\n");
+	EXPECT_EQ(run("get b\r\n"), "SERVER_ERROR reply over the UDP size limit\r\n");
+	EXPECT_EQ(w->counters[ENGINE_C_udp_capped], 2u);
+	// 0: no limit.
+	s.udp_reply_max = 0;
+	cmd_conn_reset(c);
+	EXPECT_EQ(run("get a b\r\n").size(), 2 * (15 + 200 + 2) + 5);
 }
 
 TEST_F(Cmd, StatsGeneral)
@@ -629,7 +708,8 @@ TEST_F(Cmd, StatsSubcommands)
 			       "STAT inter 127.0.0.1\r\n", "STAT evictions on\r\n",
 			       "STAT cas_enabled yes\r\n", "STAT item_size_max 1048576\r\n",
 			       "STAT flush_enabled yes\r\n", "STAT shutdown_command no\r\n",
-			       "STAT engine seg\r\n", "STAT stack posix\r\n", "STAT domain_socket NULL\r\n" })
+			       "STAT engine seg\r\n", "STAT stack posix\r\n",
+			       "STAT domain_socket NULL\r\n" })
 		EXPECT_NE(r.find(f), std::string::npos) << f << r;
 	EXPECT_EQ(run("stats items\r\n"), "END\r\n");
 	EXPECT_EQ(run("stats sizes\r\n"), "STAT sizes_status disabled\r\nEND\r\n");
@@ -647,3 +727,89 @@ TEST_F(Cmd, StatsSubcommands)
 }
 
 } /* namespace */
+
+/* Issue 10, item 10: memcached 1.6.18 hangs up at once, without a reply, on
+ * a line that looks like an HTTP request, so that a browser cannot be turned
+ * into a client of the cache. */
+TEST_F(Cmd, HttpRequestLineCloses)
+{
+	for (const char *line : { "GET / HTTP/1.0\r\n", "PUT /x HTTP/1.1\r\n",
+				  "DELETE HTTP/1.1\r\n",
+				  "POST / HTTP/1.1\r\nHost: x\r\n\r\nset a 0 0 1\r\nx\r\n" }) {
+		make();
+		EXPECT_EQ(run(line), "") << line;
+		EXPECT_EQ(last_actions, CMD_ACT_CLOSE) << line;
+	}
+	/* nothing after the line ran: the set in the body above stored nothing */
+	make();
+	EXPECT_EQ(run("get a\r\n"), "END\r\n");
+	/* memcached's own commands with such an argument, and words it
+	 * dispatches by their first letter, are not closed */
+	EXPECT_EQ(run("get / HTTP/1.0\r\ndelete HTTP/1.1\r\nsxx / HTTP/1.1\r\n"),
+		  "END\r\nNOT_FOUND\r\nERROR\r\n");
+	EXPECT_EQ(last_actions, 0u);
+}
+
+/* Issue 10, item 11: memcached's administration commands get memcached's
+ * answers for a server whose feature is off, never a bare ERROR. */
+TEST_F(Cmd, CacheMemlimit)
+{
+	/* the engine's budget is 64 MB (make()): asking for it changes nothing */
+	EXPECT_EQ(run("cache_memlimit 64\r\n"), "OK\r\n");
+	EXPECT_EQ(run("cache_memlimit 128\r\ncache_memlimit 8\r\n"),
+		  "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n"
+		  "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n");
+	EXPECT_EQ(run("cache_memlimit 7\r\ncache_memlimit 0\r\ncache_memlimit 4294967296\r\n"),
+		  "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n"
+		  "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n"
+		  "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m\r\n");
+	EXPECT_EQ(run("cache_memlimit 4294967295\r\n"),
+		  "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes\r\n");
+	EXPECT_EQ(run("cache_memlimit 128 noreply\r\ncache_memlimit x noreply\r\nmn\r\n"),
+		  "MN\r\n");
+	EXPECT_EQ(run("cache_memlimit\r\ncache_memlimit x\r\ncache_memlimit 1 2 3\r\n"),
+		  "CLIENT_ERROR bad command line format\r\n"
+		  "CLIENT_ERROR bad command line format\r\n"
+		  "CLIENT_ERROR bad command line format\r\n");
+	/* the limit stayed */
+	EXPECT_EQ(stat("stats\r\n", "limit_maxbytes"), 64u << 20);
+}
+
+TEST_F(Cmd, SlabsLruCrawlerCachedump)
+{
+	EXPECT_EQ(run("slabs automove 0\r\nslabs automove ratio 0.5\r\n"), "OK\r\nOK\r\n");
+	EXPECT_EQ(run("slabs automove 1\r\nslabs automove 2\r\nslabs reassign 1 2\r\n"),
+		  "CLIENT_ERROR slab reassignment disabled\r\n"
+		  "CLIENT_ERROR slab reassignment disabled\r\n"
+		  "CLIENT_ERROR slab reassignment disabled\r\n");
+	EXPECT_EQ(run("slabs automove 1 noreply\r\nslabs automove 0 noreply\r\nmn\r\n"), "MN\r\n");
+	EXPECT_EQ(run("slabs\r\nslabs automove 3\r\nslabs reassign x y\r\n"),
+		  "CLIENT_ERROR bad command line format\r\n"
+		  "CLIENT_ERROR bad command line format\r\n"
+		  "CLIENT_ERROR bad command line format\r\n");
+
+	EXPECT_EQ(run("lru_crawler crawl all\r\nlru_crawler metadump all\r\n"
+		      "lru_crawler enable\r\n"),
+		  "CLIENT_ERROR lru crawler disabled\r\n"
+		  "CLIENT_ERROR lru crawler disabled\r\n"
+		  "CLIENT_ERROR lru crawler disabled\r\n");
+	EXPECT_EQ(run("lru_crawler disable\r\nlru_crawler tocrawl 10\r\n"
+		      "lru_crawler sleep 1000000\r\n"),
+		  "OK\r\nOK\r\nOK\r\n");
+	EXPECT_EQ(run("lru_crawler sleep 1000001\r\nlru_crawler sleep x\r\nlru_crawler\r\n"),
+		  "CLIENT_ERROR sleep must be one second or less\r\n"
+		  "CLIENT_ERROR bad command line format\r\n"
+		  "CLIENT_ERROR bad command line format\r\n");
+
+	EXPECT_EQ(run("stats cachedump 1 10\r\n"), "CLIENT_ERROR stats cachedump not allowed\r\n");
+	EXPECT_EQ(run("stats cachedump 1\r\nstats cachedump 1 x\r\nstats cachedump 64 1\r\n"),
+		  "CLIENT_ERROR bad command line\r\nCLIENT_ERROR bad command line format\r\n"
+		  "CLIENT_ERROR Illegal slab id\r\n");
+
+	/* verbosity: memcached's answers, already CLIENT_ERROR for a bad level */
+	EXPECT_EQ(run("verbosity x\r\nverbosity -1\r\nverbosity 1 x\r\n"
+		      "verbosity x noreply\r\nmn\r\n"),
+		  "CLIENT_ERROR bad command line format\r\nCLIENT_ERROR bad command line format\r\n"
+		  "OK\r\nMN\r\n");
+	EXPECT_EQ(last_actions, 0u);
+}

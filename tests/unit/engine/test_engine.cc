@@ -26,7 +26,10 @@ TEST(EngineExptime, AbsoluteBeyond30Days)
 	EXPECT_EQ(engine_expiry_from_exptime(ENGINE_RELATIVE_EXPTIME_MAX + 1, now), -1);
 }
 
-static bool parse(const std::string &s, uint64_t *v) { return engine_parse_u64(s.data(), s.size(), v); }
+static bool parse(const std::string &s, uint64_t *v)
+{
+	return engine_parse_u64(s.data(), s.size(), v);
+}
 
 TEST(EngineNumber, ParsesDecimal)
 {
@@ -63,5 +66,5 @@ TEST(EngineStatus, Names)
 {
 	EXPECT_STREQ(engine_status_name(ENGINE_OK), "OK");
 	EXPECT_STREQ(engine_status_name(ENGINE_EXISTS), "EXISTS");
-	EXPECT_STREQ(engine_status_name(99), "UNKNOWN");
+	EXPECT_STREQ(engine_status_name(static_cast<engine_status>(ENGINE_INVALID + 1)), "UNKNOWN");
 }

@@ -36,7 +36,8 @@ static void put_eth(Bytes &f, const rte_ether_addr &src, const rte_ether_addr &d
 	f.insert(f.end(), (uint8_t *)&eth, (uint8_t *)&eth + sizeof(eth));
 }
 
-static void put_ip(Bytes &f, uint32_t src, uint32_t dst, uint8_t proto, uint16_t l4_len, uint8_t ttl)
+static void put_ip(Bytes &f, uint32_t src, uint32_t dst, uint8_t proto, uint16_t l4_len,
+		   uint8_t ttl)
 {
 	rte_ipv4_hdr ip;
 	memset(&ip, 0, sizeof(ip));

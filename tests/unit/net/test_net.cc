@@ -19,6 +19,10 @@
 
 #include "net_harness.h"
 
+extern "C" {
+#include "net/net_tcp.h" /* the SYN cookie functions, tested directly */
+}
+
 using namespace nettest;
 
 namespace {
@@ -31,6 +35,7 @@ constexpr uint8_t SYN = RTE_TCP_SYN_FLAG, ACK = RTE_TCP_ACK_FLAG, FIN = RTE_TCP_
 
 // The client side of a connection, kept by the test.
 struct Peer {
+	uint32_t ip = CLI_IP;
 	uint16_t port = 40000;
 	uint32_t iss = 1000;
 	uint32_t snd_nxt = 0, rcv_nxt = 0;
@@ -143,7 +148,7 @@ protected:
 		TcpSpec t;
 		t.src_mac = cmac;
 		t.dst_mac = smac;
-		t.src_ip = CLI_IP;
+		t.src_ip = p.ip;
 		t.dst_ip = SRV_IP;
 		t.sport = p.port;
 		t.dport = PORT;
@@ -205,15 +210,16 @@ protected:
 TEST_F(Net, ArpRequestGetsReplyToTheRequester)
 {
 	make();
-	auto out = send_frame(arp_frame(cmac, mac(0xff) /*unused*/, RTE_ARP_OP_REQUEST, cmac, CLI_IP,
-					rte_ether_addr{}, SRV_IP));
+	auto out = send_frame(arp_frame(cmac, mac(0xff) /*unused*/, RTE_ARP_OP_REQUEST, cmac,
+					CLI_IP, rte_ether_addr{}, SRV_IP));
 	// The frame above went to 02:..:ff, not broadcast and not us: dropped.
 	EXPECT_TRUE(out.empty());
 	EXPECT_EQ(ctr(NET_C_drop_not_our_mac), 1u);
 
 	rte_ether_addr bcast;
 	memset(&bcast, 0xff, sizeof(bcast));
-	out = send_frame(arp_frame(cmac, bcast, RTE_ARP_OP_REQUEST, cmac, CLI_IP, rte_ether_addr{}, SRV_IP));
+	out = send_frame(arp_frame(cmac, bcast, RTE_ARP_OP_REQUEST, cmac, CLI_IP,
+				   rte_ether_addr{}, SRV_IP));
 	ASSERT_EQ(out.size(), 1u);
 	const Pkt &r = out[0];
 	EXPECT_EQ(r.ethertype, RTE_ETHER_TYPE_ARP);
@@ -232,7 +238,8 @@ TEST_F(Net, ArpRequestGetsReplyToTheRequester)
 	EXPECT_TRUE(out.empty());
 	EXPECT_EQ(ctr(NET_C_arp_drop), 1u);
 	// Malformed: wrong hardware length.
-	Bytes bad = arp_frame(cmac, bcast, RTE_ARP_OP_REQUEST, cmac, CLI_IP, rte_ether_addr{}, SRV_IP);
+	Bytes bad = arp_frame(cmac, bcast, RTE_ARP_OP_REQUEST, cmac, CLI_IP, rte_ether_addr{},
+			      SRV_IP);
 	bad[14 + 4] = 8;
 	EXPECT_TRUE(send_frame(bad).empty());
 	EXPECT_EQ(ctr(NET_C_arp_drop), 2u);
@@ -315,6 +322,70 @@ TEST_F(Net, UdpDatagramDeliveredAndAnswered)
 	send_frame(f);
 	ASSERT_EQ(app.udp.size(), 2u);
 	EXPECT_EQ(app.udp[1].data, "nock");
+}
+
+// Reflection: no answer to a source that is many hosts, or none.
+TEST_F(Net, UdpAndPingFromUnanswerableSourcesAreDropped)
+{
+	make();
+	const rte_ether_addr bcast = { { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
+	const rte_ether_addr mcast = { { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 } };
+	for (uint32_t src : { ip4(198, 18, 0, 255), ip4(255, 255, 255, 255), ip4(224, 0, 0, 1),
+			      ip4(0, 0, 0, 0), ip4(127, 0, 0, 1), ip4(240, 0, 0, 1), SRV_IP }) {
+		EXPECT_TRUE(send_frame(udp_frame(cmac, smac, src, SRV_IP, 5555, PORT, "get k\r\n"))
+				    .empty());
+		EXPECT_TRUE(send_frame(icmp_echo_frame(cmac, smac, src, SRV_IP, 1, 1, "x"))
+				    .empty());
+	}
+	EXPECT_EQ(ctr(NET_C_drop_ip_bad_source), 14u);
+	EXPECT_EQ(ctr(NET_C_icmp_echo_replies), 0u);
+	// UDP: a broadcast or multicast source MAC, source port 0, a peer
+	// beyond the subnet.
+	send_frame(udp_frame(bcast, smac, CLI_IP, SRV_IP, 5555, PORT, "x"));
+	send_frame(udp_frame(mcast, smac, CLI_IP, SRV_IP, 5555, PORT, "x"));
+	send_frame(udp_frame(cmac, smac, CLI_IP, SRV_IP, 0, PORT, "x"));
+	send_frame(udp_frame(cmac, smac, ip4(198, 19, 7, 7), SRV_IP, 5555, PORT, "x"));
+	EXPECT_EQ(ctr(NET_C_drop_udp_bad_source), 4u);
+	EXPECT_TRUE(app.udp.empty());
+	// The same peer from the subnet is answered; TCP and ping from beyond
+	// it are not affected.
+	send_frame(udp_frame(cmac, smac, CLI_IP, SRV_IP, 5555, PORT, "x"));
+	EXPECT_EQ(app.udp.size(), 1u);
+	EXPECT_EQ(send_frame(icmp_echo_frame(cmac, smac, ip4(198, 19, 7, 7), SRV_IP, 1, 2, "x"))
+			  .size(),
+		  1u);
+}
+
+TEST_F(Net, AllowListDropsOthersBeforeAnyState)
+{
+	net_cidr allow[2] = { { ip4(198, 18, 0, 1), 0xffffffffu },
+			      { ip4(10, 1, 0, 0), 0xffff0000u } };
+	cfg.allow = allow;
+	cfg.n_allow = 2;
+	make();
+	allow[0].addr = 0; // the stack keeps its own copy
+	// An allowed client: served.
+	Peer ok;
+	ASSERT_NE(open(ok), nullptr);
+	// Another one on the subnet: its SYN, datagram and ping get nothing,
+	// and no slot.
+	Peer other;
+	other.ip = ip4(198, 18, 0, 9);
+	EXPECT_TRUE(send_frame(seg(other, SYN, "", opt_mss(1460))).empty());
+	EXPECT_TRUE(send_frame(udp_frame(cmac, smac, other.ip, SRV_IP, 5555, PORT, "x")).empty());
+	EXPECT_TRUE(send_frame(icmp_echo_frame(cmac, smac, other.ip, SRV_IP, 1, 1, "x")).empty());
+	EXPECT_EQ(ctr(NET_C_drop_ip_not_allowed), 3u);
+	EXPECT_EQ(net_stack_conns_in_use(s), 1u);
+	EXPECT_TRUE(app.udp.empty());
+}
+
+TEST_F(Net, UdpFromBeyondTheSubnetWhenAllowed)
+{
+	cfg.udp_off_subnet = true;
+	make();
+	send_frame(udp_frame(cmac, smac, ip4(198, 19, 7, 7), SRV_IP, 5555, PORT, "x"));
+	EXPECT_EQ(app.udp.size(), 1u);
+	EXPECT_EQ(ctr(NET_C_drop_udp_bad_source), 0u);
 }
 
 TEST_F(Net, UdpSendToUnknownPeerArps)
@@ -495,7 +566,9 @@ TEST_F(Net, ReceiveWindowShrinksWhileUnconsumedAndReopens)
 	cfg.rcvbuf = 4096;
 	make();
 	bool consume = false;
-	app.on_recv = [&](net_conn *, const uint8_t *, size_t n) -> size_t { return consume ? n : 0; };
+	app.on_recv = [&](net_conn *, const uint8_t *, size_t n) -> size_t {
+		return consume ? n : 0;
+	};
 	Peer p;
 	net_conn *c = open(p);
 	ASSERT_NE(c, nullptr);
@@ -736,6 +809,95 @@ TEST_F(Net, WindowClosingWithDataInFlightTurnsIntoProbes)
 	net_close_reason why;
 	ASSERT_TRUE(app.was_closed(c, &why));
 	EXPECT_EQ(why, NET_CLOSE_TIMEOUT);
+}
+
+TEST_F(Net, ZeroWindowProbeCarryingDataIsAcked)
+{
+	cfg.rcvbuf = 4096;
+	make();
+	app.on_recv = [&](net_conn *, const uint8_t *, size_t) -> size_t { return 0; };
+	Peer p;
+	ASSERT_NE(open(p), nullptr);
+	std::string chunk(1024, 'x');
+	for (int i = 0; i < 4; i++)
+		send_frame(seg(p, ACK, chunk));
+	auto out = advance(10000);
+	ASSERT_FALSE(out.empty());
+	EXPECT_EQ(out.back().win, 0);
+	// BSD, macOS and Windows probe a zero window with one byte of data:
+	// the answer repeats the window (still 0) and what was received.
+	out = send_frame(seg(p, ACK, "p"));
+	ASSERT_EQ(out.size(), 1u) << dump();
+	EXPECT_TRUE(out[0].payload.empty());
+	EXPECT_EQ(out[0].ack, p.snd_nxt - 1);
+	EXPECT_EQ(out[0].win, 0);
+}
+
+// A closed connection whose peer holds its window shut while answering the
+// zero-window probes: reset after orphan_timeout_us, not kept for ever.
+TEST_F(Net, OrphanHeldByAZeroWindowIsResetInTime)
+{
+	make();
+	Peer p;
+	net_conn *c = open(p, -1);
+	ASSERT_NE(c, nullptr);
+	std::string data(3000, 'o');
+	net_tcp_send(c, data.data(), data.size());
+	step();
+	p.win = 0;
+	send_frame(seg(p, ACK));
+	net_tcp_close(c);
+	step();
+	bool reset = false;
+	for (int i = 0; i < 30 && !reset; i++) {
+		for (auto &k : advance(5000000)) {
+			if (k.has(RST))
+				reset = true;
+		}
+		if (!reset)
+			send_frame(seg(p, ACK)); // answers the probes: window still 0
+		EXPECT_TRUE(reset || now < 5000000000ull + 61000000ull) << i;
+	}
+	EXPECT_TRUE(reset) << dump();
+	EXPECT_EQ(ctr(NET_C_tcp_orphan_timeouts), 1u);
+	net_close_reason why;
+	ASSERT_TRUE(app.was_closed(c, &why));
+	EXPECT_EQ(why, NET_CLOSE_TIMEOUT);
+	EXPECT_EQ(net_stack_conns_in_use(s), 0u);
+}
+
+TEST_F(Net, ClosingBeyondMaxOrphansResets)
+{
+	cfg.max_orphans = 1;
+	make();
+	Peer a, b;
+	b.port = a.port + 1;
+	net_conn *ca = open(a, -1), *cb = open(b, -1);
+	ASSERT_NE(ca, nullptr);
+	ASSERT_NE(cb, nullptr);
+	// The first close is graceful (FIN), the second would be a second
+	// orphan: it is reset.
+	net_tcp_close(ca);
+	auto out = step();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(out[0].has(FIN));
+	net_tcp_close(cb);
+	out = step();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(out[0].has(RST));
+	EXPECT_EQ(ctr(NET_C_tcp_orphan_overflow), 1u);
+	// Once the first is done closing, a close is graceful again.
+	a.rcv_nxt++;
+	send_frame(seg(a, ACK | FIN));
+	EXPECT_TRUE(app.was_closed(ca));
+	Peer d;
+	d.port = a.port + 2;
+	net_conn *cd = open(d, -1);
+	ASSERT_NE(cd, nullptr);
+	net_tcp_close(cd);
+	out = step();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(out[0].has(FIN));
 }
 
 TEST_F(Net, AbortInsideAcceptedReportsClosed)
@@ -1386,11 +1548,15 @@ TEST_F(Net, SynFloodBeyondBacklogUsesCookies)
 	EXPECT_EQ(ctr(NET_C_tcp_syncookies_sent), 6u);
 	EXPECT_EQ(ctr(NET_C_tcp_backlog_full), 6u);
 
+	// The cookie SYN-ACK offers no window scaling (as Linux without
+	// timestamps): there is no room for it in a 32-bit MAC.
+	EXPECT_EQ(synacks[8].ws, -1);
+	EXPECT_EQ(synacks[8].mss, 1460);
 	// A wrong cookie is refused with RST.
 	Peer bad;
 	bad.port = 30009;
 	bad.snd_nxt = 5010;
-	bad.rcv_nxt = synacks[9].seq + 2;
+	bad.rcv_nxt = synacks[9].seq + 1 + 0x10000;
 	auto out = send_frame(seg(bad, ACK));
 	ASSERT_EQ(out.size(), 1u);
 	EXPECT_TRUE(out[0].has(RST));
@@ -1414,8 +1580,8 @@ TEST_F(Net, SynFloodBeyondBacklogUsesCookies)
 	EXPECT_EQ(out[0].payload, "OK\r\n");
 	EXPECT_EQ(out[0].seq, synacks[8].seq + 1);
 	EXPECT_EQ(out[0].ack, p.snd_nxt);
-	// The window scale survived in the cookie: our window is scaled by 0,
-	// and the peer's (3) is applied (its field 100 means 800 bytes).
+	// No window scaling on a cookie connection, although the peer offered
+	// 3: its window field 100 means 100 bytes.
 	std::string big(3000, 'b');
 	p.win = 100;
 	p.rcv_nxt += 4;
@@ -1423,7 +1589,7 @@ TEST_F(Net, SynFloodBeyondBacklogUsesCookies)
 	net_tcp_send(app.accepted[0], big.data(), big.size());
 	out = step();
 	ASSERT_EQ(out.size(), 1u);
-	EXPECT_EQ(out[0].payload.size(), 800u);
+	EXPECT_EQ(out[0].payload.size(), 100u);
 	// Cookies age out after two periods (~134 s).
 	now += 200ull * 1000 * 1000;
 	Peer late;
@@ -1433,6 +1599,116 @@ TEST_F(Net, SynFloodBeyondBacklogUsesCookies)
 	out = tcp_to(send_frame(seg(late, ACK)), late);
 	ASSERT_EQ(out.size(), 1u);
 	EXPECT_TRUE(out[0].has(RST));
+}
+
+// A blind forger knows the 4-tuple, its own ISN, the clock and the cookie
+// format, but not the stack's secret.
+TEST_F(Net, SynCookieChecksTupleIsnAndPeriod)
+{
+	make();
+	net_conn_key k = { 0xc6120001, 40000, PORT };
+	uint16_t mss = 0;
+
+	step(); // the stack reads the clock
+	uint32_t c = tcp_syncookie_make(s, &k, 777, 1460);
+	EXPECT_TRUE(tcp_syncookie_check(s, &k, 777, c, &mss));
+	EXPECT_EQ(mss, 1460);
+	net_conn_key other = k;
+	other.rport++;
+	EXPECT_FALSE(tcp_syncookie_check(s, &other, 777, c, &mss));
+	EXPECT_FALSE(tcp_syncookie_check(s, &k, 778, c, &mss));
+	now += 100ull * 1000 * 1000; // the next period: still good
+	step();
+	EXPECT_TRUE(tcp_syncookie_check(s, &k, 777, c, &mss));
+	now += 100ull * 1000 * 1000; // two periods on: expired
+	step();
+	EXPECT_FALSE(tcp_syncookie_check(s, &k, 777, c, &mss));
+}
+
+TEST_F(Net, SynCookieBlindGuessesAreRefused)
+{
+	make();
+	net_conn_key k = { 0xc6120001, 40000, PORT };
+	std::mt19937_64 rng(42);
+	uint16_t mss;
+	unsigned accepted = 0;
+
+	step();
+	// 2^22 guesses, each accepted with probability 8 / 2^32 (two periods,
+	// four MSS values): 0.008 on average; the seeds are fixed, so is the
+	// result. The 20-bit MAC this replaced let a guess through with
+	// probability 2^-20 once its fields were chosen right: 4 here.
+	for (unsigned i = 0; i < (1u << 22); i++)
+		accepted += tcp_syncookie_check(s, &k, 777, (uint32_t)rng(), &mss);
+	EXPECT_EQ(accepted, 0u);
+}
+
+TEST_F(Net, SynCookieConnectionsTimeOutWhenIdle)
+{
+	cfg.syn_backlog = 1;
+	make();
+	Peer first;
+	first.port = 31000;
+	ASSERT_EQ(send_frame(seg(first, SYN, "", opt_mss(1460))).size(), 1u);
+	Peer p;
+	p.port = 31001;
+	p.snd_nxt = 9000;
+	auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
+	ASSERT_EQ(out.size(), 1u);
+	ASSERT_EQ(ctr(NET_C_tcp_syncookies_sent), 1u);
+	p.rcv_nxt = out[0].seq + 1;
+	send_frame(seg(p, ACK));
+	ASSERT_EQ(app.accepted.size(), 1u) << dump();
+	// idle_timeout_us is 0 (never), but a connection made from a cookie
+	// may be forged: it goes after syncookie_idle_us (120 s) of silence.
+	now += 119ull * 1000 * 1000;
+	step();
+	EXPECT_TRUE(app.closed.empty());
+	now += 2ull * 1000 * 1000;
+	step();
+	EXPECT_EQ(app.closed.size(), 1u) << dump();
+}
+
+// Every slot taken: a handshake completed from a cookie is refused at once,
+// statelessly, never left to a peer that would retransmit into silence.
+TEST_F(Net, HandshakeWithEverySlotTakenIsRefusedAtOnce)
+{
+	for (const char *reply : { "ERROR Too many open connections\r\n", (const char *)nullptr }) {
+		SCOPED_TRACE(reply ? "full_reply" : "RST");
+		if (s != nullptr) {
+			drain();
+			net_stack_destroy(s);
+			s = nullptr;
+		}
+		app = App();
+		cfg.max_conns = 4;
+		cfg.full_reply = reply;
+		make();
+		std::vector<Peer> peers(4);
+		for (unsigned i = 0; i < peers.size(); i++) {
+			peers[i].port = uint16_t(32000 + i);
+			ASSERT_NE(open(peers[i]), nullptr);
+		}
+		Peer p;
+		p.port = 32100;
+		p.snd_nxt = 777;
+		auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
+		ASSERT_EQ(out.size(), 1u);
+		ASSERT_TRUE(out[0].has(SYN | ACK)) << dump();
+		p.rcv_nxt = out[0].seq + 1;
+		out = send_frame(seg(p, ACK | PSH, "stats\r\n"));
+		ASSERT_EQ(out.size(), 1u) << dump();
+		EXPECT_EQ(ctr(NET_C_tcp_refused_full), 1u);
+		EXPECT_EQ(out[0].seq, p.rcv_nxt);
+		if (reply) {
+			EXPECT_TRUE(out[0].has(FIN | ACK));
+			EXPECT_EQ(out[0].payload, reply);
+			EXPECT_EQ(out[0].ack, p.snd_nxt); // the request is acknowledged
+		} else {
+			EXPECT_TRUE(out[0].has(RST));
+		}
+		EXPECT_EQ(app.accepted.size(), 4u);
+	}
 }
 
 TEST_F(Net, StrayAckToListenerIsResetNotTakenForACookie)
@@ -1572,7 +1848,8 @@ TEST_F(Net, MalformedPacketsAreDroppedAndCounted)
 		q.port = 41000;
 		q.snd_nxt = 1;
 		expect_drop(seg(q, SYN, "", {2, 0, 0, 0}), NET_C_drop_tcp_bad_header, "bad opt");
-		expect_drop(seg(q, SYN, "", {3, 9, 1, 1}), NET_C_drop_tcp_bad_header, "opt overrun");
+		expect_drop(seg(q, SYN, "", {3, 9, 1, 1}), NET_C_drop_tcp_bad_header,
+			    "opt overrun");
 		expect_drop(seg(q, SYN | FIN), NET_C_drop_tcp_bad_header, "syn+fin");
 	}
 	// After all that, the connection still works.

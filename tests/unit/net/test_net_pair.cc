@@ -26,7 +26,10 @@ struct Wire {
 	std::mt19937 rng{2026};
 	uint64_t dropped = 0, duplicated = 0, reordered = 0;
 
-	bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+	bool chance(double p)
+	{
+		return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p;
+	}
 
 	// Move what `from` built into `to`, through the faults.
 	void carry(net_stack *from, net_stack *to)
@@ -269,7 +272,8 @@ TEST_P(NetPairLossy, BulkTransferBothWaysArrivesIntact)
 	int i;
 	for (i = 0; i < 3000000; i++) {
 		if (!ca.was_closed(c) && sent < total)
-			sent += net_tcp_send(c, up.data() + sent, std::min<size_t>(total - sent, 16384));
+			sent += net_tcp_send(c, up.data() + sent,
+					     std::min<size_t>(total - sent, 16384));
 		if (!closing && ca.rx[c].size() == total) {
 			net_tcp_close(c);
 			closing = true;

@@ -236,8 +236,8 @@ TEST(ProtoUdp, SplitAndReassemble)
 	std::string joined;
 	for (unsigned seq = 0; seq < n; seq++) {
 		unsigned char d[PROTO_UDP_DGRAM_MAX];
-		size_t len = proto_udp_frame(resp.data(), resp.size(), PROTO_UDP_PAYLOAD_MAX, 0xbeef,
-					     seq, d);
+		size_t len = proto_udp_frame(resp.data(), resp.size(), PROTO_UDP_PAYLOAD_MAX,
+					     0xbeef, seq, d);
 
 		ASSERT_GT(len, (size_t)PROTO_UDP_HDR_LEN);
 		ASSERT_LE(len, (size_t)PROTO_UDP_DGRAM_MAX);

@@ -40,6 +40,8 @@ struct Req {
 	uint64_t meta_cas = 0, mdelta = 0, initial = 0;
 	uint32_t client_flags = 0;
 	int64_t ttl = 0;
+	proto_sub sub = PROTO_SUB_NONE;
+	uint32_t num0 = 0, num1 = 0;
 
 	bool operator==(const Req &o) const
 	{
@@ -51,7 +53,8 @@ struct Req {
 		       value_flag == o.value_flag && base64 == o.base64 && has_cas == o.has_cas &&
 		       has_ttl == o.has_ttl && mode == o.mode && meta_cas == o.meta_cas &&
 		       mdelta == o.mdelta && initial == o.initial &&
-		       client_flags == o.client_flags && ttl == o.ttl;
+		       client_flags == o.client_flags && ttl == o.ttl && sub == o.sub &&
+		       num0 == o.num0 && num1 == o.num1;
 	}
 };
 
@@ -85,6 +88,9 @@ Req flatten(const proto_req &q)
 	r.vlen = q.vlen;
 	if (q.arg)
 		r.arg.assign(q.arg, q.arg_len);
+	r.sub = q.sub;
+	r.num0 = q.num[0];
+	r.num1 = q.num[1];
 	if (q.cmd >= PROTO_CMD_MG && q.cmd <= PROTO_CMD_ME && q.cmd != PROTO_CMD_MN) {
 		const proto_meta &m = q.meta;
 
@@ -196,7 +202,8 @@ TEST(ProtoParse, GetFamily)
 {
 	EXPECT_EQ(reqs("get a\r\n"), (std::vector<Req>{ Get(PROTO_CMD_GET, "a", true) }));
 	EXPECT_EQ(reqs("gets a b  c\r\n"),
-		  (std::vector<Req>{ Get(PROTO_CMD_GETS, "a", false), Get(PROTO_CMD_GETS, "b", false),
+		  (std::vector<Req>{ Get(PROTO_CMD_GETS, "a", false),
+				     Get(PROTO_CMD_GETS, "b", false),
 				     Get(PROTO_CMD_GETS, "c", true) }));
 	EXPECT_EQ(reqs("gat 10 a b\r\n"),
 		  (std::vector<Req>{ Get(PROTO_CMD_GAT, "a", false, 10),
@@ -224,7 +231,8 @@ TEST(ProtoParse, GetKeyTooLongRejectsTheWholeLine)
 {
 	std::string k250(250, 'k'), k251(251, 'k');
 
-	EXPECT_EQ(reqs("get " + k250 + "\r\n"), (std::vector<Req>{ Get(PROTO_CMD_GET, k250, true) }));
+	EXPECT_EQ(reqs("get " + k250 + "\r\n"),
+		  (std::vector<Req>{ Get(PROTO_CMD_GET, k250, true) }));
 	/* memcached checks every key before answering any */
 	EXPECT_EQ(reqs("get a " + k251 + " b\r\nget c\r\n"),
 		  (std::vector<Req>{ E(PROTO_CMD_GET, kBad), Get(PROTO_CMD_GET, "c", true) }));
@@ -246,7 +254,8 @@ TEST(ProtoParse, StorageCommands)
 	EXPECT_EQ(reqs("set k 0 0 4\r\n\r\n\r\n\r\n"),
 		  (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "\r\n\r\n") }));
 	/* a sixth token that is not "noreply" is ignored */
-	EXPECT_EQ(reqs("set k 0 0 1 x\r\nz\r\n"), (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "z") }));
+	EXPECT_EQ(reqs("set k 0 0 1 x\r\nz\r\n"),
+		  (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "z") }));
 }
 
 TEST(ProtoParse, StorageNumbersAsMemcachedReadsThem)
@@ -255,12 +264,17 @@ TEST(ProtoParse, StorageNumbersAsMemcachedReadsThem)
 	EXPECT_EQ(reqs("set k 4294967296 0 1\r\nx\r\n")[0].flags, 0u);
 	EXPECT_EQ(reqs("set k 4294967295 0 1\r\nx\r\n")[0].flags, 4294967295u);
 	EXPECT_EQ(reqs("set k 0 99999999999 1\r\nx\r\n")[0].exptime, 1215752191);
-	EXPECT_EQ(reqs("set k 0 0 4294967297\r\nx\r\n"), (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "x") }));
-	EXPECT_EQ(reqs("set k 0 0 +1\r\nx\r\n"), (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "x") }));
-	EXPECT_EQ(reqs("set k 0 0 \t1\r\nx\r\n"), (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "x") }));
-	EXPECT_EQ(reqs("set k 0 0 1\t\r\nx\r\n"), (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "x") }));
+	EXPECT_EQ(reqs("set k 0 0 4294967297\r\nx\r\n"),
+		  (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "x") }));
+	EXPECT_EQ(reqs("set k 0 0 +1\r\nx\r\n"),
+		  (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "x") }));
+	EXPECT_EQ(reqs("set k 0 0 \t1\r\nx\r\n"),
+		  (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "x") }));
+	EXPECT_EQ(reqs("set k 0 0 1\t\r\nx\r\n"),
+		  (std::vector<Req>{ Store(PROTO_CMD_SET, "k", "x") }));
 	/* errors: the data line is then read as a command */
-	for (const char *bad : { "set k -1 0 1\r\nx\r\n", "set k x 0 1\r\nx\r\n", "set k 0 0 1x\r\nx\r\n",
+	for (const char *bad : { "set k -1 0 1\r\nx\r\n", "set k x 0 1\r\nx\r\n",
+				 "set k 0 0 1x\r\nx\r\n",
 				 "set k 0 0 -1\r\nx\r\n", "set k 0 0 2147483646\r\nx\r\n",
 				 "set k 0 0 9223372036854775808\r\nx\r\n", "cas k 0 0 1 x\r\nx\r\n",
 				 "cas k 0 0 1 -1\r\nx\r\n" }) {
@@ -277,9 +291,11 @@ TEST(ProtoParse, StorageErrorsHonourNoreplyLikeMemcached)
 
 	EXPECT_EQ(reqs("set " + k251 + " 0 0 1 noreply\r\nx\r\n"),
 		  (std::vector<Req>{ E(PROTO_CMD_SET, kBad, true), E(PROTO_CMD_ERROR, "ERROR") }));
-	EXPECT_EQ(reqs("set k x 0 1 noreply\r\n"), (std::vector<Req>{ E(PROTO_CMD_SET, kBad, true) }));
+	EXPECT_EQ(reqs("set k x 0 1 noreply\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_SET, kBad, true) }));
 	/* wrong token counts are ERROR, never quiet */
-	EXPECT_EQ(reqs("set k 0 0 1 noreply x\r\n"), (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
+	EXPECT_EQ(reqs("set k 0 0 1 noreply x\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
 	EXPECT_EQ(reqs("set k 0 0\r\n"), (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
 	EXPECT_EQ(reqs("cas k 0 0 1\r\n"), (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
 }
@@ -311,7 +327,8 @@ TEST(ProtoParse, TooLargeValueIsSwallowedNotBuffered)
 	for (size_t chunk : { (size_t)0, (size_t)1, (size_t)7, (size_t)1000 }) {
 		Result r = parse_stream(in, chunk, 1024);
 
-		EXPECT_EQ(r.reqs, (std::vector<Req>{ tl, Get(PROTO_CMD_GET, "big", true) })) << chunk;
+		EXPECT_EQ(r.reqs, (std::vector<Req>{ tl, Get(PROTO_CMD_GET, "big", true) }))
+			<< chunk;
 		EXPECT_EQ(r.left, 0u);
 	}
 	/* the swallowed bytes leave the caller's buffer as they arrive */
@@ -370,7 +387,8 @@ TEST(ProtoParse, OtherClassicCommands)
 		"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]";
 	EXPECT_EQ(reqs("delete a 1\r\n"), (std::vector<Req>{ E(PROTO_CMD_DELETE, usage) }));
 	EXPECT_EQ(reqs("delete a x y\r\n"), (std::vector<Req>{ E(PROTO_CMD_DELETE, usage) }));
-	EXPECT_EQ(reqs("delete a 0 noreply x\r\n"), (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
+	EXPECT_EQ(reqs("delete a 0 noreply x\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
 	EXPECT_EQ(reqs("delete " + k251 + "\r\n"), (std::vector<Req>{ E(PROTO_CMD_DELETE, kBad) }));
 
 	Req in = K(PROTO_CMD_INCR, "n");
@@ -380,23 +398,27 @@ TEST(ProtoParse, OtherClassicCommands)
 	de.delta = 3;
 	de.noreply = true;
 	EXPECT_EQ(reqs("decr n 3 noreply\r\n"), (std::vector<Req>{ de }));
-	for (const char *bad : { "incr n -1\r\n", "incr n x\r\n", "incr n 18446744073709551616\r\n" })
-		EXPECT_EQ(reqs(bad), (std::vector<Req>{ E(PROTO_CMD_INCR,
-							   "CLIENT_ERROR invalid numeric delta argument") }));
+	for (const char *bad : { "incr n -1\r\n", "incr n x\r\n",
+				 "incr n 18446744073709551616\r\n" })
+		EXPECT_EQ(reqs(bad),
+			  (std::vector<Req>{ E(PROTO_CMD_INCR,
+					       "CLIENT_ERROR invalid numeric delta argument") }));
 	EXPECT_EQ(reqs("incr n\r\n"), (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
 
 	Req t = K(PROTO_CMD_TOUCH, "a");
 	t.exptime = 10;
 	EXPECT_EQ(reqs("touch a 10\r\n"), (std::vector<Req>{ t }));
 	EXPECT_EQ(reqs("touch a x\r\n"),
-		  (std::vector<Req>{ E(PROTO_CMD_TOUCH, "CLIENT_ERROR invalid exptime argument") }));
+		  (std::vector<Req>{
+			  E(PROTO_CMD_TOUCH, "CLIENT_ERROR invalid exptime argument") }));
 
 	Req f = R(PROTO_CMD_FLUSH_ALL);
 	EXPECT_EQ(reqs("flush_all\r\n"), (std::vector<Req>{ f }));
 	f.noreply = true;
 	EXPECT_EQ(reqs("flush_all noreply\r\n"), (std::vector<Req>{ f }));
 	EXPECT_EQ(reqs("flush_all x\r\n"),
-		  (std::vector<Req>{ E(PROTO_CMD_FLUSH_ALL, "CLIENT_ERROR invalid exptime argument") }));
+		  (std::vector<Req>{
+			  E(PROTO_CMD_FLUSH_ALL, "CLIENT_ERROR invalid exptime argument") }));
 	EXPECT_EQ(reqs("flush_all 1 2 3\r\n"), (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
 	auto fd = reqs("flush_all 10 noreply\r\n");
 	ASSERT_EQ(fd.size(), 1u);
@@ -407,12 +429,14 @@ TEST(ProtoParse, OtherClassicCommands)
 		  (std::vector<Req>{ R(PROTO_CMD_VERSION), R(PROTO_CMD_VERSION) }));
 	EXPECT_EQ(reqs("verbosity\r\n"), (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
 	EXPECT_EQ(reqs("verbosity x\r\n"), (std::vector<Req>{ E(PROTO_CMD_VERBOSITY, kBad) }));
-	EXPECT_EQ(reqs("verbosity noreply\r\n"), (std::vector<Req>{ E(PROTO_CMD_VERBOSITY, kBad, true) }));
+	EXPECT_EQ(reqs("verbosity noreply\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_VERBOSITY, kBad, true) }));
 	EXPECT_EQ(reqs("quit\r\n"), (std::vector<Req>{ R(PROTO_CMD_QUIT) }));
 	EXPECT_EQ(reqs("shutdown\r\n"), (std::vector<Req>{ R(PROTO_CMD_SHUTDOWN) }));
 	EXPECT_TRUE(parse_stream("shutdown graceful\r\n").reqs[0].error.empty());
 	EXPECT_EQ(reqs("shutdown x\r\n"),
-		  (std::vector<Req>{ E(PROTO_CMD_SHUTDOWN, "CLIENT_ERROR invalid shutdown mode") }));
+		  (std::vector<Req>{
+			  E(PROTO_CMD_SHUTDOWN, "CLIENT_ERROR invalid shutdown mode") }));
 	Req st = R(PROTO_CMD_STATS);
 	EXPECT_EQ(reqs("stats\r\n"), (std::vector<Req>{ st }));
 	st.arg = "settings";
@@ -422,7 +446,8 @@ TEST(ProtoParse, OtherClassicCommands)
 TEST(ProtoParse, UnknownAndMalformedLines)
 {
 	for (const char *in : { "\r\n", "\n", " \r\n", "x\r\n", "GET a\r\n", "bogus a b\r\n",
-				"g\r\n", "gx a\r\n", "mN\r\n", "mz a\r\n", "mnn\r\n", "set\ta 0 0 1\r\n" })
+				"g\r\n", "gx a\r\n", "mN\r\n", "mz a\r\n", "mnn\r\n",
+				"set\ta 0 0 1\r\n" })
 		EXPECT_EQ(reqs(in), (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") })) << in;
 	EXPECT_EQ(reqs("mn\r\nmn x\r\n"), (std::vector<Req>{ R(PROTO_CMD_MN), R(PROTO_CMD_MN) }));
 }
@@ -438,7 +463,8 @@ TEST(ProtoParse, LongLines)
 	/* a whole long line is still answered, as memcached answers one that
 	 * arrives in one read */
 	r = parse_stream("set " + std::string(3000, 'k') + " 0 0 1\r\nx\r\n");
-	EXPECT_EQ(r.reqs, (std::vector<Req>{ E(PROTO_CMD_SET, kBad), E(PROTO_CMD_ERROR, "ERROR") }));
+	EXPECT_EQ(r.reqs,
+		  (std::vector<Req>{ E(PROTO_CMD_SET, kBad), E(PROTO_CMD_ERROR, "ERROR") }));
 	/* ... but not when it arrives in pieces */
 	r = parse_stream("set " + std::string(3000, 'k') + " 0 0 1\r\nx\r\n", 2500);
 	EXPECT_TRUE(r.closed);
@@ -539,7 +565,8 @@ TEST(ProtoParse, MetaGetFlags)
 		{ "mg a Tx Fx\r\n", "CLIENT_ERROR bad token in command line format" },
 		{ "mg a Tx Z\r\n", "CLIENT_ERROR invalid flag" },
 		{ "mg a b\r\n", "CLIENT_ERROR error decoding key" },
-		{ "mg a O123456789012345678901234567890123\r\n", "CLIENT_ERROR opaque token too long" },
+		{ "mg a O123456789012345678901234567890123\r\n",
+		  "CLIENT_ERROR opaque token too long" },
 		{ "mg a v s f t c k O1 h q u P L1 N1 R1 J1 D1 C1 F1\r\n",
 		  "CLIENT_ERROR options flags are too long" },
 	};
@@ -582,8 +609,10 @@ TEST(ProtoParse, MetaSet)
 
 	/* errors before the length is known: the block is read as commands */
 	EXPECT_EQ(reqs("ms k\r\n"), (std::vector<Req>{ E(PROTO_CMD_MS, kBad) }));
-	EXPECT_EQ(reqs("ms k x\r\nmn\r\n"), (std::vector<Req>{ E(PROTO_CMD_MS, kBad), R(PROTO_CMD_MN) }));
-	EXPECT_EQ(reqs("ms k -1\r\nmn\r\n"), (std::vector<Req>{ E(PROTO_CMD_MS, kBad), R(PROTO_CMD_MN) }));
+	EXPECT_EQ(reqs("ms k x\r\nmn\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_MS, kBad), R(PROTO_CMD_MN) }));
+	EXPECT_EQ(reqs("ms k -1\r\nmn\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_MS, kBad), R(PROTO_CMD_MN) }));
 	/* errors after it: the block is swallowed */
 	struct {
 		const char *line, *err;
@@ -596,8 +625,10 @@ TEST(ProtoParse, MetaSet)
 		{ "ms k 2 Tx", "CLIENT_ERROR bad token in command line format" },
 		{ "ms k 2 Cx", "CLIENT_ERROR bad token in command line format" },
 		{ "ms k 2 Tx b", "CLIENT_ERROR error decoding key" },
-		{ "ms k 2 MZ O123456789012345678901234567890123", "CLIENT_ERROR invalid mode for ms M token" },
-		{ "ms k 2 O123456789012345678901234567890123", "CLIENT_ERROR opaque token too long" },
+		{ "ms k 2 MZ O123456789012345678901234567890123",
+		  "CLIENT_ERROR invalid mode for ms M token" },
+		{ "ms k 2 O123456789012345678901234567890123",
+		  "CLIENT_ERROR opaque token too long" },
 		{ "ms k 2 E5", "CLIENT_ERROR invalid flag" },
 	};
 	for (const auto &s : swallowed)
@@ -621,7 +652,8 @@ TEST(ProtoParse, MetaDeleteAndArithmetic)
 	EXPECT_EQ(r[0].mdelta, 7u);
 	EXPECT_EQ(r[0].initial, 3u);
 	for (const char *in : { "ma k x\r\n", "ma k v v\r\n", "ma k Dx\r\n", "ma k Jx\r\n",
-				"md k x\r\n", "md k Cx\r\n", "md k Fx\r\n", "md YWJj O1 b k b\r\n" })
+				"md k x\r\n", "md k Cx\r\n", "md k Fx\r\n",
+				"md YWJj O1 b k b\r\n" })
 		EXPECT_EQ(reqs(in)[0].error, "CLIENT_ERROR invalid or duplicate flag") << in;
 	for (const char *in : { "ma k MX\r\n", "ma k Mi\r\n", "ma k Md\r\n" })
 		EXPECT_EQ(reqs(in)[0].error, "CLIENT_ERROR invalid mode for ma M token") << in;
@@ -659,7 +691,8 @@ TEST(ProtoParse, SplitAtEveryByte)
 			for (;;) {
 				proto_req req;
 				size_t used;
-				proto_status st = proto_parse(&p, buf.data(), buf.size(), &req, &used);
+				proto_status st = proto_parse(&p, buf.data(), buf.size(), &req,
+								&used);
 
 				if (st == PROTO_REQ)
 					got.push_back(flatten(req));
@@ -702,3 +735,142 @@ TEST(ProtoParse, ResetAndAbort)
 }
 
 } /* namespace */
+
+/* memcached 1.6.18 hangs up, without a reply, on a line whose last token
+ * starts with "HTTP/" unless its command word is one it dispatches (the
+ * answers below were probed on memcached 1.6.18). */
+TEST(ProtoParse, HttpRequestLineCloses)
+{
+	for (const char *line :
+	     { "GET / HTTP/1.0\r\n", "PUT /x HTTP/1.1\r\n", "DELETE HTTP/1.1\r\n",
+	       "POST /form HTTP/1.1\r\n", "HTTP/1.1\r\n", "GE HTTP/1.1\r\n", "GET / HTTP/\r\n",
+	       "  GET  /  HTTP/1.1  \r\n", "GET / HTTP/1.1\n", "mxx / HTTP/1.1\r\n",
+	       "Sxx / HTTP/1.1\r\n", "GET HTTP/1.1\r\r\n" }) {
+		Result r = parse_stream(std::string(line) + "version\r\n");
+
+		EXPECT_TRUE(r.closed) << line;
+		EXPECT_TRUE(r.reqs.empty()) << line;
+		/* the line is consumed, nothing after it is read */
+		EXPECT_EQ(r.left, 9u) << line;
+	}
+	/* a NUL ends memcached's line: the token before it counts */
+	EXPECT_TRUE(parse_stream("GET / HTTP/1.1\0x\r\n"s).closed);
+	/* the 23rd token is memcached's last; the rest of the line is not split */
+	EXPECT_TRUE(
+		parse_stream("XX B C D E F G H I J K L M N O P Q R S T U V HTTP/1.1 W\r\n").closed);
+	EXPECT_EQ(reqs("XX B C D E F G H I J K L M N O P Q R S T U V W HTTP/1.1\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR") }));
+	/* not HTTP-like, or a word memcached dispatches: ERROR, and reading goes on */
+	for (const char *line :
+	     { "G HTTP/1.1\r\n", "GET / http/1.1\r\n", "GET / HTTPX\r\n",
+	       "GET / HTTP/1.1 noreply\r\n", "GET\tHTTP/1.1\r\n", "mx / HTTP/1.1\r\n",
+	       "sxx / HTTP/1.1\r\n", "bget HTTP/1.1\r\n", "watch HTTP/1.1\r\n", "lru HTTP/1.1\r\n",
+	       "extstore HTTP/1.1\r\n", "replace HTTP/1.1\r\n", "tx HTTP/1.1\r\n" }) {
+		Result r = parse_stream(std::string(line) + "version\r\n");
+
+		EXPECT_FALSE(r.closed) << line;
+		EXPECT_EQ(r.reqs,
+			  (std::vector<Req>{ E(PROTO_CMD_ERROR, "ERROR"), R(PROTO_CMD_VERSION) }))
+			<< line;
+	}
+	/* commands that take such a token as an argument run as usual */
+	EXPECT_EQ(reqs("get / HTTP/1.0\r\n"),
+		  (std::vector<Req>{ Get(PROTO_CMD_GET, "/", false),
+				     Get(PROTO_CMD_GET, "HTTP/1.0", true) }));
+	EXPECT_EQ(reqs("delete HTTP/1.1\r\n"),
+		  (std::vector<Req>{ K(PROTO_CMD_DELETE, "HTTP/1.1") }));
+	EXPECT_EQ(reqs("version HTTP/1.1\r\n"), (std::vector<Req>{ R(PROTO_CMD_VERSION) }));
+	/* an unfinished line is not judged yet */
+	Result r = parse_stream("GET / HTTP/1.1\r");
+	EXPECT_FALSE(r.closed);
+	EXPECT_EQ(r.left, 15u);
+	/* arrival does not matter */
+	for (size_t chunk = 1; chunk < 20; chunk++)
+		EXPECT_TRUE(parse_stream("GET / HTTP/1.0\r\nversion\r\n", chunk).closed) << chunk;
+}
+
+Req Admin(proto_cmd cmd, proto_sub sub, uint32_t a = 0, uint32_t b = 0, bool noreply = false)
+{
+	Req r = R(cmd);
+	r.sub = sub;
+	r.num0 = a;
+	r.num1 = b;
+	r.noreply = noreply;
+	return r;
+}
+
+TEST(ProtoParse, CacheMemlimit)
+{
+	EXPECT_EQ(reqs("cache_memlimit 100\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_CACHE_MEMLIMIT, PROTO_SUB_NONE, 100) }));
+	EXPECT_EQ(reqs("cache_memlimit 100 noreply\r\n"),
+		  (std::vector<Req>{
+			  Admin(PROTO_CMD_CACHE_MEMLIMIT, PROTO_SUB_NONE, 100, 0, true) }));
+	/* memcached ignores a second token that is not noreply */
+	EXPECT_EQ(reqs("cache_memlimit 0 x\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_CACHE_MEMLIMIT, PROTO_SUB_NONE, 0) }));
+	/* safe_strtoul's 32-bit truncation, as memcached reads it */
+	EXPECT_EQ(reqs("cache_memlimit 4294967296\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_CACHE_MEMLIMIT, PROTO_SUB_NONE, 0) }));
+	/* memcached: bare ERROR; segcached: CLIENT_ERROR (docs/protocol.md) */
+	for (const char *line : { "cache_memlimit\r\n", "cache_memlimit x\r\n",
+				  "cache_memlimit -5\r\n", "cache_memlimit 1x\r\n",
+				  "cache_memlimit 100 x y\r\n" })
+		EXPECT_EQ(reqs(line), (std::vector<Req>{ E(PROTO_CMD_CACHE_MEMLIMIT, kBad) }))
+			<< line;
+	EXPECT_EQ(reqs("cache_memlimit x noreply\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_CACHE_MEMLIMIT, kBad, true) }));
+}
+
+TEST(ProtoParse, SlabsAndLruCrawler)
+{
+	EXPECT_EQ(reqs("slabs reassign 1 2\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_SLABS, PROTO_SUB_SLABS_REASSIGN, 1, 2) }));
+	EXPECT_EQ(reqs("slabs reassign -1 2\r\n"),
+		  (std::vector<Req>{
+			  Admin(PROTO_CMD_SLABS, PROTO_SUB_SLABS_REASSIGN, UINT32_MAX, 2) }));
+	EXPECT_EQ(reqs("slabs automove 2\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_SLABS, PROTO_SUB_SLABS_AUTOMOVE, 2) }));
+	EXPECT_EQ(reqs("slabs automove 0 noreply\r\n"),
+		  (std::vector<Req>{
+			  Admin(PROTO_CMD_SLABS, PROTO_SUB_SLABS_AUTOMOVE, 0, 0, true) }));
+	EXPECT_EQ(reqs("slabs automove 1 2\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_SLABS, PROTO_SUB_SLABS_AUTOMOVE, 1) }));
+	EXPECT_EQ(reqs("slabs automove ratio 0.8\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_SLABS, PROTO_SUB_SLABS_AUTOMOVE_RATIO) }));
+	for (const char *line :
+	     { "slabs\r\n", "slabs foo\r\n", "slabs automove\r\n", "slabs automove x\r\n",
+	       "slabs automove -1\r\n", "slabs automove 3\r\n", "slabs automove ratio x\r\n",
+	       "slabs automove ratio -1\r\n", "slabs reassign 1\r\n", "slabs reassign x y\r\n",
+	       "slabs reassign 1 2 3\r\n" })
+		EXPECT_EQ(reqs(line)[0].error, kBad) << line;
+
+	EXPECT_EQ(reqs("lru_crawler crawl 1,2\r\nlru_crawler metadump all\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_CRAWL),
+				     Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_METADUMP) }));
+	EXPECT_EQ(reqs("lru_crawler enable\r\nlru_crawler disable\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_ENABLE),
+				     Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_DISABLE) }));
+	EXPECT_EQ(reqs("lru_crawler tocrawl 10\r\nlru_crawler sleep 2000000\r\n"),
+		  (std::vector<Req>{ Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_TOCRAWL, 10),
+				     Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_SLEEP, 2000000) }));
+	for (const char *line : { "lru_crawler\r\n", "lru_crawler foo\r\n", "lru_crawler crawl\r\n",
+				  "lru_crawler crawl 1 2\r\n", "lru_crawler mgdump all\r\n",
+				  "lru_crawler tocrawl x\r\n", "lru_crawler sleep -1\r\n",
+				  "lru_crawler disable x\r\n" })
+		EXPECT_EQ(reqs(line), (std::vector<Req>{ E(PROTO_CMD_LRU_CRAWLER, kBad) })) << line;
+}
+
+TEST(ProtoParse, StatsCachedump)
+{
+	Req d = Admin(PROTO_CMD_STATS, PROTO_SUB_STATS_CACHEDUMP, 63, 10);
+	d.arg = "cachedump";
+	EXPECT_EQ(reqs("stats cachedump 63 10\r\n"), (std::vector<Req>{ d }));
+	EXPECT_EQ(reqs("stats cachedump\r\nstats cachedump 1\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_STATS, "CLIENT_ERROR bad command line"),
+				     E(PROTO_CMD_STATS, "CLIENT_ERROR bad command line") }));
+	EXPECT_EQ(reqs("stats cachedump x y\r\nstats cachedump 1 -1\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_STATS, kBad), E(PROTO_CMD_STATS, kBad) }));
+	EXPECT_EQ(reqs("stats cachedump 64 1\r\n"),
+		  (std::vector<Req>{ E(PROTO_CMD_STATS, "CLIENT_ERROR Illegal slab id") }));
+}

@@ -14,8 +14,10 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "log.h"
-#include "native_internal.h"
+#include "drivers/net/native/native_private.h"
+#include "util/util_err.h"
+
+RTE_LOG_REGISTER(native_logtype, segcached.net.native, NOTICE);
 
 const char *const native_counter_names[NATIVE_C_MAX] = {
 #define NATIVE_COUNTER_NAME(name, desc) #name,
@@ -61,6 +63,19 @@ tx_array_size(const struct native_config *cfg, unsigned nworkers)
 	return (uint16_t)RTE_MIN(RTE_MAX(n, 512u), 4096u);
 }
 
+/* EAL memory for --no-huge, before the EAL starts: per worker its
+ * connection slots (TCP buffers and their state) and its mbuf pool. */
+static unsigned
+eal_memory_mb(unsigned max_conns, unsigned lcores)
+{
+	const struct native_config cfg = { .max_conns = max_conns };
+	unsigned workers = RTE_MAX(lcores, 2u) - 1;
+	uint64_t slots = slots_per_lcore(&cfg, workers);
+	uint64_t per = slots * ((NATIVE_SNDBUF + NATIVE_RCVBUF) + 4096) + 16384ull * 2600;
+
+	return (unsigned)((workers * per) >> 20) + 128;
+}
+
 static int
 worker_main(void *arg)
 {
@@ -73,7 +88,7 @@ worker_main(void *arg)
 
 	uint64_t drain_end = 0;
 
-	APP_LOG(INFO, "lcore %u serves queue %u of port %u", w->lcore, q, port);
+	NATIVE_LOG(INFO, "lcore %u serves queue %u of port %u", w->lcore, q, port);
 	for (;;) {
 		struct rte_mbuf **tx;
 		uint16_t n, m, sent = 0;
@@ -121,10 +136,8 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	w->lcore = lcore;
 	rte_spinlock_init(&w->open_lock);
 	w->ew = engine_worker_create(cfg->engine);
-	if (w->ew == NULL) {
-		snprintf(err, errlen, "cannot create an engine worker for lcore %u", lcore);
-		return -1;
-	}
+	if (w->ew == NULL)
+		return util_fail(err, errlen, "cannot create an engine worker for lcore %u", lcore);
 	snprintf(name, sizeof(name), "lcore%u", lcore);
 	memset(&nc, 0, sizeof(nc));
 	nc.name = name;
@@ -143,20 +156,25 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	nc.sndbuf = NATIVE_SNDBUF;
 	nc.rcvbuf = NATIVE_RCVBUF;
 	nc.idle_timeout_us = (uint64_t)cfg->idle_timeout_s * 1000000u;
+	/* a handshake lib/net has no slot for gets what -c refuses with */
+	nc.full_reply = NATIVE_TOO_MANY_CONNS;
+	nc.udp_off_subnet = cfg->udp_any_source;
+	/* struct stack_cidr and struct net_cidr are the same two words */
+	RTE_BUILD_BUG_ON(sizeof(struct stack_cidr) != sizeof(struct net_cidr));
+	nc.allow = (const struct net_cidr *)cfg->allow;
+	nc.n_allow = cfg->n_allow;
 	nc.ops = &native_app_ops;
 	nc.app_arg = w;
 	w->stack = net_stack_create(&nc, why, sizeof(why));
-	if (w->stack == NULL) {
-		snprintf(err, errlen,
-			 "lcore %u: cannot create its TCP/IP stack: %s (%u connection slots of %u KiB; lower --max-conns, or raise -m with --no-huge)",
-			 lcore, why, nc.max_conns, (NATIVE_SNDBUF + NATIVE_RCVBUF) >> 10);
-		return -1;
-	}
+	if (w->stack == NULL)
+		return util_fail(err, errlen,
+				 "lcore %u: cannot create its TCP/IP stack: %s "
+				 "(%u connection slots of %u KiB; lower --max-conns, "
+				 "or raise -m with --no-huge)",
+				 lcore, why, nc.max_conns, (NATIVE_SNDBUF + NATIVE_RCVBUF) >> 10);
 	w->udp_cmd = cmd_conn_create(cfg->cmd, w->ew, true);
-	if (w->udp_cmd == NULL || proto_out_init(&w->udp_out, 0, nat->out_limit) < 0) {
-		snprintf(err, errlen, "lcore %u: out of memory", lcore);
-		return -1;
-	}
+	if (w->udp_cmd == NULL || proto_out_init(&w->udp_out, 0, nat->out_limit) < 0)
+		return util_fail(err, errlen, "lcore %u: out of memory", lcore);
 	return 0;
 }
 
@@ -183,26 +201,29 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 	unsigned lcore, i = 0;
 
 	if (avail == 0) {
-		snprintf(err, errlen,
-			 "the native stack needs at least two lcores: the main lcore runs the control\n"
-			 "  loop and each worker lcore serves one queue; give e.g. -l 0-1 (EAL option)");
+		util_fail(err, errlen,
+			  "the native stack needs at least two lcores: "
+			  "the main lcore runs the control\n"
+			  "  loop and each worker lcore serves one queue; "
+			  "give e.g. -l 0-1 (EAL option)");
 		return NULL;
 	}
 	nworkers = cfg->queues ? cfg->queues : avail;
 	if (nworkers > avail) {
-		snprintf(err, errlen,
-			 "--queues %u needs %u worker lcores besides the main lcore, but the EAL has %u;\n"
-			 "  give more lcores (e.g. -l 0-%u) or fewer queues",
-			 cfg->queues, cfg->queues, avail, cfg->queues);
+		util_fail(err, errlen,
+			  "--queues %u needs %u worker lcores besides the main lcore, "
+			  "but the EAL has %u;\n"
+			  "  give more lcores (e.g. -l 0-%u) or fewer queues",
+			  cfg->queues, cfg->queues, avail, cfg->queues);
 		return NULL;
 	}
 	if (nworkers > DPDK_PORT_MAX_QUEUES) {
-		snprintf(err, errlen, "at most %d queues (worker lcores) are supported, got %u",
-			 DPDK_PORT_MAX_QUEUES, nworkers);
+		util_fail(err, errlen, "at most %d queues (worker lcores) are supported, got %u",
+			  DPDK_PORT_MAX_QUEUES, nworkers);
 		return NULL;
 	}
 	if (nworkers < avail)
-		APP_LOG(NOTICE, "%u queue(s): %u worker lcore(s) stay idle", nworkers,
+		NATIVE_LOG(NOTICE, "%u queue(s): %u worker lcore(s) stay idle", nworkers,
 			avail - nworkers);
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (i == nworkers)
@@ -210,14 +231,17 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 		lcores[i++] = lcore;
 	}
 
-	nat = calloc(1, sizeof(*nat));
+	/* cache-line aligned: curr_conns has a line of its own */
+	nat = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(sizeof(*nat), RTE_CACHE_LINE_SIZE));
 	if (nat == NULL) {
-		snprintf(err, errlen, "out of memory");
+		util_fail(err, errlen, "out of memory");
 		return NULL;
 	}
+	memset(nat, 0, sizeof(*nat));
+	nat->base.ops = &native_stack_ops;
 	nat->cfg = *cfg;
-	nat->in_max = cfg->item_max + NATIVE_IN_SLACK;
-	nat->out_limit = NATIVE_OUT_HIGH + cfg->item_max + NATIVE_IN_SLACK;
+	nat->in_max = cmd_session_in_max(cfg->item_max);
+	nat->out_limit = cmd_session_out_limit(cfg->item_max);
 	atomic_init(&nat->stop, false);
 	atomic_init(&nat->curr_conns, 0);
 
@@ -230,6 +254,8 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 	pc.mtu = cfg->mtu;
 	pc.extra_mbufs = tx_array_size(cfg, nworkers);
 	pc.link_timeout_ms = cfg->link_timeout_ms;
+	pc.rss_key = cfg->rss_key;
+	pc.rss_key_len = cfg->rss_key_len;
 	if (dpdk_port_setup(&nat->port, &pc, err, errlen) < 0) {
 		free(nat);
 		return NULL;
@@ -239,7 +265,7 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 				   RTE_CACHE_LINE_SIZE);
 	nat->engine_workers = calloc(nworkers, sizeof(*nat->engine_workers));
 	if (nat->workers == NULL || nat->engine_workers == NULL) {
-		snprintf(err, errlen, "out of memory for %u workers", nworkers);
+		util_fail(err, errlen, "out of memory for %u workers", nworkers);
 		native_destroy(nat);
 		return NULL;
 	}
@@ -262,8 +288,8 @@ native_start(struct native *nat, char *err, size_t errlen)
 		int rc = rte_eal_remote_launch(worker_main, w, w->lcore);
 
 		if (rc != 0) {
-			snprintf(err, errlen, "cannot launch lcore %u: %s", w->lcore,
-				 strerror(-rc));
+			util_fail(err, errlen, "cannot launch lcore %u: %s", w->lcore,
+				  strerror(-rc));
 			atomic_store(&nat->stop, true);
 			rte_eal_mp_wait_lcore();
 			return -1;
@@ -274,14 +300,20 @@ native_start(struct native *nat, char *err, size_t errlen)
 }
 
 void
-native_destroy(struct native *nat)
+native_stop(struct native *nat)
 {
-	if (nat == NULL)
-		return;
 	atomic_store(&nat->stop, true);
 	if (nat->launched)
 		rte_eal_mp_wait_lcore();
 	nat->launched = false;
+}
+
+void
+native_destroy(struct native *nat)
+{
+	if (nat == NULL)
+		return;
+	native_stop(nat);
 	if (nat->workers != NULL)
 		for (unsigned i = 0; i < nat->nworkers; i++)
 			worker_fini(&nat->workers[i]);
@@ -348,3 +380,154 @@ native_worker_conns(const struct native *nat, unsigned worker)
 	return worker < nat->nworkers ?
 		       *(const volatile uint32_t *)&nat->workers[worker].conns : 0;
 }
+
+/* The stack interface. */
+
+static struct native *
+of(struct stack *s)
+{
+	return (struct native *)s;
+}
+
+static const struct native *
+of_const(const struct stack *s)
+{
+	return (const struct native *)s;
+}
+
+static struct stack *
+ops_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_failed)
+{
+	struct native_config nc = {
+		.ip = cfg->ip,
+		.prefix_len = cfg->prefix_len,
+		.port_id = cfg->port_id,
+		.queues = cfg->queues,
+		.rx_desc = cfg->rx_desc,
+		.tx_desc = cfg->tx_desc,
+		.mtu = cfg->mtu,
+		.link_timeout_ms = cfg->link_timeout_ms,
+		.tcp_port = cfg->tcp_port,
+		.udp_port = cfg->udp_port,
+		.max_conns = cfg->max_conns,
+		.idle_timeout_s = cfg->idle_timeout_s,
+		.rss_key = cfg->rss_key,
+		.rss_key_len = cfg->rss_key_len,
+		.udp_any_source = cfg->udp_any_source,
+		.allow = cfg->allow,
+		.n_allow = cfg->n_allow,
+		.item_max = cfg->cmd->item_max,
+		.engine = cfg->engine,
+		.cmd = cfg->cmd,
+		.on_shutdown = cfg->on_shutdown,
+		.on_shutdown_arg = cfg->on_shutdown_arg,
+	};
+	struct native *nat;
+
+	*bind_failed = false;
+	nat = native_create(&nc, err, errlen);
+	return nat != NULL ? &nat->base : NULL;
+}
+
+static int
+ops_start(struct stack *s, char *err, size_t errlen)
+{
+	return native_start(of(s), err, errlen);
+}
+
+static void
+ops_stop(struct stack *s)
+{
+	native_stop(of(s));
+}
+
+static void
+ops_destroy(struct stack *s)
+{
+	native_destroy(of(s));
+}
+
+static const char *
+ops_describe(const struct stack *s, unsigned i, char *buf, size_t len)
+{
+	const struct native *nat = of_const(s);
+	uint32_t ip = nat->cfg.ip;
+
+	if (i > 0)
+		return NULL;
+	snprintf(buf, len,
+		 "native stack: %u.%u.%u.%u/%u on port %u (%s), %u worker lcore(s), "
+		 "TCP port %u, UDP port %u",
+		 ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff, nat->cfg.prefix_len,
+		 nat->port.port_id, nat->port.name, nat->nworkers, nat->cfg.tcp_port,
+		 nat->cfg.udp_port);
+	return buf;
+}
+
+static unsigned
+ops_workers(const struct stack *s)
+{
+	return of_const(s)->nworkers;
+}
+
+static uint64_t
+ops_curr_conns(const struct stack *s)
+{
+	return native_curr_conns(of_const(s));
+}
+
+static void
+ops_stats(const struct stack *s, struct cmd_server_stats *out)
+{
+	const struct native *nat = of_const(s);
+	uint64_t n[NATIVE_C_MAX];
+
+	native_counters(nat, -1, n);
+	out->threads = nat->nworkers;
+	out->curr_connections = native_curr_conns(nat);
+	out->total_connections = n[NATIVE_C_conns_opened];
+	out->rejected_connections = n[NATIVE_C_conns_rejected];
+	out->connection_structures = n[NATIVE_C_conns_opened] - n[NATIVE_C_conns_closed];
+	out->bytes_read = n[NATIVE_C_bytes_read];
+	out->bytes_written = n[NATIVE_C_bytes_written];
+	out->conn_yields = n[NATIVE_C_backpressure_stalls];
+	out->workers = nat->engine_workers;
+	out->nworkers = nat->nworkers;
+}
+
+static void
+ops_stats_conns(struct stack *s, struct proto_out *out)
+{
+	native_stats_conns(of(s), out);
+}
+
+static void
+ops_telemetry_attach(struct stack *s)
+{
+	native_telemetry_attach(of(s));
+}
+
+static void
+ops_telemetry_detach(struct stack *s)
+{
+	(void)s;
+	native_telemetry_detach();
+}
+
+const struct stack_ops native_stack_ops = {
+	.name = "native",
+	.workers_noun = "worker lcores",
+	.eal_memory_mb = eal_memory_mb,
+	.create = ops_create,
+	.start = ops_start,
+	.stop = ops_stop,
+	.destroy = ops_destroy,
+	.describe = ops_describe,
+	.workers = ops_workers,
+	.curr_conns = ops_curr_conns,
+	.stats = ops_stats,
+	.stats_conns = ops_stats_conns,
+	.telemetry_register = native_telemetry_register,
+	.telemetry_attach = ops_telemetry_attach,
+	.telemetry_detach = ops_telemetry_detach,
+};

@@ -3,24 +3,31 @@
  *
  * Internals of the posix stack, shared by its files: posix_stack.c (set-up,
  * threads, the event loop), posix_sockets.c (listening sockets),
+ * posix_handoff.c (accepted connections dealt round-robin to the workers),
  * posix_tcp.c (connections) and posix_udp.c (datagrams).
  */
-#ifndef SEGCACHED_POSIX_INTERNAL_H
-#define SEGCACHED_POSIX_INTERNAL_H
+#ifndef SEGCACHED_POSIX_PRIVATE_H
+#define SEGCACHED_POSIX_PRIVATE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <rte_log.h>
 
 #include "cmd/cmd.h"
+#include "cmd/cmd_session.h"
 #include "proto/proto.h"
 #include "proto/proto_out.h"
 #include "proto/proto_udp.h"
-#include "posix_stack.h"
+#include "drivers/net/posix/posix_stack.h"
+#include "drivers/net/stack.h"
+#include "util/util_err.h"
 
 extern int posix_logtype;
 #define POSIX_LOG(level, fmt, ...)                                         \
@@ -29,17 +36,10 @@ extern int posix_logtype;
 #define POSIX_SOCKETS_MAX 32
 #define POSIX_EVENTS_BURST 64
 /* Connection input buffer: starts small, grows for large requests up to
- * what one request can need (an item plus its command line), and shrinks
- * back when the connection is idle. */
+ * what one request can need (cmd_session_in_max()), and shrinks back when
+ * the connection closes. Reading stops while the session's output is over
+ * its high-water mark (resumed on EPOLLOUT). */
 #define POSIX_IN_INITIAL (16u << 10)
-#define POSIX_IN_SLACK (64u << 10)
-/* Stop reading and executing a connection's requests while more than this
- * much of its output is unsent (resumed on EPOLLOUT): one slow reader
- * cannot make the server buffer without bound. */
-#define POSIX_OUT_HIGH (256u << 10)
-/* A closed connection's output buffer is kept for the next one up to this
- * size; larger ones are freed. */
-#define POSIX_OUT_KEEP (64u << 10)
 /* Largest UDP datagram we accept. */
 #define POSIX_UDP_MAX 65536
 /* Work done per wake-up for one socket, so that others get their turn. */
@@ -48,7 +48,7 @@ extern int posix_logtype;
 #define POSIX_READ_ROUNDS 4
 
 enum posix_poll_kind {
-	POSIX_POLL_WAKE,   /* the worker's eventfd: stop */
+	POSIX_POLL_INBOX,  /* the worker's inbox pipe: connections handed over, stop */
 	POSIX_POLL_LISTEN, /* shared listening TCP socket */
 	POSIX_POLL_UDP,    /* shared UDP socket */
 	POSIX_POLL_CONN,   /* one client connection */
@@ -75,13 +75,10 @@ struct posix_conn {
 	struct posix_conn *prev, *next; /* the worker's open list, or free list */
 	const struct posix_socket *listen; /* the socket it came from */
 	char peer[160];      /* "tcp:127.0.0.1:51234", for stats conns */
-	struct cmd_conn *cmd;
+	struct cmd_session ses; /* requests and replies; ses.out is unsent */
 	char *in;            /* received bytes not yet consumed */
 	size_t in_start, in_end, in_cap;
-	struct proto_out out; /* replies; data[head..len) is unsent */
 	uint32_t events;     /* epoll mask registered now */
-	bool closing;        /* the executor said close: send what is queued, then close */
-	bool eof;            /* the client stopped sending: finish, then close */
 };
 
 struct posix_worker {
@@ -91,8 +88,11 @@ struct posix_worker {
 	pthread_t thread;
 	bool started;
 	int epfd;
-	struct posix_pollable wake;
-	int wakefd;
+	/* The inbox, a pipe: whichever worker accepted a connection writes a
+	 * struct posix_handoff here when it is this worker's turn to serve
+	 * it; posix_stack_stop() writes one with fd -1 to wake the worker. */
+	struct posix_pollable inbox;
+	int inbox_rd, inbox_wr;
 	struct engine_worker *ew;
 	/* Open connections. The owner thread changes the list under the
 	 * lock (once per accept or close, never per request) so that
@@ -111,6 +111,7 @@ struct posix_worker {
 };
 
 struct posix_stack {
+	struct stack base;            /* first: the stack interface */
 	struct posix_stack_config cfg;
 	char listen[512];
 	struct posix_socket sockets[POSIX_SOCKETS_MAX];
@@ -118,9 +119,13 @@ struct posix_stack {
 	struct posix_worker *workers;
 	struct engine_worker **engine_workers;
 	unsigned nworkers;
+	cpu_set_t *cpus;             /* worker i runs on cpus[i % ncpus] */
+	unsigned ncpus;              /* 0: threads keep the creator's CPUs */
+	_Atomic unsigned next_worker; /* whose turn the next connection is */
 	size_t in_max;               /* input buffer limit per connection */
 	size_t out_limit;            /* output buffer limit per connection */
 	_Atomic uint64_t curr_conns; /* for --max-conns */
+	struct stack_cidr allow[STACK_ALLOW_MAX]; /* cfg.allow, copied */
 	atomic_bool stopping;
 	bool running;
 };
@@ -134,6 +139,24 @@ posix_count(struct posix_worker *w, enum posix_stack_counter c, uint64_t n)
 	atomic_store_explicit(&w->counters[c], v + n, memory_order_relaxed);
 }
 
+static inline uint64_t
+posix_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Adds fd to an epoll set; ptr is the posix_pollable it stands for. */
+static inline int
+posix_epoll_add(int epfd, int fd, uint32_t events, void *ptr)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ptr };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 /* posix_sockets.c */
 int posix_split_hostport(const char *entry, char *host, size_t hostlen,
 			 char *port, size_t portlen, char *err, size_t errlen);
@@ -143,15 +166,42 @@ int posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
 		       bool *bind_failed);
 void posix_sockets_close(struct posix_stack *s);
 
+/* A connection on its way from the worker that accepted it to the one
+ * that serves it: 8 bytes, so that writes to a pipe from several workers
+ * never interleave (POSIX makes writes up to PIPE_BUF atomic). */
+struct posix_handoff {
+	int32_t fd;      /* -1: no connection, just wake up */
+	uint32_t listen; /* index into posix_stack.sockets */
+};
+
+/* posix_handoff.c */
+int posix_inbox_open(struct posix_worker *w);
+void posix_inbox_close(struct posix_worker *w);
+/* Serves an accepted connection on the worker whose turn it is. */
+void posix_handoff_dispatch(struct posix_worker *w, int fd, const struct posix_socket *ls);
+/* Adopts the connections other workers handed over (the inbox is
+ * readable). */
+void posix_handoff_receive(struct posix_worker *w);
+/* Wakes the worker (stop). */
+void posix_inbox_wake(struct posix_worker *w);
+
 /* posix_tcp.c */
 void posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls);
+/* Starts serving an accepted connection on this worker. */
+void posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls);
 void posix_tcp_event(struct posix_conn *c, uint32_t events);
 void posix_tcp_close_all(struct posix_worker *w);
 void posix_tcp_free_all(struct posix_worker *w);
+/* Takes the listening sockets out of the worker's epoll set for a moment
+ * (accept failed for lack of descriptors), and puts them back (the worker
+ * loop, once posix_worker.accept_resume_ms has come). */
 void posix_tcp_accept_pause(struct posix_worker *w);
 void posix_tcp_accept_resume(struct posix_worker *w);
 
 /* posix_udp.c */
 void posix_udp_readable(struct posix_worker *w, struct posix_socket *us);
 
-#endif /* SEGCACHED_POSIX_INTERNAL_H */
+/* posix_sockets.c: is a peer in --allow (always, without one)? */
+bool posix_peer_allowed(const struct posix_stack *s, const struct sockaddr *sa);
+
+#endif /* SEGCACHED_POSIX_PRIVATE_H */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// GoogleTest main for the baseline engine: it needs the DPDK EAL. No
-// hugepages and no shared files, so the tests run anywhere, side by side,
-// and under AddressSanitizer; -m gives the engines room. (DPDK 22.11 turns
-// --no-huge into legacy memory mode, which refuses --in-memory:
-// --no-shconf and --no-telemetry keep runs apart instead.)
+// GoogleTest main for the suites whose code needs the DPDK EAL (lib/baseline,
+// the engine contract suite). No hugepages and no shared files, so the tests
+// run anywhere, side by side, and under AddressSanitizer; -m gives the
+// engines room. (DPDK 22.11 turns --no-huge into legacy memory mode, which
+// refuses --in-memory: --no-shconf and --no-telemetry keep runs apart
+// instead.)
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -14,7 +15,6 @@
 int main(int argc, char **argv)
 {
 	testing::InitGoogleTest(&argc, argv);
-	char prog[] = "test_baseline";
 	char no_huge[] = "--no-huge";
 	char no_shconf[] = "--no-shconf";
 	char no_telemetry[] = "--no-telemetry";
@@ -24,7 +24,8 @@ int main(int argc, char **argv)
 	char mem[] = "-m";
 	char mem_mb[] = "256";
 	char log[] = "--log-level=error";
-	char *eal_argv[] = {prog, no_huge, no_shconf, no_telemetry, no_pci, lcores, lcore0, mem, mem_mb, log, nullptr};
+	char *eal_argv[] = {argv[0], no_huge, no_shconf, no_telemetry, no_pci, lcores, lcore0,
+			    mem,     mem_mb,  log,       nullptr};
 	int eal_argc = static_cast<int>(sizeof(eal_argv) / sizeof(eal_argv[0])) - 1;
 
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {

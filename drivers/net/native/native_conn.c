@@ -16,77 +16,53 @@
 
 #include <rte_log.h>
 
-#include "log.h"
-#include "native_internal.h"
+#include "drivers/net/native/native_private.h"
 #include "proto/proto_udp.h"
 
 /* memcached's words, byte for byte. */
-static const char too_many_conns[] = "ERROR Too many open connections\r\n";
+static const char too_many_conns[] = NATIVE_TOO_MANY_CONNS;
 
 static size_t
 out_pending(const struct native_conn *c)
 {
-	return proto_out_pending(&c->out);
+	return proto_out_pending(&c->ses.out);
 }
 
-/* Moves composed replies into TCP's send buffer, as far as it has room. */
+/* Moves composed replies into TCP's send buffer, as far as it has room.
+ * The session loop calls it before each request: a send here is a copy,
+ * so replies leave the output buffer as soon as TCP can take them. */
 static void
-conn_flush(struct native_conn *c)
+conn_flush(void *arg)
 {
+	struct native_conn *c = arg;
+
 	while (out_pending(c) > 0) {
-		size_t k = net_tcp_send(c->nc, c->out.data + c->out.head, out_pending(c));
+		size_t k = net_tcp_send(c->nc, c->ses.out.data + c->ses.out.head, out_pending(c));
 
 		if (k == 0)
 			break;
-		proto_out_consume(&c->out, k);
+		proto_out_consume(&c->ses.out, k);
 		NATIVE_ADD(c->w, bytes_written, k);
 	}
 }
 
-/* Graceful close once everything composed is in TCP: after `quit` or
- * unrecoverable input, or when the client sent FIN and its requests are
- * answered. TCP sends the FIN after the queued bytes. */
+/* Graceful close once the session is finished (cmd_session_finished()):
+ * TCP sends the FIN after the queued bytes. */
 static void
 conn_maybe_close(struct native_conn *c)
 {
-	if (c->close_sent || !(c->closing || c->eof) || out_pending(c) > 0)
+	if (c->close_sent || !cmd_session_finished(&c->ses))
 		return;
 	c->close_sent = true;
 	net_tcp_close(c->nc);
 }
 
-/* Executes the complete requests in buf[0..len) while the unsent output
- * stays under the bound; returns the bytes consumed. */
+/* Runs the session loop over buf[0..len); returns the bytes consumed. */
 static size_t
 conn_execute(struct native_conn *c, const char *buf, size_t len)
 {
-	struct native *nat = c->w->nat;
-	size_t used = 0;
+	size_t used = cmd_session_execute(&c->ses, buf, len);
 
-	while (!c->closing) {
-		unsigned actions = 0;
-		size_t n;
-
-		conn_flush(c);
-		if (out_pending(c) >= NATIVE_OUT_HIGH) {
-			if (!c->stalled)
-				NATIVE_INC(c->w, backpressure_stalls);
-			c->stalled = true;
-			break;
-		}
-		c->stalled = false;
-		if (used == len)
-			break;
-		n = cmd_process(c->cmd, buf + used, len - used, &c->out, &actions);
-		used += n;
-		if ((actions & CMD_ACT_SHUTDOWN) && nat->cfg.on_shutdown != NULL)
-			nat->cfg.on_shutdown(nat->cfg.on_shutdown_arg);
-		if (actions & CMD_ACT_CLOSE)
-			c->closing = true;
-		if (n == 0)
-			break; /* an incomplete request: wait for more bytes */
-	}
-	conn_flush(c);
 	NATIVE_ADD(c->w, bytes_read, used);
 	return used;
 }
@@ -129,7 +105,7 @@ conn_run_aside(struct native_conn *c)
 		memmove(c->in, c->in + used, c->in_len - used);
 		c->in_len -= used;
 	}
-	if (c->in_len == 0 || c->closing) {
+	if (c->in_len == 0 || c->ses.closing) {
 		/* Back to parsing in place; large buffers are not kept. */
 		c->in_len = 0;
 		free(c->in);
@@ -141,7 +117,7 @@ conn_run_aside(struct native_conn *c)
 static void
 conn_oversized(struct native_conn *c)
 {
-	APP_LOG(INFO, "lcore %u: closing a connection: request larger than %zu bytes",
+	NATIVE_LOG(INFO, "lcore %u: closing a connection: request larger than %zu bytes",
 		c->w->lcore, c->w->nat->in_max);
 	NATIVE_INC(c->w, conns_oversized);
 	net_tcp_abort(c->nc); /* calls on_closed, which frees c */
@@ -154,20 +130,15 @@ on_recv(void *app, struct net_conn *nc, const uint8_t *data, size_t len)
 	size_t used, left;
 
 	(void)app;
-	if (c == NULL || c->closing)
+	if (c == NULL || c->ses.closing)
 		return len; /* refused or finishing: input is discarded */
 	if (c->in_len > 0) {
 		/* A large request is being assembled: everything goes there,
 		 * in order; but not while the output is over the bound, when
 		 * the bytes wait in TCP's receive buffer and its window
 		 * holds the client back. */
-		conn_flush(c);
-		if (out_pending(c) >= NATIVE_OUT_HIGH) {
-			if (!c->stalled)
-				NATIVE_INC(c->w, backpressure_stalls);
-			c->stalled = true;
+		if (cmd_session_blocked(&c->ses))
 			return 0;
-		}
 		if (!conn_in_append(c, data, len)) {
 			conn_oversized(c);
 			return 0;
@@ -178,7 +149,7 @@ on_recv(void *app, struct net_conn *nc, const uint8_t *data, size_t len)
 	}
 	used = conn_execute(c, (const char *)data, len);
 	left = len - used;
-	if (left >= NATIVE_SPILL && !c->closing && !c->stalled) {
+	if (left >= NATIVE_SPILL && !c->ses.closing && !c->ses.stalled) {
 		/* An incomplete request that may not fit the receive buffer. */
 		if (!conn_in_append(c, data + used, left)) {
 			conn_oversized(c);
@@ -200,7 +171,7 @@ on_writable(void *app, struct net_conn *nc)
 	if (c == NULL)
 		return;
 	conn_flush(c);
-	if (c->in_len > 0 && !c->closing)
+	if (c->in_len > 0 && !c->ses.closing)
 		conn_run_aside(c);
 	conn_maybe_close(c);
 }
@@ -217,7 +188,7 @@ on_peer_closed(void *app, struct net_conn *nc)
 	}
 	/* Answer what was sent, then close, as memcached does; a request
 	 * still incomplete can never complete now. */
-	c->eof = true;
+	c->ses.eof = true;
 	c->in_len = 0;
 	conn_maybe_close(c);
 }
@@ -235,11 +206,15 @@ conn_get(struct native_worker *w)
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
-	if (proto_out_init(&c->out, 0, w->nat->out_limit) < 0) {
+	if (cmd_session_init(&c->ses, w->nat->cfg.item_max) < 0) {
 		free(c);
 		return NULL;
 	}
-	c->out.backpressure = NATIVE_OUT_HIGH;
+	c->ses.flush = conn_flush;
+	c->ses.flush_arg = c;
+	c->ses.on_shutdown = w->nat->cfg.on_shutdown;
+	c->ses.on_shutdown_arg = w->nat->cfg.on_shutdown_arg;
+	c->ses.stalls = &w->ctr[NATIVE_C_backpressure_stalls];
 	c->w = w;
 	return c;
 }
@@ -247,22 +222,14 @@ conn_get(struct native_worker *w)
 static void
 conn_put(struct native_worker *w, struct native_conn *c)
 {
-	cmd_conn_destroy(c->cmd);
-	c->cmd = NULL;
 	c->nc = NULL;
 	free(c->in);
 	c->in = NULL;
 	c->in_len = c->in_cap = 0;
-	c->closing = c->close_sent = c->eof = c->stalled = false;
-	if (c->out.cap > NATIVE_OUT_KEEP) {
-		proto_out_fini(&c->out);
-		if (proto_out_init(&c->out, 0, w->nat->out_limit) < 0) {
-			free(c);
-			return;
-		}
-		c->out.backpressure = NATIVE_OUT_HIGH;
-	} else {
-		proto_out_consume(&c->out, out_pending(c));
+	c->close_sent = false;
+	if (cmd_session_close(&c->ses, w->nat->cfg.item_max) < 0) {
+		free(c);
+		return;
 	}
 	c->next_free = w->free_list;
 	w->free_list = c;
@@ -287,16 +254,13 @@ on_accepted(void *app, struct net_conn *nc)
 		return 0;
 	}
 	c = conn_get(w);
-	if (c != NULL) {
-		c->cmd = cmd_conn_create(nat->cfg.cmd, w->ew, false);
-		if (c->cmd == NULL) {
-			conn_put(w, c);
-			c = NULL;
-		}
+	if (c != NULL && cmd_session_open(&c->ses, nat->cfg.cmd, w->ew) < 0) {
+		conn_put(w, c);
+		c = NULL;
 	}
 	if (c == NULL) {
 		atomic_fetch_sub_explicit(&nat->curr_conns, 1, memory_order_relaxed);
-		APP_LOG(WARNING, "lcore %u: out of memory for a connection", w->lcore);
+		NATIVE_LOG(WARNING, "lcore %u: out of memory for a connection", w->lcore);
 		return -1;
 	}
 	c->nc = nc;
@@ -431,7 +395,7 @@ native_conn_free_all(struct native_worker *w)
 		struct native_conn *c = w->free_list;
 
 		w->free_list = c->next_free;
-		proto_out_fini(&c->out);
+		cmd_session_fini(&c->ses);
 		free(c);
 	}
 }
@@ -444,7 +408,7 @@ native_conn_close_all(struct native_worker *w)
 	/* net_tcp_close may end a connection at once (on_closed unlinks it). */
 	for (c = w->open; c != NULL; c = next) {
 		next = c->next;
-		c->closing = true;
+		c->ses.closing = true;
 		if (!c->close_sent) {
 			c->close_sent = true;
 			net_tcp_close(c->nc);

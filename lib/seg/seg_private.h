@@ -11,19 +11,33 @@
  * items by (segment id, offset), overflow buckets by (segment id, index),
  * so a heap can be mapped at another address after a restart.
  */
-#ifndef SEGCACHED_SEG_INTERNAL_H
-#define SEGCACHED_SEG_INTERNAL_H
+#ifndef SEGCACHED_SEG_PRIVATE_H
+#define SEGCACHED_SEG_PRIVATE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "seg.h"
+#include <rte_pause.h>
+
+#include "seg/seg.h"
+#include "seg/seg_test.h"
 
 #define SEG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SEG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Test hook (seg_test.h): NULL except in unit tests that force an
+ * interleaving. */
+extern seg_test_hook_fn seg_test_hook;
+extern void *seg_test_hook_arg;
+#define SEG_TEST_POINT(at)                                            \
+	do {                                                          \
+		if (SEG_UNLIKELY(seg_test_hook != NULL))              \
+			seg_test_hook((at), seg_test_hook_arg);       \
+	} while (0)
 
 /* ---- hash table slots --------------------------------------------------
  * An item slot packs | tag:12 | freq:8 | seg:24 | off:20 | (64 bits).
@@ -42,11 +56,16 @@
 
 #define BUCKET_SLOTS 8
 #define BUCKET_INFO_LOCK 1ull
+/* The rest of the info word counts moves of items inside the chain (and
+ * buckets leaving it), seqlock style: odd while a move is under way. A
+ * lock-free reader that found nothing retries when it changed. */
+#define BUCKET_INFO_MOVE 2ull
 
 #define SEG_MAX_SEGMENTS (1u << 24)
 #define SEG_OFF_UNITS (1u << 20)
 
-static inline uint64_t slot_make(uint64_t tag, uint64_t freq, uint32_t seg, uint32_t off_units)
+static inline uint64_t
+slot_make(uint64_t tag, uint64_t freq, uint32_t seg, uint32_t off_units)
 {
 	return tag << SLOT_TAG_SHIFT | freq << SLOT_FREQ_SHIFT |
 	       (uint64_t)seg << SLOT_SEG_SHIFT | off_units;
@@ -71,6 +90,8 @@ enum seg_state {
 };
 
 #define SEG_NONE (-1)
+/* Shared open segments: a quarter of the heap, 2 to SEG_OPEN_RING_MAX. */
+#define SEG_OPEN_RING_MAX 64
 /* write_off bit that closes a segment to appenders. */
 #define SEG_WOFF_SEALED (1u << 31)
 
@@ -85,34 +106,56 @@ enum seg_state {
 #define EXP_DELTA_MAX 127
 #define EXP_NEVER INT64_MAX
 
+/* Two cache lines: what every read loads (gen twice, exp_base) changes
+ * only per segment event; what appends and removals write per item sits
+ * on the second line, so writers do not invalidate readers' copy. */
 struct seg_hdr {
 	_Atomic uint64_t gen;       /* new value on every open and free; see seg_ops.c */
-	_Atomic uint32_t write_off; /* bytes appended; SEG_WOFF_SEALED closes it */
-	_Atomic uint32_t writers;   /* appends in flight (until their slot is published) */
-	_Atomic int32_t live_items;
-	_Atomic int32_t live_bytes;
+	int64_t exp_base;           /* items expire at exp_base + (delta << unit_shift) */
 	_Atomic uint8_t state;      /* enum seg_state */
 	uint8_t unit_shift;         /* expiry delta unit, log2 seconds */
 	uint16_t ttl_bucket;        /* chain it belongs to */
 	int32_t prev, next;         /* chain links, under the chain's lock */
-	int64_t exp_base;           /* items expire at exp_base + (delta << unit_shift) */
-	_Atomic int64_t exp_max;    /* latest item expiry in the segment */
 	int64_t create_at;
+
+	_Atomic uint32_t write_off __attribute__((aligned(64))); /* bytes appended;
+								 * SEG_WOFF_SEALED closes it */
+	_Atomic uint32_t writers;   /* appends in flight (until their slot is published) */
+	_Atomic int32_t live_items;
+	_Atomic int32_t live_bytes;
+	_Atomic int64_t exp_max;    /* latest item expiry in the segment */
 } __attribute__((aligned(64)));
+
+/* One step of a wait for another thread (a lock holder, appends to
+ * drain): pause, and after a while give up the CPU, so that a waiter never
+ * starves the very thread it waits for when threads outnumber cores. */
+#define SEG_SPINS_BEFORE_YIELD 256
+static inline void
+seg_relax(unsigned *spins)
+{
+	if (++*spins < SEG_SPINS_BEFORE_YIELD)
+		rte_pause();
+	else
+		sched_yield();
+}
 
 /* A spinlock word; acquisitions are counted by the callers. */
 typedef _Atomic uint32_t seg_spinlock_t;
 
-static inline void seg_spin_lock(seg_spinlock_t *l)
+static inline void
+seg_spin_lock(seg_spinlock_t *l)
 {
+	unsigned spins = 0;
+
 	for (;;) {
 		if (!atomic_exchange_explicit(l, 1, memory_order_acquire))
 			return;
 		while (atomic_load_explicit(l, memory_order_relaxed))
-			__builtin_ia32_pause();
+			seg_relax(&spins);
 	}
 }
-static inline void seg_spin_unlock(seg_spinlock_t *l)
+static inline void
+seg_spin_unlock(seg_spinlock_t *l)
 {
 	atomic_store_explicit(l, 0, memory_order_release);
 }
@@ -122,7 +165,28 @@ struct seg_chain {
 	int32_t head, tail;
 	int32_t merge_next; /* where the next merge pass starts, or SEG_NONE */
 	uint64_t merge_gen; /* gen of merge_next when it was recorded */
+	bool merge_cold;    /* its last merge pass kept nothing (under evict_lock) */
+	/* The open segment that workers without a private one for this TTL
+	 * bucket share: seg_open_pack(), 0 = none; replaced under open_lock. */
+	seg_spinlock_t open_lock;
+	_Atomic uint64_t shared_open;
 } __attribute__((aligned(64)));
+
+/* A shared open segment as one word: the low 40 bits of its gen (gens
+ * only grow; 2^40 segment events do not happen) and its id. */
+#define SEG_OPEN_GEN_BITS 40
+static inline uint64_t
+seg_open_pack(int32_t seg, uint64_t gen)
+{
+	return gen << (64 - SEG_OPEN_GEN_BITS) | (uint32_t)seg;
+}
+static inline int32_t seg_open_seg(uint64_t packed) { return (int32_t)(packed & SLOT_SEG_MASK); }
+static inline bool
+seg_open_gen_is(uint64_t packed, uint64_t gen)
+{
+	return packed >> (64 - SEG_OPEN_GEN_BITS) ==
+	       (gen & ((1ull << SEG_OPEN_GEN_BITS) - 1));
+}
 
 struct seg_worker;
 
@@ -139,6 +203,8 @@ struct seg_engine {
 	uint32_t nseg;
 	enum engine_eviction eviction;
 	bool cas_enabled;
+	bool own_open_ok;      /* workers may hold open segments of their own */
+	uint32_t open_budget;  /* most shared open segments at once */
 	unsigned max_workers;
 	size_t memory;
 
@@ -158,16 +224,26 @@ struct seg_engine {
 	/* free segment pool (a stack) */
 	seg_spinlock_t pool_lock __attribute__((aligned(64)));
 	uint32_t pool_count;
+	uint32_t pool_low;     /* low watermark that seg_reclaim_ahead keeps */
 	int32_t *pool;
 
 	/* hash overflow buckets, carved from segments */
 	seg_spinlock_t ovf_lock __attribute__((aligned(64)));
 	int32_t ovf_seg;       /* segment being carved, or SEG_NONE */
 	uint32_t ovf_next;     /* next free bucket index in it */
+	uint64_t ovf_free;      /* link value of the first free bucket, 0 = none */
+	_Atomic uint64_t ovf_free_count;
 	_Atomic uint64_t ovf_used;
 	_Atomic uint32_t ovf_segs;
 
 	struct seg_chain chain[TTL_CHAINS];
+
+	/* The shared open segments, oldest first from ring_next: opening one
+	 * more seals the oldest when it is still open, so a small heap holds
+	 * at most open_budget of them however many TTL buckets are written. */
+	seg_spinlock_t open_ring_lock __attribute__((aligned(64)));
+	uint32_t open_ring_next;
+	_Atomic uint64_t open_ring[SEG_OPEN_RING_MAX];
 
 	/* eviction and expiration: one thread at a time */
 	pthread_mutex_t evict_lock;
@@ -188,10 +264,21 @@ struct seg_engine {
 	_Atomic uint64_t n_locks_other;
 };
 
+/* A worker's own open segment for one TTL bucket. A worker appends to its
+ * own only for a bucket it writes to a lot (it met other workers appending
+ * to the shared one) and only when the heap has segments to spare: open
+ * segments are mostly empty, and one per worker per TTL bucket is more than
+ * a small heap has. */
 struct seg_open_ref {
+	uint64_t gen;        /* the segment's gen when this worker opened it */
 	int32_t seg;
-	uint64_t gen; /* the segment's gen when this worker opened it */
-};
+	uint16_t contention; /* appends to the shared segment that lost a race */
+	bool own;            /* use a segment of its own for this bucket */
+}; /* 16 bytes: a worker holds 1025 of them */
+/* Races lost on a shared segment before a worker opens its own. */
+#define SEG_OWN_AFTER_CONTENTION 64
+/* Own open segments only with this many segments per possible worker. */
+#define SEG_OWN_MIN_SEGS_PER_WORKER 16
 
 struct seg_worker {
 	struct engine_worker base;
@@ -199,24 +286,28 @@ struct seg_worker {
 	unsigned id;
 	uint64_t rng;
 	uint64_t spare_bucket; /* link value of a reserved overflow bucket, or 0 */
+	bool own_always;       /* tests: never a shared open segment */
 	struct seg_open_ref open[TTL_CHAINS];
 };
 
 #define W_COUNT(w, name) ((w)->base.counters[ENGINE_C_##name]++)
 
-static inline struct seg_engine *seg_engine_of(struct engine *e)
+static inline struct seg_engine *
+seg_engine_of(struct engine *e)
 {
 	return (struct seg_engine *)e;
 }
 
 static inline int64_t seg_now(const struct seg_engine *e) { return e->clock(e->clock_arg); }
 
-static inline uint8_t *seg_data(const struct seg_engine *e, uint32_t seg)
+static inline uint8_t *
+seg_data(const struct seg_engine *e, uint32_t seg)
 {
 	return e->heap + ((size_t)seg << e->seg_shift);
 }
 
-static inline uint64_t seg_xorshift(uint64_t *s)
+static inline uint64_t
+seg_xorshift(uint64_t *s)
 {
 	uint64_t x = *s;
 
@@ -226,19 +317,29 @@ static inline uint64_t seg_xorshift(uint64_t *s)
 	return *s = x;
 }
 
-/* Absolute expiry of an item with this delta in segment h; 0 = never. */
-static inline int64_t seg_item_expiry(const struct seg_hdr *h, uint32_t exp_delta)
+/* Absolute expiry of an item with this delta in segment h; 0 = never.
+ * Lock-free readers call this on a header that may be reinitialised under
+ * them (their generation check discards the result then): exp_base is read
+ * once, or a reopening as a never-expiring segment between two reads
+ * would add to EXP_NEVER (signed overflow, found by UBSan in the torture
+ * test). */
+static inline int64_t
+seg_item_expiry(const struct seg_hdr *h, uint32_t exp_delta)
 {
-	return h->exp_base == EXP_NEVER ? 0 : h->exp_base + ((int64_t)exp_delta << h->unit_shift);
+	int64_t base = __atomic_load_n(&h->exp_base, __ATOMIC_RELAXED);
+
+	return base == EXP_NEVER ? 0 : base + ((int64_t)exp_delta << h->unit_shift);
 }
 
-static inline bool seg_expired(int64_t expires_at, int64_t now)
+static inline bool
+seg_expired(int64_t expires_at, int64_t now)
 {
 	return expires_at != 0 && expires_at <= now;
 }
 
 /* The overflow bucket a link slot points to. */
-static inline struct seg_bucket *seg_hash_link_target(const struct seg_engine *e, uint64_t link)
+static inline struct seg_bucket *
+seg_hash_link_target(const struct seg_engine *e, uint64_t link)
 {
 	return (struct seg_bucket *)(seg_data(e, slot_seg(link)) +
 				     (size_t)slot_off(link) * sizeof(struct seg_bucket));
@@ -253,15 +354,17 @@ struct seg_chain_iter {
 	unsigned i;
 };
 
-static inline void seg_iter_init(struct seg_chain_iter *it, struct seg_bucket *head)
+static inline void
+seg_iter_init(struct seg_chain_iter *it, struct seg_bucket *head)
 {
 	it->b = head;
 	it->i = 1;
 }
 
 /* The next item slot (its value in *v, 0 if empty), or NULL at the end. */
-static inline _Atomic uint64_t *seg_iter_next(const struct seg_engine *e, struct seg_chain_iter *it,
-					      uint64_t *v)
+static inline _Atomic uint64_t *
+seg_iter_next(const struct seg_engine *e, struct seg_chain_iter *it,
+	      uint64_t *v)
 {
 	while (it->i < BUCKET_SLOTS) {
 		_Atomic uint64_t *slot = &it->b->slot[it->i];
@@ -298,12 +401,35 @@ _Atomic uint64_t *seg_hash_empty_slot_locked(struct seg_engine *e, const struct 
 /* Under the bucket lock: the slot that points at (seg, off), or NULL. */
 _Atomic uint64_t *seg_hash_find_loc_locked(struct seg_engine *e, const struct seg_key *k,
 					   uint32_t seg, uint32_t off_units);
+/* Under the head bucket's lock: empties `slot`, keeping the chain packed
+ * (its last item moves into the hole) and giving an emptied last overflow
+ * bucket back to the free list, so the table holds as many buckets as its
+ * items need now, not as many as the chain ever needed. */
+void seg_hash_remove_locked(struct seg_engine *e, struct seg_bucket *head,
+			    _Atomic uint64_t *slot);
+/* The chain's move counter, for a lock-free reader (seqlock begin/check). */
+static inline uint64_t
+seg_hash_moves(const struct seg_bucket *head)
+{
+	return atomic_load_explicit(&head->slot[0], memory_order_acquire) & ~BUCKET_INFO_LOCK;
+}
+static inline bool
+seg_hash_moved_since(const struct seg_bucket *head, uint64_t moves)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return (moves & BUCKET_INFO_MOVE) ||
+	       (atomic_load_explicit(&head->slot[0], memory_order_relaxed) & ~BUCKET_INFO_LOCK) !=
+		       moves;
+}
 /* Lock-free hint: has k's chain an empty slot (or a slot k may own)? */
 bool seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k);
 /* Takes the bucket lock itself: clears the slot that points at (seg, off)
- * if there is one. Returns the removed slot value or 0. */
+ * if there is one and the segment is still in the life `gen` (else the
+ * slot is a newer item at the same place), and removes the item from the
+ * segment's live counts under that lock. Returns the removed slot value
+ * or 0. */
 uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
-			     uint32_t off_units);
+			     uint32_t off_units, uint64_t gen);
 /* Reserves one overflow bucket (may take a segment, evicting for it). */
 uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w);
 /* Clears every item slot (flush_all). */
@@ -318,11 +444,17 @@ void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64
 		   uint8_t unit_shift, int64_t now);
 void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg);
 void seg_chain_remove(struct seg_engine *e, int32_t seg);
-/* Replaces n consecutive claimed segments of one chain by dest. */
+/* Replaces n consecutive claimed segments of one chain by dest, or with
+ * dest SEG_NONE removes them. */
 void seg_chain_replace_run(struct seg_engine *e, const int32_t *run, unsigned n, int32_t dest);
 /* Closes a segment to appenders and waits for appends in flight. */
 void seg_close_and_drain(struct seg_engine *e, int32_t seg);
-/* Frees a drained segment whose items are all gone from the hash table. */
+/* Ends a segment's life: a new gen first (stale appenders and readers
+ * fail their checks), then waits for appenders that counted themselves in
+ * `writers` meanwhile, then marks it FREE. The caller owns the segment
+ * (RECLAIM) and no hash slot points into it. */
+void seg_retire(struct seg_engine *e, int32_t seg);
+/* seg_retire, then back into the pool. */
 void seg_release(struct seg_engine *e, int32_t seg);
 bool seg_claim(struct seg_engine *e, int32_t seg, uint8_t from);
 /* Walks the items of a claimed, drained segment and unlinks those the
@@ -341,8 +473,11 @@ uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
 /* Makes at least one segment free (returns it to the caller) by expiring
  * or evicting; SEG_NONE if nothing can be reclaimed. */
 int32_t seg_evict_for(struct seg_engine *e, struct seg_worker *w);
+/* Evicts (by the policy) until the free pool holds pool_low segments,
+ * unless another thread is reclaiming; returns the evictions done. */
+unsigned seg_reclaim_ahead(struct seg_engine *e);
 unsigned seg_expire_all(struct seg_engine *e);
 void seg_flush_now(struct seg_engine *e);
 void seg_flush_if_due(struct seg_engine *e, int64_t now);
 
-#endif /* SEGCACHED_SEG_INTERNAL_H */
+#endif /* SEGCACHED_SEG_PRIVATE_H */

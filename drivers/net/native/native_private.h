@@ -4,15 +4,24 @@
  * Internals of the native stack shared by native_stack.c (set-up and the
  * lcore loop) and native_conn.c (what lib/net's callbacks do).
  */
-#ifndef SEGCACHED_NATIVE_INTERNAL_H
-#define SEGCACHED_NATIVE_INTERNAL_H
+#ifndef SEGCACHED_NATIVE_PRIVATE_H
+#define SEGCACHED_NATIVE_PRIVATE_H
+
+#include <stdatomic.h>
 
 #include <rte_common.h>
+#include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_spinlock.h>
 
-#include "native_stack.h"
+#include "cmd/cmd_session.h"
+#include "drivers/net/native/native_stack.h"
+#include "drivers/net/stack.h"
 #include "proto/proto_out.h"
+
+extern int native_logtype;
+#define NATIVE_LOG(level, fmt, ...)                                        \
+	rte_log(RTE_LOG_##level, native_logtype, "native: " fmt "\n", ##__VA_ARGS__)
 
 #define NATIVE_BURST 32
 /* lib/net buffers per connection. The receive buffer holds ordinary
@@ -21,20 +30,30 @@
 #define NATIVE_SNDBUF (64u << 10)
 #define NATIVE_RCVBUF (32u << 10)
 #define NATIVE_SPILL (NATIVE_RCVBUF / 2)
-#define NATIVE_IN_SLACK (64u << 10)
-/* Stop executing a connection's requests while more than this much of
- * its output is unsent (the posix stack's rule): a slow reader cannot
- * make the server buffer without bound. */
-#define NATIVE_OUT_HIGH (256u << 10)
-/* A closed connection's output buffer is kept for the next one up to this
- * size. */
-#define NATIVE_OUT_KEEP (64u << 10)
+
+struct native_worker;
+
+struct native {
+	struct stack base;        /* first: the stack interface */
+	struct native_config cfg;
+	struct dpdk_port port;
+	struct native_worker *workers;
+	unsigned nworkers;
+	struct engine_worker **engine_workers;
+	size_t in_max;            /* largest request assembled for one connection */
+	size_t out_limit;         /* output buffer limit per connection */
+	atomic_bool stop;         /* read by every lcore on every loop */
+	bool launched;
+	/* Written by every lcore on every accept and close: on a cache line
+	 * of its own, away from the fields above that every loop reads. */
+	_Atomic uint64_t curr_conns __rte_cache_aligned; /* for --max-conns */
+	char curr_conns_pad[RTE_CACHE_LINE_SIZE - sizeof(uint64_t)];
+};
 
 struct native_conn {
 	struct native_worker *w;
 	struct net_conn *nc;
-	struct cmd_conn *cmd;
-	struct proto_out out;   /* composed replies; data[head..len) not yet in TCP */
+	struct cmd_session ses; /* requests and replies; ses.out not yet in TCP */
 	char *in;               /* a request larger than NATIVE_SPILL, being assembled */
 	size_t in_len, in_cap;
 	struct native_conn *prev, *next; /* the worker's open connections */
@@ -42,10 +61,7 @@ struct native_conn {
 	uint32_t peer_addr;     /* host byte order */
 	uint16_t peer_port;
 	struct native_conn *next_free;
-	bool closing;           /* close once the output is in TCP */
 	bool close_sent;        /* net_tcp_close() was called */
-	bool eof;               /* the peer sent FIN */
-	bool stalled;           /* stopped on the output bound */
 };
 
 struct native_worker {
@@ -79,4 +95,7 @@ void native_conn_free_all(struct native_worker *w);
  * open connection of the worker. */
 void native_conn_close_all(struct native_worker *w);
 
-#endif /* SEGCACHED_NATIVE_INTERNAL_H */
+/* memcached's refusal of a connection over -c: one error line, then close */
+#define NATIVE_TOO_MANY_CONNS "ERROR Too many open connections\r\n"
+
+#endif /* SEGCACHED_NATIVE_PRIVATE_H */

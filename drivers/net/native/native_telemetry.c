@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * DPDK telemetry for the server (dpdk-telemetry.py, or any client of the
- * telemetry socket):
+ * DPDK telemetry of the native stack (dpdk-telemetry.py, or any client of
+ * the telemetry socket):
  *
- *   /segcached/stats     server and engine figures (what `stats` shows)
  *   /segcached/net       the port (queues, offloads, RSS key and table,
  *                        link, NIC counters), the stack counters summed
  *                        over the lcores, and per-lcore connection figures
@@ -21,52 +20,10 @@
 #include <rte_ether.h>
 #include <rte_telemetry.h>
 
-#include "native_stack.h"
-#include "server.h"
+#include "drivers/net/native/native_private.h"
 
 static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct server *tel_srv; /* NULL while no native stack runs */
-
-static int
-tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	struct cmd_server_stats ss;
-	struct engine_stats es;
-	int rc = -1;
-
-	(void)cmd;
-	(void)params;
-	pthread_mutex_lock(&tel_lock);
-	if (tel_srv == NULL)
-		goto out;
-	memset(&ss, 0, sizeof(ss));
-	server_stats_fill(tel_srv, &ss);
-	engine_stats(tel_srv->es.engine, &es);
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "pid", (uint64_t)ss.pid);
-	rte_tel_data_add_dict_u64(d, "uptime", ss.uptime);
-	rte_tel_data_add_dict_string(d, "stack", ss.stack ? ss.stack : "");
-	rte_tel_data_add_dict_string(d, "engine", tel_srv->es.engine->ops->name);
-	rte_tel_data_add_dict_u64(d, "threads", ss.threads);
-	rte_tel_data_add_dict_u64(d, "max_connections", ss.max_connections);
-	rte_tel_data_add_dict_u64(d, "curr_connections", ss.curr_connections);
-	rte_tel_data_add_dict_u64(d, "total_connections", ss.total_connections);
-	rte_tel_data_add_dict_u64(d, "rejected_connections", ss.rejected_connections);
-	rte_tel_data_add_dict_u64(d, "bytes_read", ss.bytes_read);
-	rte_tel_data_add_dict_u64(d, "bytes_written", ss.bytes_written);
-	rte_tel_data_add_dict_u64(d, "curr_items", es.curr_items);
-	rte_tel_data_add_dict_u64(d, "bytes", es.bytes);
-	rte_tel_data_add_dict_u64(d, "limit_maxbytes", es.limit_maxbytes);
-	rte_tel_data_add_dict_u64(d, "evictions", es.evictions);
-	rte_tel_data_add_dict_u64(d, "expired", es.expired);
-#define TEL_ENGINE_COUNTER(name) rte_tel_data_add_dict_u64(d, #name, es.counters[ENGINE_C_##name]);
-	ENGINE_WORKER_COUNTERS(TEL_ENGINE_COUNTER)
-#undef TEL_ENGINE_COUNTER
-	rc = 0;
-out:
-	pthread_mutex_unlock(&tel_lock);
-	return rc;
-}
+static struct native *tel_nat; /* NULL while no native stack runs */
 
 /* Worker w's counters, or all workers' summed (w < 0). */
 static void
@@ -161,9 +118,9 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 
 	(void)cmd;
 	pthread_mutex_lock(&tel_lock);
-	if (tel_srv == NULL || tel_srv->native == NULL)
+	if (tel_nat == NULL)
 		goto out;
-	nat = tel_srv->native;
+	nat = tel_nat;
 	rte_tel_data_start_dict(d);
 	if (params != NULL && params[0] != '\0') {
 		char *end;
@@ -174,7 +131,8 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, "worker", w);
 		rte_tel_data_add_dict_u64(d, "lcore", native_worker_lcore(nat, (unsigned)w));
 		rte_tel_data_add_dict_u64(d, "queue", w);
-		rte_tel_data_add_dict_u64(d, "curr_connections", native_worker_conns(nat, (unsigned)w));
+		rte_tel_data_add_dict_u64(d, "curr_connections",
+					  native_worker_conns(nat, (unsigned)w));
 		add_counters(d, nat, (int)w);
 		rc = 0;
 		goto out;
@@ -205,21 +163,17 @@ out:
 int
 native_telemetry_register(void)
 {
-	int rc = rte_telemetry_register_cmd("/segcached/stats", tel_stats,
-					    "Server and engine figures, as 'stats'. Takes no parameters");
-
-	if (rc == 0)
-		rc = rte_telemetry_register_cmd("/segcached/net", tel_net,
-						"The port, RSS, and the stack's counters summed over lcores; "
-						"with a parameter N, worker N's counters");
-	return rc;
+	return rte_telemetry_register_cmd("/segcached/net", tel_net,
+					  "The port, RSS, and the stack's counters "
+					  "summed over lcores; "
+					  "with a parameter N, worker N's counters");
 }
 
 void
-native_telemetry_attach(struct server *srv)
+native_telemetry_attach(struct native *nat)
 {
 	pthread_mutex_lock(&tel_lock);
-	tel_srv = srv;
+	tel_nat = nat;
 	pthread_mutex_unlock(&tel_lock);
 }
 
@@ -227,6 +181,6 @@ void
 native_telemetry_detach(void)
 {
 	pthread_mutex_lock(&tel_lock);
-	tel_srv = NULL;
+	tel_nat = NULL;
 	pthread_mutex_unlock(&tel_lock);
 }

@@ -17,13 +17,12 @@
 #ifndef SEGCACHED_NATIVE_STACK_H
 #define SEGCACHED_NATIVE_STACK_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "cmd/cmd.h"
-#include "dpdk_port.h"
-#include "net.h"
+#include "drivers/net/dpdk/dpdk_port.h"
+#include "net/net.h"
 
 /* Counters of the application side of one worker lcore; lib/net keeps
  * the packet and TCP counters. One table. */
@@ -65,6 +64,11 @@ struct native_config {
 	uint16_t udp_port;        /* 0: no UDP */
 	unsigned max_conns;       /* over all lcores */
 	unsigned idle_timeout_s;  /* 0: never */
+	const uint8_t *rss_key;   /* NULL: random */
+	uint8_t rss_key_len;
+	bool udp_any_source;      /* answer UDP from beyond the subnet */
+	const struct stack_cidr *allow; /* n_allow 0: everyone */
+	unsigned n_allow;
 	size_t item_max;
 	struct engine *engine;
 	const struct cmd_settings *cmd;
@@ -72,21 +76,12 @@ struct native_config {
 	void *on_shutdown_arg;
 };
 
-struct native_conn;
-struct native_worker;
+/* The running stack; opaque outside drivers/net/native. */
+struct native;
 
-struct native {
-	struct native_config cfg;
-	struct dpdk_port port;
-	struct native_worker *workers;
-	unsigned nworkers;
-	struct engine_worker **engine_workers;
-	size_t in_max;            /* largest request assembled for one connection */
-	size_t out_limit;         /* output buffer limit per connection */
-	_Atomic uint64_t curr_conns; /* for --max-conns, over all lcores */
-	atomic_bool stop;
-	bool launched;
-};
+/* The native stack behind the stack interface (stack.h). */
+struct stack_ops;
+extern const struct stack_ops native_stack_ops;
 
 /* Worker lcores available besides the main lcore. */
 unsigned native_worker_lcores(void);
@@ -96,7 +91,10 @@ unsigned native_worker_lcores(void);
 struct native *native_create(const struct native_config *cfg, char *err, size_t errlen);
 /* Launches the worker lcores (rte_eal_remote_launch). */
 int native_start(struct native *n, char *err, size_t errlen);
-/* Stops the lcores, closes every connection, releases the port. NULL ok. */
+/* Stops the lcores (each closes its connections) and waits for them.
+ * Idempotent. */
+void native_stop(struct native *n);
+/* Stops, closes every connection, releases the port. NULL ok. */
 void native_destroy(struct native *n);
 
 /* For stats and telemetry; safe from any thread while running (counters
@@ -114,12 +112,11 @@ uint32_t native_worker_conns(const struct native *n, unsigned worker);
 struct proto_out;
 void native_stats_conns(struct native *n, struct proto_out *out);
 
-/* DPDK telemetry: /segcached/stats and /segcached/net (native_telemetry.c).
- * The commands stay registered for the process; they answer with an
- * error while no stack is attached. */
-struct server;
+/* DPDK telemetry: /segcached/net (native_telemetry.c). The command stays
+ * registered for the process; it answers with an error while no stack is
+ * attached. */
 int native_telemetry_register(void);
-void native_telemetry_attach(struct server *srv);
+void native_telemetry_attach(struct native *n);
 void native_telemetry_detach(void);
 
 #endif /* SEGCACHED_NATIVE_STACK_H */

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * DPDK telemetry of the server (dpdk-telemetry.py, or any client of the
+ * telemetry socket):
+ *
+ *   /segcached/stats     server and engine figures (what `stats` shows)
+ *
+ * The network stack registers its own commands (the native stack's
+ * /segcached/net). The callback runs on the telemetry thread and only reads
+ * counters; a mutex keeps it away from a server being torn down.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "server.h"
+
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct server *srv_tel; /* NULL while no server runs */
+
+static int
+tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+	int rc = -1;
+
+	(void)cmd;
+	(void)params;
+	pthread_mutex_lock(&tel_lock);
+	if (srv_tel == NULL)
+		goto out;
+	memset(&ss, 0, sizeof(ss));
+	server_stats_fill(srv_tel, &ss);
+	engine_stats(srv_tel->es.engine, &es);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "pid", (uint64_t)ss.pid);
+	rte_tel_data_add_dict_u64(d, "uptime", ss.uptime);
+	rte_tel_data_add_dict_string(d, "stack", ss.stack ? ss.stack : "");
+	rte_tel_data_add_dict_string(d, "engine", srv_tel->es.engine->ops->name);
+	rte_tel_data_add_dict_u64(d, "threads", ss.threads);
+	rte_tel_data_add_dict_u64(d, "max_connections", ss.max_connections);
+	rte_tel_data_add_dict_u64(d, "curr_connections", ss.curr_connections);
+	rte_tel_data_add_dict_u64(d, "total_connections", ss.total_connections);
+	rte_tel_data_add_dict_u64(d, "rejected_connections", ss.rejected_connections);
+	rte_tel_data_add_dict_u64(d, "bytes_read", ss.bytes_read);
+	rte_tel_data_add_dict_u64(d, "bytes_written", ss.bytes_written);
+	rte_tel_data_add_dict_u64(d, "curr_items", es.curr_items);
+	rte_tel_data_add_dict_u64(d, "bytes", es.bytes);
+	rte_tel_data_add_dict_u64(d, "limit_maxbytes", es.limit_maxbytes);
+	rte_tel_data_add_dict_u64(d, "evictions", es.evictions);
+	rte_tel_data_add_dict_u64(d, "expired", es.expired);
+#define TEL_ENGINE_COUNTER(name, desc) \
+	rte_tel_data_add_dict_u64(d, #name, es.counters[ENGINE_C_##name]);
+	ENGINE_WORKER_COUNTERS(TEL_ENGINE_COUNTER)
+#undef TEL_ENGINE_COUNTER
+	rc = 0;
+out:
+	pthread_mutex_unlock(&tel_lock);
+	return rc;
+}
+
+int
+server_telemetry_register(void)
+{
+	return rte_telemetry_register_cmd("/segcached/stats", tel_stats,
+					  "Server and engine figures, as 'stats'. "
+					  "Takes no parameters");
+}
+
+void
+server_telemetry_attach(struct server *srv)
+{
+	pthread_mutex_lock(&tel_lock);
+	srv_tel = srv;
+	pthread_mutex_unlock(&tel_lock);
+}
+
+void
+server_telemetry_detach(void)
+{
+	pthread_mutex_lock(&tel_lock);
+	srv_tel = NULL;
+	pthread_mutex_unlock(&tel_lock);
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * One interface for the network stacks that carry memcached: posix (kernel
+ * sockets, epoll threads, drivers/net/posix) and native (DPDK queues served
+ * by lcores running lib/net, drivers/net/native). The server picks one at
+ * start-up by name (--stack) and from then on calls it through its ops,
+ * without knowing which runs: the way lib/engine/engine.h treats engines,
+ * and the way DPDK's examples/l3fwd picks one lookup mode at start.
+ *
+ * Both stacks hand a connection's bytes to lib/cmd's session loop
+ * (cmd/cmd_session.h) and only move bytes themselves.
+ */
+#ifndef SEGCACHED_STACK_H
+#define SEGCACHED_STACK_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cmd_server_stats;
+struct cmd_settings;
+struct engine;
+struct proto_out;
+
+/* Everything a stack may need; each takes its own section. */
+/* One entry of --allow: an IPv4 network, host byte order. */
+struct stack_cidr {
+	uint32_t addr;
+	uint32_t mask;
+};
+
+#define STACK_ALLOW_MAX 32
+
+struct stack_config {
+	/* both stacks */
+	uint16_t tcp_port;        /* 0: no TCP */
+	uint16_t udp_port;        /* 0: no UDP */
+	unsigned max_conns;       /* client connections over it are refused */
+	struct engine *engine;
+	const struct cmd_settings *cmd; /* shared by every connection */
+	/* Called (from a worker) when a client sent `shutdown`. */
+	void (*on_shutdown)(void *arg);
+	void *on_shutdown_arg;
+	/* posix */
+	const char *listen;       /* comma-separated HOST, HOST:PORT, [V6]:PORT */
+	unsigned threads;         /* worker threads, >= 1 */
+	int backlog;              /* listen(2) backlog */
+	/* CPUs of the worker threads: thread i runs on cpus[i % ncpus];
+	 * ncpus 0: they keep the CPUs of the thread that starts them. */
+	const cpu_set_t *cpus;
+	unsigned ncpus;
+	/* native */
+	uint32_t ip;              /* host byte order */
+	uint8_t prefix_len;
+	int port_id;              /* -1: the first port */
+	unsigned queues;          /* 0: one per worker lcore */
+	uint16_t rx_desc, tx_desc;
+	uint16_t mtu;
+	unsigned link_timeout_ms;
+	unsigned idle_timeout_s;  /* 0: never */
+	const uint8_t *rss_key;   /* NULL: random */
+	uint8_t rss_key_len;
+	bool udp_any_source;      /* answer UDP from beyond the subnet */
+	/* both stacks: clients allowed; n_allow 0 = everyone */
+	const struct stack_cidr *allow;
+	unsigned n_allow;
+};
+
+struct stack;
+
+struct stack_ops {
+	const char *name;         /* the --stack word: "posix", "native" */
+	const char *workers_noun; /* "posix threads", "worker lcores" */
+	/* EAL memory in MiB the stack needs on --no-huge with `lcores`
+	 * lcores, asked before the EAL starts (NULL: none). */
+	unsigned (*eal_memory_mb)(unsigned max_conns, unsigned lcores);
+	/* Sets the stack up (sockets or port, workers); nothing runs yet.
+	 * NULL with an operator-facing message in err; *bind_failed tells
+	 * an address that could not be bound from other failures. */
+	struct stack *(*create)(const struct stack_config *cfg, char *err, size_t errlen,
+				bool *bind_failed);
+	/* Starts the workers. 0, or -1 with a message. */
+	int (*start)(struct stack *s, char *err, size_t errlen);
+	/* Stops and joins the workers; connections are closed. Idempotent. */
+	void (*stop)(struct stack *s);
+	/* Stops if needed and frees everything. */
+	void (*destroy)(struct stack *s);
+	/* Start-up log line i (what it listens on), or NULL past the last. */
+	const char *(*describe)(const struct stack *s, unsigned i, char *buf, size_t len);
+	unsigned (*workers)(const struct stack *s);
+	/* Client connections open now, over all workers. Any thread. */
+	uint64_t (*curr_conns)(const struct stack *s);
+	/* Fills the connection, traffic and worker fields of `stats` and
+	 * `stats workers` (threads, connections, bytes, engine workers).
+	 * Any thread while running. */
+	void (*stats)(const struct stack *s, struct cmd_server_stats *out);
+	/* `stats conns`: memcached-style lines for every listening socket
+	 * and open connection. Any thread. */
+	void (*stats_conns)(struct stack *s, struct proto_out *out);
+	/* DPDK telemetry commands of the stack (NULL: none). They are
+	 * registered once for the process and answer with an error while no
+	 * stack is attached. */
+	int (*telemetry_register)(void);
+	void (*telemetry_attach)(struct stack *s);
+	void (*telemetry_detach)(struct stack *s);
+};
+
+/* First member of each stack's own struct. */
+struct stack {
+	const struct stack_ops *ops;
+};
+
+/* The stack called `name`, or NULL. */
+const struct stack_ops *stack_find(const char *name);
+
+/* Registers the telemetry commands of every stack. 0, or -1. */
+int stack_telemetry_register(void);
+
+static inline struct stack *
+stack_create(const struct stack_ops *ops, const struct stack_config *cfg, char *err,
+	     size_t errlen, bool *bind_failed)
+{
+	return ops->create(cfg, err, errlen, bind_failed);
+}
+
+static inline int
+stack_start(struct stack *s, char *err, size_t errlen)
+{
+	return s->ops->start(s, err, errlen);
+}
+
+static inline void
+stack_stop(struct stack *s)
+{
+	if (s != NULL)
+		s->ops->stop(s);
+}
+
+static inline void
+stack_destroy(struct stack *s)
+{
+	if (s != NULL)
+		s->ops->destroy(s);
+}
+
+static inline const char *
+stack_name(const struct stack *s)
+{
+	return s->ops->name;
+}
+
+static inline const char *
+stack_describe(const struct stack *s, unsigned i, char *buf, size_t len)
+{
+	return s->ops->describe(s, i, buf, len);
+}
+
+static inline unsigned
+stack_workers(const struct stack *s)
+{
+	return s->ops->workers(s);
+}
+
+static inline uint64_t
+stack_curr_conns(const struct stack *s)
+{
+	return s->ops->curr_conns(s);
+}
+
+static inline void
+stack_stats(const struct stack *s, struct cmd_server_stats *out)
+{
+	s->ops->stats(s, out);
+}
+
+static inline void
+stack_stats_conns(struct stack *s, struct proto_out *out)
+{
+	s->ops->stats_conns(s, out);
+}
+
+static inline void
+stack_telemetry_attach(struct stack *s)
+{
+	if (s->ops->telemetry_attach != NULL)
+		s->ops->telemetry_attach(s);
+}
+
+static inline void
+stack_telemetry_detach(struct stack *s)
+{
+	if (s != NULL && s->ops->telemetry_detach != NULL)
+		s->ops->telemetry_detach(s);
+}
+
+#endif /* SEGCACHED_STACK_H */

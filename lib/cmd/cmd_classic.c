@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The classic memcached commands: get/gets/gat/gats, the storage
+ * commands, delete, incr/decr, touch, flush_all, shutdown, version and
+ * verbosity. Replies are memcached 1.6's, byte for byte; see
+ * docs/protocol.md for the few differences and why.
+ */
+#include <string.h>
+
+#include "cmd/cmd_private.h"
+
+/* ---- get, gets, gat, gats -------------------------------------------------- */
+
+static size_t
+value_header(char *h, const struct proto_req *req, const struct engine_item *it,
+	     bool with_cas)
+{
+	size_t n = 0;
+
+	memcpy(h, "VALUE ", 6);
+	n = 6;
+	memcpy(h + n, req->key, req->klen);
+	n += req->klen;
+	h[n++] = ' ';
+	n += proto_u64_to_dec(it->flags, h + n);
+	h[n++] = ' ';
+	n += proto_u64_to_dec(it->vlen, h + n);
+	if (with_cas) {
+		h[n++] = ' ';
+		n += proto_u64_to_dec(it->cas, h + n);
+	}
+	h[n++] = '\r';
+	h[n++] = '\n';
+	return n;
+}
+
+static size_t
+value_header_len(size_t klen, const struct engine_item *it, bool with_cas)
+{
+	return 6 + klen + 1 + proto_dec_len(it->flags) + 1 + proto_dec_len(it->vlen) +
+	       (with_cas ? 1 + proto_dec_len(it->cas) : 0) + 2;
+}
+
+static void
+get_failed(struct cmd_conn *c)
+{
+	/* memcached replaces the whole reply of the line with the error;
+	 * what an earlier cmd_process() call composed may be gone already */
+	if (c->line_mark_valid)
+		proto_out_truncate(c->out, c->line_mark);
+	proto_parser_abort_line(&c->parser);
+	cmd_reply(c, false, "SERVER_ERROR out of memory writing get response");
+}
+
+void
+cmd_exec_get(struct cmd_conn *c, const struct proto_req *req)
+{
+	bool with_cas = req->cmd == PROTO_CMD_GETS || req->cmd == PROTO_CMD_GATS;
+	bool touch = req->cmd == PROTO_CMD_GAT || req->cmd == PROTO_CMD_GATS;
+	struct engine_item it;
+	char hdr[CMD_HDR_MAX];
+	size_t gap, hlen;
+	int rc;
+
+	if (req->key) {
+		if (!c->line_mark_valid) {
+			c->line_mark_valid = true;
+			c->line_mark = proto_out_mark(c->out);
+		}
+		gap = value_header_len(req->klen, &c->last, with_cas);
+		rc = cmd_fetch(c, req->key, req->klen, touch ? req->exptime : ENGINE_NO_TOUCH,
+			       gap, true, &it);
+		if (rc < 0) {
+			get_failed(c);
+			return;
+		}
+		if (rc == ENGINE_OK) {
+			hlen = value_header(hdr, req, &it, with_cas);
+			proto_out_place_header(c->out, gap, hdr, hlen, it.vlen);
+			memcpy(proto_out_tail(c->out), "\r\n", 2);
+			proto_out_commit(c->out, 2);
+			c->last = it;
+		}
+	}
+	if (req->get_last) {
+		c->line_mark_valid = false;
+		cmd_put(c, "END\r\n", 5);
+	}
+}
+
+/* ---- storage ------------------------------------------------------------------ */
+
+void
+cmd_exec_store(struct cmd_conn *c, const struct proto_req *req)
+{
+	static const enum engine_store_mode modes[] = {
+		[PROTO_CMD_SET] = ENGINE_SET,	      [PROTO_CMD_ADD] = ENGINE_ADD,
+		[PROTO_CMD_REPLACE] = ENGINE_REPLACE, [PROTO_CMD_APPEND] = ENGINE_APPEND,
+		[PROTO_CMD_PREPEND] = ENGINE_PREPEND, [PROTO_CMD_CAS] = ENGINE_CAS,
+	};
+	enum engine_store_mode mode = modes[req->cmd];
+	enum engine_status rc;
+
+	if (req->too_large) {
+		/* refused by size before the data was read: count it as the
+		 * engine would, and drop the old value of a set as memcached
+		 * does so a stale value does not outlive a failed update */
+		c->w->counters[ENGINE_C_cmd_set]++;
+		c->w->counters[ENGINE_C_set_too_large]++;
+		if (mode == ENGINE_SET)
+			cmd_drop_key(c, req->key, req->klen);
+		cmd_reply(c, req->noreply, "SERVER_ERROR object too large for cache");
+		return;
+	}
+	rc = engine_store(c->w, mode, req->key, req->klen, req->value, req->vlen, req->flags,
+			  req->exptime, mode == ENGINE_CAS ? req->cas : 0, NULL);
+	switch (rc) {
+	case ENGINE_OK:
+		cmd_reply(c, req->noreply, "STORED");
+		break;
+	case ENGINE_NOT_STORED:
+		cmd_reply(c, req->noreply, "NOT_STORED");
+		break;
+	case ENGINE_EXISTS:
+		cmd_reply(c, req->noreply, "EXISTS");
+		break;
+	case ENGINE_MISS:
+		cmd_reply(c, req->noreply, "NOT_FOUND");
+		break;
+	case ENGINE_TOO_LARGE:
+		cmd_reply(c, req->noreply, "SERVER_ERROR object too large for cache");
+		break;
+	case ENGINE_NO_MEMORY:
+		if (mode == ENGINE_SET)
+			cmd_drop_key(c, req->key, req->klen);
+		cmd_reply(c, req->noreply, "SERVER_ERROR out of memory storing object");
+		break;
+	default:
+		cmd_reply(c, req->noreply, "CLIENT_ERROR bad command line format");
+		break;
+	}
+}
+
+/* ---- the other classic commands ------------------------------------------ */
+
+void
+cmd_exec_arith(struct cmd_conn *c, const struct proto_req *req)
+{
+	uint64_t v;
+	char num[24];
+	size_t n;
+
+	switch (engine_arith(c->w, req->key, req->klen, req->cmd == PROTO_CMD_INCR, req->delta,
+			     &v, NULL)) {
+	case ENGINE_OK:
+		if (req->noreply)
+			break;
+		n = proto_u64_to_dec(v, num);
+		memcpy(num + n, "\r\n", 2);
+		cmd_put(c, num, n + 2);
+		break;
+	case ENGINE_MISS:
+		cmd_reply(c, req->noreply, "NOT_FOUND");
+		break;
+	case ENGINE_NON_NUMERIC:
+		cmd_reply(c, req->noreply,
+			  "CLIENT_ERROR cannot increment or decrement non-numeric value");
+		break;
+	case ENGINE_NO_MEMORY:
+		cmd_reply(c, req->noreply, "SERVER_ERROR out of memory");
+		break;
+	default:
+		cmd_reply(c, req->noreply, "CLIENT_ERROR bad command line format");
+		break;
+	}
+}
+
+void
+cmd_exec_flush_all(struct cmd_conn *c, const struct proto_req *req)
+{
+	int64_t delay = req->exptime;
+
+	__atomic_add_fetch(&c->rt->cmd_flush, 1, __ATOMIC_RELAXED);
+	if (c->s->flush_disabled) {
+		cmd_reply(c, req->noreply, "CLIENT_ERROR flush_all not allowed");
+		return;
+	}
+	if (req->error) {
+		cmd_reply(c, req->noreply, req->error);
+		return;
+	}
+	/* the delay is an exptime: beyond 30 days it is a unix time */
+	if (delay > ENGINE_RELATIVE_EXPTIME_MAX)
+		delay -= cmd_now(c);
+	engine_flush_all(c->s->engine, delay > 0 ? delay : 0);
+	cmd_reply(c, req->noreply, "OK");
+}
+
+void
+cmd_exec_shutdown(struct cmd_conn *c, const struct proto_req *req)
+{
+	if (!c->s->shutdown_enabled) {
+		cmd_reply(c, false, "ERROR: shutdown not enabled");
+		return;
+	}
+	if (req->error) {
+		cmd_reply(c, false, req->error);
+		return;
+	}
+	*c->actions |= CMD_ACT_SHUTDOWN | CMD_ACT_CLOSE;
+}
+
+void
+cmd_exec_delete(struct cmd_conn *c, const struct proto_req *req)
+{
+	switch (engine_delete(c->w, req->key, req->klen, 0)) {
+	case ENGINE_OK:
+		cmd_reply(c, req->noreply, "DELETED");
+		break;
+	case ENGINE_MISS:
+		cmd_reply(c, req->noreply, "NOT_FOUND");
+		break;
+	default:
+		cmd_reply(c, req->noreply, "CLIENT_ERROR bad command line format");
+		break;
+	}
+}
+
+void
+cmd_exec_touch(struct cmd_conn *c, const struct proto_req *req)
+{
+	switch (engine_touch(c->w, req->key, req->klen, req->exptime)) {
+	case ENGINE_OK:
+		cmd_reply(c, req->noreply, "TOUCHED");
+		break;
+	case ENGINE_MISS:
+		cmd_reply(c, req->noreply, "NOT_FOUND");
+		break;
+	case ENGINE_NO_MEMORY:
+		/* segcache moves a touched item to its new TTL bucket's segment:
+		 * with eviction off and the heap full there is nowhere to put it */
+		cmd_reply(c, req->noreply, "SERVER_ERROR out of memory storing object");
+		break;
+	default:
+		cmd_reply(c, req->noreply, "CLIENT_ERROR bad command line format");
+		break;
+	}
+}
+
+void
+cmd_exec_version(struct cmd_conn *c, const struct proto_req *req)
+{
+	const char *v = c->s->version ? c->s->version : "unknown";
+
+	(void)req;
+	if (cmd_put(c, "VERSION ", 8))
+		cmd_reply(c, false, v);
+}
+
+void
+cmd_exec_verbosity(struct cmd_conn *c, const struct proto_req *req)
+{
+	/* memcached caps the level at 2 */
+	unsigned level = req->level > 2 ? 2 : req->level;
+
+	__atomic_store_n(&c->rt->verbosity_plus1, (int)level + 1, __ATOMIC_RELAXED);
+	cmd_reply(c, req->noreply, "OK");
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Test-only access to lib/seg (see seg_test.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "seg/seg_private.h"
+#include "seg/seg_item.h"
+#include "seg/seg_test.h"
+
+seg_test_hook_fn seg_test_hook;
+void *seg_test_hook_arg;
+
+void
+seg_test_set_hook(seg_test_hook_fn fn, void *arg)
+{
+	seg_test_hook_arg = arg;
+	seg_test_hook = fn;
+}
+
+void
+seg_test_own_open(struct engine_worker *w)
+{
+	((struct seg_worker *)w)->own_always = true;
+}
+
+int
+seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errlen)
+{
+	struct seg_engine *e = seg_engine_of(eng);
+	uint32_t *linked = calloc(e->nseg, sizeof(*linked));
+	uint8_t *in_pool = calloc(e->nseg, 1);
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (!linked || !in_pool) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < e->pool_count; i++) {
+		int32_t s = e->pool[i];
+
+		if (s < 0 || (uint32_t)s >= e->nseg || in_pool[s]++) {
+			snprintf(err, errlen, "pool entry %u: segment %d twice or out of range",
+				 i, s);
+			goto out;
+		}
+	}
+	for (unsigned ci = 0; ci < TTL_CHAINS; ci++) {
+		const struct seg_chain *ch = &e->chain[ci];
+		int32_t prev = SEG_NONE;
+		uint32_t len = 0;
+
+		for (int32_t s = ch->head; s != SEG_NONE; prev = s, s = e->hdr[s].next) {
+			uint8_t st = atomic_load(&e->hdr[s].state);
+
+			if (++len > e->nseg || e->hdr[s].prev != prev ||
+			    e->hdr[s].ttl_bucket != ci || (st != SEG_OPEN && st != SEG_SEALED)) {
+				snprintf(err, errlen, "chain %u broken at segment %d (state %u)",
+					 ci, s, st);
+				goto out;
+			}
+		}
+		if (ch->tail != prev) {
+			snprintf(err, errlen, "chain %u: tail %d, last segment %d",
+				 ci, ch->tail, prev);
+			goto out;
+		}
+	}
+	for (uint64_t b = 0; b <= e->table_mask; b++) {
+		struct seg_chain_iter it;
+		uint64_t v;
+
+		seg_iter_init(&it, &e->table[b]);
+		while (seg_iter_next(e, &it, &v)) {
+			uint32_t s = slot_seg(v);
+			uint8_t st;
+
+			if (!v)
+				continue;
+			st = atomic_load(&e->hdr[s].state);
+			if (s >= e->nseg || (st != SEG_OPEN && st != SEG_SEALED)) {
+				snprintf(err, errlen, "a slot points into segment %u in state %u",
+					 s, st);
+				goto out;
+			}
+			if ((slot_off(v) << e->off_shift) >= seg_valid_end(e, (int32_t)s)) {
+				snprintf(err, errlen, "a slot points past the end of segment %u",
+					 s);
+				goto out;
+			}
+			linked[s]++;
+		}
+	}
+	for (uint32_t s = 0; s < e->nseg; s++) {
+		const struct seg_hdr *h = &e->hdr[s];
+		uint32_t writers = atomic_load(&h->writers);
+		int32_t items = atomic_load(&h->live_items), bytes = atomic_load(&h->live_bytes);
+		uint8_t st = atomic_load(&h->state);
+
+		if (writers != 0) {
+			snprintf(err, errlen, "segment %u (state %u): writers %u at rest",
+				 s, st, writers);
+			goto out;
+		}
+		if (st == SEG_HASH) {
+			c->hash++;
+			continue;
+		}
+		if (items < 0 || bytes < 0 || (uint32_t)items != linked[s]) {
+			snprintf(err, errlen,
+				 "segment %u (state %u): live_items %d, live_bytes %d, "
+				 "%u slots point into it",
+				 s, st, items, bytes, linked[s]);
+			goto out;
+		}
+		c->live_items += (uint32_t)items;
+		if (st == SEG_OPEN || st == SEG_SEALED) {
+			const uint32_t end = seg_valid_end(e, (int32_t)s),
+				       align = (1u << e->off_shift) - 1;
+			struct item_view iv;
+
+			for (uint32_t off = 0;
+			     off < end && item_parse(seg_data(e, s) + off, end - off, &iv);
+			     off += (iv.total + align) & ~align)
+				c->items_written++;
+		}
+		switch (st) {
+		case SEG_FREE:
+			c->free++;
+			if (!in_pool[s] && (int32_t)s != e->merge_reserve) {
+				snprintf(err, errlen, "free segment %u is not in the pool", s);
+				goto out;
+			}
+			break;
+		case SEG_OPEN:
+			c->open++;
+			break;
+		case SEG_SEALED:
+			c->sealed++;
+			c->sealed_empty += items == 0;
+			break;
+		default:
+			c->reclaim++;
+			break;
+		}
+		if (st != SEG_FREE && in_pool[s]) {
+			snprintf(err, errlen, "segment %u in state %u is in the pool", s, st);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(linked);
+	free(in_pool);
+	return rc;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Test-only access to lib/seg: named points where a unit test can run code
+ * in the middle of an operation (to force one exact interleaving of two
+ * workers, deterministically, on one thread), and a check of the engine's
+ * invariants at rest. Production code never sets the hook; a point costs
+ * one predictable branch.
+ */
+#ifndef SEGCACHED_SEG_TEST_H
+#define SEGCACHED_SEG_TEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum seg_test_point {
+	/* reserve(): the worker holds `writers` on its open segment and has
+	 * not yet checked that the segment is still its own */
+	SEG_TP_RESERVE_HELD,
+	/* a reader found an expired item and is about to unlink it */
+	SEG_TP_UNLINK_EXPIRED,
+	/* a read-modify-write read its item lock-free, before using it */
+	SEG_TP_RMW_READ,
+	/* a worker initialised a new open segment, before linking it */
+	SEG_TP_OPENING,
+};
+
+typedef void (*seg_test_hook_fn)(enum seg_test_point at, void *arg);
+
+/* Installs (or with NULL removes) the hook; not thread-safe: set it while
+ * no operation runs. */
+void seg_test_set_hook(seg_test_hook_fn fn, void *arg);
+
+/* Makes worker w append only to open segments of its own (never to the
+ * ones workers share), as a busy worker on a large heap does. */
+void seg_test_own_open(struct engine_worker *w);
+
+struct seg_census {
+	uint32_t free, open, sealed, reclaim, hash;
+	uint32_t sealed_empty; /* sealed segments in a chain with no live item */
+	uint64_t live_items;
+	uint64_t items_written; /* items (live or dead) in open and sealed segments */
+};
+
+/* At rest (no operation in flight): counts segments by state and checks
+ * the invariants: no append in flight, live counts never negative and
+ * equal to the slots pointing into each segment, no slot pointing into a
+ * free segment, the pool holding exactly the free segments. Returns 0,
+ * or -1 with the first violation in err. */
+int seg_test_check(struct engine *e, struct seg_census *c, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SEGCACHED_SEG_TEST_H */

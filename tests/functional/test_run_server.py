@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+"""README's server command, tools/run-server.sh, as a user runs it.
+
+Without a NIC bound to DPDK (as on every CI machine) the script starts the
+native stack on a virtual port: net_af_packet on a veth pair between two
+namespaces it creates. The test stores and reads a key from the client
+namespace with pymemcache, stops the script with SIGTERM and checks that the
+server exited cleanly and both namespaces are gone. --posix starts the posix
+stack on loopback. Needs root (skipped otherwise).
+"""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPT = os.path.join(ROOT, "tools", "run-server.sh")
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+import netenv  # noqa: E402
+
+SEGCACHED = None
+PREFIX = "scrs%d" % os.getpid()
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 20.0
+
+
+def netns_list():
+    return subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True,
+                          check=True).stdout
+
+
+CLIENT = """
+import sys
+from pymemcache.client.base import Client
+c = Client((sys.argv[1], int(sys.argv[2])), timeout=2, connect_timeout=2)
+c.set('run-server', 'works')
+print(c.get('run-server').decode())
+"""
+
+
+def client_in(ns, host, port):
+    """Runs a pymemcache client (in namespace ns when given); its output."""
+    cmd = ["/usr/bin/python3", "-c", CLIENT, host, str(port)]
+    if ns:
+        cmd = ["ip", "netns", "exec", ns] + cmd
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=15)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+class RunServer(unittest.TestCase):
+    def start(self, *args):
+        env = dict(os.environ, SEGCACHED=SEGCACHED, SEGCACHED_NETNS=PREFIX)
+        self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                     "run-server-%d.log" % os.getpid()), "w+")
+        self.addCleanup(self.log.close)
+        p = subprocess.Popen([SCRIPT] + list(args), cwd=ROOT, env=env, stdout=self.log,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        self.addCleanup(self.kill, p)
+        return p
+
+    def kill(self, p):
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        for ns in (PREFIX + "-server", PREFIX + "-client"):
+            subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def wait_answer(self, p, ns, host, port):
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            self.assertIsNone(p.poll(), "the script exited early:\n" + self.output())
+            if client_in(ns, host, port) == "works":
+                return
+            time.sleep(0.5)
+        self.fail("no answer from %s:%d within %.0f s:\n%s" % (host, port, START_TIMEOUT,
+                                                            self.output()))
+
+    def stop(self, p):
+        p.send_signal(signal.SIGTERM)
+        try:
+            rc = p.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.fail("SIGTERM did not stop the script within %.0f s" % STOP_TIMEOUT)
+        self.assertEqual(rc, 0, self.output())
+
+    def test_native_on_a_virtual_port(self):
+        p = self.start("-t", "1")
+        self.wait_answer(p, PREFIX + "-client", netenv.SERVER_IP, 11211)
+        self.assertIn("native stack on a virtual port", self.output())
+        self.stop(p)
+        self.assertIn("shutting down", self.output())
+        self.assertNotIn(PREFIX, netns_list(), "the namespaces were left behind")
+
+    def test_posix(self):
+        port = harness.free_port()
+        p = self.start("--posix", "-t", "1", "-p", str(port), "-U", "0")
+        self.wait_answer(p, None, "127.0.0.1", port)
+        self.stop(p)
+        self.assertNotIn(PREFIX, netns_list())
+
+
+def main():
+    global SEGCACHED
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--segcached", required=True)
+    args, rest = ap.parse_known_args()
+    SEGCACHED = os.path.abspath(args.segcached)
+    netenv.need_root_or_skip("tools/run-server.sh")
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

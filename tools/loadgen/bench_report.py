@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+"""Renders bench-suite.py results (JSON) as Markdown tables and a PNG plot
+(ops/s vs server cores, one line per server), apart from the measurement so
+that results measured on another host render the same way:
+
+    tools/loadgen/bench_report.py OUT/results.json [--png docs/x.png]
+        [--doc docs/performance.md --marker NAME]
+
+--doc replaces the text between the lines <!-- NAME:begin --> and
+<!-- NAME:end --> of that file with the report; without it the report goes
+to stdout. Medians over rounds; "vs memcached" is the median of the
+per-round ratios to memcached's throughput with the same cores and workload
+(min-max in brackets).
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def ok(run):
+    r = run["result"]
+    return r is not None and not r.get("corrupt") and not r.get("bad") and r["throughput"] > 0
+
+
+def workload_key(run):
+    return (run["cores"], run["transport"], run["get_ratio"], run["dist"])
+
+
+def display_order(wk):
+    """cores, TCP before UDP, 90/10 before 50/50, uniform before zipf."""
+    return (wk[0], wk[1], -wk[2], wk[3])
+
+
+def mix_name(get_ratio):
+    g = int(round(get_ratio * 100))
+    return "%d/%d" % (g, 100 - g)
+
+
+def dist_name(d):
+    return "zipf 0.99" if d == "zipf" else d
+
+
+def server_order(runs):
+    seen = []
+    for r in runs:
+        if r["server"] not in seen:
+            seen.append(r["server"])
+    # memcached, the baseline, last.
+    return sorted(seen, key=lambda k: k == "memcached")
+
+
+def ratios_vs_memcached(closed, key, wk, base_key="memcached"):
+    """Per-round ratios of server key to memcached (or base_key), same
+    workload and round."""
+    base = {r["round"]: r for r in closed if r["server"] == base_key and
+            workload_key(r) == wk and ok(r)}
+    out = []
+    for r in closed:
+        if r["server"] == key and workload_key(r) == wk and ok(r) and r["round"] in base:
+            out.append(r["result"]["throughput"] / base[r["round"]]["result"]["throughput"])
+    return out
+
+
+def fmt_ratio(rs):
+    if not rs:
+        return ""
+    return "**%.2f** (%.2f-%.2f)" % (median(rs), min(rs), max(rs))
+
+
+def summarize(closed, key, wk):
+    """(median throughput, median-throughput run, all runs) or None."""
+    runs = [r for r in closed if r["server"] == key and workload_key(r) == wk]
+    good = [r for r in runs if ok(r)]
+    if not good:
+        return None, None, runs
+    mid = sorted(good, key=lambda r: r["result"]["throughput"])[len(good) // 2]
+    return median([r["result"]["throughput"] for r in good]), mid, runs
+
+
+def header(meta):
+    h = meta["host"]
+    lines = []
+    if meta.get("fold_cpus"):
+        lines += ["**Plumbing test, not a measurement**: CPU ids run on CPU id mod %d "
+                  "(--fold-cpus); server and generator share cores." % meta["fold_cpus"], ""]
+    lines += [
+        "Host: %s, %s CPUs online (%s socket(s), %s thread(s) per core), CPUs used %s; "
+        "Linux %s; %s; hugepages %s. Commit %s; %s to %s (%.0f s); load average %.1f at "
+        "the start, %.1f at the end." % (
+            h.get("cpu_model") or "unknown CPU", h.get("online_cpus"), h.get("sockets"),
+            h.get("threads_per_core"), ",".join(map(str, h.get("cpus_used", []))),
+            h.get("kernel"), h.get("memcached"), "on" if meta.get("hugepages") else "off",
+            meta.get("commit"), meta.get("started"), meta.get("finished", "?"),
+            meta.get("elapsed_s", 0), h.get("loadavg_start", 0), h.get("loadavg_end", 0)),
+        "",
+        "```sh",
+        meta["command"],
+        "```",
+        "",
+        "Workload: %d keys of %d bytes, %d-byte values, %d connections per generator "
+        "worker (one worker per server core) x depth %d, every key preloaded, %g s "
+        "warm-up, %g s measured, %d round(s)." % (
+            meta["keys"], meta["key_size"], meta["value_size"], meta["conns_per_worker"],
+            meta["depth"], meta["warmup_s"], meta["duration_s"], meta["rounds"]),
+    ]
+    return lines
+
+
+def scaling_table(closed):
+    cores = sorted({r["cores"] for r in closed})
+    wks = sorted({workload_key(r)[1:] for r in closed},
+                 key=lambda wk: display_order((0,) + wk))
+    keys = server_order(closed)
+    lines = []
+    for wk in wks:
+        lines += ["", "Scaling, %s %s %s (req/s, median over rounds; vs memcached at the "
+                  "same cores; efficiency = req/s / (cores x its 1-core req/s)):" %
+                  (wk[0].upper(), mix_name(wk[1]), dist_name(wk[2])), ""]
+        head = "| server cores |" + "".join(" %s |" % k for k in keys) + \
+            "".join(" %s vs memcached |" % k for k in keys if k != "memcached") + \
+            "".join(" %s efficiency |" % k for k in keys)
+        lines += [head, "|" + "---|" * (1 + 2 * len(keys) + len(keys) - ("memcached" in keys))]
+        one = {k: summarize(closed, k, (1,) + wk)[0] for k in keys}
+        for n in cores:
+            row = "| %d |" % n
+            tps = {k: summarize(closed, k, (n,) + wk)[0] for k in keys}
+            row += "".join(" %s |" % ("%.0f" % tps[k] if tps[k] else "failed") for k in keys)
+            row += "".join(" %s |" % fmt_ratio(ratios_vs_memcached(closed, k, (n,) + wk))
+                           for k in keys if k != "memcached")
+            row += "".join(" %s |" % ("%.2f" % (tps[k] / (n * one[k]))
+                                      if tps[k] and one[k] else "") for k in keys)
+            lines.append(row)
+    lines += spread_lines(closed)
+    return lines
+
+
+def spread_lines(closed):
+    """How the load fell on the server's lcores or threads: segcached
+    native's connections and received packets per lcore (telemetry),
+    segcached posix's requests per worker (stats workers), read at the end
+    of each run."""
+    out = []
+    for key in ("native", "native-baseline", "posix"):
+        for n in sorted({r["cores"] for r in closed if r["server"] == key}):
+            runs = [r for r in closed if r["server"] == key and r["cores"] == n and
+                    r.get("server_workers")]
+            if n < 2 or not runs:
+                continue
+            field = "worker_requests" if key == "posix" else "worker_rx_packets"
+            shares = []
+            for r in runs:
+                xs = r["server_workers"].get(field) or []
+                shares += [x / sum(xs) for x in xs] if sum(xs) else []
+            if not shares:
+                continue
+            what = "requests" if key == "posix" else "received packets"
+            conns = ""
+            if key != "posix":
+                conns = "connections per lcore %s; " % " / ".join(
+                    "[%s]" % ",".join(map(str, r["server_workers"]["worker_conns_opened"]))
+                    for r in runs)
+            out.append("* %s, %d %s: %seach one's share of the %s %.1f%% to %.1f%% "
+                       "(equal: %.1f%%)." % (
+                           runs[0]["label"].split(" (")[0].split(" -t")[0], n,
+                           "threads" if key == "posix" else "lcores", conns, what,
+                           100 * min(shares), 100 * max(shares), 100.0 / n))
+    return [""] + out if out else []
+
+
+def closed_table(closed):
+    lines = ["", "Closed loop (peak): req/s is the median over rounds; **vs memcached** is "
+             "the median of the per-round ratios (min-max in brackets); latency of the "
+             "median run.", "",
+             "| server | cores | proto | get/set | keys | req/s | **vs memcached** | "
+             "hit ratio | p50 us | p99 us | p99.9 us | errors | corrupt/bad |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    wks = []
+    for r in closed:
+        if workload_key(r) not in wks:
+            wks.append(workload_key(r))
+    for key in server_order(closed):
+        for wk in sorted(wks, key=display_order):
+            tp, mid, runs = summarize(closed, key, wk)
+            if not runs:
+                continue
+            label = runs[0]["label"]
+            cols = "| %s | %d | %s | %s | %s |" % (label, wk[0], wk[1].upper(),
+                                                   mix_name(wk[2]), dist_name(wk[3]))
+            if tp is None:
+                lines.append(cols + " failed | | | | | | | |")
+                continue
+            res = mid["result"]
+            lat = res["latency_us"]
+            good = [r["result"] for r in runs if r["result"]]
+            ratio = fmt_ratio(ratios_vs_memcached(closed, key, wk)) if key != "memcached" else ""
+            lines.append(cols + " %.0f | %s | %.3f | %.1f | %.1f | %.1f | %d | %d |" % (
+                tp, ratio, res["hit_ratio"], lat["p50"], lat["p99"], lat["p99.9"],
+                sum(r["errors"] for r in good), sum(r["corrupt"] + r["bad"] for r in good)))
+    return lines
+
+
+def engine_table(closed):
+    """The storage engines behind the same native stack, per round."""
+    wks = sorted({workload_key(r) for r in closed if r["server"] == "native"},
+                 key=display_order)
+    lines = ["", "Segcache vs the baseline engine (rte_hash), both behind the native stack: "
+             "median of the per-round ratios of segcached native to segcached native "
+             "`--engine baseline` (min-max in brackets):", "",
+             "| cores | proto | get/set | keys | Segcache / baseline |", "|---|---|---|---|---|"]
+    for wk in wks:
+        rs = ratios_vs_memcached(closed, "native", wk, "native-baseline")
+        lines.append("| %d | %s | %s | %s | %s |" % (wk[0], wk[1].upper(), mix_name(wk[2]),
+                                                    dist_name(wk[3]), fmt_ratio(rs) or "-"))
+    return lines
+
+
+def open_table(opened):
+    lines = ["", "Open loop (Poisson arrivals; latency from each request's intended send "
+             "time; a send more than 100 us late counts as late):", "",
+             "| server | cores | workload | target req/s | req/s | p50 us | p90 us | "
+             "p99 us | p99.9 us | max us | late sends |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for run in opened:
+        r = run["result"]
+        wl = "%s %s %s" % (run["transport"].upper(), mix_name(run["get_ratio"]),
+                           dist_name(run["dist"]))
+        rate = run["generator_cmd"].split("--rate ")[-1].split()[0]
+        if not r:
+            lines.append("| %s | %d | %s | %s | failed | | | | | | |" %
+                         (run["label"], run["cores"], wl, rate))
+            continue
+        lat = r["latency_us"]
+        lines.append("| %s | %d | %s | %s | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | "
+                     "%d of %d |" % (run["label"], run["cores"], wl, rate, r["throughput"],
+                                     lat["p50"], lat["p90"], lat["p99"], lat["p99.9"],
+                                     lat["max"], r["late"], r["requests"]))
+    return lines
+
+
+def render(results, png=None, doc_dir=None):
+    runs = results["runs"]
+    closed = [r for r in runs if r["mode"] == "closed"]
+    opened = [r for r in runs if r["mode"] == "open"]
+    lines = header(results["meta"])
+    if len({r["cores"] for r in closed}) > 1 or results["meta"].get("mode") == "scaling":
+        lines += scaling_table(closed)
+    if png:
+        rel = os.path.relpath(png, doc_dir) if doc_dir else png
+        lines += ["", "![ops/s vs server cores](%s)" % rel]
+    lines += closed_table(closed)
+    servers = {r["server"] for r in closed}
+    if "native" in servers and "native-baseline" in servers:
+        lines += engine_table(closed)
+    if opened:
+        lines += open_table(opened)
+    lossy = [r for r in closed if r["result"] and r["result"].get("net_counters") and
+             "retransmits 0 " not in r["result"]["net_counters"]]
+    for r in lossy:
+        lines += ["", "%s, %s round %d: generator lib/net: %s" % (
+            r["label"], "/".join(map(str, workload_key(r)[1:])), r["round"],
+            r["result"]["net_counters"])]
+    failed = [r for r in runs if not r["result"]]
+    if failed:
+        lines += ["", "%d run(s) failed (no result): %s" % (
+            len(failed), ", ".join(sorted({r["label"] for r in failed})))]
+    return "\n".join(lines)
+
+
+def plot(results_list, path):
+    """ops/s vs server cores, one line per server (and host, when several)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    cores_seen = set()
+    for results in results_list:
+        closed = [r for r in results["runs"] if r["mode"] == "closed"]
+        host = results["meta"]["host"]
+        wks = sorted({workload_key(r)[1:] for r in closed},
+                     key=lambda wk: display_order((0,) + wk))
+        for key in server_order(closed):
+            for wk in wks[:1]:  # the first workload: TCP 90/10 uniform by default
+                pts = []
+                for n in sorted({r["cores"] for r in closed}):
+                    tp = summarize(closed, key, (n,) + wk)[0]
+                    if tp:
+                        pts.append((n, tp))
+                        cores_seen.add(n)
+                if not pts:
+                    continue
+                runs = [r for r in closed if r["server"] == key]
+                name = runs[0]["label"].split(" (")[0].split(" -t")[0]
+                if len(results_list) > 1:
+                    name += " (%s, %s CPUs)" % (host.get("cpu_model"), host.get("online_cpus"))
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(cores_seen))
+    ax.set_xticklabels([str(c) for c in sorted(cores_seen)])
+    ax.set_xlabel("server cores")
+    ax.set_ylabel("million requests/s (median over rounds)")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: "%g" % (v / 1e6)))
+    ax.set_ylim(bottom=0)
+    meta = results_list[0]["meta"]
+    ax.set_title("segcached-loadgen, TCP 90/10 uniform, 64-byte values\n%s, %s CPUs, %s" %
+                 (meta["host"].get("cpu_model"), meta["host"].get("online_cpus"),
+                  meta.get("started", "")[:10]), fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def replace_marked(doc, marker, text):
+    begin, end = "<!-- %s:begin -->" % marker, "<!-- %s:end -->" % marker
+    with open(doc) as f:
+        content = f.read()
+    i, j = content.find(begin), content.find(end)
+    if i < 0 or j < i:
+        sys.exit("%s: no %s ... %s lines to replace" % (doc, begin, end))
+    content = content[:i + len(begin)] + "\n" + text + "\n" + content[j:]
+    with open(doc, "w") as f:
+        f.write(content)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="+", help="results.json from bench-suite.py")
+    ap.add_argument("--png", help="write the ops/s vs cores plot here")
+    ap.add_argument("--doc", help="Markdown file to write the report into")
+    ap.add_argument("--marker", default="bench-suite",
+                    help="the report replaces <!-- MARKER:begin --> ... <!-- MARKER:end -->")
+    args = ap.parse_args()
+    results_list = []
+    for path in args.results:
+        with open(path) as f:
+            results_list.append(json.load(f))
+    if args.png:
+        plot(results_list, args.png)
+    doc_dir = os.path.dirname(os.path.abspath(args.doc)) if args.doc else None
+    png = os.path.abspath(args.png) if args.png and args.doc else args.png
+    # The plot covers every file: link it once, under the first report.
+    text = "\n\n".join(render(r, png if i == 0 else None, doc_dir)
+                       for i, r in enumerate(results_list))
+    if args.doc:
+        replace_marked(args.doc, args.marker, text)
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ */
+#include "lg_net.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+
+#include "drivers/net/dpdk/dpdk_port.h"
+#include "lg_control.h"
+#include "net/net.h"
+
+#define NET_BURST 32
+#define NET_TX_RING 1024
+#define NET_BUFSZ (64 * 1024)
+#define NET_UDP_LOCAL_PORT 40000
+/* After the run: FINs out and answered, or give up. */
+#define NET_CLOSE_NS 300000000ULL
+
+struct net_worker;
+
+struct net_lconn {
+	struct lg_conn lc;
+	struct net_worker *nw;
+	struct net_conn *nc;
+	bool up;
+};
+
+struct net_worker {
+	struct lg_worker w;
+	const struct lg_options *o;
+	const struct dpdk_port *port;
+	uint16_t queue;
+	unsigned lcore;
+	struct net_stack *s;
+	struct net_lconn *conns;
+	struct net_udp_peer peer;
+	char *buf;
+	uint64_t now;
+	int rc;
+	char err[256];
+};
+
+static void
+on_connected(void *app, struct net_conn *c)
+{
+	struct net_lconn *lc = net_conn_ctx(c);
+
+	(void)app;
+	lc->up = true;
+}
+
+static size_t
+on_recv(void *app, struct net_conn *c, const uint8_t *data, size_t len)
+{
+	struct net_worker *nw = app;
+	struct net_lconn *lc = net_conn_ctx(c);
+	size_t used = lg_conn_input(&lc->lc, (const char *)data, len, nw->now);
+
+	if (lc->lc.dead)
+		net_tcp_abort(c); /* closed() follows before this returns */
+	return used;
+}
+
+static void
+on_peer_closed(void *app, struct net_conn *c)
+{
+	(void)app;
+	net_tcp_close(c);
+}
+
+static void
+on_closed(void *app, struct net_conn *c, enum net_close_reason why)
+{
+	struct net_worker *nw = app;
+	struct net_lconn *lc = net_conn_ctx(c);
+
+	if (lc == NULL)
+		return;
+	lc->nc = NULL;
+	lc->up = false;
+	if (lc->lc.outstanding || lg_phase_get(nw->w.run) < LG_PHASE_DRAIN) {
+		lg_conn_lost(&lc->lc);
+		nw->w.stats.conn_failed++;
+		if (!nw->w.last_bad)
+			nw->w.last_bad = why == NET_CLOSE_REFUSED ? "connection refused" :
+					 why == NET_CLOSE_TIMEOUT ? "connection timed out" :
+					 "connection closed by the server";
+	}
+	lc->lc.dead = true;
+}
+
+static void
+on_udp(void *app, const struct net_udp_peer *peer, const uint8_t *data,
+       size_t len)
+{
+	struct net_worker *nw = app;
+	unsigned idx;
+
+	if (len < 8 || peer->addr != nw->o->server_ip || peer->port != nw->o->port)
+		return;
+	idx = data[0]; /* the request id's high byte names the flow */
+	if (idx < nw->w.run->conns)
+		lg_conn_udp_input(&nw->conns[idx].lc, data, len, nw->now);
+}
+
+static const struct net_app_ops lg_net_ops = {
+	.connected = on_connected,
+	.recv = on_recv,
+	.peer_closed = on_peer_closed,
+	.closed = on_closed,
+	.udp_recv = on_udp,
+};
+
+static void
+tcp_send(struct net_worker *nw, struct net_lconn *lc)
+{
+	const struct lg_workload *wl = &nw->w.run->wl;
+	size_t space = net_tcp_send_space(lc->nc);
+	struct lg_req *r;
+
+	while ((r = lg_conn_next(&lc->lc, nw->now)) != NULL) {
+		size_t need = lg_req_wire_size(wl, r), n;
+
+		if (need > space || need > NET_BUFSZ)
+			break;
+		n = lg_req_build(wl, r, nw->buf, need);
+		net_tcp_send(lc->nc, nw->buf, n);
+		space -= n;
+		lg_conn_commit(&lc->lc, nw->now);
+	}
+}
+
+static void
+udp_send(struct net_worker *nw, struct net_lconn *lc)
+{
+	const struct lg_workload *wl = &nw->w.run->wl;
+	struct lg_req *r;
+
+	while ((r = lg_conn_next(&lc->lc, nw->now)) != NULL) {
+		size_t n = lg_req_build(wl, r, nw->buf + 8, NET_BUFSZ - 8);
+
+		lg_udp_hdr_write((uint8_t *)nw->buf, r->udp_id);
+		if (net_udp_send(nw->s, &nw->peer, nw->buf, n + 8) < 0)
+			return; /* ARP pending or no TX slot: the same request later */
+		lg_conn_commit(&lc->lc, nw->now);
+	}
+	lg_conn_udp_expire(&lc->lc, nw->now);
+}
+
+/* One pass: receive, send what is due, build and transmit. */
+static void
+loop_once(struct net_worker *nw, bool send)
+{
+	struct rte_mbuf *rx[NET_BURST], **tx;
+	uint16_t n, m, sent = 0;
+
+	nw->now = lg_now_ns();
+	n = rte_eth_rx_burst(nw->port->port_id, nw->queue, rx, NET_BURST);
+	if (n)
+		net_stack_input(nw->s, rx, n);
+	if (send) {
+		for (unsigned i = 0; i < nw->w.run->conns; i++) {
+			struct net_lconn *lc = &nw->conns[i];
+
+			if (nw->o->udp)
+				udp_send(nw, lc);
+			else if (lc->up)
+				tcp_send(nw, lc);
+		}
+	}
+	net_stack_poll(nw->s);
+	m = net_stack_tx_burst_prepare(nw->s, &tx);
+	if (m) {
+		for (int i = 0; i < 4 && sent < m; i++)
+			sent += rte_eth_tx_burst(nw->port->port_id, nw->queue, tx + sent,
+						 m - sent);
+		net_stack_tx_burst_done(nw->s, sent);
+	}
+}
+
+static int
+worker_main(void *arg)
+{
+	struct net_worker *nw = arg;
+	const struct lg_run *run = nw->w.run;
+	uint64_t end;
+	bool open;
+
+	nw->now = lg_now_ns();
+	for (unsigned i = 0; i < run->conns; i++) {
+		struct net_lconn *lc = &nw->conns[i];
+
+		lc->nw = nw;
+		lc->lc.udp_id = (uint16_t)(i << 8);
+		if (nw->o->udp)
+			continue;
+		lc->nc = net_tcp_connect(nw->s, nw->o->server_ip, nw->o->port, 0, lc);
+		if (lc->nc == NULL) {
+			nw->w.stats.conn_failed++;
+			nw->w.last_bad = "net_tcp_connect failed";
+		}
+	}
+	while (lg_phase_get(run) != LG_PHASE_STOP)
+		loop_once(nw, true);
+	/* Requests still unanswered after the drain are lost; then close
+	 * gracefully so the server sees FINs, not silence. */
+	for (unsigned i = 0; i < run->conns; i++) {
+		lg_conn_lost(&nw->conns[i].lc);
+		if (nw->conns[i].nc)
+			net_tcp_close(nw->conns[i].nc);
+	}
+	end = lg_now_ns() + NET_CLOSE_NS;
+	do {
+		open = false;
+		loop_once(nw, false);
+		for (unsigned i = 0; i < run->conns; i++)
+			open |= nw->conns[i].nc != NULL;
+	} while (open && lg_now_ns() < end);
+	return 0;
+}
+
+static int
+worker_setup(struct net_worker *nw, const struct lg_options *o,
+	     const struct dpdk_port *port, uint16_t q, unsigned lcore)
+{
+	struct net_stack_config nc;
+	char name[32];
+
+	nw->o = o;
+	nw->port = port;
+	nw->queue = q;
+	nw->lcore = lcore;
+	nw->buf = malloc(NET_BUFSZ);
+	nw->conns = calloc(o->run.conns, sizeof(*nw->conns));
+	if (!nw->buf || !nw->conns)
+		return -1;
+	for (unsigned i = 0; i < o->run.conns; i++)
+		if (lg_conn_init(&nw->conns[i].lc, &nw->w, lg_now_ns()) < 0)
+			return -1;
+	snprintf(name, sizeof(name), "lg%u", lcore);
+	memset(&nc, 0, sizeof(nc));
+	nc.name = name;
+	nc.socket_id = (int)rte_lcore_to_socket_id(lcore);
+	nc.mac = port->mac;
+	nc.ip = o->local_ip;
+	nc.prefix_len = o->prefix_len;
+	nc.mtu = port->mtu;
+	nc.tx_pool = port->pools[q];
+	nc.tx_ring_size = NET_TX_RING;
+	nc.rx_cksum_offload = port->rx_cksum;
+	nc.tx_cksum_offload = port->tx_cksum;
+	nc.udp_ports[0] = (uint16_t)(NET_UDP_LOCAL_PORT + q);
+	nc.max_conns = o->run.conns + 8;
+	nc.ops = &lg_net_ops;
+	nc.app_arg = nw;
+	nw->s = net_stack_create(&nc, nw->err, sizeof(nw->err));
+	if (nw->s == NULL)
+		return -1;
+	nw->peer.addr = o->server_ip;
+	nw->peer.port = o->port;
+	nw->peer.local_port = nc.udp_ports[0];
+	return 0;
+}
+
+/* The stack's and the port's loss counters, summed over lcores: a run with
+ * retransmissions or drops says so next to its numbers. */
+static void
+report_net(struct net_worker *nw, unsigned n, const struct dpdk_port *port)
+{
+	static const enum net_counter_id ids[] = {
+		NET_C_tcp_retransmits, NET_C_tcp_rto_expired, NET_C_tcp_fast_retransmits,
+		NET_C_tx_nic_drop, NET_C_tx_queue_full, NET_C_mempool_empty,
+		NET_C_drop_tcp_out_of_window, NET_C_tcp_ooo_segs,
+	};
+	struct dpdk_port_stats ps;
+
+	fprintf(stderr, "loadgen: net:");
+	for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
+		uint64_t sum = 0;
+
+		for (unsigned i = 0; i < n; i++)
+			sum += net_stack_counter(nw[i].s, ids[k]);
+		fprintf(stderr, " %s %llu", net_counter_name(ids[k]),
+			(unsigned long long)sum);
+	}
+	dpdk_port_stats(port, &ps);
+	fprintf(stderr, " port_imissed %llu port_oerrors %llu rx_nombuf %llu\n",
+		(unsigned long long)ps.imissed, (unsigned long long)ps.oerrors,
+		(unsigned long long)ps.rx_nombuf);
+}
+
+int
+lg_net_run(struct lg_options *o, struct lg_stats *total, double *measure_s)
+{
+	unsigned nworkers = rte_lcore_count() - 1, lcores[DPDK_PORT_MAX_QUEUES];
+	unsigned lcore, i = 0;
+	struct dpdk_port port;
+	struct dpdk_port_config pc;
+	struct net_worker *nw;
+	struct lg_worker **w;
+	char err[512];
+	int rc;
+
+	if (nworkers == 0 || nworkers > DPDK_PORT_MAX_QUEUES) {
+		fprintf(stderr, "loadgen: --stack net needs 1..%d worker lcores besides "
+			"the main one (-l MAIN,WORKERS)\n", DPDK_PORT_MAX_QUEUES);
+		return -1;
+	}
+	RTE_LCORE_FOREACH_WORKER(lcore)
+		lcores[i++] = lcore;
+	memset(&pc, 0, sizeof(pc));
+	pc.port_id = -1;
+	pc.nb_queues = (uint16_t)nworkers;
+	pc.lcores = lcores;
+	pc.extra_mbufs = NET_TX_RING + 1024;
+	pc.link_timeout_ms = 5000;
+	if (dpdk_port_setup(&port, &pc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "loadgen: %s\n", err);
+		return -1;
+	}
+	o->run.workers = nworkers;
+	nw = calloc(nworkers, sizeof(*nw));
+	w = calloc(nworkers, sizeof(*w));
+	if (!nw || !w) {
+		fprintf(stderr, "loadgen: out of memory\n");
+		return -1;
+	}
+	for (i = 0; i < nworkers; i++) {
+		lg_worker_init(&nw[i].w, &o->run, i, o->seed);
+		w[i] = &nw[i].w;
+		if (worker_setup(&nw[i], o, &port, (uint16_t)i, lcores[i]) < 0) {
+			fprintf(stderr, "loadgen: lcore %u: %s\n", lcores[i],
+				nw[i].err[0] ? nw[i].err : "out of memory");
+			return -1;
+		}
+	}
+	for (i = 0; i < nworkers; i++)
+		rte_eal_remote_launch(worker_main, &nw[i], lcores[i]);
+	rc = lg_control_run(o, w, nworkers, measure_s);
+	rte_eal_mp_wait_lcore();
+	lg_control_collect(w, nworkers, total);
+	report_net(nw, nworkers, &port);
+	for (i = 0; i < nworkers; i++) {
+		net_stack_destroy(nw[i].s);
+		for (unsigned j = 0; j < o->run.conns; j++)
+			lg_conn_free(&nw[i].conns[j].lc);
+		free(nw[i].conns);
+		free(nw[i].buf);
+	}
+	dpdk_port_teardown(&port);
+	free(nw);
+	free(w);
+	return rc;
+}

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ */
+#include "lg_session.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+uint64_t
+lg_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void
+lg_stats_init(struct lg_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	lg_hist_init(&s->hist);
+}
+
+void
+lg_stats_merge(struct lg_stats *d, const struct lg_stats *s)
+{
+	d->requests += s->requests;
+	d->gets += s->gets;
+	d->sets += s->sets;
+	d->keys_asked += s->keys_asked;
+	d->hits += s->hits;
+	d->errors += s->errors;
+	d->corrupt += s->corrupt;
+	d->bad += s->bad;
+	d->lost += s->lost;
+	d->late += s->late;
+	d->values_checked += s->values_checked;
+	d->conn_failed += s->conn_failed;
+	lg_hist_merge(&d->hist, &s->hist);
+}
+
+void
+lg_worker_init(struct lg_worker *w, struct lg_run *run, unsigned id, uint64_t seed)
+{
+	uint64_t keys = run->wl.trace ? 0 : run->wl.keys;
+
+	memset(w, 0, sizeof(*w));
+	w->id = id;
+	w->run = run;
+	w->rng = rng_seed(seed, id);
+	lg_stats_init(&w->stats);
+	/* Each worker preloads an equal slice of the key space. */
+	w->pre_next = keys * id / run->workers;
+	w->pre_end = keys * (id + 1) / run->workers;
+	w->preloaded = !run->preload || w->pre_next == w->pre_end;
+	w->trace_next = id;
+}
+
+int
+lg_conn_init(struct lg_conn *c, struct lg_worker *w, uint64_t now)
+{
+	unsigned d = w->run->depth;
+
+	memset(c, 0, sizeof(*c));
+	c->w = w;
+	c->reqs = calloc(d, sizeof(*c->reqs));
+	c->measured = calloc(d, 1);
+	c->pending = calloc(d, 1);
+	if (!c->reqs || !c->measured || !c->pending) {
+		lg_conn_free(c);
+		return -1;
+	}
+	(void)now;
+	return 0;
+}
+
+void
+lg_conn_free(struct lg_conn *c)
+{
+	free(c->reqs);
+	free(c->measured);
+	free(c->pending);
+	c->reqs = NULL;
+	c->measured = c->pending = NULL;
+}
+
+static void
+prepare_synthetic(struct lg_conn *c, struct lg_req *r, uint64_t now)
+{
+	struct lg_worker *w = c->w;
+	const struct lg_workload *wl = &w->run->wl;
+
+	r->intended_ns = w->run->rate > 0 ? c->next_ns : now;
+	r->op = (uint8_t)lg_pick_op(wl, &w->rng);
+	r->ttl = wl->ttl;
+	if (r->op == LG_OP_GET) {
+		r->nkeys = (uint8_t)wl->multiget;
+		for (unsigned i = 0; i < wl->multiget; i++)
+			r->keys[i] = lg_key_id(wl, &w->rng);
+	} else {
+		r->nkeys = 1;
+		r->keys[0] = lg_key_id(wl, &w->rng);
+		r->vlen = lg_value_size(wl, &w->rng);
+	}
+}
+
+struct lg_req *
+lg_conn_next(struct lg_conn *c, uint64_t now)
+{
+	struct lg_worker *w = c->w;
+	struct lg_run *run = w->run;
+	unsigned slot;
+	struct lg_req *r;
+	int phase;
+
+	if (c->dead || c->count == run->depth)
+		return NULL;
+	phase = lg_phase_get(run);
+	if (phase >= LG_PHASE_DRAIN)
+		return NULL;
+	slot = (c->head + c->count) % run->depth;
+	r = &c->reqs[slot];
+	if (c->prepared) {
+		/* The phase may have moved on from preload since. */
+		if ((phase == LG_PHASE_PRELOAD) == c->prepared_preload)
+			return r;
+		c->prepared = false;
+	}
+	memset(r, 0, offsetof(struct lg_req, keys) + sizeof(r->keys[0]));
+	if (phase == LG_PHASE_PRELOAD) {
+		if (w->pre_next >= w->pre_end)
+			return NULL;
+		r->intended_ns = now;
+		r->op = LG_OP_SET;
+		r->nkeys = 1;
+		r->keys[0] = w->pre_next;
+		r->vlen = lg_value_size(&run->wl, &w->rng);
+		r->ttl = run->wl.ttl;
+	} else if (run->wl.trace) {
+		const struct lg_trace *t = run->wl.trace;
+		const struct lg_trace_req *tr;
+
+		if (w->trace_next >= t->nreqs) {
+			__atomic_store_n(&w->trace_done, 1, __ATOMIC_RELEASE);
+			return NULL;
+		}
+		tr = &t->reqs[w->trace_next];
+		if (run->trace_speed > 0) {
+			r->intended_ns = run->trace_start_ns +
+				(uint64_t)((double)tr->time_ns / run->trace_speed);
+			if (now < r->intended_ns)
+				return NULL;
+		} else {
+			r->intended_ns = now;
+		}
+		r->op = tr->op;
+		r->nkeys = 1;
+		r->keys[0] = tr->key;
+		r->vlen = tr->size;
+		r->ttl = tr->ttl;
+	} else {
+		if (run->rate > 0 && !c->scheduled) {
+			/* Arrivals start with the workload, not at connection
+			 * set-up: a schedule already behind would make every
+			 * send late. */
+			c->next_ns = now + lg_poisson_gap_ns(run->rate /
+				(double)(run->workers * run->conns), &w->rng);
+			c->scheduled = true;
+		}
+		if (run->rate > 0 && now < c->next_ns)
+			return NULL;
+		prepare_synthetic(c, r, now);
+	}
+	if (r->op == LG_OP_SET)
+		r->version = (w->id << 24) | (++w->seq & 0xffffff);
+	else
+		r->check = run->check_every && ++w->check_ctr % run->check_every == 0;
+	r->udp_id = c->udp_id;
+	c->prepared = true;
+	c->prepared_preload = phase == LG_PHASE_PRELOAD;
+	return r;
+}
+
+void
+lg_conn_commit(struct lg_conn *c, uint64_t now)
+{
+	struct lg_worker *w = c->w;
+	struct lg_run *run = w->run;
+	unsigned slot = (c->head + c->count) % run->depth;
+	const struct lg_req *r = &c->reqs[slot];
+	int phase = lg_phase_get(run);
+
+	c->prepared = false;
+	c->count++;
+	c->outstanding++;
+	w->outstanding++;
+	c->pending[slot] = 1;
+	c->measured[slot] = phase == LG_PHASE_MEASURE && !c->prepared_preload;
+	/* The high byte of a UDP request id names the flow; the low byte
+	 * counts (depth <= 128 keeps live ids distinct). */
+	c->udp_id = (uint16_t)((c->udp_id & 0xff00) | ((c->udp_id + 1) & 0xff));
+	if (c->prepared_preload) {
+		w->pre_next++;
+	} else if (run->wl.trace) {
+		w->trace_next += run->workers;
+	} else if (run->rate > 0) {
+		c->next_ns += lg_poisson_gap_ns(run->rate /
+			(double)(run->workers * run->conns), &w->rng);
+	}
+	if (c->measured[slot] && now - r->intended_ns > run->late_ns &&
+	    now > r->intended_ns)
+		w->stats.late++;
+}
+
+static void
+complete(struct lg_conn *c, unsigned slot, enum lg_resp_status st,
+	 uint64_t now)
+{
+	struct lg_worker *w = c->w;
+	const struct lg_req *r = &c->reqs[slot];
+	struct lg_stats *s = &w->stats;
+
+	if (c->measured[slot]) {
+		switch (st) {
+		case LG_RESP_OK:
+			s->requests++;
+			if (r->op == LG_OP_GET) {
+				s->gets++;
+				s->keys_asked += r->nkeys;
+				s->hits += c->resp.hits;
+			} else {
+				s->sets++;
+			}
+			lg_hist_record(&s->hist, now > r->intended_ns ?
+				       now - r->intended_ns : 0);
+			break;
+		case LG_RESP_ERROR:
+			s->errors++;
+			break;
+		case LG_RESP_CORRUPT:
+			s->corrupt++;
+			break;
+		default:
+			s->bad++;
+			break;
+		}
+	}
+	if (st == LG_RESP_OK) {
+		__atomic_store_n(&w->done_all, w->done_all + 1, __ATOMIC_RELAXED);
+		if (r->op == LG_OP_GET)
+			__atomic_store_n(&w->hits_all, w->hits_all + c->resp.hits,
+					 __ATOMIC_RELAXED);
+	} else {
+		__atomic_store_n(&w->errs_all, w->errs_all + 1, __ATOMIC_RELAXED);
+		if (st != LG_RESP_ERROR)
+			w->last_bad = c->resp.why;
+	}
+	c->pending[slot] = 0;
+	c->outstanding--;
+	w->outstanding--;
+	if (!w->preloaded && w->pre_next >= w->pre_end && w->outstanding == 0)
+		__atomic_store_n(&w->preloaded, 1, __ATOMIC_RELEASE);
+	while (c->count && !c->pending[c->head]) {
+		c->head = (c->head + 1) % w->run->depth;
+		c->count--;
+	}
+	lg_resp_reset(&c->resp);
+}
+
+size_t
+lg_conn_input(struct lg_conn *c, const char *data, size_t len, uint64_t now)
+{
+	size_t used = 0;
+
+	while (used < len) {
+		size_t n = 0;
+		enum lg_resp_status st;
+		uint64_t checked;
+
+		if (c->outstanding == 0) {
+			c->resp.why = "bytes with no request outstanding";
+			c->w->last_bad = c->resp.why;
+			c->w->stats.bad++;
+			c->dead = true;
+			return len;
+		}
+		checked = c->resp.values_checked;
+		st = lg_resp_feed(&c->resp, &c->w->run->wl, &c->reqs[c->head],
+				  data + used, len - used, &n);
+		if (c->measured[c->head])
+			c->w->stats.values_checked += c->resp.values_checked - checked;
+		used += n;
+		if (st == LG_RESP_MORE)
+			break;
+		complete(c, c->head, st, now);
+		if (st == LG_RESP_BAD) {
+			c->dead = true;
+			return len;
+		}
+	}
+	return used;
+}
+
+void
+lg_conn_udp_input(struct lg_conn *c, const uint8_t *data, size_t len, uint64_t now)
+{
+	struct lg_udp_hdr h;
+	unsigned depth = c->w->run->depth;
+
+	if (lg_udp_hdr_read(data, len, &h) < 0)
+		goto bad;
+	for (unsigned i = 0; i < c->count; i++) {
+		unsigned slot = (c->head + i) % depth;
+		size_t n = 0;
+		enum lg_resp_status st;
+		uint64_t checked;
+
+		if (!c->pending[slot] || c->reqs[slot].udp_id != h.req_id)
+			continue;
+		if (h.seq != 0 || h.total != 1) {
+			/* Multi-datagram answers are not reassembled: the
+			 * options keep values small enough for one. */
+			c->resp.why = "UDP answer spans several datagrams";
+			complete(c, slot, LG_RESP_BAD, now);
+			return;
+		}
+		lg_resp_reset(&c->resp);
+		checked = c->resp.values_checked;
+		st = lg_resp_feed(&c->resp, &c->w->run->wl, &c->reqs[slot],
+				  (const char *)data + 8, len - 8, &n);
+		if (c->measured[slot])
+			c->w->stats.values_checked += c->resp.values_checked - checked;
+		if (st == LG_RESP_MORE || n != len - 8) {
+			c->resp.why = "UDP datagram is not one whole answer";
+			st = LG_RESP_BAD;
+		}
+		complete(c, slot, st, now);
+		return;
+	}
+	return; /* an answer to a request already given up on */
+bad:
+	c->w->stats.bad++;
+}
+
+void
+lg_conn_udp_expire(struct lg_conn *c, uint64_t now)
+{
+	struct lg_worker *w = c->w;
+	unsigned depth = w->run->depth;
+
+	while (c->count && c->pending[c->head] &&
+	       now - c->reqs[c->head].intended_ns > w->run->udp_timeout_ns &&
+	       now > c->reqs[c->head].intended_ns) {
+		if (c->measured[c->head])
+			w->stats.lost++;
+		c->pending[c->head] = 0;
+		c->outstanding--;
+		w->outstanding--;
+		while (c->count && !c->pending[c->head]) {
+			c->head = (c->head + 1) % depth;
+			c->count--;
+		}
+	}
+}
+
+void
+lg_conn_lost(struct lg_conn *c)
+{
+	unsigned depth = c->w->run->depth;
+
+	for (unsigned i = 0; i < c->count; i++) {
+		unsigned slot = (c->head + i) % depth;
+
+		if (c->pending[slot] && c->measured[slot])
+			c->w->stats.lost++;
+		if (c->pending[slot])
+			c->w->outstanding--;
+		c->pending[slot] = 0;
+	}
+	c->count = 0;
+	c->outstanding = 0;
+	c->prepared = false;
+	c->dead = true;
+}

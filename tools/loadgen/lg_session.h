@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The transport-independent half of the generator: per-lcore (or
+ * per-thread) workers that own connections, decide when each connection
+ * sends what (closed loop: whenever fewer than `depth` requests are
+ * outstanding; open loop: at Poisson arrival times; replay: at the trace's
+ * times), match responses to requests and record the results. The
+ * transports (lib/net TCP and UDP, kernel sockets) only move bytes.
+ */
+#ifndef LG_SESSION_H
+#define LG_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lg_hist.h"
+#include "lg_proto.h"
+#include "lg_trace.h"
+#include "lg_workload.h"
+
+enum lg_phase {
+	LG_PHASE_PRELOAD,  /* every key set once; nothing recorded */
+	LG_PHASE_WARMUP,   /* the workload runs; nothing recorded */
+	LG_PHASE_MEASURE,  /* recorded */
+	LG_PHASE_DRAIN,    /* no new requests; outstanding ones finish */
+	LG_PHASE_STOP,     /* close everything and return */
+};
+
+/* Everything the workers read and nobody writes during the run. */
+struct lg_run {
+	struct lg_workload wl;
+	unsigned workers;
+	unsigned conns;           /* per worker */
+	unsigned depth;           /* outstanding requests per connection */
+	double rate;              /* open loop, requests/s over all workers; 0 = closed */
+	double trace_speed;       /* replay: 0 = as fast as possible */
+	unsigned check_every;     /* verify every Nth get's values; 0 = never */
+	uint64_t late_ns;         /* a send this much after its time is late */
+	uint64_t udp_timeout_ns;  /* a UDP request unanswered this long is lost */
+	bool preload;
+	int phase;                /* enum lg_phase, written by the main thread */
+	uint64_t trace_start_ns;  /* replay: when time 0 of the trace is */
+};
+
+/* Results of one worker; only requests sent while measuring count. */
+struct lg_stats {
+	uint64_t requests;        /* answered (OK) */
+	uint64_t gets, sets;
+	uint64_t keys_asked;      /* keys in answered gets */
+	uint64_t hits;
+	uint64_t errors;          /* error replies */
+	uint64_t corrupt;         /* answered with a wrong value */
+	uint64_t bad;             /* protocol violations (connection dropped) */
+	uint64_t lost;            /* UDP timeouts, or outstanding on a dropped connection */
+	uint64_t late;            /* open loop: sent later than late_ns after their time */
+	uint64_t values_checked;
+	uint64_t conn_failed;     /* connections that failed or closed early */
+	const char *why;          /* the last reason a connection failed, or NULL */
+	struct lg_hist hist;      /* latency, ns, from the intended send time */
+};
+
+struct lg_worker {
+	unsigned id;
+	struct lg_run *run;
+	uint64_t rng;
+	uint32_t seq;             /* versions of this worker's sets */
+	uint64_t check_ctr;
+	struct lg_stats stats;
+	/* Published for the progress line (relaxed atomics). */
+	uint64_t done_all;        /* answered requests in any phase */
+	uint64_t hits_all, errs_all;
+	int preloaded;            /* 1 when this worker's preload share is answered */
+	unsigned outstanding;     /* requests awaiting answers, all connections */
+	/* Preload: key ids [pre_next, pre_end). */
+	uint64_t pre_next, pre_end;
+	/* Replay: requests id, id + workers, ... of the trace. */
+	size_t trace_next;
+	int trace_done;
+	const char *last_bad;     /* why the last connection was dropped */
+};
+
+struct lg_conn {
+	struct lg_worker *w;
+	struct lg_req *reqs;      /* ring of depth slots */
+	uint8_t *measured;        /* per slot: sent while measuring */
+	uint8_t *pending;         /* per slot: awaiting an answer (UDP: may finish out of order) */
+	unsigned head, count;     /* oldest slot, slots in use */
+	unsigned outstanding;     /* slots still pending */
+	uint64_t next_ns;         /* open loop: next arrival */
+	bool scheduled;           /* open loop: next_ns set (from the warm-up on) */
+	uint16_t udp_id;
+	bool prepared;            /* the slot after the last one holds the next request */
+	bool prepared_preload;
+	struct lg_resp resp;
+	bool dead;
+};
+
+void lg_worker_init(struct lg_worker *w, struct lg_run *run, unsigned id, uint64_t seed);
+/* Allocates the connection's request ring (depth slots); -1 on no memory. */
+int lg_conn_init(struct lg_conn *c, struct lg_worker *w, uint64_t now);
+void lg_conn_free(struct lg_conn *c);
+
+/* The next request this connection should send now, or NULL. The slot is
+ * taken only by lg_conn_commit(); a transport that cannot send it (no
+ * space) simply does not commit, and gets the same request next time. */
+struct lg_req *lg_conn_next(struct lg_conn *c, uint64_t now);
+void lg_conn_commit(struct lg_conn *c, uint64_t now);
+
+/* TCP: bytes from the stream; returns how many were consumed. Sets
+ * c->dead on a protocol violation. */
+size_t lg_conn_input(struct lg_conn *c, const char *data, size_t len, uint64_t now);
+/* UDP: one datagram (with its 8-byte frame header). */
+void lg_conn_udp_input(struct lg_conn *c, const uint8_t *data, size_t len, uint64_t now);
+/* UDP: give up on requests older than the timeout. */
+void lg_conn_udp_expire(struct lg_conn *c, uint64_t now);
+/* The connection is gone: its outstanding requests are lost. */
+void lg_conn_lost(struct lg_conn *c);
+
+static inline int
+lg_phase_get(const struct lg_run *r)
+{
+	return __atomic_load_n(&r->phase, __ATOMIC_ACQUIRE);
+}
+
+/* Monotonic nanoseconds. */
+uint64_t lg_now_ns(void);
+
+void lg_stats_init(struct lg_stats *s);
+void lg_stats_merge(struct lg_stats *dst, const struct lg_stats *src);
+
+#endif /* LG_SESSION_H */

@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+"""Smoke test of segcached-loadgen (meson suite 'tools').
+
+Starts segcached --stack posix on loopback (TCP and UDP) and runs the
+generator's kernel-socket transport against it: closed loop over TCP with
+several threads, zipf keys and multi-gets, UDP, an open-loop run and a
+trace replay. Checks that every run exits 0, that its JSON adds up
+(requests = gets + sets, hits <= keys asked, quantiles ordered), that no
+answer was wrong or lost, that every preloaded key is read back, and that
+the server counted at least the gets and sets the generator says it got
+answers to. No timing thresholds.
+
+usage: smoke.py LOADGEN SEGCACHED TRACE
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print('FAIL: ' + what, flush=True)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def stats(port):
+    s = socket.create_connection(('127.0.0.1', port), 5)
+    s.sendall(b'stats\r\n')
+    buf = b''
+    while not buf.endswith(b'END\r\n'):
+        buf += s.recv(65536)
+    s.close()
+    out = {}
+    for line in buf.decode().splitlines():
+        p = line.split()
+        if len(p) == 3 and p[0] == 'STAT':
+            out[p[1]] = p[2]
+    return out
+
+
+def run(lg, port, tmp, label, *args):
+    path = os.path.join(tmp, label + '.json')
+    cmd = [lg, '--server', '127.0.0.1:%d' % port, '--quiet', '--json', path, *args]
+    print('$ ' + ' '.join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    print(p.stdout + p.stderr, flush=True)
+    check(p.returncode == 0, label + ': exit status 0 (got %d)' % p.returncode)
+    if not os.path.exists(path):
+        check(False, label + ': JSON written')
+        return None
+    with open(path) as f:
+        r = json.load(f)
+    check(r['requests'] > 0, label + ': some requests answered')
+    check(r['requests'] == r['gets'] + r['sets'], label + ': requests == gets + sets')
+    check(r['hits'] <= r['keys_asked'], label + ': hits <= keys asked')
+    for f in ('corrupt', 'bad', 'errors', 'conn_failed'):
+        check(r[f] == 0, label + ': %s == 0' % f)
+    lat = r['latency_us']
+    check(lat['p50'] <= lat['p90'] <= lat['p99'] <= lat['p99.9'] <= lat['max'],
+          label + ': quantiles ordered')
+    return r
+
+
+def main():
+    lg, segcached, trace = sys.argv[1:4]
+    port = free_port()
+    srv = subprocess.Popen([segcached, '--no-huge', '--no-pci', '--no-shconf',
+                            '--file-prefix', 'lgsmoke%d' % os.getpid(), '-l', '0', '--',
+                            '--stack', 'posix', '-t', '2', '-l', '127.0.0.1', '-p', str(port),
+                            '-U', str(port), '-m', '64',
+                            # memcached's UDP: sets too, replies of any size
+                            '--udp-writes', '--udp-reply-max', '0'],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.time() + 30
+        while time.time() < end:
+            try:
+                socket.create_connection(('127.0.0.1', port), 0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        with tempfile.TemporaryDirectory() as tmp:
+            before = stats(port)
+            common = ['--keys', '2000', '--duration', '1', '--warmup', '0.2']
+            runs = [
+                run(lg, port, tmp, 'tcp', *common, '--threads', '2', '--conns', '4',
+                    '--depth', '4', '--zipf', '0.99', '--check-every', '1'),
+                run(lg, port, tmp, 'multiget', *common, '--multiget', '8',
+                    '--value-size', '10-3000', '--conns', '2', '--depth', '2'),
+                run(lg, port, tmp, 'udp', *common, '--udp', '--conns', '4', '--depth', '2'),
+                run(lg, port, tmp, 'open', *common, '--rate', '2000', '--conns', '4'),
+            ]
+            for label, r in zip(('tcp', 'multiget', 'udp', 'open'), runs):
+                if r:
+                    # Every key was preloaded and 64 MiB holds them all.
+                    check(r['hits'] == r['keys_asked'], label + ': every preloaded key hit')
+                    check(r['values_checked'] > 0, label + ': values were checked')
+            if runs[0]:
+                check(runs[0]['values_checked'] == runs[0]['hits'],
+                      'tcp: --check-every 1 checks every value')
+            if runs[2]:
+                check(runs[2]['lost'] == 0, 'udp: nothing lost on loopback')
+            t = run(lg, port, tmp, 'trace', '--trace', trace)
+            if t:
+                # The fixture: 100 lines, deletes skipped, sets first.
+                with open(trace) as f:
+                    ops = [l.split(',')[3] for l in f.read().splitlines()[1:]]
+                want = sum(1 for o in ops if o in ('get', 'set'))
+                check(t['requests'] == want, 'trace: every get and set replayed')
+                check(t['sets'] == ops.count('set'), 'trace: sets replayed')
+            after = stats(port)
+            done = [r for r in runs + [t] if r]
+            for f, k in (('cmd_get', 'keys_asked'), ('cmd_set', 'sets')):
+                check(int(after[f]) - int(before[f]) >= sum(r[k] for r in done),
+                      'server %s counts at least what the generator saw answered' % f)
+    finally:
+        srv.terminate()
+        srv.wait(30)
+    if failures:
+        print('%d check(s) failed' % len(failures))
+        return 1
+    print('all checks passed')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

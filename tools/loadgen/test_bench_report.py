@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+"""meson test bench-report (suite tools): bench_report.py's medians, per-round
+ratios to memcached, scaling efficiency, the marked-section rewrite of a
+Markdown file and the PNG, on results made up here."""
+import copy
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_report  # noqa: E402
+
+META = {
+    "mode": "scaling", "command": "python3 tools/loadgen/bench-suite.py --scaling",
+    "commit": "abc1234", "hugepages": False, "keys": 1000, "key_size": 16,
+    "value_size": 64, "conns_per_worker": 16, "depth": 4, "duration_s": 3,
+    "warmup_s": 1, "rounds": 3, "started": "2026-11-23 08:00:00 UTC",
+    "finished": "2026-11-23 08:05:00 UTC", "elapsed_s": 300,
+    "host": {"cpu_model": "Test CPU", "online_cpus": 4, "cpus_used": [0, 1, 2, 3],
+             "sockets": "1", "threads_per_core": "1", "kernel": "6.1",
+             "memcached": "memcached 1.6.18", "loadavg_start": 1.0, "loadavg_end": 2.0},
+}
+
+
+def result(tp, corrupt=0):
+    return {"throughput": tp, "hit_ratio": 1.0, "errors": 0, "corrupt": corrupt, "bad": 0,
+            "late": 0, "requests": int(tp * 3),
+            "latency_us": {"p50": 10, "p90": 20, "p99": 30, "p99.9": 40, "max": 50}}
+
+
+def run(server, cores, rnd, tp, corrupt=0):
+    return {"mode": "closed", "server": server, "label": "%s (x)" % server, "cores": cores,
+            "transport": "tcp", "get_ratio": 0.9, "dist": "uniform", "round": rnd,
+            "server_cmd": "", "generator_cmd": "",
+            "result": None if tp is None else result(tp, corrupt)}
+
+
+def results():
+    runs = []
+    # memcached 100/110/90 at 1 core, 200/200/200 at 2 cores.
+    for rnd, (m1, m2) in enumerate([(100, 200), (110, 200), (90, 200)]):
+        runs += [run("memcached", 1, rnd, m1), run("memcached", 2, rnd, m2)]
+    # native: 1000/1100/900 at 1 core (10x each round), 1500, 1600, failed at 2 cores.
+    for rnd, (n1, n2) in enumerate([(1000, 1500), (1100, 1600), (900, None)]):
+        runs += [run("native", 1, rnd, n1), run("native", 2, rnd, n2)]
+    return {"meta": copy.deepcopy(META), "runs": runs}
+
+
+class ReportTest(unittest.TestCase):
+    def test_median(self):
+        self.assertEqual(bench_report.median([3, 1, 2]), 2)
+        self.assertEqual(bench_report.median([4, 1, 2, 3]), 2.5)
+
+    def test_ratios_are_per_round(self):
+        closed = results()["runs"]
+        rs = bench_report.ratios_vs_memcached(closed, "native", (1, "tcp", 0.9, "uniform"))
+        self.assertEqual(sorted(rs), [10.0, 10.0, 10.0])
+        # Round 2 failed at 2 cores: only rounds 0 and 1 give a ratio.
+        rs = bench_report.ratios_vs_memcached(closed, "native", (2, "tcp", 0.9, "uniform"))
+        self.assertEqual(sorted(rs), [7.5, 8.0])
+
+    def test_corrupt_runs_do_not_count(self):
+        r = results()
+        r["runs"].append(run("native", 4, 0, 99999, corrupt=1))
+        r["runs"].append(run("memcached", 4, 0, 1))
+        tp, _, runs = bench_report.summarize(r["runs"], "native", (4, "tcp", 0.9, "uniform"))
+        self.assertIsNone(tp)
+        self.assertEqual(len(runs), 1)
+
+    def test_scaling_table(self):
+        text = bench_report.render(results())
+        # native: median 1000 at 1 core, 1550 at 2 (two good rounds),
+        # efficiency 1550 / (2 x 1000) = 0.78; memcached 200 / (2 x 100) = 1.00.
+        self.assertIn("| 1 | 1000 | 100 | **10.00** (10.00-10.00) | 1.00 | 1.00 |", text)
+        self.assertIn("| 2 | 1550 | 200 | **7.75** (7.50-8.00) | 0.78 | 1.00 |", text)
+        self.assertIn("Test CPU, 4 CPUs online", text)
+        self.assertIn(META["command"], text)
+
+    def test_spread_over_workers(self):
+        closed = results()["runs"]
+        r = run("posix", 2, 0, 500)
+        r["server_workers"] = {"worker_requests": [300, 100]}
+        n = run("native", 2, 0, 1500)
+        n["server_workers"] = {"worker_conns_opened": [16, 16],
+                               "worker_rx_packets": [50, 50]}
+        text = "\n".join(bench_report.spread_lines(closed + [r, n]))
+        self.assertIn("posix, 2 threads: each one's share of the requests 25.0% to 75.0% "
+                      "(equal: 50.0%)", text)
+        self.assertIn("native, 2 lcores: connections per lcore [16,16]; each one's share "
+                      "of the received packets 50.0% to 50.0%", text)
+
+    def test_doc_markers_and_png(self):
+        with tempfile.TemporaryDirectory() as d:
+            doc = os.path.join(d, "perf.md")
+            with open(doc, "w") as f:
+                f.write("# Perf\nbefore\n<!-- x:begin -->\nold\n<!-- x:end -->\nafter\n")
+            bench_report.replace_marked(doc, "x", "new text")
+            with open(doc) as f:
+                self.assertEqual(f.read(), "# Perf\nbefore\n<!-- x:begin -->\nnew text\n"
+                                 "<!-- x:end -->\nafter\n")
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                self.skipTest("python3-matplotlib is not installed")
+            png = os.path.join(d, "plot.png")
+            bench_report.plot([results()], png)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
+if __name__ == "__main__":
+    unittest.main()
