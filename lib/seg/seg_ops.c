@@ -226,8 +226,12 @@ ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t)
 	 * segment keeps its expiry exactly: it is rounded down once, when
 	 * first stored, never again. */
 	t->base = (now + t->lo) & ~(((int64_t)1 << t->unit) - 1);
-	/* TTLs beyond ~97 days are capped (items die early, never late). */
-	cap = t->base + ((int64_t)EXP_DELTA_MAX << t->unit);
+	/* TTLs beyond ~97 days are capped (items die early, never late),
+	 * one unit short of the largest delta: a shared segment's exp_base
+	 * sits one unit below the grid (reserve_shared), and a segment just
+	 * opened for t must take t, or its writer would open segments (and
+	 * evict the heap for them) forever. */
+	cap = t->base + ((int64_t)(EXP_DELTA_MAX - 1) << t->unit);
 	t->exp = expires_at > cap ? cap : expires_at;
 }
 

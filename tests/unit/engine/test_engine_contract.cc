@@ -599,6 +599,36 @@ TEST_P(EngineContract, AbsoluteExptime)
 	EXPECT_EQ(get("past"), "<MISS>");
 }
 
+// Absolute exptimes as far as memcached takes them (2038). lib/seg may cut
+// lives beyond ~97 days short (early, never late); each write opens
+// segments of the far TTL buckets, which must take the item at once (a
+// cap one delta unit too high once made every such write evict the heap
+// forever).
+TEST_P(EngineContract, FarFutureExptimes)
+{
+	const int64_t far[] = {kStart + 2592000, kStart + 200 * 86400, 2147483646, 2147483647};
+	const int64_t days_90 = 90 * 86400;
+
+	for (int round = 0; round < 3; round++) {
+		for (int64_t exp : far) {
+			const std::string k = "far" + std::to_string(exp) + "_" + std::to_string(round);
+			engine_item it;
+
+			ASSERT_EQ(set(k, "v", exp), ENGINE_OK) << exp;
+			ASSERT_EQ(store(ENGINE_APPEND, k, "w"), ENGINE_OK);
+			ASSERT_EQ(engine_touch(w, k.data(), k.size(), exp), ENGINE_OK);
+			EXPECT_EQ(get(k, &it, exp), "vw") << exp;
+			EXPECT_LE(it.expires_at, exp);
+			// early by less than lib/seg's coarsest delta unit, 4096 s
+			EXPECT_GT(it.expires_at, std::min(exp, clock.now.load() + days_90) - 4096);
+		}
+		clock.advance(86400);
+	}
+	clock.advance(25 * 86400);
+	for (int64_t exp : far)
+		EXPECT_EQ(get("far" + std::to_string(exp) + "_2"), "vw") << exp;
+}
+
 TEST_P(EngineContract, NegativeExptimeExpiresAtOnce)
 {
 	ASSERT_EQ(set("k", "old"), ENGINE_OK);
