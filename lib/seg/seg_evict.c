@@ -13,8 +13,10 @@
 #include "seg/seg_item.h"
 
 /* Segments merged per pass: the most read 1/MERGE_N of their bytes
- * survive into one new segment, so a pass frees MERGE_N - 1. */
+ * survive into one new segment, so a pass frees MERGE_N - 1; more when
+ * their live bytes fit in one (run_walk), at most MERGE_RUN_MAX. */
 #define MERGE_N 4
+#define MERGE_RUN_MAX 16
 #define FREQ_LEVELS (SLOT_FREQ_MASK + 1)
 
 /* A lock taken while reclaiming, counted for the worker that reclaims or,
@@ -265,24 +267,188 @@ evict_one(struct seg_engine *e, bool random)
 	return true;
 }
 
-/* Claims up to MERGE_N consecutive sealed segments of chain c, starting
- * at its merge cursor. Caller holds the chain lock. */
-static unsigned
-claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *run, unsigned max)
+static uint64_t
+seg_live(const struct seg_engine *e, int32_t seg)
 {
-	int32_t seg = c->head;
-	unsigned n = 0;
+	int32_t lb = atomic_load_explicit(&e->hdr[seg].live_bytes, memory_order_relaxed);
 
-	if (c->merge_next != SEG_NONE &&
+	return lb > 0 ? (uint64_t)lb : 0;
+}
+
+/* Where a pass over chain c starts. From the head: its first sealed
+ * segment. Else from the merge cursor (while it is still the segment
+ * recorded there, else the head), the first sealed segment that is not
+ * dense (3/4 live: merging it frees little), passing over at most
+ * RUN_SKIP_MAX dense ones, on to the head after the tail; the cursor
+ * moves there. Merged
+ * destinations are dense and stay where their run was, while the
+ * segments written since fill with dead copies of rewritten keys: those
+ * are the ones to merge. Caller holds the chain lock. */
+#define RUN_SKIP_MAX 32
+
+static void
+set_cursor(const struct seg_engine *e, struct seg_chain *c, int32_t seg)
+{
+	c->merge_next = seg;
+	c->merge_gen = seg != SEG_NONE ? atomic_load(&e->hdr[seg].gen) : 0;
+}
+
+static int32_t
+run_first(const struct seg_engine *e, struct seg_chain *c, bool from_head)
+{
+	int32_t seg = c->head, first = SEG_NONE;
+	unsigned skipped = 0;
+	bool wrapped = from_head;
+
+	if (!from_head && c->merge_next != SEG_NONE &&
 	    atomic_load(&e->hdr[c->merge_next].gen) == c->merge_gen)
 		seg = c->merge_next;
-	while (seg != SEG_NONE && atomic_load(&e->hdr[seg].state) != SEG_SEALED)
+	for (;;) {
+		if (seg == SEG_NONE) {
+			if (wrapped)
+				break;
+			wrapped = true;
+			seg = c->head;
+			continue;
+		}
+		if (atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
+			if (from_head || seg_live(e, seg) < e->seg_size / 4 * 3) {
+				if (!from_head)
+					set_cursor(e, c, seg);
+				return seg;
+			}
+			if (first == SEG_NONE)
+				first = seg;
+			if (++skipped > RUN_SKIP_MAX)
+				break;
+		}
 		seg = e->hdr[seg].next;
-	while (seg != SEG_NONE && n < max && seg_claim(e, seg, SEG_SEALED)) {
-		run[n++] = seg;
+	}
+	/* Dense all along: the first sealed one from the cursor (a pass
+	 * there evicts, and the cursor moves past it). */
+	if (!from_head)
+		set_cursor(e, c, first);
+	return first;
+}
+
+/* Segments a pass over chain c takes at least: one while the chain is
+ * cold, MERGE_N else. */
+static unsigned
+run_max(const struct seg_chain *c)
+{
+	return c->merge_cold ? 1 : MERGE_N;
+}
+
+static unsigned
+run_need(const struct seg_chain *c)
+{
+	return c->merge_cold ? 1 : 2;
+}
+
+/* Walks the run a pass over warm or cold chain c takes from run_first():
+ * consecutive sealed segments, run_max() of them and, beyond that (warm
+ * chains), up to MERGE_RUN_MAX while their live bytes still fit in one
+ * segment: a run of mostly dead copies (hot keys rewritten) is compacted
+ * whole instead of into a destination that would stay mostly empty.
+ * Claims the segments into run[] when run is not NULL. Returns how many;
+ * *live and *written sum their live and written bytes. Caller holds the
+ * chain lock. */
+static unsigned
+run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run,
+	 uint64_t *live, uint64_t *written)
+{
+	int32_t seg = run_first(e, c, from_head);
+	const unsigned max = run_max(c);
+	unsigned n = 0;
+
+	*live = *written = 0;
+	while (seg != SEG_NONE && n < MERGE_RUN_MAX &&
+	       atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
+		const uint64_t live_here = seg_live(e, seg);
+
+		if (n >= max && (c->merge_cold || *live + live_here > e->seg_size))
+			break;
+		if (run && !seg_claim(e, seg, SEG_SEALED))
+			break;
+		if (run)
+			run[n] = seg;
+		n++;
+		*live += live_here;
+		*written += seg_valid_end(e, seg);
 		seg = e->hdr[seg].next;
 	}
 	return n;
+}
+
+/* Claims the run of chain c from its merge cursor or, when that gives
+ * fewer than run_need(), from its head (the cursor reached the end of the
+ * chain). Caller holds the chain lock. */
+static unsigned
+claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *run)
+{
+	uint64_t live, written;
+	unsigned n = 0;
+
+	for (int from_head = 0; from_head < 2 && n < run_need(c); from_head++) {
+		for (unsigned i = 0; i < n; i++)
+			atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
+		n = run_walk(e, c, from_head, run, &live, &written);
+	}
+	return n;
+}
+
+#define DENSITY_NONE UINT32_MAX
+
+/* Live bytes per 1024 bytes written in the run that claim_run() would
+ * take from chain c, or DENSITY_NONE when it would take none. Caller
+ * holds the chain lock. */
+static uint32_t
+run_density(struct seg_engine *e, struct seg_chain *c)
+{
+	for (int from_head = 0; from_head < 2; from_head++) {
+		uint64_t live, written;
+
+		if (run_walk(e, c, from_head, NULL, &live, &written) >= run_need(c))
+			return written ? (uint32_t)(live * 1024 / written) : 0;
+	}
+	return DENSITY_NONE;
+}
+
+/* The chain whose next run holds the fewest live bytes for its size: a
+ * pass there frees the most memory for the fewest live items evicted (a
+ * log-structured cleaner's greedy choice). Round robin over the chains,
+ * by which a pass used to choose, sends passes to chains of live items
+ * while others are mostly dead copies: a few hot keys rewritten with
+ * large values fill segments with dead bytes much faster than cold keys
+ * fill them with live ones. Equal chains take turns (the scan starts
+ * after the last chain chosen). */
+static struct seg_chain *
+sparsest_chain(struct seg_engine *e, struct seg_worker *w)
+{
+	struct seg_chain *best = NULL;
+	uint32_t best_density = DENSITY_NONE;
+	unsigned best_at = 0;
+
+	for (unsigned i = 0; i < TTL_CHAINS; i++) {
+		const unsigned at = (e->merge_cursor + i) % TTL_CHAINS;
+		struct seg_chain *c = &e->chain[at];
+		uint32_t d;
+
+		if (__atomic_load_n(&c->head, __ATOMIC_RELAXED) == SEG_NONE)
+			continue;
+		seg_spin_lock(&c->lock);
+		count_lock(e, w, ENGINE_C_lock_segment);
+		d = run_density(e, c);
+		seg_spin_unlock(&c->lock);
+		if (d < best_density) {
+			best_density = d;
+			best = c;
+			best_at = at;
+		}
+	}
+	if (best)
+		e->merge_cursor = (best_at + 1) % TTL_CHAINS;
+	return best;
 }
 
 /* Copies the still-used items of the run into dest and unlinks the rest.
@@ -375,62 +541,51 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 	return doff;
 }
 
-/* One merge pass over the next chain (round robin) that has at least two
- * sealed segments in a row. Returns false when no chain has.
+/* One merge pass over the chain with the sparsest run (sparsest_chain).
+ * Returns false when no chain has a run.
  *
  * A chain whose last pass kept nothing (data written once and never read)
  * is "cold": its passes take one segment, which goes whole when nothing in
  * it was read, as FIFO would; four at a time would keep three segments'
  * worth of the pool empty for nothing. A read item in that one segment
- * makes the chain warm again and the pass a full one. */
+ * makes the chain warm again and the pass a full one (chosen afresh: at
+ * most once per cold chain, as no chain turns cold within a pass). */
 static bool
 merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 {
-	int32_t run[MERGE_N];
+	int32_t run[MERGE_RUN_MAX];
 	int32_t dest = e->merge_reserve;
 
 	if (dest == SEG_NONE)
 		return false;
-	for (unsigned tries = 0; tries < TTL_CHAINS; tries++) {
-		struct seg_chain *c = &e->chain[e->merge_cursor];
-		unsigned max, need, n;
+	for (;;) {
+		struct seg_chain *c = sparsest_chain(e, w);
 		struct merge_cut cut;
+		unsigned n;
 
-		if (__atomic_load_n(&c->head, __ATOMIC_RELAXED) == SEG_NONE) {
-			e->merge_cursor = (e->merge_cursor + 1) % TTL_CHAINS;
-			continue;
-		}
-		max = c->merge_cold ? 1 : MERGE_N;
-		need = c->merge_cold ? 1 : 2;
+		if (!c)
+			return false;
 		seg_spin_lock(&c->lock);
 		count_lock(e, w, ENGINE_C_lock_segment);
-		n = claim_run(e, c, run, max);
-		if (n < need && c->merge_next != SEG_NONE) {
-			/* At the end of the chain: start again at its head. */
-			for (unsigned i = 0; i < n; i++)
-				atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
-			c->merge_next = SEG_NONE;
-			n = claim_run(e, c, run, max);
-		}
-		if (n < need) {
+		n = claim_run(e, c, run);
+		if (n < run_need(c)) {
+			/* Not what run_density saw (it cannot happen: under
+			 * evict_lock segments only become sealed); evict another
+			 * way. */
 			for (unsigned i = 0; i < n; i++)
 				atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
 			seg_spin_unlock(&c->lock);
-			e->merge_cursor = (e->merge_cursor + 1) % TTL_CHAINS;
-			continue;
+			return false;
 		}
 		seg_spin_unlock(&c->lock);
 
 		cut = merge_cutoff(e, run, n, now);
 		if (n == 1 && cut.read_bytes > 0) {
-			/* Warm again: a full pass over this chain (the cursor
-			 * stays), starting at the same segment. */
+			/* Warm again: choose afresh with full passes here. */
 			atomic_store(&e->hdr[run[0]].state, SEG_SEALED);
 			c->merge_cold = false;
-			tries--;
 			continue;
 		}
-		e->merge_cursor = (e->merge_cursor + 1) % TTL_CHAINS;
 		c->merge_cold = cut.read_bytes == 0;
 
 		/* The destination's exp_base is the lowest of the run (workers'
@@ -465,7 +620,6 @@ merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 		atomic_fetch_add_explicit(&e->n_seg_evicted, n - 1, memory_order_relaxed);
 		return true;
 	}
-	return false;
 }
 
 /* One eviction by the engine's policy; false when nothing could be
