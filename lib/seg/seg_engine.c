@@ -386,6 +386,7 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	for (unsigned i = 0; i < TTL_CHAINS; i++) {
 		e->chain[i].head = e->chain[i].tail = SEG_NONE;
 		e->chain[i].merge_next = SEG_NONE;
+		e->chain[i].sparse_next = SEG_NONE;
 	}
 	for (uint32_t i = 0; i < l.nseg; i++) {
 		e->hdr[i].prev = e->hdr[i].next = SEG_NONE;

@@ -275,60 +275,55 @@ seg_live(const struct seg_engine *e, int32_t seg)
 	return lb > 0 ? (uint64_t)lb : 0;
 }
 
-/* Where a pass over chain c starts. From the head: its first sealed
- * segment. Else from the merge cursor (while it is still the segment
- * recorded there, else the head), the first sealed segment that is not
- * dense (3/4 live: merging it frees little), passing over at most
- * RUN_SKIP_MAX dense ones, on to the head after the tail; the cursor
- * moves there. Merged
- * destinations are dense and stay where their run was, while the
- * segments written since fill with dead copies of rewritten keys: those
- * are the ones to merge. Caller holds the chain lock. */
-#define RUN_SKIP_MAX 32
-
-static void
-set_cursor(const struct seg_engine *e, struct seg_chain *c, int32_t seg)
+/* A cursor into chain c: the segment recorded, while it is still in the
+ * life it was recorded in, else the chain's head. */
+static int32_t
+cursor_at(const struct seg_engine *e, const struct seg_chain *c, int32_t seg, uint64_t gen)
 {
-	c->merge_next = seg;
-	c->merge_gen = seg != SEG_NONE ? atomic_load(&e->hdr[seg].gen) : 0;
+	return seg != SEG_NONE && atomic_load(&e->hdr[seg].gen) == gen ? seg : c->head;
 }
 
+/* Looks for a sparse segment (under 3/4 live) in chain c, going on where
+ * the last look stopped: at most RUN_SCAN_MAX segments a call, on to the
+ * head after the tail. Merged destinations are dense and stay where their
+ * run was, while segments written since fill with dead copies of
+ * rewritten keys: those are the ones worth merging. Caller holds the
+ * chain lock. */
+#define RUN_SCAN_MAX 32
 static int32_t
-run_first(const struct seg_engine *e, struct seg_chain *c, bool from_head)
+find_sparse(const struct seg_engine *e, struct seg_chain *c)
 {
-	int32_t seg = c->head, first = SEG_NONE;
-	unsigned skipped = 0;
-	bool wrapped = from_head;
+	int32_t seg = cursor_at(e, c, c->sparse_next, c->sparse_gen);
+	int32_t found = SEG_NONE;
 
-	if (!from_head && c->merge_next != SEG_NONE &&
-	    atomic_load(&e->hdr[c->merge_next].gen) == c->merge_gen)
-		seg = c->merge_next;
-	for (;;) {
-		if (seg == SEG_NONE) {
-			if (wrapped)
-				break;
-			wrapped = true;
-			seg = c->head;
-			continue;
-		}
-		if (atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
-			if (from_head || seg_live(e, seg) < e->seg_size / 4 * 3) {
-				if (!from_head)
-					set_cursor(e, c, seg);
-				return seg;
-			}
-			if (first == SEG_NONE)
-				first = seg;
-			if (++skipped > RUN_SKIP_MAX)
-				break;
+	for (unsigned i = 0; i < RUN_SCAN_MAX && seg != SEG_NONE; i++) {
+		if (atomic_load(&e->hdr[seg].state) == SEG_SEALED &&
+		    seg_live(e, seg) < e->seg_size / 4 * 3) {
+			found = seg;
+			break;
 		}
 		seg = e->hdr[seg].next;
 	}
-	/* Dense all along: the first sealed one from the cursor (a pass
-	 * there evicts, and the cursor moves past it). */
-	if (!from_head)
-		set_cursor(e, c, first);
-	return first;
+	c->sparse_next = seg;
+	c->sparse_gen = seg != SEG_NONE ? atomic_load(&e->hdr[seg].gen) : 0;
+	return found;
+}
+
+/* Where a pass over chain c starts: a sparse segment when find_sparse()
+ * finds one; else the first sealed segment from the merge cursor (a pass
+ * there evicts, and the cursor moves past its run) or, from_head, from
+ * the head. Caller holds the chain lock. */
+static int32_t
+run_first(const struct seg_engine *e, struct seg_chain *c, bool from_head)
+{
+	int32_t seg = from_head ? SEG_NONE : find_sparse(e, c);
+
+	if (seg != SEG_NONE)
+		return seg;
+	seg = from_head ? c->head : cursor_at(e, c, c->merge_next, c->merge_gen);
+	while (seg != SEG_NONE && atomic_load(&e->hdr[seg].state) != SEG_SEALED)
+		seg = e->hdr[seg].next;
+	return seg;
 }
 
 /* Segments a pass over chain c takes at least: one while the chain is
@@ -351,17 +346,16 @@ run_need(const struct seg_chain *c)
  * segment: a run of mostly dead copies (hot keys rewritten) is compacted
  * whole instead of into a destination that would stay mostly empty.
  * Claims the segments into run[] when run is not NULL. Returns how many;
- * *live and *written sum their live and written bytes. Caller holds the
- * chain lock. */
+ * *live sums their live bytes. Caller holds the chain lock. */
 static unsigned
 run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run,
-	 uint64_t *live, uint64_t *written)
+	 uint64_t *live)
 {
 	int32_t seg = run_first(e, c, from_head);
 	const unsigned max = run_max(c);
 	unsigned n = 0;
 
-	*live = *written = 0;
+	*live = 0;
 	while (seg != SEG_NONE && n < MERGE_RUN_MAX &&
 	       atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
 		const uint64_t live_here = seg_live(e, seg);
@@ -374,7 +368,6 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 			run[n] = seg;
 		n++;
 		*live += live_here;
-		*written += seg_valid_end(e, seg);
 		seg = e->hdr[seg].next;
 	}
 	return n;
@@ -386,30 +379,32 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 static unsigned
 claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *run)
 {
-	uint64_t live, written;
+	uint64_t live;
 	unsigned n = 0;
 
 	for (int from_head = 0; from_head < 2 && n < run_need(c); from_head++) {
 		for (unsigned i = 0; i < n; i++)
 			atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
-		n = run_walk(e, c, from_head, run, &live, &written);
+		n = run_walk(e, c, from_head, run, &live);
 	}
 	return n;
 }
 
 #define DENSITY_NONE UINT32_MAX
 
-/* Live bytes per 1024 bytes written in the run that claim_run() would
- * take from chain c, or DENSITY_NONE when it would take none. Caller
- * holds the chain lock. */
+/* Live bytes per 1024 bytes of segment in the run that claim_run() would
+ * take from chain c, or DENSITY_NONE when it would take none (a merged
+ * destination counts whole: the part it never filled is wasted too).
+ * Caller holds the chain lock. */
 static uint32_t
 run_density(struct seg_engine *e, struct seg_chain *c)
 {
 	for (int from_head = 0; from_head < 2; from_head++) {
-		uint64_t live, written;
+		uint64_t live;
+		unsigned n = run_walk(e, c, from_head, NULL, &live);
 
-		if (run_walk(e, c, from_head, NULL, &live, &written) >= run_need(c))
-			return written ? (uint32_t)(live * 1024 / written) : 0;
+		if (n >= run_need(c))
+			return (uint32_t)(live * 1024 / ((uint64_t)n * e->seg_size));
 	}
 	return DENSITY_NONE;
 }

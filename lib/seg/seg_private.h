@@ -165,6 +165,8 @@ struct seg_chain {
 	int32_t head, tail;
 	int32_t merge_next; /* where the next merge pass starts, or SEG_NONE */
 	uint64_t merge_gen; /* gen of merge_next when it was recorded */
+	int32_t sparse_next; /* where the search for a sparse run goes on */
+	uint64_t sparse_gen; /* gen of sparse_next when it was recorded */
 	bool merge_cold;    /* its last merge pass kept nothing (under evict_lock) */
 	/* The open segment that workers without a private one for this TTL
 	 * bucket share: seg_open_pack(), 0 = none; replaced under open_lock. */

@@ -121,6 +121,8 @@ chain_unlink(struct seg_engine *e, struct seg_chain *c, int32_t seg)
 		c->tail = h->prev;
 	if (c->merge_next == seg)
 		c->merge_next = SEG_NONE;
+	if (c->sparse_next == seg)
+		c->sparse_next = SEG_NONE;
 	h->prev = h->next = SEG_NONE;
 }
 
@@ -164,8 +166,8 @@ seg_chain_replace_run(struct seg_engine *e, const int32_t *run, unsigned n, int3
 	for (unsigned i = 0; i < n; i++)
 		e->hdr[run[i]].prev = e->hdr[run[i]].next = SEG_NONE;
 	/* The next merge in this chain starts after the run. */
-	c->merge_next = next;
-	c->merge_gen = next != SEG_NONE ? atomic_load(&e->hdr[next].gen) : 0;
+	c->merge_next = c->sparse_next = next;
+	c->merge_gen = c->sparse_gen = next != SEG_NONE ? atomic_load(&e->hdr[next].gen) : 0;
 	seg_spin_unlock(&c->lock);
 }
 
