@@ -19,6 +19,7 @@
 
 #include <rte_cfgfile.h>
 #include <rte_common.h>
+#include "seg/seg.h"
 #include "util/util_err.h"
 
 #define KIB ((size_t)1 << 10)
@@ -215,6 +216,7 @@ opt_item_max(struct options *o, const char *arg, char *err, size_t errlen)
 	if (v < ITEM_MAX_MIN || v > ITEM_MAX_MAX)
 		return util_fail(err, errlen, "'%s' is out of range (1k..1024m)", arg);
 	o->item_max = v;
+	o->item_max_given = true;
 	return 0;
 }
 
@@ -943,6 +945,13 @@ options_finalize(struct options *o, char *err, size_t errlen)
 		return util_fail(err, errlen, "--heap-file and --heap %s contradict each other",
 			    o->heap == HEAP_ANON ? "anon" :
 			    o->heap == HEAP_HUGEPAGE ? "hugepage" : "auto");
+	/* A small Segcache heap gets smaller segments, and -I follows them
+	 * unless it was given (seg_segment_size_for says why). */
+	if (o->engine == SERVER_ENGINE_SEG && o->segment_size == 0 && !o->item_max_given &&
+	    seg_segment_size_for(o->memory) < o->item_max) {
+		o->segment_size = seg_segment_size_for(o->memory);
+		o->item_max = o->segment_size;
+	}
 	/* An item must fit in one segment. Without --segment-size the
 	 * engine grows the segment to fit -I, as memcached's -I grows its
 	 * slab page; an explicit segment size that is too small is an error. */

@@ -47,6 +47,7 @@ struct options {
 	size_t memory;            /* -m, bytes: the whole cache budget */
 	unsigned max_conns;       /* -c */
 	size_t item_max;          /* -I, bytes */
+	bool item_max_given;      /* -I was on the command line */
 	unsigned threads;         /* -t: posix worker threads */
 	bool shutdown_enabled;    /* -A */
 	bool udp_writes;          /* --udp-writes: every command over UDP */

@@ -24,6 +24,18 @@ struct engine *seg_create(const struct engine_config *cfg, char *err, size_t err
  * when cfg->memory is too small for the smallest usable cache. */
 size_t seg_heap_bytes(const struct engine_config *cfg);
 
+/* The segment size for a heap of `memory` bytes when none is asked for:
+ * 1 MiB, halved (down to SEG_SMALL_HEAP_MIN_SIZE) while the heap would
+ * hold fewer than SEG_SMALL_HEAP_SEGMENTS segments. A small heap of 1 MiB
+ * segments has too few of them for its TTL buckets' open segments and for
+ * merges to choose from (-m 16 gave 13 and kept half the objects that
+ * 256 KiB segments keep). -m 64 (memcached's default) and larger keep
+ * 1 MiB. The server makes the segment size the item size limit of such a
+ * heap unless -I is given. */
+#define SEG_SMALL_HEAP_SEGMENTS 64
+#define SEG_SMALL_HEAP_MIN_SIZE (128u << 10)
+size_t seg_segment_size_for(size_t memory);
+
 /* Background reclamation: when the free segment pool is below its low
  * watermark (1/64 of the segments, at most 64; none in heaps of fewer than
  * 64 segments), evicts by the configured

@@ -127,6 +127,16 @@ layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t 
 }
 
 size_t
+seg_segment_size_for(size_t memory)
+{
+	size_t seg_size = DEFAULT_SEG_SIZE;
+
+	while (seg_size > SEG_SMALL_HEAP_MIN_SIZE && memory / seg_size < SEG_SMALL_HEAP_SEGMENTS)
+		seg_size >>= 1;
+	return seg_size;
+}
+
+size_t
 seg_heap_bytes(const struct engine_config *cfg)
 {
 	struct seg_layout l;

@@ -198,6 +198,30 @@ class Settings(unittest.TestCase):
             self.assertEqual(c.get(b"big")[b"big"][1], v)
             c.close()
 
+    def test_small_heap_segments(self):
+        # -m 16: 256 KiB segments, and the item limit follows them...
+        v = b"s" * (300 * 1024)
+        with harness.Server(name="small-heap", memory_mb=16) as srv:
+            st, c = self.settings(srv)
+            self.assertEqual(int(st["item_size_max"]), 256 << 10)
+            seg = c.stats(b"segments")
+            self.assertEqual(int(seg["seg_size"]), 256 << 10)
+            self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)),
+                             b"SERVER_ERROR object too large for cache\r\n")
+            self.assertEqual(c.cmd(b"set ok 0 0 %d\r\n%s\r\n" % (200000, v[:200000])),
+                             b"STORED\r\n")
+            c.close()
+        # ...unless -I is given; -m 64 (memcached's default) keeps 1 MiB.
+        for memory_mb, item_max in ((16, "1m"), (64, None)):
+            with harness.Server(name="small-heap-I", memory_mb=memory_mb,
+                                item_max=item_max) as srv:
+                st, c = self.settings(srv)
+                self.assertEqual(int(st["item_size_max"]), 1 << 20)
+                self.assertEqual(int(c.stats(b"segments")["seg_size"]), 1 << 20)
+                self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)),
+                                 b"STORED\r\n")
+                c.close()
+
     def test_config_file_and_override(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "segcached.ini")

@@ -556,3 +556,14 @@ TEST_F(Seg, OpenSegmentsStayBoundedWithManyWorkersAndTtls)
 	for (size_t i = 1; i < ws.size(); i++)
 		engine_worker_destroy(ws[i]);
 }
+
+TEST(SegLayout, SmallHeapsGetSmallerSegments)
+{
+	EXPECT_EQ(seg_segment_size_for(1ull << 30), 1u << 20);
+	EXPECT_EQ(seg_segment_size_for(64u << 20), 1u << 20);
+	EXPECT_EQ(seg_segment_size_for(32u << 20), 512u << 10);
+	EXPECT_EQ(seg_segment_size_for(16u << 20), 256u << 10);
+	EXPECT_EQ(seg_segment_size_for(4u << 20), SEG_SMALL_HEAP_MIN_SIZE);
+	// Never below the smallest, however small the heap.
+	EXPECT_EQ(seg_segment_size_for(1u << 20), SEG_SMALL_HEAP_MIN_SIZE);
+}
