@@ -663,6 +663,9 @@ TEST_F(Cmd, StatsGeneral)
 		"time_in_listen_disabled_us", "threads", "conn_yields", "hash_power_level",
 		"hash_bytes", "hash_is_expanding", "bytes", "curr_items", "total_items",
 		"evicted_unfetched", "evictions", "reclaimed",
+		/* segcached's own, after memcached's */
+		"admin_connections", "conns_refused_per_source", "conns_request_timeouts",
+		"conns_write_timeouts",
 	};
 	EXPECT_EQ(names, want);
 	EXPECT_EQ(r.substr(r.size() - 5), "END\r\n");
@@ -680,6 +683,46 @@ TEST_F(Cmd, StatsGeneral)
 	EXPECT_NE(r.find("STAT curr_items 1\r\n"), std::string::npos);
 	EXPECT_NE(r.find("STAT limit_maxbytes 67108864\r\n"), std::string::npos);
 	EXPECT_NE(r.find("STAT total_connections 7\r\n"), std::string::npos);
+}
+
+/* Issue 10: a connection from the admin port serves the administration
+ * commands and nothing that reads or writes items. */
+TEST_F(Cmd, AdminConnectionServesAdministrationOnly)
+{
+	const std::string no = "CLIENT_ERROR only administration commands on the admin port\r\n";
+
+	cmd_conn_set_admin(c);
+	for (const char *req : { "set k 0 0 1\r\nx\r\n", "add k 0 0 1 noreply\r\nx\r\n",
+				 "get k\r\n", "gets k\r\n", "gat 10 k\r\n", "delete k\r\n",
+				 "incr k 1\r\n", "touch k 1\r\n", "flush_all\r\n",
+				 "mg k v\r\n", "ms k 1\r\nx\r\n", "md k\r\n", "ma k\r\n",
+				 "mn\r\n", "me k\r\n" })
+		EXPECT_EQ(run(req), no) << req; /* noreply or not: the refusal is said */
+	EXPECT_EQ(run("version\r\n"), "VERSION 1.6.18-segcached\r\n");
+	EXPECT_EQ(run("verbosity 1\r\n"), "OK\r\n");
+	EXPECT_EQ(stat("stats\r\n", "pid"), 4242u);
+	EXPECT_EQ(stat("stats settings\r\n", "maxconns"), 1024u);
+	EXPECT_EQ(run("shutdown\r\n"), "ERROR: shutdown not enabled\r\n");
+	EXPECT_EQ(run("bogus\r\n"), "ERROR\r\n"); /* unknown: as anywhere */
+	/* a data block was swallowed with its refused command, not run */
+	EXPECT_EQ(run("set k 0 0 3\r\nabc\r\nversion\r\n"),
+		  no + "VERSION 1.6.18-segcached\r\n");
+	EXPECT_EQ(stat("stats\r\n", "curr_items"), 0u);
+	run("quit\r\n");
+	EXPECT_TRUE(last_actions & CMD_ACT_CLOSE);
+	/* an ordinary connection on the same engine is served as ever */
+	make();
+	EXPECT_EQ(run("set k 0 0 1\r\nx\r\nget k\r\n"),
+		  "STORED\r\nVALUE k 0 1\r\nx\r\nEND\r\n");
+}
+
+TEST_F(Cmd, RequestsAreCountedWhenComplete)
+{
+	EXPECT_EQ(cmd_conn_requests(c), 0u);
+	run("version\r\nbogus\r\nset k 0 0 5\r\nab");
+	EXPECT_EQ(cmd_conn_requests(c), 2u); /* the set is not complete */
+	run("cde\r\n");
+	EXPECT_EQ(cmd_conn_requests(c), 3u);
 }
 
 TEST_F(Cmd, StatsReset)
