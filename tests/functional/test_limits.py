@@ -460,6 +460,31 @@ class StalledReadersTimeout(StalledReaders):
             c.close()
 
 
+class BadOptions(unittest.TestCase):
+    """The new options' bad values exit 64 (EX_USAGE) and say why."""
+
+    def test_bad_values(self):
+        if not harness.is_segcached() or harness.is_native():
+            self.skipTest("segcached's command line, checked once (posix run)")
+        for args, words in (
+                (["--max-conns-per-source", "x"], ["--max-conns-per-source", "not a number"]),
+                (["--max-conns-per-source", "-1"], ["--max-conns-per-source"]),
+                (["--max-conns-per-source", "1000001"], ["--max-conns-per-source",
+                                                         "out of range"]),
+                (["--request-timeout", "86401"], ["--request-timeout", "out of range"]),
+                (["--request-timeout", "1s"], ["--request-timeout", "not a number"]),
+                (["--admin-port", "70000"], ["--admin-port", "out of range"]),
+                (["-p", "11311", "--admin-port", "11311"],
+                 ["--admin-port 11311 is the client port"])):
+            p = subprocess.run([harness.ARGS.segcached, "--no-huge", "--"] + args,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, timeout=60)
+            err = p.stderr.decode()
+            self.assertEqual(p.returncode, 64, "%r: %s" % (args, err))
+            for w in words:
+                self.assertIn(w, err, "%r" % (args,))
+
+
 if __name__ == "__main__":
     argv = harness.setup()
     unittest.main(argv=argv, verbosity=2)

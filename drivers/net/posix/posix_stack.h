@@ -68,12 +68,12 @@ struct posix_stack_config {
 	X(listen_disabled, "times accepts paused for lack of descriptors")              \
 	X(udp_requests, "datagrams received")                                           \
 	X(udp_bad_frames, "datagrams without a valid frame header")                     \
-	X(udp_responses, "datagrams sent")                                          \
-	X(conns_refused_per_source, "connections reset at once: over --max-conns-per-source") \
-	X(conns_request_timeouts, "connections reset: a request not whole within --request-timeout") \
-	X(conns_write_timeouts, "connections reset: replies not taken within --request-timeout") \
-	X(admin_conns_opened, "admin port connections accepted")                    \
-	X(admin_conns_closed, "admin port connections closed")                      \
+	X(udp_responses, "datagrams sent")                                              \
+	X(conns_refused_per_source, "connections reset: over --max-conns-per-source")   \
+	X(conns_request_timeouts, "connections reset: a request not whole in time")     \
+	X(conns_write_timeouts, "connections reset: replies not taken in time")         \
+	X(admin_conns_opened, "admin port connections accepted")                        \
+	X(admin_conns_closed, "admin port connections closed")                          \
 	X(admin_conns_rejected, "admin port connections refused: over 16 at once")
 
 enum posix_stack_counter {

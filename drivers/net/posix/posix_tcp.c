@@ -23,8 +23,8 @@
 /* memcached's words, byte for byte. */
 static const char too_many_conns[] = "ERROR Too many open connections\r\n";
 
-/* Closes fd with a reset rather than a FIN: nothing of it lingers in the
- * kernel (no FIN_WAIT, no TIME_WAIT, unsent replies dropped). */
+/* Makes close(fd) send a reset rather than a FIN: nothing of it lingers
+ * in the kernel (no FIN_WAIT, no TIME_WAIT, unsent replies dropped). */
 static void
 set_reset_on_close(int fd)
 {
