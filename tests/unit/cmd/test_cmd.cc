@@ -27,6 +27,7 @@ struct FakeClock {
 struct ServerStats {
 	uint64_t total_connections = 7;
 	uint64_t bytes_read = 1000;
+	uint64_t refused_per_source = 5, request_timeouts = 3, write_timeouts = 2;
 	struct engine_worker *workers[1] = {};
 
 	static void fill(void *arg, struct cmd_server_stats *out)
@@ -51,6 +52,13 @@ struct ServerStats {
 		out->eviction = "merge";
 		out->workers = s->workers;
 		out->nworkers = 1;
+		out->admin_connections = 1;
+		out->conns_refused_per_source = s->refused_per_source;
+		out->conns_request_timeouts = s->request_timeouts;
+		out->conns_write_timeouts = s->write_timeouts;
+		out->max_conns_per_source = 64;
+		out->request_timeout = 30;
+		out->admin_port = 11212;
 	}
 	static void conns(void *, struct proto_out *out)
 	{
@@ -741,6 +749,18 @@ TEST_F(Cmd, StatsReset)
 	EXPECT_EQ(stat("stats\r\n", "total_connections"), 2u);
 	/* gauges are not reset */
 	EXPECT_EQ(stat("stats\r\n", "curr_connections"), 3u);
+	EXPECT_EQ(stat("stats\r\n", "admin_connections"), 1u);
+	/* segcached's own counters are */
+	EXPECT_EQ(stat("stats\r\n", "conns_refused_per_source"), 0u);
+	server.refused_per_source += 4;
+	server.request_timeouts += 1;
+	server.write_timeouts += 2;
+	EXPECT_EQ(stat("stats\r\n", "conns_refused_per_source"), 4u);
+	EXPECT_EQ(stat("stats\r\n", "conns_request_timeouts"), 1u);
+	EXPECT_EQ(stat("stats\r\n", "conns_write_timeouts"), 2u);
+	EXPECT_EQ(stat("stats settings\r\n", "max_conns_per_source"), 64u);
+	EXPECT_EQ(stat("stats settings\r\n", "request_timeout"), 30u);
+	EXPECT_EQ(stat("stats settings\r\n", "admin_port"), 11212u);
 }
 
 TEST_F(Cmd, StatsSubcommands)
