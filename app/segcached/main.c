@@ -118,6 +118,9 @@ start_stack(struct server *srv)
 		.udp_any_source = o->udp_any_source,
 		.allow = o->allow,
 		.n_allow = o->n_allow,
+		.max_conns_per_source = o->max_conns_per_source,
+		.request_timeout_s = o->request_timeout,
+		.admin_port = o->admin_port,
 	};
 	char err[1024], line[256];
 	bool bind_failed = false;

@@ -609,6 +609,34 @@ opt_allow(struct options *o, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
+static int
+opt_max_conns_per_source(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 0, MAX_CONNS_MAX, &v, err, errlen) < 0)
+		return -1;
+	o->max_conns_per_source = (unsigned)v;
+	return 0;
+}
+
+static int
+opt_request_timeout(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 0, 86400, &v, err, errlen) < 0)
+		return -1;
+	o->request_timeout = (unsigned)v;
+	return 0;
+}
+
+static int
+opt_admin_port(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return opt_port(arg, &o->admin_port, err, errlen);
+}
+
 /* The one option table. */
 static const struct opt_desc opt_table[] = {
 	{ "port", NULL, 'p', "PORT", OPT_ANYWHERE, opt_tcp_port,
@@ -702,6 +730,20 @@ static const struct opt_desc opt_table[] = {
 	  "print this help and exit" },
 	{ "version", NULL, 'V', NULL, OPT_CMDLINE_ONLY, opt_version,
 	  "print the version and exit" },
+	{ "max-conns-per-source", NULL, 0, "NUM", OPT_ANYWHERE, opt_max_conns_per_source,
+	  "most connections one client address (IPv6: one /64) may hold; more\n"
+	  "are refused at once with a reset. 0 = no limit (default: 0, as\n"
+	  "memcached: a proxy is one address with many connections). --stack\n"
+	  "native counts per worker lcore, see docs/operations.md" },
+	{ "request-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_request_timeout,
+	  "reset a connection whose started request has not arrived whole after\n"
+	  "this long (slowloris), or whose replies wait unsent with the client\n"
+	  "taking none for this long; idle connections with nothing pending are\n"
+	  "never affected (that is --idle-timeout). 0 = never (default: 30)" },
+	{ "admin-port", NULL, 0, "PORT", OPT_ANYWHERE, opt_admin_port,
+	  "also listen on this TCP port for administration only (stats,\n"
+	  "version, verbosity, quit, shutdown): not counted against -c, at most\n"
+	  "16 connections, so stats work on a full server. 0 = none (default)" },
 };
 
 #define OPT_COUNT RTE_DIM(opt_table)
@@ -727,6 +769,7 @@ options_defaults(struct options *o)
 	o->port_id = -1;
 	o->link_timeout = 10;
 	o->udp_reply_max = 4096;
+	o->request_timeout = 30;
 }
 
 static int
@@ -937,6 +980,10 @@ options_finalize(struct options *o, char *err, size_t errlen)
 		return util_fail(err, errlen,
 			    "--%s applies to --stack native only (the posix stack listens on -l)",
 			    o->ip_addr != 0 ? "ip" : "idle-timeout");
+	if (o->admin_port != 0 && o->admin_port == o->tcp_port)
+		return util_fail(err, errlen,
+			    "--admin-port %u is the client port (-p): give it a port of its own",
+			    o->admin_port);
 	if (o->evictions_disabled)
 		o->eviction = ENGINE_EVICT_NONE;
 	if (o->heap == HEAP_FILE && o->heap_file[0] == '\0')

@@ -80,6 +80,11 @@ struct options {
 	unsigned n_allow;
 	bool help;
 	bool version;
+	/* hardening, both stacks (docs/operations.md, Security) */
+	unsigned max_conns_per_source; /* 0 = no limit */
+	unsigned request_timeout; /* seconds a request may take to arrive, and
+				   * replies to be taken; 0 = none */
+	uint16_t admin_port;      /* 0 = none */
 };
 
 /* Fills o with the defaults. */

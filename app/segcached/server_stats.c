@@ -61,6 +61,9 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->stack = o->stack == STACK_POSIX ? "posix" : "native";
 	out->eviction = eviction_name(o->eviction);
 	out->segment_size = srv->segment_size;
+	out->max_conns_per_source = o->max_conns_per_source;
+	out->request_timeout = o->request_timeout;
+	out->admin_port = o->admin_port;
 }
 
 void

@@ -45,6 +45,10 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "curr_connections", ss.curr_connections);
 	rte_tel_data_add_dict_u64(d, "total_connections", ss.total_connections);
 	rte_tel_data_add_dict_u64(d, "rejected_connections", ss.rejected_connections);
+	rte_tel_data_add_dict_u64(d, "admin_connections", ss.admin_connections);
+	rte_tel_data_add_dict_u64(d, "conns_refused_per_source", ss.conns_refused_per_source);
+	rte_tel_data_add_dict_u64(d, "conns_request_timeouts", ss.conns_request_timeouts);
+	rte_tel_data_add_dict_u64(d, "conns_write_timeouts", ss.conns_write_timeouts);
 	rte_tel_data_add_dict_u64(d, "bytes_read", ss.bytes_read);
 	rte_tel_data_add_dict_u64(d, "bytes_written", ss.bytes_written);
 	rte_tel_data_add_dict_u64(d, "curr_items", es.curr_items);

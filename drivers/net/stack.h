@@ -32,6 +32,8 @@ struct stack_cidr {
 };
 
 #define STACK_ALLOW_MAX 32
+/* Connections the admin port (--admin-port) takes at once, beyond -c. */
+#define STACK_ADMIN_CONNS 16
 
 struct stack_config {
 	/* both stacks */
@@ -66,6 +68,10 @@ struct stack_config {
 	/* both stacks: clients allowed; n_allow 0 = everyone */
 	const struct stack_cidr *allow;
 	unsigned n_allow;
+	/* both stacks: hardening (docs/operations.md, Security) */
+	unsigned max_conns_per_source; /* 0: no limit */
+	unsigned request_timeout_s;    /* 0: none (cmd_session_wait()) */
+	uint16_t admin_port;           /* TCP, administration only; 0: none */
 };
 
 struct stack;

@@ -54,6 +54,18 @@ cmd_conn_busy(const struct cmd_conn *c)
 	return c->parser.state != PROTO_PS_LINE;
 }
 
+uint64_t
+cmd_conn_requests(const struct cmd_conn *c)
+{
+	return c->requests;
+}
+
+void
+cmd_conn_set_admin(struct cmd_conn *c)
+{
+	c->admin = true;
+}
+
 static void
 exec(struct cmd_conn *c, const struct proto_req *req)
 {
@@ -161,6 +173,28 @@ udp_servable(const struct cmd_conn *c, const struct proto_req *req)
 	}
 }
 
+/* The admin port serves what an operator needs on a full or misbehaving
+ * server, and no item: it is not counted against -c, so it must not be a
+ * way around it for clients. */
+static bool
+admin_servable(const struct proto_req *req)
+{
+	switch (req->cmd) {
+	case PROTO_CMD_ERROR: /* answered with its error, as anywhere */
+	case PROTO_CMD_STATS:
+	case PROTO_CMD_VERSION:
+	case PROTO_CMD_VERBOSITY:
+	case PROTO_CMD_QUIT:
+	case PROTO_CMD_SHUTDOWN:
+	case PROTO_CMD_CACHE_MEMLIMIT:
+	case PROTO_CMD_SLABS:
+	case PROTO_CMD_LRU_CRAWLER:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The datagram's replies went over udp_reply_max: the last request's
  * reply (a whole get line), from mark on, becomes one error line, and the
  * rest of the datagram is dropped. */
@@ -203,6 +237,7 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 			*actions |= CMD_ACT_CLOSE;
 			break;
 		}
+		c->requests++;
 		if (c->udp) {
 			/* where this request's reply starts: for a key of a
 			 * multi-key get, where the get line's replies start */
@@ -216,6 +251,9 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 					  "CLIENT_ERROR only reads are served over UDP");
 			}
 			udp_cap(c, start, mark);
+		} else if (c->admin && !admin_servable(&req)) {
+			cmd_reply(c, false,
+				  "CLIENT_ERROR only administration commands on the admin port");
 		} else {
 			exec(c, &req);
 		}

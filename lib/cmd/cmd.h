@@ -67,6 +67,15 @@ struct cmd_server_stats {
 	 * since start (NULL: the stack does not keep them) */
 	void (*worker_conns)(const void *arg, unsigned worker, uint64_t *curr, uint64_t *total);
 	const void *worker_conns_arg;
+	/* segcached's hardening (docs/operations.md, Security): stats */
+	uint64_t admin_connections;        /* open now on --admin-port */
+	uint64_t conns_refused_per_source; /* resettable: over --max-conns-per-source */
+	uint64_t conns_request_timeouts;   /* resettable: a request not whole in time */
+	uint64_t conns_write_timeouts;     /* resettable: replies not taken in time */
+	/* ... and stats settings */
+	uint64_t max_conns_per_source;     /* 0: no limit */
+	uint64_t request_timeout;          /* seconds; 0: none */
+	uint64_t admin_port;               /* 0: none */
 };
 
 /* State shared by all connections of a server that lib/cmd changes at run
@@ -82,6 +91,8 @@ struct cmd_runtime {
 	uint64_t base_total_connections, base_rejected_connections, base_bytes_read,
 		base_bytes_written, base_listen_disabled_num, base_conn_yields;
 	uint64_t base_cmd_flush, base_cmd_meta;
+	uint64_t base_conns_refused_per_source, base_conns_request_timeouts,
+		base_conns_write_timeouts;
 };
 
 struct cmd_settings {            /* server-wide, read-only after start */
@@ -130,6 +141,18 @@ void cmd_conn_reset(struct cmd_conn *c);
 /* True while a request is partly read: a data block still to come or
  * being swallowed, or a get line not finished. */
 bool cmd_conn_busy(const struct cmd_conn *c);
+
+/* Requests parsed on this connection so far (complete ones, answered or
+ * refused): tells a partial request that lingers from one that follows
+ * completed ones (cmd_session_wait()). */
+uint64_t cmd_conn_requests(const struct cmd_conn *c);
+
+/* The connection came in on the admin port (--admin-port): from now on
+ * only the administration commands are served (stats, version,
+ * verbosity, quit, shutdown, and memcached's cache_memlimit, slabs and
+ * lru_crawler lines); anything else, reading or writing items included,
+ * gets "CLIENT_ERROR only administration commands on the admin port". */
+void cmd_conn_set_admin(struct cmd_conn *c);
 
 /* Executes every complete request in in[0..len) and appends the replies to
  * out. Returns the bytes consumed: the rest is an incomplete request that

@@ -34,6 +34,8 @@ struct cmd_conn {
 	struct engine_worker *w;
 	struct proto_parser parser;
 	bool udp;
+	bool admin;                /* admin port: administration commands only */
+	uint64_t requests;         /* parsed so far (cmd_conn_requests) */
 	size_t udp_sent;           /* reply bytes of this datagram, earlier calls */
 	/* this cmd_process() call */
 	struct proto_out *out;

@@ -43,7 +43,9 @@ cmd_session_close(struct cmd_session *s, size_t item_max)
 {
 	cmd_conn_destroy(s->cmd);
 	s->cmd = NULL;
-	s->closing = s->eof = s->stalled = false;
+	s->closing = s->eof = s->stalled = s->sent = false;
+	s->wait = CMD_WAIT_NONE;
+	s->requests_seen = 0;
 	if (s->out.cap > CMD_SESSION_OUT_KEEP) {
 		proto_out_fini(&s->out);
 		return out_init(s, item_max);
@@ -87,4 +89,22 @@ cmd_session_execute(struct cmd_session *s, const char *in, size_t len)
 	if (s->flush != NULL)
 		s->flush(s->flush_arg);
 	return used;
+}
+
+enum cmd_session_wait
+cmd_session_wait(struct cmd_session *s, bool input_left, bool *restart)
+{
+	enum cmd_session_wait w = CMD_WAIT_NONE;
+	uint64_t done = cmd_conn_requests(s->cmd);
+
+	if (proto_out_pending(&s->out) > 0)
+		w = CMD_WAIT_WRITE;
+	else if (!s->closing && !s->eof && (input_left || cmd_conn_busy(s->cmd)))
+		w = CMD_WAIT_REQUEST;
+	*restart = w != CMD_WAIT_NONE &&
+		   (w != s->wait || (w == CMD_WAIT_WRITE ? s->sent : done != s->requests_seen));
+	s->wait = (uint8_t)w;
+	s->sent = false;
+	s->requests_seen = done;
+	return w;
 }

@@ -36,6 +36,14 @@ extern "C" {
  * request is item_max plus this. */
 #define CMD_SESSION_IN_SLACK (64u << 10)
 
+/* What a connection waits for, as far as the request timeout goes
+ * (cmd_session_wait()). */
+enum cmd_session_wait {
+	CMD_WAIT_NONE,    /* nothing pending: idle, or busy and making way */
+	CMD_WAIT_REQUEST, /* the client started a request and has not finished it */
+	CMD_WAIT_WRITE,   /* replies wait for the client to take them */
+};
+
 struct cmd_session {
 	struct cmd_conn *cmd;   /* the parser and executor state */
 	struct proto_out out;   /* composed replies; data[head..len) not yet sent */
@@ -54,6 +62,11 @@ struct cmd_session {
 	bool closing;           /* quit or bad input: finish the output, then close */
 	bool eof;               /* the client sent FIN: answer, then close */
 	bool stalled;           /* stopped on the output bound */
+	/* for cmd_session_wait(): the stack sets `sent` when the client took
+	 * replies (the transport accepted bytes); the rest is the session's */
+	bool sent;
+	uint8_t wait;           /* enum cmd_session_wait, as last seen */
+	uint64_t requests_seen; /* cmd_conn_requests() then */
 };
 
 /* The most input one request can need, and the output limit of a session:
@@ -103,6 +116,23 @@ bool cmd_session_blocked(struct cmd_session *s);
  * bytes consumed (the rest is an incomplete request, presented again with
  * more bytes, or requests that wait for the output to drain). */
 size_t cmd_session_execute(struct cmd_session *s, const char *in, size_t len);
+
+/* The request timeout's rule, the same on both stacks. Called after the
+ * stack has run the session and sent what it could; input_left says that
+ * received bytes wait unconsumed (an incomplete request, when the output
+ * is not over the bound). Returns what the connection waits for now, and
+ * sets *restart when its deadline is to start over:
+ *  - CMD_WAIT_WRITE (unsent replies the transport cannot take): restarts
+ *    whenever the client took some (`sent`), so only a client that takes
+ *    nothing for the whole timeout is cut off;
+ *  - CMD_WAIT_REQUEST (a request begun and not complete): restarts only
+ *    when a request completed since the last call, so a request dribbled a
+ *    byte at a time (slowloris) has the timeout once, while a pipelining
+ *    client whose reads end mid-request is never cut off;
+ *  - CMD_WAIT_NONE: idle connections, with nothing begun, never time out
+ *    (that is the idle timeout's business).
+ * A change of kind restarts too. */
+enum cmd_session_wait cmd_session_wait(struct cmd_session *s, bool input_left, bool *restart);
 
 /* The close rule: quit, bad input or the client's FIN, and every reply
  * handed to the transport. */

@@ -168,6 +168,14 @@ stats_general(struct cmd_conn *c)
 	put_u64(&so, "evicted_unfetched", since(es.evicted_unfetched, &rt->base_evicted_unfetched));
 	put_u64(&so, "evictions", since(es.evictions, &rt->base_evictions));
 	put_u64(&so, "reclaimed", since(es.reclaimed, &rt->base_reclaimed));
+	/* segcached's own, after memcached's fields */
+	put_u64(&so, "admin_connections", ss.admin_connections);
+	put_u64(&so, "conns_refused_per_source",
+		since(ss.conns_refused_per_source, &rt->base_conns_refused_per_source));
+	put_u64(&so, "conns_request_timeouts",
+		since(ss.conns_request_timeouts, &rt->base_conns_request_timeouts));
+	put_u64(&so, "conns_write_timeouts",
+		since(ss.conns_write_timeouts, &rt->base_conns_write_timeouts));
 #undef EC
 	finish(&so);
 }
@@ -194,6 +202,9 @@ stats_reset(struct cmd_conn *c)
 	st(&rt->base_conn_yields, ss.conn_yields);
 	st(&rt->base_cmd_flush, ld(&rt->cmd_flush));
 	st(&rt->base_cmd_meta, ld(&rt->cmd_meta));
+	st(&rt->base_conns_refused_per_source, ss.conns_refused_per_source);
+	st(&rt->base_conns_request_timeouts, ss.conns_request_timeouts);
+	st(&rt->base_conns_write_timeouts, ss.conns_write_timeouts);
 	cmd_reply(c, false, "RESET");
 }
 
@@ -232,6 +243,9 @@ stats_settings(struct cmd_conn *c)
 	put_str(&so, "stack", ss.stack);
 	put_str(&so, "eviction_policy", ss.eviction);
 	put_u64(&so, "segment_size", ss.segment_size ? ss.segment_size : es.seg_size);
+	put_u64(&so, "max_conns_per_source", ss.max_conns_per_source);
+	put_u64(&so, "request_timeout", ss.request_timeout);
+	put_u64(&so, "admin_port", ss.admin_port);
 	finish(&so);
 }
 

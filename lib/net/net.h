@@ -100,6 +100,10 @@ struct net_app_ops {
 	/* A UDP datagram arrived on a port in udp_ports. */
 	void (*udp_recv)(void *app, const struct net_udp_peer *peer,
 			 const uint8_t *data, size_t len);
+	/* The time the application set with net_tcp_set_timer() has come
+	 * (the timer is then off). Typically the application closes or aborts
+	 * the connection here. */
+	void (*timer)(void *app, struct net_conn *c);
 };
 
 /* Time source in microseconds (monotonic). Tests inject their own. */
@@ -145,6 +149,11 @@ struct net_stack_config {
 	bool syn_cookies_disabled;      /* backlog full: drop SYNs instead */
 	const char *full_reply;         /* sent (with a FIN) to a handshake completed
 					 * when no slot is free; NULL: a RST */
+	/* The last reserved_slots free slots are kept for connections to
+	 * reserved_port (an administration port that must stay reachable when
+	 * the other ports filled the table); 0: none. */
+	uint16_t reserved_port;
+	uint32_t reserved_slots;
 	uint32_t sndbuf;                /* send buffer per connection; 0 = 64 KiB */
 	uint32_t rcvbuf;                /* receive buffer per connection; 0 = 64 KiB */
 	uint8_t ooo_max;                /* out-of-order ranges held; 0 = 8, max 32 */
@@ -229,6 +238,11 @@ void net_tcp_close(struct net_conn *c);
 /* Reset now (RST to the peer); `closed(NET_CLOSE_ABORTED)` is called
  * before this returns. */
 void net_tcp_abort(struct net_conn *c);
+/* The application's own timer of the connection: net_app_ops.timer is
+ * called at or after at_us (the stack's clock, net_stack_now()), within
+ * one timer tick; 0 turns it off. Setting a later time costs no more than
+ * a store, so it may be pushed back often. */
+void net_tcp_set_timer(struct net_conn *c, uint64_t at_us);
 
 void net_conn_set_ctx(struct net_conn *c, void *ctx);
 void *net_conn_ctx(const struct net_conn *c);

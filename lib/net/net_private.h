@@ -145,6 +145,7 @@ enum net_tcp_deadline {
 	TD_DELACK,   /* delayed ACK */
 	TD_LINGER,   /* TIME_WAIT end, FIN_WAIT_2 end */
 	TD_IDLE,     /* idle timeout */
+	TD_APP,      /* the application's timer (net_tcp_set_timer) */
 	TD__COUNT
 };
 

@@ -108,6 +108,10 @@ check_config(const struct net_stack_config *c, char *err, size_t errlen)
 	if (c->max_conns == 0 || c->max_conns > (1u << 24))
 		return util_fail(err, errlen, "max_conns must be 1..16777216 (got %u)",
 				 c->max_conns);
+	if (c->reserved_slots >= c->max_conns || (c->reserved_slots != 0 && c->reserved_port == 0))
+		return util_fail(err, errlen,
+				 "reserved_slots (%u) need a reserved_port and must stay below "
+				 "max_conns (%u)", c->reserved_slots, c->max_conns);
 	if (c->ip == 0 || c->prefix_len == 0 || c->prefix_len > 32)
 		return util_fail(err, errlen,
 				 "an IPv4 address and a prefix length 1..32 are required");

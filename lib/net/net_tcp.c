@@ -115,11 +115,29 @@ tcp_listener(struct net_stack *s, uint16_t port)
 	return NULL;
 }
 
-struct net_conn *
-tcp_conn_alloc(struct net_stack *s, const struct net_conn_key *k)
+/* Free slots beyond the reserve, or any free slot when reserved_ok. */
+static bool
+free_slot_usable(const struct net_stack *s, bool reserved_ok)
 {
-	struct net_conn *c = TAILQ_FIRST(&s->free_list);
+	uint32_t free = s->cfg.max_conns - s->conns_in_use;
 
+	return free > (reserved_ok ? 0 : s->cfg.reserved_slots);
+}
+
+bool
+tcp_slot_available(const struct net_stack *s, bool reserved_ok)
+{
+	return (free_slot_usable(s, reserved_ok) && !TAILQ_EMPTY(&s->free_list)) ||
+	       !TAILQ_EMPTY(&s->time_wait);
+}
+
+struct net_conn *
+tcp_conn_alloc(struct net_stack *s, const struct net_conn_key *k, bool reserved_ok)
+{
+	struct net_conn *c = NULL;
+
+	if (free_slot_usable(s, reserved_ok))
+		c = TAILQ_FIRST(&s->free_list);
 	if (c == NULL) {
 		/* Full: a TIME_WAIT connection is the cheapest to give up. */
 		c = TAILQ_FIRST(&s->time_wait);
@@ -397,6 +415,10 @@ conn_timer_cb(struct net_stack *s, struct net_timer *t)
 			tcp_send_rst(s, c);
 			tcp_conn_release(s, c, NET_CLOSE_IDLE);
 			break;
+		case TD_APP:
+			if ((c->flags & CF_APP_KNOWS) && s->ops != NULL && s->ops->timer != NULL)
+				s->ops->timer(s->cfg.app_arg, c);
+			break;
 		}
 		if (c->flags & CF_RELEASED)
 			return;
@@ -419,6 +441,7 @@ tcp_enter_time_wait(struct net_stack *s, struct net_conn *c)
 	orphan_end(s, c);
 	c->flags &= ~CF_PERSIST;
 	c->deadline[TD_RTX] = c->deadline[TD_PERSIST] = c->deadline[TD_IDLE] = 0;
+	c->deadline[TD_APP] = 0;
 	TAILQ_INSERT_TAIL(&s->time_wait, c, tw_link);
 	tcp_set_deadline(s, c, TD_LINGER, s->now + s->cfg.time_wait_us);
 	/* For the application the connection is over. */
@@ -760,7 +783,7 @@ net_tcp_connect(struct net_stack *s, uint32_t addr, uint16_t port,
 			return NULL;
 		}
 	}
-	c = tcp_conn_alloc(s, &k);
+	c = tcp_conn_alloc(s, &k, true);
 	if (c == NULL) {
 		errno = ENOSPC;
 		return NULL;
@@ -780,6 +803,14 @@ net_tcp_connect(struct net_stack *s, uint32_t addr, uint16_t port,
 				   (s->cfg.max_syn_retries + 1)));
 	tcp_want_output(s, c);
 	return c;
+}
+
+void
+net_tcp_set_timer(struct net_conn *c, uint64_t at_us)
+{
+	if (c->flags & CF_RELEASED)
+		return;
+	tcp_set_deadline(c->stack, c, TD_APP, at_us);
 }
 
 void

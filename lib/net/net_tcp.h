@@ -57,7 +57,12 @@ tcp_fin_acked(const struct net_conn *c)
 
 /* net_tcp.c */
 struct net_conn *tcp_conn_lookup(struct net_stack *s, const struct net_conn_key *k);
-struct net_conn *tcp_conn_alloc(struct net_stack *s, const struct net_conn_key *k);
+/* A free slot (or a recycled TIME_WAIT one) for k; NULL when none. Without
+ * reserved_ok the last cfg.reserved_slots free slots are not taken. */
+struct net_conn *tcp_conn_alloc(struct net_stack *s, const struct net_conn_key *k,
+				bool reserved_ok);
+/* Would tcp_conn_alloc find a slot? */
+bool tcp_slot_available(const struct net_stack *s, bool reserved_ok);
 void tcp_conn_release(struct net_stack *s, struct net_conn *c, enum net_close_reason why);
 void tcp_set_deadline(struct net_stack *s, struct net_conn *c,
 		      enum net_tcp_deadline d, uint64_t at);

@@ -660,7 +660,7 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 			tcp_send_raw(s, g->src_mac, k, g->ack, 0, RTE_TCP_RST_FLAG, 0, 0, -1);
 			return;
 		}
-		c = tcp_conn_alloc(s, k);
+		c = tcp_conn_alloc(s, k, l->port == s->cfg.reserved_port);
 		if (c == NULL) {
 			refuse_full(s, k, g);
 			return;
@@ -692,7 +692,7 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 	if (!(g->flags & RTE_TCP_SYN_FLAG) || (g->flags & RTE_TCP_FIN_FLAG))
 		return;
 	if (l->syn_rcvd >= s->cfg.syn_backlog ||
-	    (TAILQ_EMPTY(&s->free_list) && TAILQ_EMPTY(&s->time_wait))) {
+	    !tcp_slot_available(s, l->port == s->cfg.reserved_port)) {
 		NET_INC(s, tcp_backlog_full);
 		if (!s->cfg.syn_cookies_disabled) {
 			uint32_t cookie = tcp_syncookie_make(s, k, g->seq,
@@ -707,7 +707,7 @@ listen_input(struct net_stack *s, struct net_listener *l, const struct net_conn_
 		}
 		return;
 	}
-	c = tcp_conn_alloc(s, k);
+	c = tcp_conn_alloc(s, k, l->port == s->cfg.reserved_port);
 	if (c == NULL)
 		return;
 	NET_INC(s, tcp_passive_opens);

@@ -3,6 +3,11 @@
 # Copyright (c) 2026 The segcached authors
 """What a hostile network gets from the native stack (issue 10).
 
+Also 2,000 half-open connections (HalfOpen): SYNs from spoofed sources
+that never complete, while clients are served; the SYN backlog and SYN
+cookie counters show where each went. Hostile clients on both stacks are
+in test_limits.py.
+
 Run through run_native.py (root; the private network of netenv.py):
 
     run_native.py --segcached build/app/segcached/segcached test_hardening.py
@@ -24,7 +29,7 @@ import time
 import unittest
 
 import harness
-from test_native import NativeCase, telemetry
+from test_native import NativeCase, curr_connections, telemetry, wait_for
 
 SERVER_PORT = harness.NATIVE_PORT
 ETH_P_ALL = 0x0003
@@ -276,6 +281,102 @@ class Hostile(NativeCase):
             for c in conns:
                 c.close()
         self.assert_no_leak()
+
+
+class HalfOpen(NativeCase):
+    """2,000 handshakes that are never completed: spoofed sources on the
+    segment whose SYN-ACKs nobody answers. A server of its own, since they
+    hold slots for a minute."""
+    server_args = {"threads": 1, "max_conns": 1024}
+    HALF_OPEN = 2000
+
+    def net_when(self, what, pred, timeout=120):
+        """/segcached/net once pred holds for it (bounded wait)."""
+        def check():
+            n = telemetry(self.srv, "/segcached/net")
+            return n if pred(n) else None
+        return wait_for(what, check, timeout)
+
+    def test_two_thousand_half_open_connections(self):
+        iface = client_iface()
+        with open("/sys/class/net/%s/address" % iface) as f:
+            my_mac = mac_bytes(f.read().strip())
+        server_mac = mac_bytes(telemetry(self.srv, "/segcached/net")["mac"])
+        server_ip = ip4(harness.HOST)
+        before = telemetry(self.srv, "/segcached/net")
+        slots = before["tcp_slots_per_worker"]
+        backlog = slots // 4  # lib/net's default SYN backlog
+
+        def delta(name, now):
+            return now[name] - before[name]
+
+        def taken(n):
+            """SYNs the stack has seen: given a slot, or beyond the backlog."""
+            return delta("tcp_passive_opens", n) + delta("tcp_backlog_full", n)
+
+        def settled():
+            """The counters once they stop moving (a bounded wait)."""
+            last = telemetry(self.srv, "/segcached/net")
+            for _ in range(100):
+                time.sleep(0.1)
+                n = telemetry(self.srv, "/segcached/net")
+                if taken(n) == taken(last):
+                    return n
+                last = n
+            return last
+
+        raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        raw.bind((iface, 0))
+        sent = 0
+        after = before
+        try:
+            # From 100 addresses of the client's subnet that no host has
+            # (the client's kernel drops the SYN-ACKs: not its address, no
+            # forwarding), in batches of 100. A frame the virtual port drops
+            # on a busy host is made up for with a new one, until the stack
+            # has seen 2,000.
+            for _ in range(200):
+                missing = self.HALF_OPEN - taken(after)
+                if missing <= 0:
+                    break
+                for _ in range(min(missing, 100)):
+                    src = ip4("198.18.0.%d" % (100 + sent % 100))
+                    raw.send(frame(my_mac, server_mac, src, server_ip, 6,
+                                   tcp_syn(src, server_ip, 20000 + sent // 100, SERVER_PORT,
+                                           random.getrandbits(32))))
+                    sent += 1
+                after = settled()
+        finally:
+            raw.close()
+        print("%d SYNs sent, %d seen by the stack" % (sent, taken(after)))
+        self.assertGreaterEqual(taken(after), self.HALF_OPEN)
+        # The SYN backlog filled up, no further: the rest got SYN cookies
+        # and cost no slot.
+        self.assertEqual(delta("tcp_passive_opens", after), backlog)
+        self.assertEqual(delta("tcp_backlog_full", after), taken(after) - backlog)
+        self.assertEqual(delta("tcp_syncookies_sent", after), taken(after) - backlog)
+        self.assertGreaterEqual(after["tcp_slots_in_use"], backlog)
+        self.assertLessEqual(after["tcp_slots_in_use"], slots)
+        self.assertEqual(curr_connections(self.srv), 0)  # none reached the application
+
+        # Meanwhile clients are served: their SYNs get cookies too.
+        clients = [self.srv.pymemcache() for _ in range(50)]
+        try:
+            for i, c in enumerate(clients):
+                self.assertTrue(c.set("half%d" % i, b"v%d" % i, noreply=False))
+            for i, c in enumerate(clients):
+                self.assertEqual(c.get("half%d" % i), b"v%d" % i)
+        finally:
+            for c in clients:
+                c.close()
+        self.assertGreaterEqual(delta("tcp_syncookies_ok",
+                                      telemetry(self.srv, "/segcached/net")), 50)
+        self.assert_no_leak()
+        # The half-open ones give up after the SYN-ACK retries (about a
+        # minute) and leave nothing behind.
+        done = self.net_when("the half-open connections to time out",
+                             lambda n: n["tcp_slots_in_use"] == 0, timeout=180)
+        self.assertEqual(delta("tcp_timeouts", done), backlog)
 
 
 class AllowList(NativeCase):

@@ -13,7 +13,12 @@
  *                         headers built here, sequence numbers relative to
  *                         what each side last sent, so segments land in the
  *                         window and the state machine gets deep
- *   op 4: app action      which               close / abort / send on a connection
+ *   op 4: app action      which               close / abort / send / set the
+ *                                             application timer (which aborts or
+ *                                             closes when it fires) on a connection
+ *
+ * TCP segments go to port 11211 or, with bit 7 of their port byte, to the
+ * admin port 11212, which keeps 2 of the 8 slots reserved.
  *
  * After every op the stack is polled and its output parsed (to track
  * sequence numbers) and freed. ASan/UBSan find the rest; a leak check
@@ -35,6 +40,7 @@
 #define SRV_IP 0xc6120002u /* 198.18.0.2 */
 #define CLI_IP 0xc6120001u /* 198.18.0.1 */
 #define PORT 11211
+#define ADMIN_PORT 11212
 #define NPEERS 8
 
 static struct rte_mempool *pool;
@@ -103,12 +109,24 @@ on_udp(void *app, const struct net_udp_peer *p, const uint8_t *d, size_t len)
 	net_udp_send(stack, p, d, len);
 }
 
+static void
+on_timer(void *app, struct net_conn *c)
+{
+	(void)app;
+	/* as segcached's request timeout does; or a graceful close */
+	if (net_stack_now(stack) & 1024)
+		net_tcp_close(c);
+	else
+		net_tcp_abort(c);
+}
+
 static const struct net_app_ops ops = {
 	.accepted = on_accepted,
 	.recv = on_recv,
 	.peer_closed = on_peer_closed,
 	.closed = on_closed,
 	.udp_recv = on_udp,
+	.timer = on_timer,
 };
 
 int
@@ -255,7 +273,7 @@ tcp_op(struct net_stack *s, struct reader *r)
 	ip->src_addr = rte_cpu_to_be_32(CLI_IP);
 	ip->dst_addr = rte_cpu_to_be_32(SRV_IP);
 	th->src_port = rte_cpu_to_be_16((uint16_t)(40000 + port % NPEERS));
-	th->dst_port = rte_cpu_to_be_16(PORT);
+	th->dst_port = rte_cpu_to_be_16((port & 0x80) ? ADMIN_PORT : PORT);
 	th->sent_seq = rte_cpu_to_be_32(pe->snd_nxt + (int32_t)dseq);
 	th->recv_ack = rte_cpu_to_be_32(pe->rcv_nxt + (int32_t)dack);
 	th->data_off = (uint8_t)((hl / 4) << 4);
@@ -289,6 +307,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.tx_pool = pool;
 	cfg.tx_ring_size = 64;
 	cfg.tcp_ports[0] = PORT;
+	cfg.tcp_ports[1] = ADMIN_PORT;
+	cfg.reserved_port = ADMIN_PORT;
+	cfg.reserved_slots = 2;
 	cfg.udp_ports[0] = PORT;
 	cfg.max_conns = 8;
 	cfg.syn_backlog = 2;
@@ -341,12 +362,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (nconns > 0 && take(&r, &op, 1) == 0) {
 				struct net_conn *c = conns[op % nconns];
 
-				if ((op >> 4) % 3 == 0)
+				if ((op >> 4) % 4 == 0)
 					net_tcp_close(c);
-				else if ((op >> 4) % 3 == 1)
+				else if ((op >> 4) % 4 == 1)
 					net_tcp_abort(c);
-				else
+				else if ((op >> 4) % 4 == 2)
 					net_tcp_send(c, "fuzz", 4);
+				else
+					net_tcp_set_timer(c, (op & 8) ? 0 :
+							  now_us + (op & 7) * 100000ull);
 			}
 			break;
 		}

@@ -42,8 +42,31 @@ conn_flush(void *arg)
 		if (k == 0)
 			break;
 		proto_out_consume(&c->ses.out, k);
+		c->ses.sent = true;
 		NATIVE_ADD(c->w, bytes_written, k);
 	}
+}
+
+/* --request-timeout: after each turn of the connection, start, restart
+ * or stop its timer (cmd_session_wait() has the rule). The timer is
+ * lib/net's, one per connection; pushing it back is a store. */
+static void
+conn_watch(struct native_conn *c)
+{
+	uint64_t t = c->w->nat->request_timeout_us;
+	uint8_t was = c->ses.wait;
+	bool restart;
+
+	if (t == 0)
+		return;
+	if (cmd_session_wait(&c->ses, c->rx_left > 0 || c->in_len > 0, &restart) ==
+	    CMD_WAIT_NONE) {
+		if (was != CMD_WAIT_NONE)
+			net_tcp_set_timer(c->nc, 0);
+		return;
+	}
+	if (restart)
+		net_tcp_set_timer(c->nc, net_stack_now(c->w->stack) + t);
 }
 
 /* Graceful close once the session is finished (cmd_session_finished()):
@@ -137,13 +160,18 @@ on_recv(void *app, struct net_conn *nc, const uint8_t *data, size_t len)
 		 * in order; but not while the output is over the bound, when
 		 * the bytes wait in TCP's receive buffer and its window
 		 * holds the client back. */
-		if (cmd_session_blocked(&c->ses))
+		if (cmd_session_blocked(&c->ses)) {
+			c->rx_left = (uint32_t)len;
+			conn_watch(c);
 			return 0;
+		}
 		if (!conn_in_append(c, data, len)) {
 			conn_oversized(c);
 			return 0;
 		}
 		conn_run_aside(c);
+		c->rx_left = 0;
+		conn_watch(c);
 		conn_maybe_close(c);
 		return len;
 	}
@@ -158,6 +186,9 @@ on_recv(void *app, struct net_conn *nc, const uint8_t *data, size_t len)
 		NATIVE_INC(c->w, large_requests);
 		used = len;
 	}
+	c->rx_left = (uint32_t)(len - used);
+	/* before a close, which may release c */
+	conn_watch(c);
 	conn_maybe_close(c);
 	return used;
 }
@@ -173,6 +204,7 @@ on_writable(void *app, struct net_conn *nc)
 	conn_flush(c);
 	if (c->in_len > 0 && !c->ses.closing)
 		conn_run_aside(c);
+	conn_watch(c);
 	conn_maybe_close(c);
 }
 
@@ -190,7 +222,31 @@ on_peer_closed(void *app, struct net_conn *nc)
 	 * still incomplete can never complete now. */
 	c->ses.eof = true;
 	c->in_len = 0;
+	c->rx_left = 0;
+	conn_watch(c);
 	conn_maybe_close(c);
+}
+
+/* The --request-timeout deadline passed (conn_watch() armed it). */
+static void
+on_timer(void *app, struct net_conn *nc)
+{
+	struct native_worker *w = app;
+	struct native_conn *c = net_conn_ctx(nc);
+	uint32_t t = (uint32_t)(w->nat->request_timeout_us / 1000000u);
+
+	if (c == NULL || c->ses.wait == CMD_WAIT_NONE)
+		return;
+	if (c->ses.wait == CMD_WAIT_WRITE) {
+		NATIVE_INC(w, conns_write_timeouts);
+		NATIVE_LOG(INFO, "lcore %u: resetting a connection that took no reply for %u s",
+			   w->lcore, t);
+	} else {
+		NATIVE_INC(w, conns_request_timeouts);
+		NATIVE_LOG(INFO, "lcore %u: resetting a connection whose request is "
+			   "incomplete after %u s", w->lcore, t);
+	}
+	net_tcp_abort(nc); /* on_closed frees c */
 }
 
 static struct native_conn *
@@ -227,6 +283,9 @@ conn_put(struct native_worker *w, struct native_conn *c)
 	c->in = NULL;
 	c->in_len = c->in_cap = 0;
 	c->close_sent = false;
+	c->admin = false;
+	c->src_counted = false;
+	c->rx_left = 0;
 	if (cmd_session_close(&c->ses, w->nat->cfg.item_max) < 0) {
 		free(c);
 		return;
@@ -235,23 +294,56 @@ conn_put(struct native_worker *w, struct native_conn *c)
 	w->free_list = c;
 }
 
+/* memcached's way of refusing: one error line, then close. */
+static int
+refuse(struct net_conn *nc)
+{
+	net_conn_set_ctx(nc, NULL);
+	net_tcp_send(nc, too_many_conns, sizeof(too_many_conns) - 1);
+	net_tcp_close(nc);
+	return 0;
+}
+
 static int
 on_accepted(void *app, struct net_conn *nc)
 {
 	struct native_worker *w = app;
 	struct native *nat = w->nat;
+	_Atomic uint64_t *count = &nat->curr_conns;
+	struct stack_source src;
+	bool counted = false;
 	struct native_conn *c;
-	uint64_t curr;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
 
-	curr = atomic_fetch_add_explicit(&nat->curr_conns, 1, memory_order_relaxed);
-	if (curr >= nat->cfg.max_conns) {
-		/* memcached's way: one error line, then close. */
-		atomic_fetch_sub_explicit(&nat->curr_conns, 1, memory_order_relaxed);
-		NATIVE_INC(w, conns_rejected);
-		net_conn_set_ctx(nc, NULL);
-		net_tcp_send(nc, too_many_conns, sizeof(too_many_conns) - 1);
-		net_tcp_close(nc);
-		return 0;
+	net_conn_addrs(nc, &laddr, &lport, &raddr, &rport);
+	if (unlikely(lport == nat->cfg.admin_port && lport != 0)) {
+		/* not counted against -c; a few at most */
+		count = &nat->admin_conns;
+		if (atomic_fetch_add_explicit(count, 1, memory_order_relaxed) >=
+		    STACK_ADMIN_CONNS) {
+			atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
+			NATIVE_INC(w, admin_conns_rejected);
+			return refuse(nc);
+		}
+	} else {
+		if (atomic_fetch_add_explicit(count, 1, memory_order_relaxed) >=
+		    nat->cfg.max_conns) {
+			atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
+			NATIVE_INC(w, conns_rejected);
+			return refuse(nc);
+		}
+		if (w->sources != NULL) {
+			/* this lcore's share of --max-conns-per-source: over it,
+			 * a reset and no state (lib/net refuses for us) */
+			stack_source_ipv4(&src, raddr);
+			if (!stack_sources_take(w->sources, &src, w->source_limit)) {
+				atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
+				NATIVE_INC(w, conns_refused_per_source);
+				return -1;
+			}
+			counted = true;
+		}
 	}
 	c = conn_get(w);
 	if (c != NULL && cmd_session_open(&c->ses, nat->cfg.cmd, w->ew) < 0) {
@@ -259,18 +351,20 @@ on_accepted(void *app, struct net_conn *nc)
 		c = NULL;
 	}
 	if (c == NULL) {
-		atomic_fetch_sub_explicit(&nat->curr_conns, 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
+		if (counted)
+			stack_sources_put(w->sources, &src);
 		NATIVE_LOG(WARNING, "lcore %u: out of memory for a connection", w->lcore);
 		return -1;
 	}
 	c->nc = nc;
 	net_conn_set_ctx(nc, c);
-	{
-		uint32_t laddr;
-		uint16_t lport;
-
-		net_conn_addrs(nc, &laddr, &lport, &c->peer_addr, &c->peer_port);
-	}
+	c->peer_addr = raddr;
+	c->peer_port = rport;
+	c->src_counted = counted;
+	c->admin = count == &nat->admin_conns;
+	if (c->admin)
+		cmd_conn_set_admin(c->ses.cmd);
 	/* Ids say which worker: 1000000 * (worker + 1) + a counter. */
 	c->id = (w->id + 1) * 1000000u + w->next_conn_id++ % 1000000u;
 	rte_spinlock_lock(&w->open_lock);
@@ -281,7 +375,10 @@ on_accepted(void *app, struct net_conn *nc)
 	w->open = c;
 	rte_spinlock_unlock(&w->open_lock);
 	w->conns++;
-	NATIVE_INC(w, conns_opened);
+	if (c->admin)
+		NATIVE_INC(w, admin_conns_opened);
+	else
+		NATIVE_INC(w, conns_opened);
 	return 0;
 }
 
@@ -305,9 +402,20 @@ on_closed(void *app, struct net_conn *nc, enum net_close_reason why)
 	c->prev = c->next = NULL;
 	if (why != NET_CLOSE_NORMAL)
 		NATIVE_INC(w, conns_reset);
-	NATIVE_INC(w, conns_closed);
 	w->conns--;
-	atomic_fetch_sub_explicit(&w->nat->curr_conns, 1, memory_order_relaxed);
+	if (c->admin) {
+		NATIVE_INC(w, admin_conns_closed);
+		atomic_fetch_sub_explicit(&w->nat->admin_conns, 1, memory_order_relaxed);
+	} else {
+		NATIVE_INC(w, conns_closed);
+		atomic_fetch_sub_explicit(&w->nat->curr_conns, 1, memory_order_relaxed);
+	}
+	if (c->src_counted) {
+		struct stack_source src;
+
+		stack_source_ipv4(&src, c->peer_addr);
+		stack_sources_put(w->sources, &src);
+	}
 	conn_put(w, c);
 }
 
@@ -386,6 +494,7 @@ const struct net_app_ops native_app_ops = {
 	.peer_closed = on_peer_closed,
 	.closed = on_closed,
 	.udp_recv = on_udp_recv,
+	.timer = on_timer,
 };
 
 void
@@ -435,7 +544,7 @@ ip_port(char *buf, size_t len, const char *proto, uint32_t addr, uint16_t port)
 void
 native_stats_conns(struct native *nat, struct proto_out *out)
 {
-	char listen_tcp[48], buf[48];
+	char listen_tcp[48], listen_admin[48], buf[48];
 
 	/* Listening "sockets" first, with ids below any connection's. */
 	ip_port(listen_tcp, sizeof(listen_tcp), "tcp", nat->cfg.ip, nat->cfg.tcp_port);
@@ -448,6 +557,11 @@ native_stats_conns(struct native *nat, struct proto_out *out)
 		conn_stat(out, 1, "addr", buf);
 		conn_stat(out, 1, "state", "conn_read");
 	}
+	ip_port(listen_admin, sizeof(listen_admin), "tcp", nat->cfg.ip, nat->cfg.admin_port);
+	if (nat->cfg.admin_port != 0) {
+		conn_stat(out, 2, "addr", listen_admin);
+		conn_stat(out, 2, "state", "conn_listening");
+	}
 	for (unsigned i = 0; i < nat->nworkers; i++) {
 		struct native_worker *w = &nat->workers[i];
 		char thread[24];
@@ -457,7 +571,7 @@ native_stats_conns(struct native *nat, struct proto_out *out)
 		for (const struct native_conn *c = w->open; c != NULL; c = c->next) {
 			ip_port(buf, sizeof(buf), "tcp", c->peer_addr, c->peer_port);
 			conn_stat(out, c->id, "addr", buf);
-			conn_stat(out, c->id, "listen_addr", listen_tcp);
+			conn_stat(out, c->id, "listen_addr", c->admin ? listen_admin : listen_tcp);
 			conn_stat(out, c->id, "state", "conn_parse_cmd");
 			conn_stat(out, c->id, "thread", thread);
 		}

@@ -17,6 +17,7 @@
 #include "cmd/cmd_session.h"
 #include "drivers/net/native/native_stack.h"
 #include "drivers/net/stack.h"
+#include "drivers/net/stack_sources.h"
 #include "proto/proto_out.h"
 
 extern int native_logtype;
@@ -42,12 +43,14 @@ struct native {
 	struct engine_worker **engine_workers;
 	size_t in_max;            /* largest request assembled for one connection */
 	size_t out_limit;         /* output buffer limit per connection */
+	uint64_t request_timeout_us; /* 0: none */
 	atomic_bool stop;         /* read by every lcore on every loop */
 	bool launched;
 	/* Written by every lcore on every accept and close: on a cache line
 	 * of its own, away from the fields above that every loop reads. */
 	_Atomic uint64_t curr_conns __rte_cache_aligned; /* for --max-conns */
-	char curr_conns_pad[RTE_CACHE_LINE_SIZE - sizeof(uint64_t)];
+	_Atomic uint64_t admin_conns; /* on --admin-port, at most STACK_ADMIN_CONNS */
+	char curr_conns_pad[RTE_CACHE_LINE_SIZE - 2 * sizeof(uint64_t)];
 };
 
 struct native_conn {
@@ -62,6 +65,9 @@ struct native_conn {
 	uint16_t peer_port;
 	struct native_conn *next_free;
 	bool close_sent;        /* net_tcp_close() was called */
+	bool admin;             /* from the admin port */
+	bool src_counted;       /* holds a count in the worker's source table */
+	uint32_t rx_left;       /* bytes on_recv left in TCP's buffer last time */
 };
 
 struct native_worker {
@@ -78,6 +84,10 @@ struct native_worker {
 	uint32_t next_conn_id;
 	struct native_conn *free_list;
 	uint32_t conns;         /* open connections (owner writes, others read) */
+	/* --max-conns-per-source: this lcore's connections per source, and
+	 * the most it admits of one (its share); NULL without a limit */
+	struct stack_sources *sources;
+	uint32_t source_limit;
 	/* UDP: one executor context and one output buffer for all datagrams */
 	struct cmd_conn *udp_cmd;
 	struct proto_out udp_out;

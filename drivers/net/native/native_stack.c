@@ -50,7 +50,23 @@ slots_per_lcore(const struct native_config *cfg, unsigned nworkers)
 {
 	uint64_t share = 2 * (uint64_t)cfg->max_conns / nworkers + 64;
 
-	return (uint32_t)RTE_MIN(share, (uint64_t)cfg->max_conns) + cfg->max_conns / 8 + 16;
+	return (uint32_t)RTE_MIN(share, (uint64_t)cfg->max_conns) + cfg->max_conns / 8 + 16 +
+	       (cfg->admin_port != 0 ? STACK_ADMIN_CONNS : 0);
+}
+
+/* --max-conns-per-source N, per lcore. Counting on each lcore alone keeps
+ * accepts free of any line another lcore writes; RSS spreads one source's
+ * connections over the lcores by their ports, evenly only on average. So
+ * an lcore admits min(N, 2N/W + 8) of one source, as the slots above give
+ * room for twice an lcore's share: a source below N is as good as never
+ * refused, and one source holds at most about 2N + 8W connections in all
+ * (exactly N with one worker lcore). */
+static uint32_t
+source_limit_per_lcore(unsigned limit, unsigned nworkers)
+{
+	uint64_t share = 2 * (uint64_t)limit / nworkers + 8;
+
+	return (uint32_t)RTE_MIN(share, (uint64_t)limit);
 }
 
 /* lib/net's TX array: every connection may have a segment to send in one
@@ -68,7 +84,8 @@ tx_array_size(const struct native_config *cfg, unsigned nworkers)
 static unsigned
 eal_memory_mb(unsigned max_conns, unsigned lcores)
 {
-	const struct native_config cfg = { .max_conns = max_conns };
+	/* an admin port or not: its slots are counted either way */
+	const struct native_config cfg = { .max_conns = max_conns, .admin_port = 1 };
 	unsigned workers = RTE_MAX(lcores, 2u) - 1;
 	uint64_t slots = slots_per_lcore(&cfg, workers);
 	uint64_t per = slots * ((NATIVE_SNDBUF + NATIVE_RCVBUF) + 4096) + 16384ull * 2600;
@@ -153,6 +170,14 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	nc.tcp_ports[0] = cfg->tcp_port;
 	nc.udp_ports[0] = cfg->udp_port;
 	nc.max_conns = slots_per_lcore(cfg, nat->nworkers);
+	if (cfg->admin_port != 0) {
+		/* the admin port keeps slots of its own: a full table (clients
+		 * at -c, SYN_RCVD from a flood, closing ones) cannot lock out
+		 * `stats` */
+		nc.tcp_ports[1] = cfg->admin_port;
+		nc.reserved_port = cfg->admin_port;
+		nc.reserved_slots = STACK_ADMIN_CONNS;
+	}
 	nc.sndbuf = NATIVE_SNDBUF;
 	nc.rcvbuf = NATIVE_RCVBUF;
 	nc.idle_timeout_us = (uint64_t)cfg->idle_timeout_s * 1000000u;
@@ -175,6 +200,16 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	w->udp_cmd = cmd_conn_create(cfg->cmd, w->ew, true);
 	if (w->udp_cmd == NULL || proto_out_init(&w->udp_out, 0, nat->out_limit) < 0)
 		return util_fail(err, errlen, "lcore %u: out of memory", lcore);
+	if (cfg->max_conns_per_source != 0) {
+		snprintf(name, sizeof(name), "native_src_%u", lcore);
+		/* never more sources than the lcore has connection slots */
+		w->sources = stack_sources_create(name, nc.max_conns, nc.socket_id, why,
+						  sizeof(why));
+		if (w->sources == NULL)
+			return util_fail(err, errlen, "lcore %u: %s", lcore, why);
+		w->source_limit = source_limit_per_lcore(cfg->max_conns_per_source,
+							 nat->nworkers);
+	}
 	return 0;
 }
 
@@ -185,6 +220,8 @@ worker_fini(struct native_worker *w)
 	net_stack_destroy(w->stack);
 	w->stack = NULL;
 	native_conn_free_all(w);
+	stack_sources_destroy(w->sources);
+	w->sources = NULL;
 	cmd_conn_destroy(w->udp_cmd);
 	w->udp_cmd = NULL;
 	proto_out_fini(&w->udp_out);
@@ -225,6 +262,11 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 	if (nworkers < avail)
 		NATIVE_LOG(NOTICE, "%u queue(s): %u worker lcore(s) stay idle", nworkers,
 			avail - nworkers);
+	if (cfg->admin_port != 0 && cfg->admin_port == cfg->tcp_port) {
+		util_fail(err, errlen, "the admin port %u is the clients' TCP port",
+			  cfg->admin_port);
+		return NULL;
+	}
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (i == nworkers)
 			break;
@@ -244,6 +286,8 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 	nat->out_limit = cmd_session_out_limit(cfg->item_max);
 	atomic_init(&nat->stop, false);
 	atomic_init(&nat->curr_conns, 0);
+	atomic_init(&nat->admin_conns, 0);
+	nat->request_timeout_us = (uint64_t)cfg->request_timeout_s * 1000000u;
 
 	memset(&pc, 0, sizeof(pc));
 	pc.port_id = cfg->port_id;
@@ -381,6 +425,21 @@ native_worker_conns(const struct native *nat, unsigned worker)
 		       *(const volatile uint32_t *)&nat->workers[worker].conns : 0;
 }
 
+uint32_t
+native_worker_slots_in_use(const struct native *nat, unsigned worker)
+{
+	if (worker >= nat->nworkers || nat->workers[worker].stack == NULL)
+		return 0;
+	/* another lcore's word: a plain aligned read, a few packets old */
+	return net_stack_conns_in_use(nat->workers[worker].stack);
+}
+
+uint32_t
+native_slots_per_worker(const struct native *nat)
+{
+	return slots_per_lcore(&nat->cfg, nat->nworkers);
+}
+
 /* The stack interface. */
 
 static struct native *
@@ -421,6 +480,9 @@ ops_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_
 		.cmd = cfg->cmd,
 		.on_shutdown = cfg->on_shutdown,
 		.on_shutdown_arg = cfg->on_shutdown_arg,
+		.max_conns_per_source = cfg->max_conns_per_source,
+		.request_timeout_s = cfg->request_timeout_s,
+		.admin_port = cfg->admin_port,
 	};
 	struct native *nat;
 
@@ -453,8 +515,15 @@ ops_describe(const struct stack *s, unsigned i, char *buf, size_t len)
 	const struct native *nat = of_const(s);
 	uint32_t ip = nat->cfg.ip;
 
-	if (i > 0)
+	if (i > 1)
 		return NULL;
+	if (i == 1) {
+		if (nat->cfg.admin_port == 0)
+			return NULL;
+		snprintf(buf, len, "native stack: admin port %u (TCP, administration only)",
+			 nat->cfg.admin_port);
+		return buf;
+	}
 	snprintf(buf, len,
 		 "native stack: %u.%u.%u.%u/%u on port %u (%s), %u worker lcore(s), "
 		 "TCP port %u, UDP port %u",
@@ -493,6 +562,10 @@ ops_stats(const struct stack *s, struct cmd_server_stats *out)
 	out->conn_yields = n[NATIVE_C_backpressure_stalls];
 	out->workers = nat->engine_workers;
 	out->nworkers = nat->nworkers;
+	out->admin_connections = atomic_load_explicit(&nat->admin_conns, memory_order_relaxed);
+	out->conns_refused_per_source = n[NATIVE_C_conns_refused_per_source];
+	out->conns_request_timeouts = n[NATIVE_C_conns_request_timeouts];
+	out->conns_write_timeouts = n[NATIVE_C_conns_write_timeouts];
 }
 
 static void

@@ -41,7 +41,16 @@
 	X(udp_responses, "UDP response datagrams sent")                          \
 	X(udp_send_failed, "UDP response datagrams that could not be sent")      \
 	X(loops, "iterations of the lcore loop")                                 \
-	X(busy_loops, "iterations that received or sent packets")
+	X(busy_loops, "iterations that received or sent packets")                \
+	X(conns_refused_per_source, "TCP connections reset at once: over the lcore's " \
+	  "share of --max-conns-per-source")                                     \
+	X(conns_request_timeouts, "TCP connections reset: a request not whole within " \
+	  "--request-timeout")                                                   \
+	X(conns_write_timeouts, "TCP connections reset: replies not taken within " \
+	  "--request-timeout")                                                   \
+	X(admin_conns_opened, "admin port connections accepted")                 \
+	X(admin_conns_closed, "admin port connections closed")                   \
+	X(admin_conns_rejected, "admin port connections refused: over 16 at once")
 
 enum native_counter {
 #define NATIVE_COUNTER_ENUM(name, desc) NATIVE_C_##name,
@@ -74,6 +83,10 @@ struct native_config {
 	const struct cmd_settings *cmd;
 	void (*on_shutdown)(void *arg); /* `shutdown` from a client (any lcore) */
 	void *on_shutdown_arg;
+	/* 0: no limit; each lcore admits its share (native_stack.c) */
+	unsigned max_conns_per_source;
+	unsigned request_timeout_s;     /* 0: none */
+	uint16_t admin_port;            /* TCP, administration only; 0: none */
 };
 
 /* The running stack; opaque outside drivers/net/native. */
@@ -106,6 +119,10 @@ void native_net_counters(const struct native *n, int worker, uint64_t out[NET_C_
 uint64_t native_curr_conns(const struct native *n);
 unsigned native_worker_lcore(const struct native *n, unsigned worker);
 uint32_t native_worker_conns(const struct native *n, unsigned worker);
+/* lib/net connection slots of a worker in use (any TCP state), and how
+ * many each worker has. */
+uint32_t native_worker_slots_in_use(const struct native *n, unsigned worker);
+uint32_t native_slots_per_worker(const struct native *n);
 
 /* `stats conns`: the listening address and every open connection with
  * its peer and lcore, in memcached's format. Any lcore or thread. */

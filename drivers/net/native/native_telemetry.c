@@ -153,6 +153,25 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 	add_per_worker(d, nat, "worker_conns_opened", NATIVE_C_conns_opened, -1);
 	add_per_worker(d, nat, "worker_rx_packets", NATIVE_C_MAX, NET_C_rx_packets);
 	add_per_worker(d, nat, "worker_tx_packets", NATIVE_C_MAX, NET_C_tx_packets);
+	{
+		/* lib/net's slots in use: connections in any state, those the
+		 * application never saw (SYN_RCVD) and closing ones included */
+		struct rte_tel_data *a = rte_tel_data_alloc();
+		uint64_t sum = 0;
+
+		if (a != NULL) {
+			rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+			for (unsigned i = 0; i < nat->nworkers; i++) {
+				uint64_t v = native_worker_slots_in_use(nat, i);
+
+				rte_tel_data_add_array_u64(a, v);
+				sum += v;
+			}
+			rte_tel_data_add_dict_container(d, "worker_tcp_slots_in_use", a, 0);
+		}
+		rte_tel_data_add_dict_u64(d, "tcp_slots_in_use", sum);
+		rte_tel_data_add_dict_u64(d, "tcp_slots_per_worker", native_slots_per_worker(nat));
+	}
 	add_counters(d, nat, -1);
 	rc = 0;
 out:

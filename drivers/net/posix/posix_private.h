@@ -27,6 +27,7 @@
 #include "proto/proto_udp.h"
 #include "drivers/net/posix/posix_stack.h"
 #include "drivers/net/stack.h"
+#include "drivers/net/stack_sources.h"
 #include "util/util_err.h"
 
 extern int posix_logtype;
@@ -62,6 +63,7 @@ struct posix_pollable {
 struct posix_socket {
 	struct posix_pollable p;
 	int fd;
+	bool admin;        /* on --admin-port: administration only, not counted in -c */
 	char name[160];
 	char addr[160]; /* "tcp:127.0.0.1:11211", for stats conns */
 };
@@ -79,6 +81,14 @@ struct posix_conn {
 	char *in;            /* received bytes not yet consumed */
 	size_t in_start, in_end, in_cap;
 	uint32_t events;     /* epoll mask registered now */
+	bool admin;          /* from the admin port */
+	bool src_counted;    /* holds a count in posix_stack.sources */
+	struct stack_source src;
+	/* --request-timeout: on the worker's timed list while waiting for a
+	 * request to complete or replies to be taken (cmd_session_wait()) */
+	struct posix_conn *tprev, *tnext;
+	bool timed;
+	uint64_t deadline_ms;
 };
 
 struct posix_worker {
@@ -106,6 +116,10 @@ struct posix_worker {
 	uint8_t *udp_buf;
 	bool accept_paused;          /* listening sockets out of the epoll set */
 	uint64_t accept_resume_ms;
+	/* Connections with a --request-timeout deadline, earliest first: every
+	 * deadline is its start plus the same timeout, so appending keeps the
+	 * order and the epoll_wait timeout is the head's. */
+	struct posix_conn *timed_head, *timed_tail;
 	/* Written by this worker only; read by anyone (relaxed atomics). */
 	_Atomic uint64_t counters[POSIX_C_MAX];
 };
@@ -125,6 +139,13 @@ struct posix_stack {
 	size_t in_max;               /* input buffer limit per connection */
 	size_t out_limit;            /* output buffer limit per connection */
 	_Atomic uint64_t curr_conns; /* for --max-conns */
+	_Atomic uint64_t admin_conns; /* on the admin port, at most STACK_ADMIN_CONNS */
+	/* --max-conns-per-source: one table for every worker (a connection
+	 * is accepted by one and closed by another), under the lock; NULL
+	 * without a limit */
+	struct stack_sources *sources;
+	pthread_mutex_t sources_lock;
+	uint64_t request_timeout_ms; /* 0: none */
 	struct stack_cidr allow[STACK_ALLOW_MAX]; /* cfg.allow, copied */
 	atomic_bool stopping;
 	bool running;
@@ -187,6 +208,12 @@ void posix_inbox_wake(struct posix_worker *w);
 
 /* posix_tcp.c */
 void posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls);
+/* A client connection accepted (and counted in curr_conns and the source
+ * table) that will not be served after all: closes it and releases both. */
+void posix_tcp_abandon(struct posix_stack *s, int fd);
+/* Resets the connections whose --request-timeout deadline has passed;
+ * returns the milliseconds until the next one (-1: none). */
+int posix_tcp_expire(struct posix_worker *w);
 /* Starts serving an accepted connection on this worker. */
 void posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls);
 void posix_tcp_event(struct posix_conn *c, uint32_t events);

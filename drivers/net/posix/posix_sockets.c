@@ -220,6 +220,24 @@ posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
 		    bind_one(s, host, udp_port, SOCK_DGRAM, err, errlen,
 			     bind_failed) < 0)
 			goto out;
+		if (s->cfg.admin_port != 0) {
+			unsigned first = s->nsockets;
+
+			/* --admin-port on every address the clients' port is on */
+			snprintf(tcp_port, sizeof(tcp_port), "%u", s->cfg.admin_port);
+			if (bind_one(s, host, tcp_port, SOCK_STREAM, err, errlen,
+				     bind_failed) < 0)
+				goto out;
+			for (unsigned i = first; i < s->nsockets; i++) {
+				struct posix_socket *ps = &s->sockets[i];
+				size_t n = strlen(ps->name);
+
+				ps->admin = true;
+				/* "127.0.0.1:11212 (tcp)" -> "... (tcp, admin)" */
+				if (n > 0 && ps->name[n - 1] == ')' && n + 7 < sizeof(ps->name))
+					strcpy(ps->name + n - 1, ", admin)");
+			}
+		}
 	}
 	if (s->nsockets == 0) {
 		util_fail(err, errlen, "no address to listen on");

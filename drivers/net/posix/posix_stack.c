@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_memory.h>
+
 #include "engine/engine.h"
 
 RTE_LOG_REGISTER(posix_logtype, segcached.net.posix, NOTICE);
@@ -33,7 +35,7 @@ const char *const posix_stack_counter_names[POSIX_C_MAX] = {
 static int
 raise_fd_limit(const struct posix_stack *s, char *err, size_t errlen)
 {
-	rlim_t need = (rlim_t)s->cfg.max_conns + POSIX_FD_HEADROOM +
+	rlim_t need = (rlim_t)s->cfg.max_conns + STACK_ADMIN_CONNS + POSIX_FD_HEADROOM +
 		      (rlim_t)s->nworkers * 3 + POSIX_SOCKETS_MAX;
 	struct rlimit rl;
 
@@ -92,14 +94,15 @@ worker_main(void *arg)
 	 * it finds it by name in /proc. */
 	pthread_setname_np(pthread_self(), w->name);
 	while (!atomic_load_explicit(&s->stopping, memory_order_acquire)) {
-		int timeout = -1, n, i;
+		/* --request-timeout deadlines first: resets, and the wait */
+		int timeout = posix_tcp_expire(w), n, i;
 
 		if (w->accept_paused) {
 			uint64_t now = posix_now_ms();
 
 			if (now >= w->accept_resume_ms) {
 				posix_tcp_accept_resume(w);
-			} else {
+			} else if (timeout < 0 || (int)(w->accept_resume_ms - now) < timeout) {
 				timeout = (int)(w->accept_resume_ms - now);
 			}
 		}
@@ -213,6 +216,8 @@ posix_stack_create(const struct posix_stack_config *cfg, char *err,
 	}
 	s->base.ops = &posix_stack_ops;
 	s->cfg = *cfg;
+	pthread_mutex_init(&s->sources_lock, NULL);
+	s->request_timeout_ms = (uint64_t)cfg->request_timeout_s * 1000;
 	if (cfg->n_allow > STACK_ALLOW_MAX) {
 		util_fail(err, errlen, "--allow: at most %d networks", STACK_ALLOW_MAX);
 		free(s);
@@ -233,6 +238,13 @@ posix_stack_create(const struct posix_stack_config *cfg, char *err,
 
 	if (raise_fd_limit(s, err, errlen) < 0)
 		goto fail;
+	if (cfg->max_conns_per_source != 0) {
+		/* never more sources than connections */
+		s->sources = stack_sources_create("posix_sources", cfg->max_conns, SOCKET_ID_ANY,
+						  err, errlen);
+		if (s->sources == NULL)
+			goto fail;
+	}
 	if (posix_sockets_open(s, err, errlen, bind_failed) < 0)
 		goto fail;
 	s->workers = calloc(s->nworkers, sizeof(*s->workers));
@@ -372,6 +384,8 @@ posix_stack_destroy(struct posix_stack *s)
 	free(s->engine_workers);
 	free(s->cpus);
 	posix_sockets_close(s);
+	stack_sources_destroy(s->sources);
+	pthread_mutex_destroy(&s->sources_lock);
 	free(s);
 }
 
@@ -510,6 +524,9 @@ ops_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_
 		.cmd = cfg->cmd,
 		.on_shutdown = cfg->on_shutdown,
 		.on_shutdown_arg = cfg->on_shutdown_arg,
+		.max_conns_per_source = cfg->max_conns_per_source,
+		.request_timeout_s = cfg->request_timeout_s,
+		.admin_port = cfg->admin_port,
 	};
 	struct posix_stack *s = posix_stack_create(&pc, err, errlen, bind_failed);
 
@@ -582,6 +599,10 @@ ops_stats(const struct stack *st, struct cmd_server_stats *out)
 	out->workers = posix_stack_engine_workers(s, &out->nworkers);
 	out->worker_conns = ops_worker_conns;
 	out->worker_conns_arg = s;
+	out->admin_connections = atomic_load_explicit(&s->admin_conns, memory_order_relaxed);
+	out->conns_refused_per_source = c[POSIX_C_conns_refused_per_source];
+	out->conns_request_timeouts = c[POSIX_C_conns_request_timeouts];
+	out->conns_write_timeouts = c[POSIX_C_conns_write_timeouts];
 }
 
 static void

@@ -48,6 +48,9 @@ struct posix_stack_config {
 	/* Called (from a worker) when a client sent `shutdown`. */
 	void (*on_shutdown)(void *arg);
 	void *on_shutdown_arg;
+	unsigned max_conns_per_source; /* 0: no limit */
+	unsigned request_timeout_s;    /* 0: none */
+	uint16_t admin_port;           /* also listen here, administration only; 0: no */
 };
 
 /* Counters kept by each worker thread, summed by posix_stack_counters().
@@ -65,7 +68,13 @@ struct posix_stack_config {
 	X(listen_disabled, "times accepts paused for lack of descriptors")              \
 	X(udp_requests, "datagrams received")                                           \
 	X(udp_bad_frames, "datagrams without a valid frame header")                     \
-	X(udp_responses, "datagrams sent")
+	X(udp_responses, "datagrams sent")                                              \
+	X(conns_refused_per_source, "connections reset: over --max-conns-per-source")   \
+	X(conns_request_timeouts, "connections reset: a request not whole in time")     \
+	X(conns_write_timeouts, "connections reset: replies not taken in time")         \
+	X(admin_conns_opened, "admin port connections accepted")                        \
+	X(admin_conns_closed, "admin port connections closed")                          \
+	X(admin_conns_rejected, "admin port connections refused: over 16 at once")
 
 enum posix_stack_counter {
 #define POSIX_COUNTER_ENUM(name, desc) POSIX_C_##name,

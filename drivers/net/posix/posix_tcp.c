@@ -10,6 +10,7 @@
 #include "drivers/net/posix/posix_private.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -21,6 +22,76 @@
 
 /* memcached's words, byte for byte. */
 static const char too_many_conns[] = "ERROR Too many open connections\r\n";
+
+/* Makes close(fd) send a reset rather than a FIN: nothing of it lingers
+ * in the kernel (no FIN_WAIT, no TIME_WAIT, unsent replies dropped). */
+static void
+set_reset_on_close(int fd)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+static void
+close_reset(int fd)
+{
+	set_reset_on_close(fd);
+	close(fd);
+}
+
+/* --request-timeout: the worker's list of connections with a deadline. */
+static void
+timed_unlink(struct posix_conn *c)
+{
+	struct posix_worker *w = c->w;
+
+	if (!c->timed)
+		return;
+	if (c->tprev != NULL)
+		c->tprev->tnext = c->tnext;
+	else
+		w->timed_head = c->tnext;
+	if (c->tnext != NULL)
+		c->tnext->tprev = c->tprev;
+	else
+		w->timed_tail = c->tprev;
+	c->tprev = c->tnext = NULL;
+	c->timed = false;
+}
+
+static void
+timed_append(struct posix_conn *c, uint64_t deadline_ms)
+{
+	struct posix_worker *w = c->w;
+
+	timed_unlink(c);
+	c->deadline_ms = deadline_ms;
+	c->tprev = w->timed_tail;
+	c->tnext = NULL;
+	if (w->timed_tail != NULL)
+		w->timed_tail->tnext = c;
+	else
+		w->timed_head = c;
+	w->timed_tail = c;
+	c->timed = true;
+}
+
+/* After each turn of the connection: start, restart or end its deadline
+ * (cmd_session_wait() has the rule). */
+static void
+conn_watch(struct posix_conn *c)
+{
+	uint64_t t = c->w->stack->request_timeout_ms;
+	bool restart;
+
+	if (t == 0)
+		return;
+	if (cmd_session_wait(&c->ses, c->in_end > c->in_start, &restart) == CMD_WAIT_NONE)
+		timed_unlink(c);
+	else if (restart || !c->timed)
+		timed_append(c, posix_now_ms() + t);
+}
 
 static size_t
 out_pending(const struct posix_conn *c)
@@ -82,10 +153,23 @@ conn_close(struct posix_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	pthread_mutex_unlock(&w->open_lock);
+	timed_unlink(c);
 	close(c->fd); /* also leaves the epoll set */
 	c->fd = -1;
-	atomic_fetch_sub_explicit(&w->stack->curr_conns, 1, memory_order_relaxed);
-	posix_count(w, POSIX_C_conns_closed, 1);
+	if (c->admin) {
+		atomic_fetch_sub_explicit(&w->stack->admin_conns, 1, memory_order_relaxed);
+		posix_count(w, POSIX_C_admin_conns_closed, 1);
+	} else {
+		atomic_fetch_sub_explicit(&w->stack->curr_conns, 1, memory_order_relaxed);
+		posix_count(w, POSIX_C_conns_closed, 1);
+	}
+	if (c->src_counted) {
+		pthread_mutex_lock(&w->stack->sources_lock);
+		stack_sources_put(w->stack->sources, &c->src);
+		pthread_mutex_unlock(&w->stack->sources_lock);
+		c->src_counted = false;
+	}
+	c->admin = false;
 
 	/* Keep the object for the next connection, with small buffers. */
 	c->in_start = c->in_end = 0;
@@ -112,7 +196,7 @@ conn_close(struct posix_conn *c)
 
 /* Refuses a connection the way memcached does: one error line, then close. */
 static void
-reject(struct posix_worker *w, int fd)
+reject(struct posix_worker *w, int fd, enum posix_stack_counter why)
 {
 	ssize_t n = send(fd, too_many_conns, sizeof(too_many_conns) - 1,
 			 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -120,7 +204,24 @@ reject(struct posix_worker *w, int fd)
 	if (n > 0)
 		posix_count(w, POSIX_C_bytes_written, (uint64_t)n);
 	close(fd);
-	posix_count(w, POSIX_C_conns_rejected, 1);
+	posix_count(w, why, 1);
+}
+
+/* The admin port: not counted against -c, at most STACK_ADMIN_CONNS at
+ * once, served by the worker that accepted it (no handoff: few, and an
+ * operator's). */
+static void
+accept_admin(struct posix_worker *w, int fd, const struct posix_socket *ls)
+{
+	struct posix_stack *s = w->stack;
+
+	if (atomic_fetch_add_explicit(&s->admin_conns, 1, memory_order_relaxed) >=
+	    STACK_ADMIN_CONNS) {
+		atomic_fetch_sub_explicit(&s->admin_conns, 1, memory_order_relaxed);
+		reject(w, fd, POSIX_C_admin_conns_rejected);
+		return;
+	}
+	posix_tcp_adopt(w, fd, ls);
 }
 
 /* Accepts what the listening socket has queued (up to a burst) and deals
@@ -162,26 +263,64 @@ posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
 			posix_count(w, POSIX_C_conns_not_allowed, 1);
 			continue;
 		}
+		if (ls->admin) {
+			accept_admin(w, fd, ls);
+			continue;
+		}
 		curr = atomic_fetch_add_explicit(&s->curr_conns, 1,
 						 memory_order_relaxed);
 		if (curr >= s->cfg.max_conns) {
 			atomic_fetch_sub_explicit(&s->curr_conns, 1,
 						  memory_order_relaxed);
-			reject(w, fd);
+			reject(w, fd, POSIX_C_conns_rejected);
 			continue;
 		}
 		posix_handoff_dispatch(w, fd, ls);
 	}
 }
 
-/* Gives up a connection that could not be set up; it was counted in
- * curr_conns by the worker that accepted it. */
-static void
-adopt_failed(struct posix_worker *w, int fd)
+void
+posix_tcp_abandon(struct posix_stack *s, int fd)
 {
 	close(fd);
-	atomic_fetch_sub_explicit(&w->stack->curr_conns, 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&s->curr_conns, 1, memory_order_relaxed);
+}
+
+/* Gives up a connection that could not be set up; it was counted in
+ * curr_conns (or admin_conns) by the worker that accepted it. */
+static void
+adopt_failed(struct posix_worker *w, int fd, const struct posix_socket *ls)
+{
+	if (ls->admin) {
+		close(fd);
+		atomic_fetch_sub_explicit(&w->stack->admin_conns, 1, memory_order_relaxed);
+	} else {
+		posix_tcp_abandon(w->stack, fd);
+	}
 	posix_count(w, POSIX_C_accept_errors, 1);
+}
+
+/* --max-conns-per-source, on the worker that serves the connection: the
+ * count is taken where it is given back (conn_close). A refused client is
+ * reset at once; false then, and fd is gone. */
+static bool
+source_admit(struct posix_worker *w, int fd, const struct sockaddr *peer,
+	     struct stack_source *src)
+{
+	struct posix_stack *s = w->stack;
+	bool ok;
+
+	if (!stack_source_of(src, peer))
+		return true; /* neither IPv4 nor IPv6: not counted */
+	pthread_mutex_lock(&s->sources_lock);
+	ok = stack_sources_take(s->sources, src, s->cfg.max_conns_per_source);
+	pthread_mutex_unlock(&s->sources_lock);
+	if (ok)
+		return true;
+	close_reset(fd);
+	atomic_fetch_sub_explicit(&s->curr_conns, 1, memory_order_relaxed);
+	posix_count(w, POSIX_C_conns_refused_per_source, 1);
+	return false;
 }
 
 void
@@ -191,9 +330,20 @@ posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls)
 	struct sockaddr_storage peer;
 	socklen_t peerlen = sizeof(peer);
 	struct epoll_event ev;
+	struct stack_source src;
+	bool counted = false;
 	struct posix_conn *c;
 	int one = 1;
 
+	if (getpeername(fd, (struct sockaddr *)&peer, &peerlen) < 0) {
+		adopt_failed(w, fd, ls); /* reset before we got to it */
+		return;
+	}
+	if (s->sources != NULL && !ls->admin) {
+		if (!source_admit(w, fd, (struct sockaddr *)&peer, &src))
+			return;
+		counted = true;
+	}
 	c = conn_get(w);
 	if (c != NULL && cmd_session_open(&c->ses, s->cfg.cmd, w->ew) < 0) {
 		c->next = w->free_list;
@@ -202,8 +352,7 @@ posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls)
 	}
 	if (c == NULL) {
 		POSIX_LOG(WARNING, "out of memory for a connection");
-		adopt_failed(w, fd);
-		return;
+		goto fail;
 	}
 	/* Responses are whole; send them at once (memcached does). */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -217,15 +366,20 @@ posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls)
 		c->ses.cmd = NULL;
 		c->next = w->free_list;
 		w->free_list = c;
-		adopt_failed(w, fd);
-		return;
+		goto fail;
 	}
 	c->listen = ls;
-	if (getpeername(fd, (struct sockaddr *)&peer, &peerlen) == 0)
-		posix_addr_string((struct sockaddr *)&peer, peerlen, true,
-				  c->peer, sizeof(c->peer));
-	else
-		snprintf(c->peer, sizeof(c->peer), "tcp:?");
+	c->admin = ls->admin;
+	if (c->admin) {
+		cmd_conn_set_admin(c->ses.cmd);
+		posix_count(w, POSIX_C_admin_conns_opened, 1);
+	} else {
+		posix_count(w, POSIX_C_conns_opened, 1);
+	}
+	c->src_counted = counted;
+	if (counted)
+		c->src = src;
+	posix_addr_string((struct sockaddr *)&peer, peerlen, true, c->peer, sizeof(c->peer));
 	pthread_mutex_lock(&w->open_lock);
 	c->prev = NULL;
 	c->next = w->open;
@@ -233,7 +387,14 @@ posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls)
 		w->open->prev = c;
 	w->open = c;
 	pthread_mutex_unlock(&w->open_lock);
-	posix_count(w, POSIX_C_conns_opened, 1);
+	return;
+fail:
+	if (counted) {
+		pthread_mutex_lock(&s->sources_lock);
+		stack_sources_put(s->sources, &src);
+		pthread_mutex_unlock(&s->sources_lock);
+	}
+	adopt_failed(w, fd, ls);
 }
 
 /* accept() failing for lack of file descriptors leaves the connection
@@ -284,6 +445,7 @@ conn_flush(struct posix_conn *c)
 			return false;
 		}
 		proto_out_consume(&c->ses.out, (size_t)n);
+		c->ses.sent = true;
 		posix_count(c->w, POSIX_C_bytes_written, (uint64_t)n);
 	}
 	return true;
@@ -344,6 +506,7 @@ conn_update_events(struct posix_conn *c)
 {
 	uint32_t want = 0;
 
+	conn_watch(c);
 	if (!c->ses.closing && !c->ses.eof && !cmd_session_backlogged(&c->ses))
 		want |= EPOLLIN;
 	if (out_pending(c) > 0)
@@ -450,6 +613,35 @@ posix_tcp_event(struct posix_conn *c, uint32_t events)
 		return;
 	}
 	conn_update_events(c);
+}
+
+int
+posix_tcp_expire(struct posix_worker *w)
+{
+	uint64_t now, t = w->stack->request_timeout_ms / 1000;
+	struct posix_conn *c;
+
+	if (w->timed_head == NULL)
+		return -1;
+	now = posix_now_ms();
+	while ((c = w->timed_head) != NULL && c->deadline_ms <= now) {
+		if (c->ses.wait == CMD_WAIT_WRITE) {
+			posix_count(w, POSIX_C_conns_write_timeouts, 1);
+			POSIX_LOG(INFO, "resetting %s: it took no reply for %" PRIu64 " s",
+				  c->peer, t);
+		} else {
+			posix_count(w, POSIX_C_conns_request_timeouts, 1);
+			POSIX_LOG(INFO, "resetting %s: a request incomplete after %" PRIu64 " s",
+				  c->peer, t);
+		}
+		/* a reset: the unsent replies of a client that does not read
+		 * would keep a FIN from leaving anyway */
+		set_reset_on_close(c->fd);
+		conn_close(c);
+	}
+	if (c == NULL)
+		return -1;
+	return (int)RTE_MIN(c->deadline_ms - now, (uint64_t)INT32_MAX);
 }
 
 void

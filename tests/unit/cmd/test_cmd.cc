@@ -27,6 +27,7 @@ struct FakeClock {
 struct ServerStats {
 	uint64_t total_connections = 7;
 	uint64_t bytes_read = 1000;
+	uint64_t refused_per_source = 5, request_timeouts = 3, write_timeouts = 2;
 	struct engine_worker *workers[1] = {};
 
 	static void fill(void *arg, struct cmd_server_stats *out)
@@ -51,6 +52,13 @@ struct ServerStats {
 		out->eviction = "merge";
 		out->workers = s->workers;
 		out->nworkers = 1;
+		out->admin_connections = 1;
+		out->conns_refused_per_source = s->refused_per_source;
+		out->conns_request_timeouts = s->request_timeouts;
+		out->conns_write_timeouts = s->write_timeouts;
+		out->max_conns_per_source = 64;
+		out->request_timeout = 30;
+		out->admin_port = 11212;
 	}
 	static void conns(void *, struct proto_out *out)
 	{
@@ -663,6 +671,9 @@ TEST_F(Cmd, StatsGeneral)
 		"time_in_listen_disabled_us", "threads", "conn_yields", "hash_power_level",
 		"hash_bytes", "hash_is_expanding", "bytes", "curr_items", "total_items",
 		"evicted_unfetched", "evictions", "reclaimed",
+		/* segcached's own, after memcached's */
+		"admin_connections", "conns_refused_per_source", "conns_request_timeouts",
+		"conns_write_timeouts",
 	};
 	EXPECT_EQ(names, want);
 	EXPECT_EQ(r.substr(r.size() - 5), "END\r\n");
@@ -682,6 +693,46 @@ TEST_F(Cmd, StatsGeneral)
 	EXPECT_NE(r.find("STAT total_connections 7\r\n"), std::string::npos);
 }
 
+/* Issue 10: a connection from the admin port serves the administration
+ * commands and nothing that reads or writes items. */
+TEST_F(Cmd, AdminConnectionServesAdministrationOnly)
+{
+	const std::string no = "CLIENT_ERROR only administration commands on the admin port\r\n";
+
+	cmd_conn_set_admin(c);
+	for (const char *req : { "set k 0 0 1\r\nx\r\n", "add k 0 0 1 noreply\r\nx\r\n",
+				 "get k\r\n", "gets k\r\n", "gat 10 k\r\n", "delete k\r\n",
+				 "incr k 1\r\n", "touch k 1\r\n", "flush_all\r\n",
+				 "mg k v\r\n", "ms k 1\r\nx\r\n", "md k\r\n", "ma k\r\n",
+				 "mn\r\n", "me k\r\n" })
+		EXPECT_EQ(run(req), no) << req; /* noreply or not: the refusal is said */
+	EXPECT_EQ(run("version\r\n"), "VERSION 1.6.18-segcached\r\n");
+	EXPECT_EQ(run("verbosity 1\r\n"), "OK\r\n");
+	EXPECT_EQ(stat("stats\r\n", "pid"), 4242u);
+	EXPECT_EQ(stat("stats settings\r\n", "maxconns"), 1024u);
+	EXPECT_EQ(run("shutdown\r\n"), "ERROR: shutdown not enabled\r\n");
+	EXPECT_EQ(run("bogus\r\n"), "ERROR\r\n"); /* unknown: as anywhere */
+	/* a data block was swallowed with its refused command, not run */
+	EXPECT_EQ(run("set k 0 0 3\r\nabc\r\nversion\r\n"),
+		  no + "VERSION 1.6.18-segcached\r\n");
+	EXPECT_EQ(stat("stats\r\n", "curr_items"), 0u);
+	run("quit\r\n");
+	EXPECT_TRUE(last_actions & CMD_ACT_CLOSE);
+	/* an ordinary connection on the same engine is served as ever */
+	make();
+	EXPECT_EQ(run("set k 0 0 1\r\nx\r\nget k\r\n"),
+		  "STORED\r\nVALUE k 0 1\r\nx\r\nEND\r\n");
+}
+
+TEST_F(Cmd, RequestsAreCountedWhenComplete)
+{
+	EXPECT_EQ(cmd_conn_requests(c), 0u);
+	run("version\r\nbogus\r\nset k 0 0 5\r\nab");
+	EXPECT_EQ(cmd_conn_requests(c), 2u); /* the set is not complete */
+	run("cde\r\n");
+	EXPECT_EQ(cmd_conn_requests(c), 3u);
+}
+
 TEST_F(Cmd, StatsReset)
 {
 	run("set a 0 0 1\r\nx\r\nget a\r\nget a\r\nflush_all\r\n");
@@ -698,6 +749,18 @@ TEST_F(Cmd, StatsReset)
 	EXPECT_EQ(stat("stats\r\n", "total_connections"), 2u);
 	/* gauges are not reset */
 	EXPECT_EQ(stat("stats\r\n", "curr_connections"), 3u);
+	EXPECT_EQ(stat("stats\r\n", "admin_connections"), 1u);
+	/* segcached's own counters are */
+	EXPECT_EQ(stat("stats\r\n", "conns_refused_per_source"), 0u);
+	server.refused_per_source += 4;
+	server.request_timeouts += 1;
+	server.write_timeouts += 2;
+	EXPECT_EQ(stat("stats\r\n", "conns_refused_per_source"), 4u);
+	EXPECT_EQ(stat("stats\r\n", "conns_request_timeouts"), 1u);
+	EXPECT_EQ(stat("stats\r\n", "conns_write_timeouts"), 2u);
+	EXPECT_EQ(stat("stats settings\r\n", "max_conns_per_source"), 64u);
+	EXPECT_EQ(stat("stats settings\r\n", "request_timeout"), 30u);
+	EXPECT_EQ(stat("stats settings\r\n", "admin_port"), 11212u);
 }
 
 TEST_F(Cmd, StatsSubcommands)

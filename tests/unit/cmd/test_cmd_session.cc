@@ -36,6 +36,8 @@ protected:
 			n = t->room;
 		t->sent.append(t->ses.out.data + t->ses.out.head, n);
 		proto_out_consume(&t->ses.out, n);
+		if (n > 0)
+			t->ses.sent = true; /* what the stacks do: the client took bytes */
 	}
 	static void on_shutdown(void *arg) { static_cast<Session *>(arg)->shutdowns++; }
 
@@ -176,3 +178,82 @@ TEST_F(Session, CloseKeepsASmallBufferAndReplacesALargeOne)
 }
 
 } // namespace
+
+/* Issue 10: the request timeout's rule (cmd_session_wait), the same on
+ * both stacks. `left` is what the stack has not been able to consume. */
+TEST_F(Session, WaitRuleForTheRequestTimeout)
+{
+	bool restart = true;
+
+	/* Idle, nothing begun: never timed. */
+	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_NONE);
+	EXPECT_FALSE(restart);
+
+	/* A request begun: the deadline starts ... */
+	std::string part = "get some";
+	EXPECT_EQ(run(part), 0u);
+	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_REQUEST);
+	EXPECT_TRUE(restart);
+	/* ... and more bytes of the same request do not push it back. */
+	part += "ke";
+	EXPECT_EQ(run(part), 0u);
+	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_REQUEST);
+	EXPECT_FALSE(restart);
+
+	/* A pipelining client: the request completes, the next one is begun
+	 * in the same read. A new request, a new deadline. */
+	std::string in = part + "y\r\nget ot";
+	EXPECT_EQ(run(in), part.size() + 3);
+	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_REQUEST);
+	EXPECT_TRUE(restart);
+
+	/* Completed, nothing begun: back to idle. */
+	EXPECT_EQ(run("get other\r\n"), 11u);
+	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_NONE);
+	EXPECT_FALSE(restart);
+
+	/* A value being swallowed (over -I): the parser holds the request,
+	 * no byte is left over, and it is still a request begun. */
+	std::string huge = "set h 0 0 2000000\r\n" + std::string(1000, 'z');
+	EXPECT_EQ(run(huge), huge.size());
+	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_REQUEST);
+	EXPECT_TRUE(restart);
+	EXPECT_EQ(run(std::string(5000, 'z')), 5000u);
+	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_REQUEST);
+	EXPECT_FALSE(restart); /* swallowed bytes are no completed request */
+}
+
+TEST_F(Session, WaitRuleForRepliesNotTaken)
+{
+	bool restart = false;
+	std::string set = "set big 0 0 100000\r\n" + std::string(100000, 'x') + "\r\n";
+
+	ASSERT_EQ(run(set), set.size());
+	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_NONE);
+	room = 1000; /* a reader that takes a little */
+	run("get big\r\n");
+	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_WRITE);
+	EXPECT_TRUE(restart);
+	/* It took something since: the deadline starts over. */
+	flush(this);
+	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_WRITE);
+	EXPECT_TRUE(restart);
+	/* It takes nothing any more: the deadline stands, however much the
+	 * client sends meanwhile. */
+	room = 0;
+	flush(this);
+	run("get big\r\nget big\r\n");
+	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_WRITE);
+	EXPECT_FALSE(restart);
+	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_WRITE);
+	EXPECT_FALSE(restart);
+	/* Everything taken: idle again, whatever the client had begun is for
+	 * the next call to see. */
+	room = SIZE_MAX;
+	flush(this);
+	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_NONE);
+	/* The client's FIN: nothing more can come; no request is waited for. */
+	run("get bi");
+	ses.eof = true;
+	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_NONE);
+}

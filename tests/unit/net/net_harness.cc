@@ -318,8 +318,17 @@ static void cb_udp(void *a, const net_udp_peer *peer, const uint8_t *data, size_
 	static_cast<App *>(a)->udp.push_back({*peer, std::string((const char *)data, len)});
 }
 
+static void cb_timer(void *a, net_conn *c)
+{
+	auto *app = static_cast<App *>(a);
+	app->timers.push_back(c);
+	if (app->on_timer)
+		app->on_timer(c);
+}
+
 const net_app_ops App::ops = {
 	cb_accepted, cb_connected, cb_recv, cb_writable, cb_peer_closed, cb_closed, cb_udp,
+	cb_timer,
 };
 
 bool App::was_closed(net_conn *c, net_close_reason *why) const

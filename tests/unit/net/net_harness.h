@@ -96,13 +96,13 @@ Pkt parse(const rte_mbuf *m);
 
 // Records every callback; behaviour is adjustable per test.
 struct App {
-	std::vector<net_conn *> accepted, connected, peer_closed, writable;
+	std::vector<net_conn *> accepted, connected, peer_closed, writable, timers;
 	std::vector<std::pair<net_conn *, net_close_reason>> closed;
 	std::map<net_conn *, std::string> rx;
 	int accept_rc = 0;
 	// Return how many bytes were consumed; default: all, appended to rx.
 	std::function<size_t(net_conn *, const uint8_t *, size_t)> on_recv;
-	std::function<void(net_conn *)> on_peer_closed, on_writable, on_connected;
+	std::function<void(net_conn *)> on_peer_closed, on_writable, on_connected, on_timer;
 	struct Udp {
 		net_udp_peer peer;
 		std::string data;

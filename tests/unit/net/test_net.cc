@@ -1511,6 +1511,96 @@ TEST_F(Net, IdleConnectionIsClosed)
 	EXPECT_EQ(why, NET_CLOSE_IDLE);
 }
 
+TEST_F(Net, AppTimerFiresOnceAndCanBePushedBackOrStopped)
+{
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	net_tcp_set_timer(c, net_stack_now(s) + 1000000);
+	advance(600000);
+	net_tcp_set_timer(c, net_stack_now(s) + 1000000); /* pushed back */
+	advance(600000);
+	EXPECT_TRUE(app.timers.empty());
+	advance(500000);
+	ASSERT_EQ(app.timers.size(), 1u);
+	EXPECT_EQ(app.timers[0], c);
+	advance(5000000); /* it fired; it is off now */
+	EXPECT_EQ(app.timers.size(), 1u);
+	net_tcp_set_timer(c, net_stack_now(s) + 1000000);
+	advance(500000);
+	net_tcp_set_timer(c, 0); /* stopped */
+	advance(5000000);
+	EXPECT_EQ(app.timers.size(), 1u);
+	/* the application aborts from the callback, as segcached's does */
+	app.on_timer = [](net_conn *k) { net_tcp_abort(k); };
+	net_tcp_set_timer(c, net_stack_now(s) + 1000000);
+	auto out = advance(1100000);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(out[0].has(RST));
+	net_close_reason why;
+	ASSERT_TRUE(app.was_closed(c, &why));
+	EXPECT_EQ(why, NET_CLOSE_ABORTED);
+	EXPECT_EQ(app.timers.size(), 2u);
+}
+
+/* An administration port keeps reserved_slots of the table: clients of
+ * the other port, SYN_RCVD ones of a flood included, cannot take them. */
+TEST_F(Net, ReservedSlotsAreKeptForTheReservedPort)
+{
+	constexpr uint16_t ADMIN = 11299;
+	cfg.max_conns = 6;
+	cfg.tcp_ports[1] = ADMIN;
+	cfg.reserved_port = ADMIN;
+	cfg.reserved_slots = 2;
+	cfg.syn_backlog = 4;
+	cfg.full_reply = "ERROR Too many open connections\r\n";
+	make();
+	std::vector<Peer> peers(4);
+	for (unsigned i = 0; i < peers.size(); i++) {
+		peers[i].port = uint16_t(33000 + i);
+		ASSERT_NE(open(peers[i]), nullptr) << dump();
+	}
+	/* A fifth client: no slot for it but the reserved ones, so its SYN
+	 * is answered with a cookie and its ACK refused statelessly. */
+	Peer p;
+	p.port = 33100;
+	p.snd_nxt = 5000;
+	auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_TRUE(out[0].has(SYN | ACK));
+	EXPECT_EQ(ctr(NET_C_tcp_syncookies_sent), 1u);
+	p.rcv_nxt = out[0].seq + 1;
+	out = send_frame(seg(p, ACK | PSH, "version\r\n"));
+	ASSERT_EQ(out.size(), 1u) << dump();
+	EXPECT_EQ(ctr(NET_C_tcp_refused_full), 1u);
+	EXPECT_EQ(app.accepted.size(), 4u);
+	/* The admin port gets both reserved slots. */
+	for (unsigned i = 0; i < 2; i++) {
+		TcpSpec t;
+		t.src_mac = cmac;
+		t.dst_mac = smac;
+		t.src_ip = CLI_IP;
+		t.dst_ip = SRV_IP;
+		t.sport = uint16_t(34000 + i);
+		t.dport = ADMIN;
+		t.seq = 9000;
+		t.flags = SYN;
+		t.opts = opt_mss(1460);
+		out = send_frame(tcp_frame(t));
+		ASSERT_EQ(out.size(), 1u);
+		ASSERT_TRUE(out[0].has(SYN | ACK));
+		EXPECT_EQ(out[0].sport, ADMIN);
+	}
+	EXPECT_EQ(net_stack_conns_in_use(s), 6u);
+	/* A bad configuration is refused. */
+	net_stack_config bad = cfg;
+	char err[256];
+	bad.reserved_slots = bad.max_conns;
+	EXPECT_EQ(net_stack_create(&bad, err, sizeof(err)), nullptr);
+	EXPECT_NE(std::string(err).find("reserved_slots"), std::string::npos) << err;
+}
+
 TEST_F(Net, AppRefusesConnection)
 {
 	make();
