@@ -273,6 +273,18 @@ class Server:
         self.proc.send_signal(signal.SIGTERM)
         return self.wait()
 
+    def stop_clean(self, what):
+        """SIGTERM; fails (with the log) unless the server exits 0. A
+        server stopped so closes its connections with FIN exchanges; a
+        killed one would leave client sockets that go on retransmitting
+        into the next test's server."""
+        try:
+            rc = self.stop()
+        finally:
+            self.kill()
+        if rc != 0:
+            raise AssertionError("%s: exit status %s after SIGTERM\n%s" % (what, rc, self.log()))
+
     def kill(self):
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()

@@ -147,13 +147,7 @@ class LimitsCase(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            rc = cls.srv.stop()
-        finally:
-            cls.srv.kill()
-        if rc != 0:
-            raise AssertionError("%s: exit status %s after SIGTERM\n%s" % (
-                cls.__name__, rc, cls.srv.log()))
+        cls.srv.stop_clean(cls.__name__)
 
     def stats(self, arg=b""):
         c = connect(self.admin_port)

@@ -88,16 +88,7 @@ class NativeCase(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        # SIGTERM: the server closes its connections with FIN exchanges
-        # and exits 0. A killed one would leave client sockets that go on
-        # retransmitting into the next test's server.
-        try:
-            rc = cls.srv.stop()
-        finally:
-            cls.srv.kill()
-        if rc != 0:
-            raise AssertionError("%s: exit status %s after SIGTERM\n%s" % (
-                cls.__name__, rc, cls.srv.log()))
+        cls.srv.stop_clean(cls.__name__)
 
     def assert_no_leak(self):
         """Every connection the test opened is gone on the server too."""
