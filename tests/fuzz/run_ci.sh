@@ -13,6 +13,12 @@
 # build-fuzz/artifacts/ for the log.
 #
 #   FUZZ_SECONDS=60 tests/fuzz/run_ci.sh     (seconds per target, default 60)
+#   FUZZ_SEED=0 tests/fuzz/run_ci.sh         (a random seed; default 1)
+#
+# CI fuzzes from a fixed seed, so that a run on main repeats what the
+# developer ran before landing (a gate, not a search); searching is done
+# with FUZZ_SEED=0 and long FUZZ_SECONDS, and what it finds becomes a
+# fix, a test and, where useful, a seed in the corpus.
 #
 # Without clang or libFuzzer it says so and exits 0: the step is skipped.
 set -eu
@@ -20,6 +26,7 @@ cd "$(dirname "$0")/../.."
 
 seconds=${FUZZ_SECONDS:-60}
 input_timeout=${FUZZ_INPUT_TIMEOUT:-30}
+seed=${FUZZ_SEED:-1}
 
 probe_dir=$(mktemp -d)
 trap 'rm -rf "$probe_dir"' EXIT
@@ -49,6 +56,7 @@ run_target() {
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	ASAN_OPTIONS=detect_leaks=1 \
 		"build-fuzz/tests/fuzz/$name" -max_total_time="$seconds" -timeout="$input_timeout" \
+		-seed="$seed" \
 		-max_len="$max_len" -print_final_stats=1 \
 		-artifact_prefix="build-fuzz/artifacts/$name-" "$@" "$corpus" "$seeds" \
 		>"build-fuzz/artifacts/$name.log" 2>&1 || {
