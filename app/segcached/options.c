@@ -230,6 +230,17 @@ opt_threads(struct options *o, const char *arg, char *err, size_t errlen)
 }
 
 static int
+opt_restart_threads(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 0, 256, &v, err, errlen) < 0)
+		return -1;
+	o->restart_threads = (unsigned)v;
+	return 0;
+}
+
+static int
 opt_backlog(struct options *o, const char *arg, char *err, size_t errlen)
 {
 	unsigned long long v;
@@ -653,7 +664,12 @@ static const struct opt_desc opt_table[] = {
 	{ "heap-file", NULL, 0, "PATH", OPT_ANYWHERE, opt_heap_file,
 	  "put item memory in this file, mapped with libpmem2 (a file on a DAX\n"
 	  "file system or a device DAX for persistent memory); created and\n"
-	  "grown as needed, kept afterwards; implies --heap file" },
+	  "grown as needed, kept afterwards; implies --heap file. A graceful\n"
+	  "stop saves the cache in it and the next start takes it back (warm\n"
+	  "restart; see docs/operations.md)" },
+	{ "restart-threads", NULL, 0, "NUM", OPT_ANYWHERE, opt_restart_threads,
+	  "--heap-file: threads that validate the saved cache at a warm start\n"
+	  "(default: 0 = one per CPU the process may use)" },
 	{ "ip", NULL, 0, "ADDR/PREFIX", OPT_ANYWHERE, opt_ip,
 	  "--stack native: the server's IPv4 address and subnet on the port,\n"
 	  "e.g. 198.18.0.2/24 (required with --stack native)" },

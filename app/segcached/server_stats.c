@@ -61,6 +61,11 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->stack = o->stack == STACK_POSIX ? "posix" : "native";
 	out->eviction = eviction_name(o->eviction);
 	out->segment_size = srv->segment_size;
+	out->restart_state = engine_setup_restart_state(&srv->es);
+	out->restart_items = srv->es.restart.items;
+	out->restart_expired = srv->es.restart.expired;
+	out->restart_segments = srv->es.restart.segments;
+	out->restart_us = srv->es.restart.usec;
 }
 
 void

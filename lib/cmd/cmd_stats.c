@@ -168,6 +168,14 @@ stats_general(struct cmd_conn *c)
 	put_u64(&so, "evicted_unfetched", since(es.evicted_unfetched, &rt->base_evicted_unfetched));
 	put_u64(&so, "evictions", since(es.evictions, &rt->base_evictions));
 	put_u64(&so, "reclaimed", since(es.reclaimed, &rt->base_reclaimed));
+	/* segcached's own: how this process started on its heap file */
+	if (ss.restart_state != NULL) {
+		put_str(&so, "restart_state", ss.restart_state);
+		put_u64(&so, "restart_items", ss.restart_items);
+		put_u64(&so, "restart_expired", ss.restart_expired);
+		put_u64(&so, "restart_segments", ss.restart_segments);
+		put_rusage(&so, "restart_seconds", ss.restart_us);
+	}
 #undef EC
 	finish(&so);
 }
