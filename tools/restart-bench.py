@@ -174,10 +174,13 @@ def main():
     ap.add_argument("--down", type=float, default=3.0,
                     help="seconds between stop and start (memcached 1.6.18 -e refuses a "
                     "restart within about 2 s of its stop and starts cold)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="restarts per configuration (the table shows the median and range)")
     ap.add_argument("--no-memcached", action="store_true", help="segcached only")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     rows = []
+    a.load0 = os.getloadavg()[0]
     seg_file = os.path.join(a.dir, "restart-bench-%d.segcached" % os.getpid())
     mc_file = os.path.join(a.dir, "restart-bench-%d.memcached" % os.getpid())
     try:
@@ -192,7 +195,7 @@ def main():
         print("segcached: %d objects stored of %d (%d evictions)" % (items, a.objects, ev),
               file=sys.stderr)
         stop = srv.stop(signal.SIGTERM)
-        for t in [int(x) for x in a.threads.split(",")]:
+        for t in [int(x) for x in a.threads.split(",")] * a.rounds:
             time.sleep(a.down)
             srv = Server("segcached", base + ["--restart-threads", str(t)], port)
             serve, hit = srv.start()
@@ -222,17 +225,18 @@ def main():
         print("memcached: %d objects stored of %d (%d evictions)" % (items, a.objects, ev),
               file=sys.stderr)
         stop = srv.stop(signal.SIGUSR1)
-        time.sleep(a.down)
-        srv = Server("memcached", args, port)
-        serve, hit = srv.start()
-        got, asked, bad, st = check_sample(port, a.objects, a.value_size)
-        rows.append({"server": "memcached -e", "threads": 1, "objects": int(st["curr_items"]),
-                     "state": "warm" if int(st["curr_items"]) else "cold", "stop_s": stop,
-                     "serve_s": serve, "rebuild_s": None,
-                     "objects_per_s": None,
-                     "sample_hits": "%d/%d" % (got, asked), "sample_bad": bad,
-                     "first_get_hit": hit})
-        srv.stop(signal.SIGUSR1)
+        for _ in range(a.rounds):
+            time.sleep(a.down)
+            srv = Server("memcached", args, port)
+            serve, hit = srv.start()
+            got, asked, bad, st = check_sample(port, a.objects, a.value_size)
+            rows.append({"server": "memcached -e", "threads": 1,
+                         "objects": int(st["curr_items"]),
+                         "state": "warm" if int(st["curr_items"]) else "cold", "stop_s": stop,
+                         "serve_s": serve, "rebuild_s": None, "objects_per_s": None,
+                         "sample_hits": "%d/%d" % (got, asked), "sample_bad": bad,
+                         "first_get_hit": hit})
+            stop = srv.stop(signal.SIGUSR1)
     finally:
         for f in (seg_file, mc_file, mc_file + ".meta"):
             if os.path.exists(f):
@@ -247,23 +251,44 @@ def cold_row(server, serve):
             "sample_hits": "", "sample_bad": 0, "first_get_hit": False}
 
 
+def spread(vals, fmt):
+    """median (min-max) of the values, or the one value."""
+    vals = sorted(v for v in vals if v is not None)
+    if not vals:
+        return ""
+    med = vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] +
+                                                      vals[len(vals) // 2]) / 2
+    if len(vals) == 1:
+        return fmt % med
+    return (fmt + " (" + fmt + "–" + fmt + ")") % (med, vals[0], vals[-1])
+
+
 def report(a, rows):
+    print("load average (1 min) at the start and the end: %.1f, %.1f; %d CPUs" %
+          (a.load0, os.getloadavg()[0], os.cpu_count()), file=sys.stderr)
     if a.json:
         print(json.dumps(rows, indent=1))
         return 0
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["server"], r["threads"]), []).append(r)
     print("| server | restart threads | objects recovered | stop (save) s | rebuild s | "
           "rebuild objects/s | time to serve s | objects / time to serve | sample read back |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        print("| %s | %s | %d | %s | %s | %s | %.3f | %s | %s%s |" % (
-            r["server"], r["threads"] or "", r["objects"],
-            "%.3f" % r["stop_s"] if r["stop_s"] is not None else "",
-            "%.3f" % r["rebuild_s"] if r["rebuild_s"] is not None else "",
-            "%.2f M" % (r["objects_per_s"] / 1e6) if r["objects_per_s"] else "",
-            r["serve_s"],
-            "%.2f M/s" % (r["objects"] / r["serve_s"] / 1e6) if r["objects"] else "",
-            r["sample_hits"],
-            ", %d wrong" % r["sample_bad"] if r["sample_bad"] else ""))
+    for (server, threads), rs in groups.items():
+        objs = rs[0]["objects"]
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            server, threads or "", "{:,}".format(objs) if objs else "",
+            spread([r["stop_s"] for r in rs], "%.3f"),
+            spread([r["rebuild_s"] for r in rs], "%.3f"),
+            spread([r["objects_per_s"] / 1e6 if r["objects_per_s"] else None for r in rs],
+                   "%.1f M"),
+            spread([r["serve_s"] for r in rs], "%.3f"),
+            spread([r["objects"] / r["serve_s"] / 1e6 if r["objects"] else None for r in rs],
+                   "%.1f M"),
+            ", ".join(sorted({r["sample_hits"] + (" %d wrong" % r["sample_bad"]
+                                                  if r["sample_bad"] else "")
+                              for r in rs if r["sample_hits"]}))))
     return 0
 
 
