@@ -340,6 +340,10 @@ main(int argc, char **argv)
 	rc = start_stack(&srv);
 	if (rc != 0) {
 		stack_destroy(srv.stack);
+		/* Nothing was served: a cache taken back from the heap file is
+		 * saved again, so a start that fails (a port in use) does not
+		 * cost the next start its warm cache. */
+		engine_setup_save(&srv.es);
 		engine_setup_destroy(&srv.es);
 		rte_eal_cleanup();
 		return rc;
