@@ -51,10 +51,10 @@ restart_load(struct engine_setup *es, const struct options *o, const cpu_set_t *
 		snprintf(es->restart_state, sizeof(es->restart_state), "warm");
 		APP_LOG(NOTICE,
 			"warm restart from %s: %" PRIu64 " items recovered (%" PRIu64
-			" expired while down dropped), %" PRIu64 " segments, %" PRIu64
-			" hash buckets scanned by %u threads in %.3f s (%s)",
-			o->heap_file, rep->items, rep->expired, rep->segments, rep->buckets,
-			rep->threads, (double)rep->usec / 1e6, rep->reason);
+			" expired while down dropped), %" PRIu64 " segments (items read in %"
+			PRIu64 "), %" PRIu64 " hash buckets checked by %u threads in %.3f s (%s)",
+			o->heap_file, rep->items, rep->expired, rep->segments, rep->segments_read,
+			rep->buckets, rep->threads, (double)rep->usec / 1e6, rep->reason);
 		break;
 	case SEG_RESTART_COLD:
 		snprintf(es->restart_state, sizeof(es->restart_state), "cold");
@@ -137,6 +137,7 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 			.len = area,
 			.persist = area_persist,
 			.persist_arg = &es->heap,
+			.verify_items = o->restart_verify,
 		};
 		restart_load(es, o, cpus);
 	}

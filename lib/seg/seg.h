@@ -56,6 +56,13 @@ struct seg_restart_area {
 	 * whether time went backwards.) */
 	engine_clock_fn wall;
 	void *wall_arg;
+	/* Read every saved item at the load: it must parse and its key must
+	 * hash to the bucket and tag of its slot. Without it the load checks
+	 * every slot's place (a sealed segment, inside its used bytes), every
+	 * chain link, and that the slots naming each segment are the items it
+	 * counted at the stop; it reads only the items of segments whose
+	 * expiry range straddles now (a cache miss an item: the cost). */
+	bool verify_items;
 };
 
 enum seg_restart_state {
@@ -72,7 +79,8 @@ struct seg_restart_report {
 	char reason[192];   /* the same in a sentence, for the log */
 	uint64_t items;     /* live items recovered */
 	uint64_t expired;   /* items dropped: they expired while the cache was down */
-	uint64_t segments;  /* segments holding items, scanned */
+	uint64_t segments;  /* segments holding items */
+	uint64_t segments_read; /* of those, segments whose items were read */
 	uint64_t buckets;   /* hash chains validated */
 	uint64_t usec;      /* time the recovery took */
 	unsigned threads;   /* scan threads used */

@@ -80,8 +80,10 @@ struct seg_image {
 	uint16_t ttl_bucket;
 	uint8_t state;           /* FREE, SEALED or HASH */
 	uint8_t unit_shift;
+	int32_t live_items, live_bytes; /* as counted at the stop */
+	uint64_t reserved;
 };
-_Static_assert(sizeof(struct seg_image) == 48, "segment image is 48 bytes");
+_Static_assert(sizeof(struct seg_image) == 64, "segment image is 64 bytes");
 
 struct area_layout {
 	size_t chains_off, segs_off, table_off, total;
@@ -392,18 +394,31 @@ apply_segments(struct seg_engine *e, const struct restart_hdr *h, const struct s
 	atomic_store(&e->flush_at, h->flush_at ? h->flush_at + shift : 0);
 }
 
+/* What the scan must read of the items of a segment. */
+enum scan_mode {
+	SCAN_LIVE,    /* none expired (exp_base after now, or never): no read */
+	SCAN_EXPIRED, /* all expired (exp_max at or before now): no read */
+	SCAN_READ,    /* some may have expired: each item's own delta */
+};
+
 struct scan_job {
 	struct seg_engine *e;
+	const uint8_t *mode;       /* enum scan_mode per segment */
+	bool verify;               /* parse every item and check its key's hash */
 	uint64_t lo, hi;           /* head buckets [lo, hi) */
 	int64_t now;
 	_Atomic bool *bad;         /* set by the first job that fails */
-	uint32_t *items, *bytes;   /* per segment, this job's share */
+	/* per segment, this job's share: slots naming it, live ones, their
+	 * bytes and (items read) the bytes of all */
+	uint32_t *slots, *items, *bytes, *all_bytes;
 	uint64_t live, expired;
 	char err[128];
 	pthread_t thread;
 };
 
-/* The item a slot names, checked against everything the slot claims. */
+/* The item a slot names, checked against what the slot claims: always
+ * that it lies inside the used part of a sealed segment; items read, that
+ * it parses; with verify, that its key hashes to this bucket and tag. */
 static bool
 check_item(struct scan_job *j, uint64_t b, uint64_t v, uint32_t *span, bool *expired)
 {
@@ -424,13 +439,23 @@ check_item(struct scan_job *j, uint64_t b, uint64_t v, uint32_t *span, bool *exp
 	off = slot_off(v) << e->off_shift;
 	end = atomic_load_explicit(&h->write_off, memory_order_relaxed) & ~SEG_WOFF_SEALED;
 	p = seg_data(e, seg) + off;
-	if (off >= end || !item_parse(p, end - off, &iv)) {
+	if (off >= end) {
+		snprintf(j->err, sizeof(j->err), "bucket %" PRIu64 ": slot beyond the end of "
+			 "segment %" PRIu32, b, seg);
+		return false;
+	}
+	*span = 0;
+	if (j->mode[seg] != SCAN_READ && !j->verify) {
+		*expired = j->mode[seg] == SCAN_EXPIRED;
+		return true;
+	}
+	if (!item_parse(p, end - off, &iv)) {
 		snprintf(j->err, sizeof(j->err), "bucket %" PRIu64 ": no item at segment %" PRIu32
 			 " offset %" PRIu32, b, seg, off);
 		return false;
 	}
 	seg_key_init(e, &k, p + iv.hdr_len, iv.klen);
-	if (k.head != &e->table[b] || k.tag != slot_tag(v)) {
+	if (j->verify && (k.head != &e->table[b] || k.tag != slot_tag(v))) {
 		snprintf(j->err, sizeof(j->err), "bucket %" PRIu64 ": the item at segment %" PRIu32
 			 " offset %" PRIu32 " hashes elsewhere", b, seg, off);
 		return false;
@@ -493,6 +518,8 @@ scan_chain(struct scan_job *j, uint64_t b)
 						 "bucket %" PRIu64 ": link in an item slot", b);
 				return false;
 			}
+			j->slots[slot_seg(v)]++;
+			j->all_bytes[slot_seg(v)] += span;
 			if (exp) {
 				expired++;
 				continue;
@@ -590,26 +617,47 @@ scan_run(void *arg)
  * `threads` threads over disjoint ranges of head buckets (so over
  * disjoint chains: no locks). */
 static int
-scan_table(struct seg_engine *e, unsigned threads, int64_t now, struct seg_restart_report *rep)
+scan_table(struct seg_engine *e, const struct seg_image *img, unsigned threads, bool verify,
+	   int64_t now, struct seg_restart_report *rep)
 {
 	const uint64_t nb = e->table_mask + 1;
 	_Atomic bool bad = false;
 	struct scan_job *jobs;
 	unsigned started = 1;
+	uint8_t *mode;
 	int rc = 0;
 
 	if (threads > nb)
 		threads = (unsigned)nb;
 	jobs = calloc(threads, sizeof(*jobs));
-	if (!jobs)
+	mode = calloc(e->nseg, 1);
+	if (!jobs || !mode) {
+		free(jobs);
+		free(mode);
 		return refuse(rep, SEG_RESTART_REFUSED, "memory", "out of memory");
+	}
+	/* A segment's items expire between its exp_base and its exp_max: only
+	 * segments that straddle now need their items read. */
+	for (uint32_t s = 0; s < e->nseg; s++) {
+		const struct seg_hdr *h = &e->hdr[s];
+		int64_t exp_max = atomic_load(&h->exp_max);
+
+		if (h->exp_base == EXP_NEVER || h->exp_base > now)
+			mode[s] = SCAN_LIVE;
+		else if (exp_max != 0 && exp_max <= now)
+			mode[s] = SCAN_EXPIRED;
+		else
+			mode[s] = SCAN_READ;
+	}
 	for (unsigned t = 0; t < threads; t++) {
-		jobs[t] = (struct scan_job){ .e = e, .lo = nb * t / threads,
-					     .hi = nb * (t + 1) / threads, .now = now,
-					     .bad = &bad };
+		jobs[t] = (struct scan_job){ .e = e, .mode = mode, .verify = verify,
+					     .lo = nb * t / threads, .hi = nb * (t + 1) / threads,
+					     .now = now, .bad = &bad };
+		jobs[t].slots = calloc(e->nseg, sizeof(uint32_t));
 		jobs[t].items = calloc(e->nseg, sizeof(uint32_t));
 		jobs[t].bytes = calloc(e->nseg, sizeof(uint32_t));
-		if (!jobs[t].items || !jobs[t].bytes) {
+		jobs[t].all_bytes = calloc(e->nseg, sizeof(uint32_t));
+		if (!jobs[t].slots || !jobs[t].items || !jobs[t].bytes || !jobs[t].all_bytes) {
 			threads = t + 1;
 			rc = refuse(rep, SEG_RESTART_REFUSED, "memory", "out of memory");
 			goto out;
@@ -634,32 +682,46 @@ scan_table(struct seg_engine *e, unsigned threads, int64_t now, struct seg_resta
 	}
 	if (rc == 0 && bad)
 		rc = refuse(rep, SEG_RESTART_REFUSED, "corrupt", "hash table: invalid");
-	if (rc == 0) {
-		for (uint32_t s = 0; s < e->nseg; s++) {
-			uint64_t items = 0, bytes = 0;
+	/* The slots naming each segment must be the items it counted at the
+	 * stop, and where its items were read, their bytes too: the table and
+	 * the segment headers agree. */
+	for (uint32_t s = 0; rc == 0 && s < e->nseg; s++) {
+		uint64_t slots = 0, items = 0, bytes = 0, all_bytes = 0;
+		const bool read = verify || mode[s] == SCAN_READ;
 
-			for (unsigned t = 0; t < threads; t++) {
-				items += jobs[t].items[s];
-				bytes += jobs[t].bytes[s];
-			}
-			if (bytes > e->seg_size) {
-				rc = refuse(rep, SEG_RESTART_REFUSED, "corrupt",
-					    "segment %" PRIu32 ": %" PRIu64 " live bytes", s,
-					    bytes);
-				break;
-			}
-			atomic_store(&e->hdr[s].live_items, (int32_t)items);
-			atomic_store(&e->hdr[s].live_bytes, (int32_t)bytes);
-			rep->segments += atomic_load(&e->hdr[s].state) == SEG_SEALED;
+		for (unsigned t = 0; t < threads; t++) {
+			slots += jobs[t].slots[s];
+			items += jobs[t].items[s];
+			bytes += jobs[t].bytes[s];
+			all_bytes += jobs[t].all_bytes[s];
 		}
+		if (img[s].state != SEG_SEALED)
+			continue;
+		if (slots != (uint64_t)img[s].live_items ||
+		    (read && all_bytes != (uint64_t)img[s].live_bytes)) {
+			rc = refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+				    "segment %" PRIu32 ": %" PRIu64 " slots, %" PRIu64
+				    " bytes; saved %" PRId32 " items, %" PRId32 " bytes",
+				    s, slots, all_bytes, img[s].live_items, img[s].live_bytes);
+			break;
+		}
+		if (!read)
+			bytes = items == slots ? (uint64_t)img[s].live_bytes : 0;
+		atomic_store(&e->hdr[s].live_items, (int32_t)items);
+		atomic_store(&e->hdr[s].live_bytes, (int32_t)bytes);
+		rep->segments++;
+		rep->segments_read += read;
 	}
 	rep->buckets = nb;
 out:
 	for (unsigned t = 0; t < threads; t++) {
+		free(jobs[t].slots);
 		free(jobs[t].items);
 		free(jobs[t].bytes);
+		free(jobs[t].all_bytes);
 	}
 	free(jobs);
+	free(mode);
 	return rc;
 }
 
@@ -713,19 +775,21 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 		shift = 0;
 	apply_segments(e, h, img, chains, shift);
 	memcpy(e->table, area + al.table_off, (e->table_mask + 1) * sizeof(struct seg_bucket));
-	if (check_ovf_free(e, rep) < 0 || scan_table(e, threads, now, rep) < 0) {
+	if (check_ovf_free(e, rep) < 0 ||
+	    scan_table(e, img, threads, a->verify_items, now, rep) < 0) {
 		uint64_t floor = h->gen_counter;
 
 		cold_reset(e, floor);
-		rep->items = rep->expired = rep->segments = 0;
+		rep->items = rep->expired = rep->segments = rep->segments_read = 0;
 		mark_open(e, a, &al);
 		rep->usec = mono_us() - t0;
 		return 0;
 	}
-	/* A delayed flush_all that came due while the cache was down. */
+	/* A delayed flush_all that came due while the cache was down. Segments
+	 * whose items all expired meanwhile hold no live item now; the first
+	 * expiry sweep frees them (freeing here would also reclaim ahead,
+	 * evicting recovered items before they are counted). */
 	seg_flush_if_due(e, now);
-	/* Segments whose items all expired meanwhile go back to the pool. */
-	seg_expire_all(e);
 	rep->state = SEG_RESTART_WARM;
 	snprintf(rep->reason, sizeof(rep->reason), "stopped cleanly %" PRId64 " s ago",
 		 wall - h->stop_wall);
@@ -781,6 +845,8 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 			s->next = hd->next;
 			s->ttl_bucket = hd->ttl_bucket;
 			s->unit_shift = hd->unit_shift;
+			s->live_items = atomic_load(&hd->live_items);
+			s->live_bytes = atomic_load(&hd->live_bytes);
 			items += (uint64_t)atomic_load(&hd->live_items);
 			segs++;
 			persist(a, seg_data(e, i), s->write_off);

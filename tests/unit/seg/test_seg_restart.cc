@@ -63,6 +63,7 @@ protected:
 	struct seg_restart_report rep = {};
 	std::map<std::string, Live> model;
 	std::set<std::string> gone; // deleted or expired keys
+	bool verify_items = false;  // seg_restart_area.verify_items
 
 	void SetUp() override
 	{
@@ -118,6 +119,7 @@ protected:
 		area.persist = msync_persist;
 		area.wall = Clocks::wall_fn;
 		area.wall_arg = &clk;
+		area.verify_items = verify_items;
 		ASSERT_EQ(seg_restart_load(e, &area, threads, &rep), 0) << rep.reason;
 		w = engine_worker_create(e);
 		ASSERT_NE(w, nullptr);
@@ -331,6 +333,20 @@ TEST_F(SegRestart, ParallelScanFindsTheSame)
 	check_at_rest();
 }
 
+TEST_F(SegRestart, VerifyingEveryItemFindsTheSame)
+{
+	open_engine();
+	fill(30000);
+	stop_engine();
+	verify_items = true;
+	open_engine(32u << 20, 64u << 10, 3);
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	EXPECT_EQ(rep.items, model.size());
+	EXPECT_EQ(rep.segments_read, rep.segments);
+	verify();
+	check_at_rest();
+}
+
 TEST_F(SegRestart, ItemsThatExpiredWhileDownAreDropped)
 {
 	open_engine();
@@ -349,6 +365,28 @@ TEST_F(SegRestart, ItemsThatExpiredWhileDownAreDropped)
 	verify();
 	check_at_rest();
 	EXPECT_EQ(curr_items(), model.size() - expired);
+}
+
+TEST_F(SegRestart, ASegmentThatStraddlesNowHasItsItemsRead)
+{
+	open_engine();
+	set("first", "a", 100);
+	clk.advance(4);
+	set("second", "b", 100);
+	stop_engine();
+	clk.advance(98); // "first" expired 2 s ago, "second" has 2 s left
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	EXPECT_EQ(rep.segments_read, 1u);
+	EXPECT_EQ(rep.expired, 1u);
+	EXPECT_EQ(rep.items, 1u);
+	struct engine_item it = {};
+	std::string v;
+
+	EXPECT_FALSE(get("first", &v, &it));
+	ASSERT_TRUE(get("second", &v, &it));
+	EXPECT_EQ(v, "b");
+	check_at_rest();
 }
 
 TEST_F(SegRestart, EngineClockAnchorMovedKeepsExpiryOnTheWallClock)
@@ -459,38 +497,44 @@ TEST_F(SegRestart, ClockWentBackStartsCold)
 	EXPECT_EQ(curr_items(), 0u);
 }
 
-TEST_F(SegRestart, CorruptTableStartsCold)
+// Flips `bit` in the first item slot of up to 50 saved head buckets (the
+// table is the last part of the restart area).
+static void
+flip_saved_slots(const std::string &path, size_t alen, unsigned bit)
+{
+	int f = open(path.c_str(), O_RDWR);
+	std::string area(alen, '\0');
+	unsigned flipped = 0;
+
+	ASSERT_GE(f, 0);
+	ASSERT_EQ(pread(f, area.data(), alen, 0), (ssize_t)alen);
+	for (size_t off = alen - 64; off > alen / 2 && flipped < 50; off -= 64) {
+		uint64_t slot;
+
+		memcpy(&slot, area.data() + off + 8, 8);
+		if (slot == 0)
+			continue;
+		slot ^= 1ull << bit;
+		memcpy(area.data() + off + 8, &slot, 8);
+		flipped++;
+	}
+	ASSERT_GT(flipped, 0u);
+	ASSERT_EQ(pwrite(f, area.data(), alen, 0), (ssize_t)alen);
+	close(f);
+}
+
+TEST_F(SegRestart, VerifyFindsSlotsPointingAtWrongItems)
 {
 	open_engine();
 	fill(3000);
 	stop_engine();
-	// Flip bits in every saved head bucket's first item slot (the table is
-	// the last part of the area): slots that name other places than the
-	// items their keys hash to.
 	{
 		struct engine_config cfg = config(32u << 20, 64u << 10, &clk);
-		size_t alen = seg_restart_area_bytes(&cfg);
-		int f = open(path.c_str(), O_RDWR);
-		std::string page(alen, '\0');
 
-		ASSERT_GE(f, 0);
-		ASSERT_EQ(pread(f, page.data(), alen, 0), (ssize_t)alen);
-		unsigned flipped = 0;
-
-		for (size_t off = alen - 64; off > alen / 2 && flipped < 50; off -= 64) {
-			uint64_t slot;
-
-			memcpy(&slot, page.data() + off + 8, 8);
-			if (slot == 0)
-				continue;
-			slot ^= 1u << 3; // another offset in the same segment
-			memcpy(page.data() + off + 8, &slot, 8);
-			flipped++;
-		}
-		ASSERT_GT(flipped, 0u);
-		ASSERT_EQ(pwrite(f, page.data(), alen, 0), (ssize_t)alen);
-		close(f);
+		// Another offset in the same segment.
+		flip_saved_slots(path, seg_restart_area_bytes(&cfg), 3);
 	}
+	verify_items = true;
 	open_engine();
 	EXPECT_EQ(rep.state, SEG_RESTART_REFUSED);
 	EXPECT_STREQ(rep.code, "corrupt") << rep.reason;
@@ -504,6 +548,55 @@ TEST_F(SegRestart, CorruptTableStartsCold)
 	set("k", "works");
 	ASSERT_TRUE(get("k", &v, &it));
 	EXPECT_EQ(v, "works");
+}
+
+TEST_F(SegRestart, SlotsPointingIntoOtherSegmentsStartCold)
+{
+	open_engine();
+	fill(3000);
+	stop_engine();
+	{
+		struct engine_config cfg = config(32u << 20, 64u << 10, &clk);
+
+		// The lowest bit of the segment id: the counts no longer match.
+		flip_saved_slots(path, seg_restart_area_bytes(&cfg), 20);
+	}
+	open_engine();
+	EXPECT_EQ(rep.state, SEG_RESTART_REFUSED);
+	EXPECT_STREQ(rep.code, "corrupt") << rep.reason;
+	EXPECT_EQ(curr_items(), 0u);
+	check_at_rest();
+}
+
+TEST_F(SegRestart, WithoutVerifyAWrongOffsetIsAMissNeverAnotherValue)
+{
+	open_engine();
+	fill(3000);
+	stop_engine();
+	{
+		struct engine_config cfg = config(32u << 20, 64u << 10, &clk);
+
+		flip_saved_slots(path, seg_restart_area_bytes(&cfg), 3);
+	}
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	unsigned missed = 0;
+
+	// Every read is the key's own value or a miss: a reader checks the
+	// key of the item a slot names.
+	for (const auto &[k, l] : model) {
+		struct engine_item it = {};
+		std::string v;
+
+		if (!get(k, &v, &it)) {
+			missed++;
+			continue;
+		}
+		EXPECT_EQ(v, l.value) << k;
+		EXPECT_EQ(it.flags, l.flags) << k;
+	}
+	EXPECT_GT(missed, 0u);
+	EXPECT_LE(missed, 50u);
 }
 
 TEST_F(SegRestart, PendingFlushAllComesDueWhileDown)
