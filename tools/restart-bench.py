@@ -177,6 +177,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3,
                     help="restarts per configuration (the table shows the median and range)")
     ap.add_argument("--no-memcached", action="store_true", help="segcached only")
+    ap.add_argument("--verify-too", action="store_true",
+                    help="also restart segcached with --restart-verify")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     rows = []
@@ -195,13 +197,18 @@ def main():
         print("segcached: %d objects stored of %d (%d evictions)" % (items, a.objects, ev),
               file=sys.stderr)
         stop = srv.stop(signal.SIGTERM)
-        for t in [int(x) for x in a.threads.split(",")] * a.rounds:
+        configs = [(int(x), False) for x in a.threads.split(",")]
+        if a.verify_too:
+            configs += [(t, True) for t, _ in configs]
+        for t, verify in configs * a.rounds:
             time.sleep(a.down)
-            srv = Server("segcached", base + ["--restart-threads", str(t)], port)
+            srv = Server("segcached", base + ["--restart-threads", str(t)] +
+                         (["--restart-verify"] if verify else []), port)
             serve, hit = srv.start()
             got, asked, bad, st = check_sample(port, a.objects, a.value_size)
             rebuild = float(st["restart_seconds"])
-            rows.append({"server": "segcached", "threads": t, "objects": int(st["restart_items"]),
+            rows.append({"server": "segcached" + (" --restart-verify" if verify else ""),
+                         "threads": t, "objects": int(st["restart_items"]),
                          "state": st["restart_state"], "stop_s": stop, "serve_s": serve,
                          "rebuild_s": rebuild,
                          "objects_per_s": int(st["restart_items"]) / rebuild if rebuild else 0,
