@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -93,6 +94,15 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return util_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+	/* One server per file: two would write the same segments, and the
+	 * saved cache of a warm restart belongs to one of them. The lock goes
+	 * with the descriptor, so a crash releases it too. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		util_fail(err, errlen, errno == EWOULDBLOCK ? "%s is in use by another process"
+							    : "cannot lock %s: %s",
+			  path, strerror(errno));
+		goto out;
+	}
 	if (fstat(fd, &st) < 0) {
 		util_fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
 		goto out;

@@ -245,6 +245,23 @@ class Restart(unittest.TestCase):
         c.close()
         return [b"s:%d" % i for i in range(0, n, 17)]
 
+    def test_one_server_per_file(self):
+        srv = self.server(memory_mb=64)
+        sample = self.small_fill(srv, 1000)
+        second = harness.Server(name="second", memory_mb=64, threads=2,
+                                seg_extra=["--heap-file", self.heap])
+        self.servers.append(second)
+        with self.assertRaises(RuntimeError):
+            second.start()
+        self.assertIn("is in use by another process", second.log())
+        # The first one is untouched and still saves a warm cache.
+        c = srv.connect()
+        self.assertEqual(len(gets_all(c, sample)), len(sample))
+        c.close()
+        self.assertEqual(srv.stop(), 0)
+        srv = self.server(memory_mb=64)
+        self.assertEqual(self.stats(srv)["restart_state"], "warm")
+
     def test_kill9_starts_cold(self):
         srv = self.server(memory_mb=64)
         sample = self.small_fill(srv)
