@@ -298,7 +298,8 @@ check_segments(const struct seg_engine *e, const struct restart_hdr *h,
 		case SEG_SEALED:
 			sealed++;
 			if (s->write_off > e->seg_size || s->ttl_bucket >= TTL_CHAINS ||
-			    s->unit_shift > 12)
+			    s->unit_shift > 12 || s->live_items < 0 || s->live_bytes < 0 ||
+			    (uint32_t)s->live_bytes > s->write_off)
 				return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
 					      "segment %" PRIu32 ": bad header", i);
 			break;
@@ -579,15 +580,18 @@ check_ovf_free(struct seg_engine *e, struct seg_restart_report *rep)
 #define SCAN_AHEAD 8
 
 static void
-prefetch_items(const struct seg_engine *e, uint64_t b)
+prefetch_items(const struct scan_job *j, uint64_t b)
 {
+	const struct seg_engine *e = j->e;
 	const struct seg_bucket *head = &e->table[b];
 
 	for (unsigned i = 1; i < BUCKET_SLOTS; i++) {
 		uint64_t v = atomic_load_explicit(&head->slot[i], memory_order_relaxed);
 
-		/* Not validated yet, but a prefetch never faults. */
-		if (v != 0 && !slot_is_link(v) && slot_seg(v) < e->nseg)
+		/* Not validated yet, but a prefetch never faults. Only items
+		 * that will be read: the others would cost bandwidth. */
+		if (v != 0 && !slot_is_link(v) && slot_seg(v) < e->nseg &&
+		    (j->verify || j->mode[slot_seg(v)] == SCAN_READ))
 			__builtin_prefetch(seg_data(e, slot_seg(v)) +
 					   ((size_t)slot_off(v) << e->off_shift));
 	}
@@ -599,12 +603,12 @@ scan_run(void *arg)
 	struct scan_job *j = arg;
 
 	for (uint64_t b = j->lo; b < j->lo + SCAN_AHEAD && b < j->hi; b++)
-		prefetch_items(j->e, b);
+		prefetch_items(j, b);
 	for (uint64_t b = j->lo; b < j->hi; b++) {
 		if ((b & 1023) == 0 && atomic_load_explicit(j->bad, memory_order_relaxed))
 			break;
 		if (b + SCAN_AHEAD < j->hi)
-			prefetch_items(j->e, b + SCAN_AHEAD);
+			prefetch_items(j, b + SCAN_AHEAD);
 		if (!scan_chain(j, b)) {
 			atomic_store(j->bad, true);
 			break;
