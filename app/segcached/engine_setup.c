@@ -3,8 +3,11 @@
  */
 #include "engine_setup.h"
 
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_common.h>
 #include <rte_lcore.h>
@@ -18,13 +21,60 @@
  * stack's lcores and tools that attach later. */
 #define ENGINE_WORKERS_MIN 64
 
+static void
+area_persist(void *arg, const void *addr, size_t len)
+{
+	mem_region_persist(arg, addr, len);
+}
+
+/* Takes back the cache saved in the heap file, or starts cold. The scan
+ * threads inherit this thread's CPUs, which the EAL narrowed to the main
+ * lcore: they get every CPU in `cpus` for the while. */
+static void
+restart_load(struct engine_setup *es, const struct options *o, const cpu_set_t *cpus)
+{
+	struct seg_restart_report *rep = &es->restart;
+	unsigned threads = o->restart_threads;
+	cpu_set_t saved;
+	bool widened = false;
+
+	if (threads == 0)
+		threads = cpus != NULL && CPU_COUNT(cpus) > 0 ? (unsigned)CPU_COUNT(cpus) : 1;
+	if (cpus != NULL && CPU_COUNT(cpus) > 0 &&
+	    pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) == 0)
+		widened = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus) == 0;
+	(void)seg_restart_load(es->engine, &es->area, threads, rep);
+	if (widened)
+		pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+	switch (rep->state) {
+	case SEG_RESTART_WARM:
+		snprintf(es->restart_state, sizeof(es->restart_state), "warm");
+		APP_LOG(NOTICE,
+			"warm restart from %s: %" PRIu64 " items recovered (%" PRIu64
+			" expired while down dropped), %" PRIu64 " segments (items read in %"
+			PRIu64 "), %" PRIu64 " hash buckets checked by %u threads in %.3f s (%s)",
+			o->heap_file, rep->items, rep->expired, rep->segments, rep->segments_read,
+			rep->buckets, rep->threads, (double)rep->usec / 1e6, rep->reason);
+		break;
+	case SEG_RESTART_COLD:
+		snprintf(es->restart_state, sizeof(es->restart_state), "cold");
+		APP_LOG(NOTICE, "cold start in %s: %s", o->heap_file, rep->reason);
+		break;
+	case SEG_RESTART_REFUSED:
+		snprintf(es->restart_state, sizeof(es->restart_state), "refused:%s", rep->code);
+		APP_LOG(WARNING, "cold start in %s, the saved cache is not used: %s",
+			o->heap_file, rep->reason);
+		break;
+	}
+}
+
 static int
-seg_setup(struct engine_setup *es, const struct options *o, char *err,
-	  size_t errlen)
+seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpus,
+	  char *err, size_t errlen)
 {
 	enum mem_region_kind kind;
+	size_t len, area = 0;
 	char why[256];
-	size_t len;
 	int rc;
 
 	len = seg_heap_bytes(&es->cfg);
@@ -54,9 +104,13 @@ seg_setup(struct engine_setup *es, const struct options *o, char *err,
 							: MEM_REGION_ANON;
 		break;
 	}
+	/* In a file, the restart area comes first (its header at offset 0,
+	 * where any later geometry still finds it), the segments after it. */
+	if (kind == MEM_REGION_FILE)
+		area = seg_restart_area_bytes(&es->cfg);
 	rc = mem_region_create(&es->heap, kind,
 			       kind == MEM_REGION_FILE ? o->heap_file : "segcached_heap",
-			       len, why, sizeof(why));
+			       area + len, why, sizeof(why));
 	/* auto: hugepages are an optimisation, not a requirement. */
 	if (rc < 0 && o->heap == HEAP_AUTO && kind == MEM_REGION_HUGEPAGE) {
 		APP_LOG(WARNING, "heap: %s; using anonymous memory instead", why);
@@ -66,20 +120,33 @@ seg_setup(struct engine_setup *es, const struct options *o, char *err,
 	}
 	if (rc < 0)
 		return util_fail(err, errlen, "heap: %s", why);
-	es->cfg.heap = es->heap.addr;
-	es->cfg.heap_len = es->heap.len;
+	es->cfg.heap = (uint8_t *)es->heap.addr + area;
+	es->cfg.heap_len = es->heap.len - area;
 	es->engine = seg_create(&es->cfg, why, sizeof(why));
 	if (es->engine == NULL) {
 		mem_region_destroy(&es->heap);
 		return util_fail(err, errlen, "engine seg: %s", why);
 	}
 	APP_LOG(INFO, "heap: %zu bytes of %s", len, mem_region_kind_name(kind));
+	if (kind == MEM_REGION_FILE) {
+		APP_LOG(INFO, "heap file %s: restart area %zu bytes, persistence granularity %s",
+			o->heap_file, area, mem_region_granularity_name(&es->heap));
+		es->restartable = true;
+		es->area = (struct seg_restart_area){
+			.addr = es->heap.addr,
+			.len = area,
+			.persist = area_persist,
+			.persist_arg = &es->heap,
+			.verify_items = o->restart_verify,
+		};
+		restart_load(es, o, cpus);
+	}
 	return 0;
 }
 
 int
 engine_setup_create(struct engine_setup *es, const struct options *o,
-		    char *err, size_t errlen)
+		    const cpu_set_t *cpus, char *err, size_t errlen)
 {
 	char why[256];
 
@@ -94,7 +161,7 @@ engine_setup_create(struct engine_setup *es, const struct options *o,
 				      (unsigned)ENGINE_WORKERS_MIN);
 
 	if (o->engine == SERVER_ENGINE_SEG)
-		return seg_setup(es, o, err, errlen);
+		return seg_setup(es, o, cpus, err, errlen);
 
 	if (o->heap != HEAP_AUTO)
 		APP_LOG(WARNING, "--heap applies to the seg engine only; "
@@ -103,6 +170,33 @@ engine_setup_create(struct engine_setup *es, const struct options *o,
 	if (es->engine == NULL)
 		return util_fail(err, errlen, "engine baseline: %s", why);
 	return 0;
+}
+
+void
+engine_setup_save(struct engine_setup *es)
+{
+	struct timespec t0, t1;
+	struct engine_stats st;
+	char err[256];
+
+	if (!es->restartable || es->engine == NULL)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	engine_stats(es->engine, &st);
+	if (seg_restart_save(es->engine, &es->area, err, sizeof(err)) < 0) {
+		APP_LOG(ERR, "cache not saved, the next start is cold: %s", err);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	APP_LOG(NOTICE, "cache saved for a warm restart: %" PRIu64 " items in %" PRIu64
+		" segments, %.3f s", st.curr_items, st.seg_sealed + st.seg_open,
+		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
+const char *
+engine_setup_restart_state(const struct engine_setup *es)
+{
+	return es->restartable ? es->restart_state : NULL;
 }
 
 void

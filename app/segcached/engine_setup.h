@@ -7,21 +7,42 @@
 #ifndef SEGCACHED_ENGINE_SETUP_H
 #define SEGCACHED_ENGINE_SETUP_H
 
+#include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "engine/engine.h"
 #include "drivers/mem/mem_region.h"
 #include "options.h"
+#include "seg/seg.h"
 
 struct engine_setup {
 	struct engine *engine;
-	struct mem_region heap; /* lib/seg's segments; unused by baseline */
+	/* lib/seg: its segments and, in a heap file, the restart area before
+	 * them; unused by baseline */
+	struct mem_region heap;
 	struct engine_config cfg;
+	/* --heap-file: the cache survives a graceful restart */
+	bool restartable;
+	struct seg_restart_area area;
+	struct seg_restart_report restart;
+	char restart_state[32];
 };
 
-/* Call after rte_eal_init(). Returns 0 or -1 with a message. */
+/* Call after rte_eal_init(). With --heap-file, takes back the cache a
+ * graceful stop saved there (or starts cold and logs why); the scan runs
+ * on --restart-threads threads, by default one per CPU in `cpus`, on which
+ * they run. Returns 0 or -1 with a message. */
 int engine_setup_create(struct engine_setup *es, const struct options *o,
-			char *err, size_t errlen);
+			const cpu_set_t *cpus, char *err, size_t errlen);
+
+/* At a graceful stop, after the network stack is gone (no engine worker
+ * left): saves a restartable cache into its file. No-op otherwise. */
+void engine_setup_save(struct engine_setup *es);
+
+/* The restart state for `stats`: "cold", "warm", "refused:<code>", or NULL
+ * without a heap file. */
+const char *engine_setup_restart_state(const struct engine_setup *es);
 
 /* Destroys the engine, then its heap. */
 void engine_setup_destroy(struct engine_setup *es);

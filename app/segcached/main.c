@@ -328,7 +328,7 @@ main(int argc, char **argv)
 		control_set_verbosity(srv.opt.verbosity);
 	clock_gettime(CLOCK_MONOTONIC, &srv.started_mono);
 
-	if (engine_setup_create(&srv.es, &srv.opt, err, sizeof(err)) < 0) {
+	if (engine_setup_create(&srv.es, &srv.opt, &srv.startup_cpus, err, sizeof(err)) < 0) {
 		APP_LOG(ERR, "%s", err);
 		rte_eal_cleanup();
 		return EXIT_FAILURE;
@@ -343,6 +343,10 @@ main(int argc, char **argv)
 	rc = start_stack(&srv);
 	if (rc != 0) {
 		stack_destroy(srv.stack);
+		/* Nothing was served: a cache taken back from the heap file is
+		 * saved again, so a start that fails (a port in use) does not
+		 * cost the next start its warm cache. */
+		engine_setup_save(&srv.es);
 		engine_setup_destroy(&srv.es);
 		rte_eal_cleanup();
 		return rc;
@@ -363,6 +367,9 @@ main(int argc, char **argv)
 	stack_stop(srv.stack);
 	stack_destroy(srv.stack);
 	srv.stack = NULL;
+	/* Every worker is gone and in-flight requests are done: a heap file
+	 * keeps the cache for the next start. */
+	engine_setup_save(&srv.es);
 	engine_setup_destroy(&srv.es);
 	rte_eal_cleanup();
 	return 0;

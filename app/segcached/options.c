@@ -232,6 +232,27 @@ opt_threads(struct options *o, const char *arg, char *err, size_t errlen)
 }
 
 static int
+opt_restart_threads(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 0, 256, &v, err, errlen) < 0)
+		return -1;
+	o->restart_threads = (unsigned)v;
+	return 0;
+}
+
+static int
+opt_restart_verify(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	(void)arg;
+	(void)err;
+	(void)errlen;
+	o->restart_verify = true;
+	return 0;
+}
+
+static int
 opt_backlog(struct options *o, const char *arg, char *err, size_t errlen)
 {
 	unsigned long long v;
@@ -683,7 +704,16 @@ static const struct opt_desc opt_table[] = {
 	{ "heap-file", NULL, 0, "PATH", OPT_ANYWHERE, opt_heap_file,
 	  "put item memory in this file, mapped with libpmem2 (a file on a DAX\n"
 	  "file system or a device DAX for persistent memory); created and\n"
-	  "grown as needed, kept afterwards; implies --heap file" },
+	  "grown as needed, kept afterwards; implies --heap file. A graceful\n"
+	  "stop saves the cache in it and the next start takes it back (warm\n"
+	  "restart; see docs/operations.md)" },
+	{ "restart-threads", NULL, 0, "NUM", OPT_ANYWHERE, opt_restart_threads,
+	  "--heap-file: threads that validate the saved cache at a warm start\n"
+	  "(default: 0 = one per CPU the process may use)" },
+	{ "restart-verify", NULL, 0, NULL, OPT_ANYWHERE, opt_restart_verify,
+	  "--heap-file: at a warm start, read every saved item and check that its\n"
+	  "key hashes to its slot (default: check every slot's place and the\n"
+	  "counts, and read only items whose segment may hold expired ones)" },
 	{ "ip", NULL, 0, "ADDR/PREFIX", OPT_ANYWHERE, opt_ip,
 	  "--stack native: the server's IPv4 address and subnet on the port,\n"
 	  "e.g. 198.18.0.2/24 (required with --stack native)" },

@@ -62,6 +62,8 @@ struct options {
 	enum server_engine engine;
 	enum server_heap heap;
 	char heap_file[256];      /* --heap-file */
+	unsigned restart_threads; /* --restart-threads; 0 = one per CPU */
+	bool restart_verify;      /* --restart-verify */
 	int backlog;              /* -b: listen backlog */
 	/* --stack native */
 	char ip[32];              /* --ip as given, "198.18.0.2/24" */

@@ -64,6 +64,11 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->max_conns_per_source = o->max_conns_per_source;
 	out->request_timeout = o->request_timeout;
 	out->admin_port = o->admin_port;
+	out->restart_state = engine_setup_restart_state(&srv->es);
+	out->restart_items = srv->es.restart.items;
+	out->restart_expired = srv->es.restart.expired;
+	out->restart_segments = srv->es.restart.segments;
+	out->restart_us = srv->es.restart.usec;
 }
 
 void

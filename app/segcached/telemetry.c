@@ -60,6 +60,13 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, #name, es.counters[ENGINE_C_##name]);
 	ENGINE_WORKER_COUNTERS(TEL_ENGINE_COUNTER)
 #undef TEL_ENGINE_COUNTER
+	if (ss.restart_state != NULL) {
+		rte_tel_data_add_dict_string(d, "restart_state", ss.restart_state);
+		rte_tel_data_add_dict_u64(d, "restart_items", ss.restart_items);
+		rte_tel_data_add_dict_u64(d, "restart_expired", ss.restart_expired);
+		rte_tel_data_add_dict_u64(d, "restart_segments", ss.restart_segments);
+		rte_tel_data_add_dict_u64(d, "restart_us", ss.restart_us);
+	}
 	rc = 0;
 out:
 	pthread_mutex_unlock(&tel_lock);

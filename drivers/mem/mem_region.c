@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -93,6 +94,15 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return util_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+	/* One server per file: two would write the same segments, and the
+	 * saved cache of a warm restart belongs to one of them. The lock goes
+	 * with the descriptor, so a crash releases it too. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		util_fail(err, errlen, errno == EWOULDBLOCK ? "%s is in use by another process"
+							    : "cannot lock %s: %s",
+			  path, strerror(errno));
+		goto out;
+	}
 	if (fstat(fd, &st) < 0) {
 		util_fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
 		goto out;
@@ -118,8 +128,9 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 		     have, len);
 		goto out;
 	}
-	/* Page granularity: the mapping works on any file; on persistent
-	 * memory the engine's data is not made durable anyway. */
+	/* Page granularity is the least we require, so the mapping works on
+	 * any file; pmem2 still reports (and flushes at) the finest the
+	 * mapping really has: cache lines on DAX, bytes with eADR. */
 	if (pmem2_config_new(&cfg) != 0 ||
 	    pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) != 0 ||
 	    pmem2_config_set_length(cfg, len) != 0 ||
@@ -130,6 +141,8 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	r->addr = pmem2_map_get_address(map);
 	r->len = len;
 	r->kind = MEM_REGION_FILE;
+	r->persist = pmem2_get_persist_fn(map);
+	r->granularity = (int)pmem2_map_get_store_granularity(map);
 	r->map = map;
 	r->fd = fd;
 	fd = -1;
@@ -157,6 +170,26 @@ mem_region_create(struct mem_region *r, enum mem_region_kind kind,
 		return file_create(r, name, len, err, errlen);
 	}
 	return util_fail(err, errlen, "unknown memory region kind %d", (int)kind);
+}
+
+void
+mem_region_persist(const struct mem_region *r, const void *addr, size_t len)
+{
+	if (r->kind == MEM_REGION_FILE && r->persist != NULL && len > 0)
+		r->persist(addr, len);
+}
+
+const char *
+mem_region_granularity_name(const struct mem_region *r)
+{
+	if (r->kind != MEM_REGION_FILE)
+		return "none (volatile)";
+	switch ((enum pmem2_granularity)r->granularity) {
+	case PMEM2_GRANULARITY_BYTE: return "byte (eADR: a fence)";
+	case PMEM2_GRANULARITY_CACHE_LINE: return "cache line (DAX: flush and fence)";
+	case PMEM2_GRANULARITY_PAGE: return "page (msync)";
+	}
+	return "unknown";
 }
 
 void

@@ -12,8 +12,10 @@
  *    initialised EAL that has hugepages (not --no-huge).
  *  - MEM_REGION_FILE: a file mapped with libpmem2: a file on a DAX file
  *    system or a device DAX (/dev/daxX.Y) puts the heap on persistent
- *    memory in App Direct mode; any other file works too (page cache).
- *    Capacity only: the cache does not survive a restart (yet).
+ *    memory in App Direct mode; any other file works too (page cache,
+ *    /dev/shm). The file outlives the process: lib/seg's warm restart
+ *    keeps the cache in it across a graceful restart, made durable with
+ *    mem_region_persist().
  */
 #ifndef SEGCACHED_MEM_REGION_H
 #define SEGCACHED_MEM_REGION_H
@@ -41,6 +43,11 @@ struct mem_region {
 	const struct rte_memzone *mz; /* MEM_REGION_HUGEPAGE only */
 	struct pmem2_map *map;        /* MEM_REGION_FILE only */
 	int fd;                       /* MEM_REGION_FILE only */
+	/* MEM_REGION_FILE: libpmem2's persist function for the mapping's
+	 * store granularity (byte: a fence; cache line: flushes and a fence;
+	 * page: msync). */
+	void (*persist)(const void *addr, size_t len);
+	int granularity;              /* enum pmem2_granularity */
 };
 
 /* True when the EAL has hugepage memory to reserve from (call after
@@ -53,6 +60,14 @@ bool mem_region_hugepages_available(void);
  * or -1 with a message. */
 int mem_region_create(struct mem_region *r, enum mem_region_kind kind,
 		      const char *name, size_t len, char *err, size_t errlen);
+
+/* Makes stores to [addr, addr + len) inside a file region durable
+ * (libpmem2's persist function); nothing to do for the other kinds, whose
+ * contents die with the process. */
+void mem_region_persist(const struct mem_region *r, const void *addr, size_t len);
+
+/* "byte (eADR)", "cache line (DAX)" or "page (msync)" for a file region. */
+const char *mem_region_granularity_name(const struct mem_region *r);
 
 /* Releases the region; a zeroed region is fine. */
 void mem_region_destroy(struct mem_region *r);

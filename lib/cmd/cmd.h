@@ -60,6 +60,13 @@ struct cmd_server_stats {
 	const char *stack;            /* "posix" or "native" */
 	const char *eviction;         /* "merge", "fifo", "random", "none" */
 	uint64_t segment_size;
+	/* warm restart (a heap file): "cold", "warm" or "refused:<code>";
+	 * NULL: no heap file, the lines are left out */
+	const char *restart_state;
+	uint64_t restart_items;       /* items recovered */
+	uint64_t restart_expired;     /* items that expired while down, dropped */
+	uint64_t restart_segments;    /* segments scanned */
+	uint64_t restart_us;          /* time the recovery took */
 	/* per-worker engine counters for `stats workers` (may be NULL) */
 	struct engine_worker *const *workers;
 	unsigned nworkers;

@@ -176,6 +176,14 @@ stats_general(struct cmd_conn *c)
 		since(ss.conns_request_timeouts, &rt->base_conns_request_timeouts));
 	put_u64(&so, "conns_write_timeouts",
 		since(ss.conns_write_timeouts, &rt->base_conns_write_timeouts));
+	/* segcached's own: how this process started on its heap file */
+	if (ss.restart_state != NULL) {
+		put_str(&so, "restart_state", ss.restart_state);
+		put_u64(&so, "restart_items", ss.restart_items);
+		put_u64(&so, "restart_expired", ss.restart_expired);
+		put_u64(&so, "restart_segments", ss.restart_segments);
+		put_rusage(&so, "restart_seconds", ss.restart_us);
+	}
 #undef EC
 	finish(&so);
 }

@@ -45,6 +45,84 @@ size_t seg_segment_size_for(size_t memory);
  * reclaiming. Returns the evictions done. */
 unsigned seg_reclaim(struct engine *e);
 
+
+/* ---- warm restart (seg_restart.c) ---------------------------------------
+ * A heap in a file (PMEM on a DAX file system, or /dev/shm) survives the
+ * process. Beside the heap, in the same file, lies a restart area: a
+ * versioned header, the segment headers, the TTL chains and a copy of the
+ * hash table. seg_restart_save() writes it at a graceful stop (nothing
+ * else running) and sets the header's clean flag last; seg_restart_load()
+ * takes it back on a new engine over the same heap, or starts cold, and
+ * clears the clean flag before anything is served. */
+
+struct seg_restart_area {
+	void *addr;        /* seg_restart_area_bytes() bytes, mapped with the heap */
+	size_t len;
+	/* Makes [addr, addr + len) of the area or the heap durable: libpmem2's
+	 * persist function of the mapping (cache-line flushes and a fence on
+	 * DAX, msync on a page-cache file). */
+	void (*persist)(void *arg, const void *addr, size_t len);
+	void *persist_arg;
+	/* Wall clock, unix seconds; NULL: CLOCK_REALTIME. (The engine clock
+	 * is monotonic; the wall clock tells how long the cache was down and
+	 * whether time went backwards.) */
+	engine_clock_fn wall;
+	void *wall_arg;
+	/* Read every saved item at the load: it must parse and its key must
+	 * hash to the bucket and tag of its slot. Without it the load checks
+	 * every slot's place (a sealed segment, inside its used bytes), every
+	 * chain link, and that the slots naming each segment are the items it
+	 * counted at the stop; it reads only the items of segments whose
+	 * expiry range straddles now (a cache miss an item: the cost). */
+	bool verify_items;
+};
+
+enum seg_restart_state {
+	SEG_RESTART_COLD,    /* nothing saved in the area (a new file) */
+	SEG_RESTART_WARM,    /* the saved cache is back */
+	SEG_RESTART_REFUSED, /* something saved, not usable: started cold (reason) */
+};
+
+struct seg_restart_report {
+	enum seg_restart_state state;
+	/* REFUSED: "version", "geometry", "dirty", "clock", "corrupt",
+	 * "memory" or "area"; COLD: "none"; WARM: NULL */
+	const char *code;
+	char reason[192];   /* the same in a sentence, for the log */
+	uint64_t items;     /* live items recovered */
+	uint64_t expired;   /* items dropped: they expired while the cache was down */
+	uint64_t segments;  /* segments holding items */
+	uint64_t segments_read; /* of those, segments whose items were read */
+	uint64_t buckets;   /* hash chains validated */
+	uint64_t usec;      /* time the recovery took */
+	unsigned threads;   /* scan threads used */
+};
+
+/* Bytes of the restart area for cfg (a multiple of 2 MiB, so a heap placed
+ * after it in a file stays huge-page aligned), or 0 if cfg has no layout. */
+size_t seg_restart_area_bytes(const struct engine_config *cfg);
+
+/* On an engine just created over a heap that may hold a saved cache (no
+ * worker yet): if the area's header is valid, of this layout version and
+ * geometry, marked clean, and the wall clock has not gone back since the
+ * stop, takes the saved segments and hash table back (validating every
+ * slot and item, in parallel on `threads` threads), drops the items that
+ * expired meanwhile and continues the cas generation above the saved one.
+ * Otherwise the engine stays empty (cold) and rep says why. Either way the
+ * area is then marked not clean, durably, before it returns: a crash from
+ * here on starts cold. Returns 0, or -1 (with rep->reason) when the area is
+ * too small for cfg. */
+int seg_restart_load(struct engine *e, const struct seg_restart_area *a, unsigned threads,
+		     struct seg_restart_report *rep);
+
+/* At a graceful stop, with every worker destroyed and nothing else calling
+ * the engine: writes the segment headers, TTL chains, hash table and
+ * header to the area, persists them and the heap's used bytes, then sets
+ * and persists the clean flag. Returns 0, or -1 with a message (the area
+ * then stays not clean). */
+int seg_restart_save(struct engine *e, const struct seg_restart_area *a, char *err,
+		     size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

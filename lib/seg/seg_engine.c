@@ -126,6 +126,21 @@ layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t 
 	return 0;
 }
 
+int
+seg_geometry(const struct engine_config *cfg, uint32_t *nseg, uint32_t *seg_size,
+	     uint64_t *buckets)
+{
+	struct seg_layout l;
+	char err[256];
+
+	if (layout(cfg, &l, err, sizeof(err)) < 0)
+		return -1;
+	*nseg = l.nseg;
+	*seg_size = l.seg_size;
+	*buckets = l.buckets;
+	return 0;
+}
+
 size_t
 seg_segment_size_for(size_t memory)
 {

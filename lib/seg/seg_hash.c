@@ -75,6 +75,15 @@ seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, siz
 	k->head = &e->table[h & e->table_mask];
 }
 
+uint64_t
+seg_hash_fingerprint(void)
+{
+	static const char probe[] = "segcached hash fingerprint";
+	uint32_t h = key_crc((const uint8_t *)probe, sizeof(probe) - 1, HASH_SEED);
+
+	return (uint64_t)h << 32 | rte_hash_crc_4byte(h, TAG_SEED);
+}
+
 void
 seg_bucket_lock(struct seg_bucket *head)
 {

@@ -383,6 +383,12 @@ seg_iter_next(const struct seg_engine *e, struct seg_chain_iter *it,
 	return NULL;
 }
 
+/* ---- seg_engine.c ---- */
+/* The segments, their size and the head buckets seg_create() lays cfg out
+ * in (before a caller's heap region caps the segments). 0, or -1. */
+int seg_geometry(const struct engine_config *cfg, uint32_t *nseg, uint32_t *seg_size,
+		 uint64_t *buckets);
+
 /* ---- seg_hash.c ---- */
 struct seg_key {
 	const void *key;
@@ -436,6 +442,9 @@ uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint
 uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w);
 /* Clears every item slot (flush_all). */
 void seg_hash_clear_all(struct seg_engine *e);
+/* A value that changes whenever the key hash or the tag function does
+ * (a saved hash table is only valid under the same functions). */
+uint64_t seg_hash_fingerprint(void);
 
 /* ---- seg_segment.c ---- */
 int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w);

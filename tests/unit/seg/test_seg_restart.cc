@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Warm restart of lib/seg (seg_restart.c): an engine over a heap in a file
+// under /tmp saves itself, a new engine over the same file takes the cache
+// back; and every case that must start cold instead (nothing saved, not
+// stopped cleanly, another version or geometry, the clock went back, a
+// corrupted table). A model of what must be live is kept beside the
+// engine and compared byte for byte after every restart.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+
+#include "seg/seg.h"
+#include "seg/seg_test.h"
+
+namespace {
+
+struct Clocks {
+	int64_t now = 1700000000;  // engine clock
+	int64_t wall = 1700000000; // wall clock
+	static int64_t engine(void *arg) { return static_cast<Clocks *>(arg)->now; }
+	static int64_t wall_fn(void *arg) { return static_cast<Clocks *>(arg)->wall; }
+	void advance(int64_t s)
+	{
+		now += s;
+		wall += s;
+	}
+};
+
+struct Live {
+	std::string value;
+	uint32_t flags;
+	int64_t expires_at; // engine clock, 0 = never
+};
+
+void
+msync_persist(void *, const void *addr, size_t len)
+{
+	const uintptr_t page = 4096;
+	uintptr_t lo = reinterpret_cast<uintptr_t>(addr) & ~(page - 1);
+	uintptr_t hi = reinterpret_cast<uintptr_t>(addr) + len;
+
+	ASSERT_EQ(msync(reinterpret_cast<void *>(lo), hi - lo, MS_SYNC), 0);
+}
+
+class SegRestart : public ::testing::Test {
+protected:
+	Clocks clk;
+	std::string path;
+	int fd = -1;
+	void *map = MAP_FAILED;
+	size_t map_len = 0;
+	struct engine *e = nullptr;
+	struct engine_worker *w = nullptr;
+	struct seg_restart_area area = {};
+	struct seg_restart_report rep = {};
+	std::map<std::string, Live> model;
+	std::set<std::string> gone; // deleted or expired keys
+	bool verify_items = false;  // seg_restart_area.verify_items
+
+	void SetUp() override
+	{
+		char tmpl[] = "/tmp/seg-restart-XXXXXX";
+		int f = mkstemp(tmpl);
+
+		ASSERT_GE(f, 0);
+		close(f);
+		path = tmpl;
+	}
+	void TearDown() override
+	{
+		close_engine();
+		unlink(path.c_str());
+	}
+
+	static struct engine_config config(size_t memory, size_t seg_size, Clocks *c)
+	{
+		struct engine_config cfg = {};
+
+		cfg.memory = memory;
+		cfg.segment_size = seg_size;
+		cfg.max_workers = 8;
+		cfg.clock = Clocks::engine;
+		cfg.clock_arg = c;
+		return cfg;
+	}
+
+	// Maps the file (restart area + heap), creates an engine over it and
+	// loads whatever it holds.
+	void open_engine(size_t memory = 32u << 20, size_t seg_size = 64u << 10,
+			 unsigned threads = 2)
+	{
+		struct engine_config cfg = config(memory, seg_size, &clk);
+		size_t alen = seg_restart_area_bytes(&cfg), hlen = seg_heap_bytes(&cfg);
+		char err[256] = "";
+
+		ASSERT_GT(alen, 0u);
+		ASSERT_GT(hlen, 0u);
+		fd = open(path.c_str(), O_RDWR);
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(ftruncate(fd, (off_t)(alen + hlen)), 0);
+		map_len = alen + hlen;
+		map = mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		ASSERT_NE(map, MAP_FAILED);
+		cfg.heap = static_cast<uint8_t *>(map) + alen;
+		cfg.heap_len = hlen;
+		e = seg_create(&cfg, err, sizeof(err));
+		ASSERT_NE(e, nullptr) << err;
+		area = {};
+		area.addr = map;
+		area.len = alen;
+		area.persist = msync_persist;
+		area.wall = Clocks::wall_fn;
+		area.wall_arg = &clk;
+		area.verify_items = verify_items;
+		ASSERT_EQ(seg_restart_load(e, &area, threads, &rep), 0) << rep.reason;
+		w = engine_worker_create(e);
+		ASSERT_NE(w, nullptr);
+	}
+	// A graceful stop: workers first, then the save.
+	void stop_engine(bool save = true)
+	{
+		char err[256] = "";
+
+		engine_worker_destroy(w);
+		w = nullptr;
+		if (save) {
+			ASSERT_EQ(seg_restart_save(e, &area, err, sizeof(err)), 0) << err;
+		}
+		close_engine();
+	}
+	void close_engine()
+	{
+		engine_worker_destroy(w);
+		w = nullptr;
+		engine_destroy(e);
+		e = nullptr;
+		if (map != MAP_FAILED)
+			munmap(map, map_len);
+		map = MAP_FAILED;
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+
+	uint64_t set(const std::string &k, const std::string &v, int64_t exptime = 0,
+		     uint32_t flags = 0, enum engine_store_mode mode = ENGINE_SET)
+	{
+		uint64_t cas = 0;
+		int rc = engine_store(w, mode, k.data(), k.size(), v.data(), v.size(), flags,
+				      exptime, 0, &cas);
+
+		EXPECT_EQ(rc, ENGINE_OK) << k;
+		return cas;
+	}
+	bool get(const std::string &k, std::string *v, struct engine_item *it)
+	{
+		std::string buf(1 << 16, '\0');
+		int rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH, buf.data(), buf.size(),
+				    it);
+
+		if (rc == ENGINE_MISS)
+			return false;
+		EXPECT_EQ(rc, ENGINE_OK) << k;
+		v->assign(buf.data(), it->vlen);
+		return true;
+	}
+
+	// Writes a mix through every kind of write; the model says what is
+	// live afterwards.
+	void fill(unsigned n)
+	{
+		for (unsigned i = 0; i < n; i++) {
+			std::string k = "key:" + std::to_string(i);
+			std::string v = std::string(i % 37 + 1, (char)('a' + i % 26)) +
+					std::to_string(i);
+			int64_t ttl = i % 5 == 0 ? 100 : i % 5 == 1 ? 5000 : 0;
+			uint32_t flags = i % 3 == 0 ? 0 : i * 7919u;
+
+			set(k, v, ttl, flags);
+			model[k] = { v, flags, ttl ? clk.now + ttl : 0 };
+		}
+		for (unsigned i = 0; i < n; i += 7) { // deletes
+			std::string k = "key:" + std::to_string(i);
+
+			ASSERT_EQ(engine_delete(w, k.data(), k.size(), 0), ENGINE_OK);
+			model.erase(k);
+			gone.insert(k);
+		}
+		for (unsigned i = 3; i < n; i += 11) { // overwrites
+			std::string k = "key:" + std::to_string(i);
+			std::string v = "overwritten-" + std::to_string(i);
+
+			set(k, v, 0, 42);
+			model[k] = { v, 42, 0 };
+			gone.erase(k);
+		}
+		for (unsigned i = 4; i < n; i += 13) { // appends
+			std::string k = "key:" + std::to_string(i);
+
+			if (!model.count(k))
+				continue;
+			set(k, "+tail", 0, 0, ENGINE_APPEND);
+			model[k].value += "+tail";
+		}
+		// The expiry the engine keeps (long TTLs are rounded down to
+		// their TTL bucket's unit, never up).
+		for (auto &[k, l] : model) {
+			struct engine_item it = {};
+			std::string v;
+
+			ASSERT_TRUE(get(k, &v, &it)) << k;
+			l.expires_at = it.expires_at;
+		}
+		for (unsigned i = 0; i < n / 50; i++) { // counters
+			std::string k = "ctr:" + std::to_string(i);
+			uint64_t out = 0;
+
+			set(k, "100", 0, 5);
+			ASSERT_EQ(engine_arith(w, k.data(), k.size(), true, i, &out, nullptr),
+				  ENGINE_OK);
+			model[k] = { std::to_string(100 + i), 5, 0 };
+		}
+	}
+
+	// Every live key byte for byte, nothing gone comes back; returns the
+	// cas values seen.
+	std::set<uint64_t> verify()
+	{
+		std::set<uint64_t> cas;
+
+		for (const auto &[k, l] : model) {
+			struct engine_item it = {};
+			std::string v;
+
+			if (l.expires_at && l.expires_at <= clk.now) {
+				EXPECT_FALSE(get(k, &v, &it)) << k << " served after its expiry";
+				continue;
+			}
+			EXPECT_TRUE(get(k, &v, &it)) << k;
+			EXPECT_EQ(v, l.value) << k;
+			EXPECT_EQ(it.flags, l.flags) << k;
+			EXPECT_EQ(it.expires_at, l.expires_at) << k;
+			cas.insert(it.cas);
+		}
+		for (const auto &k : gone) {
+			struct engine_item it = {};
+			std::string v;
+
+			EXPECT_FALSE(get(k, &v, &it)) << k << " came back";
+		}
+		return cas;
+	}
+
+	void check_at_rest()
+	{
+		struct seg_census c;
+		char err[256] = "";
+
+		ASSERT_EQ(seg_test_check(e, &c, err, sizeof(err)), 0) << err;
+	}
+
+	uint64_t curr_items()
+	{
+		struct engine_stats st;
+
+		engine_stats(e, &st);
+		return st.curr_items;
+	}
+
+	// The saved header's fields, by offset (see struct restart_hdr).
+	void poke32(size_t off, uint32_t v)
+	{
+		int f = open(path.c_str(), O_RDWR);
+
+		ASSERT_GE(f, 0);
+		ASSERT_EQ(pwrite(f, &v, sizeof(v), (off_t)off), (ssize_t)sizeof(v));
+		close(f);
+	}
+};
+
+TEST_F(SegRestart, NewFileStartsColdThenWarm)
+{
+	open_engine();
+	EXPECT_EQ(rep.state, SEG_RESTART_COLD) << rep.reason;
+	fill(20000);
+	std::set<uint64_t> before = verify();
+	stop_engine();
+
+	clk.advance(10);
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	EXPECT_EQ(rep.items, model.size());
+	EXPECT_EQ(rep.expired, 0u);
+	EXPECT_GT(rep.segments, 0u);
+	check_at_rest();
+	EXPECT_EQ(curr_items(), model.size());
+	// The same items keep their cas values.
+	EXPECT_EQ(verify(), before);
+	// New items never get a cas that was handed out before the stop.
+	for (unsigned i = 0; i < 2000; i++) {
+		uint64_t cas = set("new:" + std::to_string(i), "v");
+
+		EXPECT_EQ(before.count(cas), 0u) << cas;
+		EXPECT_GT(cas, *before.rbegin());
+	}
+	// And it goes on: a second restart keeps everything again.
+	model["new:0"] = { "v", 0, 0 };
+	stop_engine();
+	open_engine(32u << 20, 64u << 10, 1);
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	verify();
+	check_at_rest();
+}
+
+TEST_F(SegRestart, ParallelScanFindsTheSame)
+{
+	open_engine();
+	fill(30000);
+	stop_engine();
+	open_engine(32u << 20, 64u << 10, 4);
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	EXPECT_EQ(rep.threads, 4u);
+	EXPECT_EQ(rep.items, model.size());
+	verify();
+	check_at_rest();
+}
+
+TEST_F(SegRestart, VerifyingEveryItemFindsTheSame)
+{
+	open_engine();
+	fill(30000);
+	stop_engine();
+	verify_items = true;
+	open_engine(32u << 20, 64u << 10, 3);
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	EXPECT_EQ(rep.items, model.size());
+	EXPECT_EQ(rep.segments_read, rep.segments);
+	verify();
+	check_at_rest();
+}
+
+TEST_F(SegRestart, ItemsThatExpiredWhileDownAreDropped)
+{
+	open_engine();
+	fill(10000);
+	stop_engine();
+	clk.advance(101); // TTL 100 items are gone, TTL 5000 ones are not
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	uint64_t expired = 0;
+
+	for (const auto &[k, l] : model)
+		expired += l.expires_at && l.expires_at <= clk.now;
+	EXPECT_GT(expired, 0u);
+	EXPECT_EQ(rep.expired, expired);
+	EXPECT_EQ(rep.items, model.size() - expired);
+	verify();
+	check_at_rest();
+	EXPECT_EQ(curr_items(), model.size() - expired);
+}
+
+TEST_F(SegRestart, ASegmentThatStraddlesNowHasItsItemsRead)
+{
+	open_engine();
+	set("first", "a", 100);
+	clk.advance(4);
+	set("second", "b", 100);
+	stop_engine();
+	clk.advance(98); // "first" expired 2 s ago, "second" has 2 s left
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	EXPECT_EQ(rep.segments_read, 1u);
+	EXPECT_EQ(rep.expired, 1u);
+	EXPECT_EQ(rep.items, 1u);
+	struct engine_item it = {};
+	std::string v;
+
+	EXPECT_FALSE(get("first", &v, &it));
+	ASSERT_TRUE(get("second", &v, &it));
+	EXPECT_EQ(v, "b");
+	check_at_rest();
+}
+
+TEST_F(SegRestart, EngineClockAnchorMovedKeepsExpiryOnTheWallClock)
+{
+	open_engine();
+	set("short", "v", 100);
+	stop_engine();
+	// The new process's engine clock is anchored 50 s apart from the old
+	// one's (the wall clock was stepped during the last run).
+	clk.wall += 30;
+	clk.now += 30 + 50;
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	struct engine_item it = {};
+	std::string v;
+
+	ASSERT_TRUE(get("short", &v, &it));
+	// 30 s of its 100 have passed on the wall clock: 70 s left, on the
+	// new engine clock.
+	EXPECT_EQ(it.expires_at, clk.now + 70);
+}
+
+TEST_F(SegRestart, NotStoppedCleanlyStartsCold)
+{
+	open_engine();
+	fill(5000);
+	stop_engine();
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	set("after", "the restart");
+	stop_engine(false); // kill -9: no save
+	open_engine();
+	EXPECT_EQ(rep.state, SEG_RESTART_REFUSED);
+	EXPECT_STREQ(rep.code, "dirty");
+	EXPECT_EQ(curr_items(), 0u);
+	struct engine_item it = {};
+	std::string v;
+
+	EXPECT_FALSE(get("key:1", &v, &it));
+	EXPECT_FALSE(get("after", &v, &it));
+	check_at_rest();
+	// The cold engine works, and its next clean stop is warm again.
+	set("fresh", "value");
+	stop_engine();
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	ASSERT_TRUE(get("fresh", &v, &it));
+	EXPECT_EQ(v, "value");
+	EXPECT_EQ(curr_items(), 1u);
+}
+
+TEST_F(SegRestart, CrashDuringLoadStartsCold)
+{
+	open_engine();
+	fill(2000);
+	stop_engine();
+	// The load marks the file not clean before it changes anything: a
+	// process that dies right after it (no save) leaves it so.
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	close_engine();
+	open_engine();
+	EXPECT_STREQ(rep.code, "dirty");
+}
+
+TEST_F(SegRestart, OtherVersionStartsCold)
+{
+	open_engine();
+	fill(1000);
+	stop_engine();
+	poke32(8, 999); // restart_hdr.version
+	open_engine();
+	EXPECT_EQ(rep.state, SEG_RESTART_REFUSED);
+	EXPECT_STREQ(rep.code, "version");
+	EXPECT_EQ(curr_items(), 0u);
+	check_at_rest();
+}
+
+TEST_F(SegRestart, OtherMemoryOrSegmentSizeStartsCold)
+{
+	open_engine(32u << 20, 64u << 10);
+	fill(1000);
+	stop_engine();
+	open_engine(48u << 20, 64u << 10); // -m changed
+	EXPECT_EQ(rep.state, SEG_RESTART_REFUSED);
+	EXPECT_STREQ(rep.code, "geometry");
+	EXPECT_EQ(curr_items(), 0u);
+	model.clear();
+	gone.clear();
+	fill(100);
+	stop_engine();
+	open_engine(48u << 20, 128u << 10); // segment size changed
+	EXPECT_EQ(rep.state, SEG_RESTART_REFUSED);
+	EXPECT_STREQ(rep.code, "geometry");
+	EXPECT_EQ(curr_items(), 0u);
+	check_at_rest();
+}
+
+TEST_F(SegRestart, ClockWentBackStartsCold)
+{
+	open_engine();
+	fill(1000);
+	stop_engine();
+	clk.wall -= 3600;
+	open_engine();
+	EXPECT_EQ(rep.state, SEG_RESTART_REFUSED);
+	EXPECT_STREQ(rep.code, "clock");
+	EXPECT_EQ(curr_items(), 0u);
+}
+
+// Flips `bit` in the first item slot of up to 50 saved head buckets (the
+// table is the last part of the restart area).
+static void
+flip_saved_slots(const std::string &path, size_t alen, unsigned bit)
+{
+	int f = open(path.c_str(), O_RDWR);
+	std::string area(alen, '\0');
+	unsigned flipped = 0;
+
+	ASSERT_GE(f, 0);
+	ASSERT_EQ(pread(f, area.data(), alen, 0), (ssize_t)alen);
+	for (size_t off = alen - 64; off > alen / 2 && flipped < 50; off -= 64) {
+		uint64_t slot;
+
+		memcpy(&slot, area.data() + off + 8, 8);
+		if (slot == 0)
+			continue;
+		slot ^= 1ull << bit;
+		memcpy(area.data() + off + 8, &slot, 8);
+		flipped++;
+	}
+	ASSERT_GT(flipped, 0u);
+	ASSERT_EQ(pwrite(f, area.data(), alen, 0), (ssize_t)alen);
+	close(f);
+}
+
+TEST_F(SegRestart, VerifyFindsSlotsPointingAtWrongItems)
+{
+	open_engine();
+	fill(3000);
+	stop_engine();
+	{
+		struct engine_config cfg = config(32u << 20, 64u << 10, &clk);
+
+		// Another offset in the same segment.
+		flip_saved_slots(path, seg_restart_area_bytes(&cfg), 3);
+	}
+	verify_items = true;
+	open_engine();
+	EXPECT_EQ(rep.state, SEG_RESTART_REFUSED);
+	EXPECT_STREQ(rep.code, "corrupt") << rep.reason;
+	EXPECT_EQ(curr_items(), 0u);
+	check_at_rest();
+	struct engine_item it = {};
+	std::string v;
+
+	for (int i = 1; i < 3000; i += 97)
+		EXPECT_FALSE(get("key:" + std::to_string(i), &v, &it));
+	set("k", "works");
+	ASSERT_TRUE(get("k", &v, &it));
+	EXPECT_EQ(v, "works");
+}
+
+TEST_F(SegRestart, SlotsPointingIntoOtherSegmentsStartCold)
+{
+	open_engine();
+	fill(3000);
+	stop_engine();
+	{
+		struct engine_config cfg = config(32u << 20, 64u << 10, &clk);
+
+		// The lowest bit of the segment id: the counts no longer match.
+		flip_saved_slots(path, seg_restart_area_bytes(&cfg), 20);
+	}
+	open_engine();
+	EXPECT_EQ(rep.state, SEG_RESTART_REFUSED);
+	EXPECT_STREQ(rep.code, "corrupt") << rep.reason;
+	EXPECT_EQ(curr_items(), 0u);
+	check_at_rest();
+}
+
+TEST_F(SegRestart, WithoutVerifyAWrongOffsetIsAMissNeverAnotherValue)
+{
+	open_engine();
+	fill(3000);
+	stop_engine();
+	{
+		struct engine_config cfg = config(32u << 20, 64u << 10, &clk);
+
+		flip_saved_slots(path, seg_restart_area_bytes(&cfg), 3);
+	}
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	unsigned missed = 0;
+
+	// Every read is the key's own value or a miss: a reader checks the
+	// key of the item a slot names.
+	for (const auto &[k, l] : model) {
+		struct engine_item it = {};
+		std::string v;
+
+		if (!get(k, &v, &it)) {
+			missed++;
+			continue;
+		}
+		EXPECT_EQ(v, l.value) << k;
+		EXPECT_EQ(it.flags, l.flags) << k;
+	}
+	EXPECT_GT(missed, 0u);
+	EXPECT_LE(missed, 50u);
+}
+
+TEST_F(SegRestart, PendingFlushAllComesDueWhileDown)
+{
+	open_engine();
+	fill(500);
+	engine_flush_all(e, 60);
+	stop_engine();
+	clk.advance(61);
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	EXPECT_EQ(curr_items(), 0u);
+	struct engine_item it = {};
+	std::string v;
+
+	EXPECT_FALSE(get("key:1", &v, &it));
+	check_at_rest();
+}
+
+} // namespace
