@@ -89,7 +89,8 @@
 	X(tcp_syncookies_sent, "TCP SYN cookies sent")                         \
 	X(tcp_syncookies_ok, "TCP connections completed from a SYN cookie")   \
 	X(tcp_syncookies_bad, "TCP ACKs with an invalid SYN cookie")           \
-	X(tcp_refused_full, "TCP handshakes completed with every slot taken: refused")
+	X(tcp_refused_full, "TCP segments refused with every slot taken "     \
+	  "(stateless: a connection's handshake ACK and first data each count)")
 
 enum net_counter_id {
 #define NET_COUNTER_ENUM(name, desc) NET_C_##name,
