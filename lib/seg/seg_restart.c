@@ -210,15 +210,11 @@ check_header(const struct seg_engine *e, const struct restart_hdr *h, int64_t wa
 	return 0;
 }
 
-/* The header of an area that is open for writing: geometry of this
- * engine, not clean. Persisted before the heap or the table change. */
+/* What check_header() compares with the engine starting: the layout
+ * version and this engine's geometry. */
 static void
-mark_open(struct seg_engine *e, const struct seg_restart_area *a, const struct area_layout *al)
+put_geometry(struct restart_hdr *h, const struct seg_engine *e, const struct area_layout *al)
 {
-	struct restart_hdr *h = a->addr;
-
-	h->clean = 0;
-	persist(a, &h->clean, sizeof(h->clean));
 	h->magic = RESTART_MAGIC;
 	h->version = RESTART_VERSION;
 	h->area_bytes = al->total;
@@ -230,6 +226,18 @@ mark_open(struct seg_engine *e, const struct seg_restart_area *a, const struct a
 	h->ttl_chains = TTL_CHAINS;
 	h->image_size = sizeof(struct seg_image);
 	h->bucket_size = sizeof(struct seg_bucket);
+}
+
+/* The header of an area that is open for writing: geometry of this
+ * engine, not clean. Persisted before the heap or the table change. */
+static void
+mark_open(struct seg_engine *e, const struct seg_restart_area *a, const struct area_layout *al)
+{
+	struct restart_hdr *h = a->addr;
+
+	h->clean = 0;
+	persist(a, &h->clean, sizeof(h->clean));
+	put_geometry(h, e, al);
 	h->gen_counter = atomic_load(&e->gen_counter);
 	persist(a, h, sizeof(*h));
 }
@@ -867,17 +875,7 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 	memcpy(area + al.table_off, e->table, (e->table_mask + 1) * sizeof(struct seg_bucket));
 	persist(a, area + al.chains_off, al.total - al.chains_off);
 
-	h->magic = RESTART_MAGIC;
-	h->version = RESTART_VERSION;
-	h->area_bytes = al.total;
-	h->seg_size = e->seg_size;
-	h->nseg = e->nseg;
-	h->buckets = e->table_mask + 1;
-	h->off_shift = e->off_shift;
-	h->hash_fp = seg_hash_fingerprint();
-	h->ttl_chains = TTL_CHAINS;
-	h->image_size = sizeof(struct seg_image);
-	h->bucket_size = sizeof(struct seg_bucket);
+	put_geometry(h, e, &al);
 	h->stop_wall = wall_now(a);
 	h->stop_clock = seg_now(e);
 	h->gen_counter = atomic_load(&e->gen_counter);

@@ -119,6 +119,18 @@ def free_port(udp_too=False):
     raise RuntimeError("no free port found")
 
 
+def wait_for(what, cond, timeout=120.0):
+    """Polls cond() until it returns something true (returned), for at
+    most timeout seconds; then fails naming what it waited for."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.2)
+    raise AssertionError("gave up waiting for %s after %.0f s" % (what, timeout))
+
+
 class Server:
     """One server process. Options use memcached's meaning on both targets."""
 

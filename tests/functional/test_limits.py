@@ -31,6 +31,7 @@ import time
 import unittest
 
 import harness
+from harness import wait_for
 import netenv
 
 # Bounds against hangs, not timing checks.
@@ -66,16 +67,6 @@ def tearDownModule():
         for a in EXTRA_NATIVE_SOURCES:
             subprocess.run(["ip", "addr", "del", a + "/24", "dev", client_iface()],
                            timeout=30)
-
-
-def wait_for(what, cond, timeout=PHASE_TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError("gave up waiting for %s after %.0f s" % (what, timeout))
 
 
 def connect(port, src=None, rcvbuf=None):

@@ -26,6 +26,7 @@ import time
 import unittest
 
 import harness
+from harness import wait_for
 
 # Bounds against hangs, not timing checks.
 PHASE_TIMEOUT = 120.0
@@ -43,16 +44,6 @@ def telemetry(srv, cmd):
     finally:
         s.close()
     return reply[cmd.split(",")[0]]
-
-
-def wait_for(what, cond, timeout=PHASE_TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError("gave up waiting for %s after %.0f s" % (what, timeout))
 
 
 def nft(*args):
