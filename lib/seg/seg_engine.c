@@ -227,6 +227,10 @@ seg_worker_destroy(struct engine_worker *ew)
 			atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
 		}
 	}
+	/* Its spare overflow bucket goes back to the free list (it leaked,
+	 * 64 bytes of heap per worker destroyed). */
+	if (w->spare_bucket)
+		seg_hash_unreserve_bucket(e, w->spare_bucket);
 	pthread_mutex_lock(&e->workers_lock);
 	for (unsigned c = 0; c < ENGINE_C_MAX; c++)
 		e->retired[c] += w->base.counters[c];

@@ -211,7 +211,7 @@ moves_end(struct seg_bucket *head)
  * list. A reader still inside it sees empty slots (or, once reused,
  * another chain's items, which never match its key). */
 static void
-ovf_free(struct seg_engine *e, uint64_t link)
+ovf_push(struct seg_engine *e, uint64_t link)
 {
 	struct seg_bucket *b = seg_hash_link_target(e, link);
 
@@ -222,7 +222,20 @@ ovf_free(struct seg_engine *e, uint64_t link)
 	e->ovf_free = link;
 	seg_spin_unlock(&e->ovf_lock);
 	atomic_fetch_add_explicit(&e->ovf_free_count, 1, memory_order_relaxed);
+}
+
+/* An overflow bucket leaves its chain. */
+static void
+ovf_free(struct seg_engine *e, uint64_t link)
+{
+	ovf_push(e, link);
 	atomic_fetch_sub_explicit(&e->ovf_used, 1, memory_order_relaxed);
+}
+
+void
+seg_hash_unreserve_bucket(struct seg_engine *e, uint64_t link)
+{
+	ovf_push(e, link);
 }
 
 static bool

@@ -440,6 +440,8 @@ uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint
 			     uint32_t off_units, uint64_t gen);
 /* Reserves one overflow bucket (may take a segment, evicting for it). */
 uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w);
+/* Gives back a bucket reserved and never linked (a worker's spare). */
+void seg_hash_unreserve_bucket(struct seg_engine *e, uint64_t link);
 /* Clears every item slot (flush_all). */
 void seg_hash_clear_all(struct seg_engine *e);
 /* A value that changes whenever the key hash or the tag function does
