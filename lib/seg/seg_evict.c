@@ -14,8 +14,13 @@
 
 /* Segments merged per pass: the most read 1/MERGE_N of their bytes
  * survive into one new segment, so a pass frees MERGE_N - 1; more when
- * their live bytes fit in one (run_walk), at most MERGE_RUN_MAX. */
-#define MERGE_N 4
+ * their live bytes fit in one (run_walk), at most MERGE_RUN_MAX. Two, not
+ * the paper's four: a pass over a run of dense segments evicts what does
+ * not fit in the destination, and with four that was three segments of
+ * live items for one freed, where most of a Twitter-shaped heap's waste
+ * is dead copies spread thin; with two it kept 13-18% more objects and
+ * missed 20-30% less (docs/performance.md). */
+#define MERGE_N 2
 #define MERGE_RUN_MAX 16
 #define FREQ_LEVELS (SLOT_FREQ_MASK + 1)
 
@@ -541,8 +546,8 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
  *
  * A chain whose last pass kept nothing (data written once and never read)
  * is "cold": its passes take one segment, which goes whole when nothing in
- * it was read, as FIFO would; four at a time would keep three segments'
- * worth of the pool empty for nothing. A read item in that one segment
+ * it was read, as FIFO would; MERGE_N at a time would keep MERGE_N - 1
+ * segments' worth of the pool empty for nothing. A read item in that one segment
  * makes the chain warm again and the pass a full one (chosen afresh: at
  * most once per cold chain, as no chain turns cold within a pass). */
 static bool

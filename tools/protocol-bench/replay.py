@@ -26,10 +26,16 @@ reads every reply. A miss fill goes first on the key's connection in the
 next round, before any later request for that key. Misses and gets are
 counted over the whole trace and over its second half (warm cache).
 
+Memory: memcached's -m bounds its slab pages, but it takes one page per
+slab class in use even beyond -m, and its hash table is outside -m;
+segcached's -m covers everything. Each row says the memory the server
+held at the end (memory_used); --equal-memory runs every segcached target
+once more at the memory memcached used, rounded up to MiB.
+
 usage: tools/protocol-bench/replay.py (--trace FILE | --workload twitter|zipf
            [--objects N --requests N --alpha A --seed S --value-size N])
            [-m MB] [-t THREADS] [--target 'segcached [ARGS]']...
-           [--target 'memcached [ARGS]']... [--json]
+           [--target 'memcached [ARGS]']... [--equal-memory] [--json]
 """
 import argparse
 import gzip
@@ -248,6 +254,8 @@ def replay_one(srv, a, total):
         return {
             'server': srv.label(),
             'command': srv.cmd,
+            'memory_mb': srv.memory_mb,
+            'memory_used': srv.memory_used(),
             'version': st.get('version', '?'),
             'seconds': round(secs, 2),
             'requests_per_s': round(c['requests'] / secs) if secs else 0,
@@ -269,7 +277,31 @@ def targets_of(a):
             raise SystemExit('--target must start with segcached or memcached: %r' % t)
         out.append(servers.Server(words[0], a.memory, a.threads, words[1:],
                                   segcached=a.segcached, memcached=a.memcached))
+    if getattr(a, 'equal_memory', False):
+        # memcached first: its measured footprint sizes the extra runs.
+        out.sort(key=lambda s: s.kind != 'memcached')
+        out += [servers.Server('segcached', None, a.threads, s.extra, segcached=a.segcached)
+                for s in out if s.kind == 'segcached']
     return out
+
+
+def replay_all(a, total, log=lambda msg: None):
+    """Replays on every target in turn; with --equal-memory, the segcached
+    targets run once more with -m set to the most memory a memcached run
+    used (memory_used, rounded up to MiB), as memcached's -m bounds only
+    its slab pages, not all of them (one per slab class in use) nor its
+    hash table."""
+    rows = []
+    for srv in targets_of(a):
+        if srv.memory_mb is None:
+            used = [r['memory_used'] for r in rows
+                    if r['server'].startswith('memcached') and 'error' not in r]
+            if not used:
+                continue
+            srv.memory_mb = -(-max(used) // (1 << 20))
+        log('%s ...' % srv.label())
+        rows.append(replay_one(srv, a, total))
+    return rows
 
 
 def add_arguments(ap):
@@ -289,6 +321,8 @@ def add_arguments(ap):
     ap.add_argument('--ttl-scale', type=float, default=1.0)
     ap.add_argument('--default-ttl', type=int, default=0)
     ap.add_argument('--max-value', type=int, default=1000 * 1000 - 512)
+    ap.add_argument('--equal-memory', action='store_true',
+                    help='run each segcached target again at the memory memcached used')
 
 
 def main():
@@ -297,23 +331,23 @@ def main():
     ap.add_argument('--json', action='store_true')
     a = ap.parse_args()
     total = count_records(a.trace) if a.trace else a.requests
-    rows = []
-    for srv in targets_of(a):
-        print('replaying on %s ...' % srv.label(), file=sys.stderr, flush=True)
-        rows.append(replay_one(srv, a, total))
+    rows = replay_all(a, total, lambda msg: print('replaying on ' + msg, file=sys.stderr,
+                                                  flush=True))
     if a.json:
         json.dump(rows, sys.stdout, indent=2)
         print()
         return 0
-    print('| server | objects kept | miss ratio | miss ratio, 2nd half | gets | evictions | s |')
-    print('|---|---|---|---|---|---|---|')
+    print('| server | memory used MiB | objects kept | miss ratio | miss ratio, 2nd half '
+          '| gets | evictions | s |')
+    print('|---|---|---|---|---|---|---|---|')
     for r in rows:
         if 'error' in r:
             print('| %s | %s |' % (r['server'], r['error']))
             continue
-        print('| %s | %d | %.4f | %.4f | %d | %d | %.1f |' % (
-            r['server'], r['curr_items'], r['miss_ratio'] or 0, r['miss_ratio_2nd_half'] or 0,
-            r['counters']['gets'], r['evictions'], r['seconds']))
+        print('| %s | %.1f | %d | %.4f | %.4f | %d | %d | %.1f |' % (
+            r['server'], r['memory_used'] / (1 << 20), r['curr_items'], r['miss_ratio'] or 0,
+            r['miss_ratio_2nd_half'] or 0, r['counters']['gets'], r['evictions'],
+            r['seconds']))
     return 0
 
 

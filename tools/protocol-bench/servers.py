@@ -165,6 +165,17 @@ class Server:
         finally:
             c.close()
 
+    def memory_used(self):
+        """Bytes the server holds for items and their index: memcached's
+        slab pages (total_malloced: one page per slab class in use even
+        beyond -m) plus its hash table (hash_bytes, outside -m); segcached's
+        heap, table and segment headers (all inside -m)."""
+        if self.kind == 'memcached':
+            return (int(self.stats(b'slabs').get('total_malloced', 0)) +
+                    int(self.stats().get('hash_bytes', 0)))
+        st = self.stats(b'segments')
+        return int(st['heap_bytes']) + int(st['table_bytes']) + int(st['meta_bytes'])
+
     def stop(self):
         """SIGTERM, then SIGKILL after 10 s; returns True when SIGTERM
         stopped it (or it had exited already)."""

@@ -87,6 +87,9 @@ protected:
 		cfg.memory = memory;
 		cfg.segment_size = seg_size;
 		cfg.max_workers = 8;
+		// A table of 2 MiB, larger than the rest of the restart area:
+		// flip_saved_slots() finds it in the area's second half.
+		cfg.hash_power = 15;
 		cfg.clock = Clocks::engine;
 		cfg.clock_arg = c;
 		return cfg;
