@@ -12,15 +12,19 @@
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
 
-/* Segments merged per pass: the most read 1/MERGE_N of their bytes
- * survive into one new segment, so a pass frees MERGE_N - 1; more when
- * their live bytes fit in one (run_walk), at most MERGE_RUN_MAX. Two, not
- * the paper's four: a pass over a run of dense segments evicts what does
- * not fit in the destination, and with four that was three segments of
- * live items for one freed, where most of a Twitter-shaped heap's waste
- * is dead copies spread thin; with two it kept 13-18% more objects and
- * missed 20-30% less (docs/performance.md). */
+/* Segments merged per pass, at least: the run's most read items fill
+ * MERGE_N - 1 new segments and a pass frees one or more. A run whose
+ * live bytes do not fit in one segment fewer grows (run_walk), up to
+ * MERGE_GROW_MAX, so that a pass over dense segments frees one by
+ * evicting as few live items as it can (the least read of the run)
+ * instead of a whole segment's worth; and a run grows up to
+ * MERGE_RUN_MAX while the next segment needs no further destination (a
+ * run of mostly dead copies is compacted whole). The paper's four into
+ * one evicted three segments of live items for one freed, where most of
+ * a Twitter-shaped heap's waste is dead copies spread thin
+ * (docs/performance.md). */
 #define MERGE_N 2
+#define MERGE_GROW_MAX 4
 #define MERGE_RUN_MAX 16
 #define FREQ_LEVELS (SLOT_FREQ_MASK + 1)
 
@@ -35,36 +39,52 @@ count_lock(struct seg_engine *e, struct seg_worker *w, enum engine_worker_counte
 		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 }
 
+static uint64_t
+seg_live(const struct seg_engine *e, int32_t seg)
+{
+	int32_t lb = atomic_load_explicit(&e->hdr[seg].live_bytes, memory_order_relaxed);
+
+	return lb > 0 ? (uint64_t)lb : 0;
+}
+
 /* Which items of a run survive a merge: those read more often than
  * `cutoff`, and of those read exactly `cutoff` times the first ones, up
- * to `at_cutoff` bytes; so the most read items fill the destination, not
+ * to `at_cutoff` bytes; so the most read items fill the destinations, not
  * the first read items in offset order. Unread items only when fewer
- * than a segment's worth were read, and none from a run nobody read. */
+ * than the destinations' worth were read, and none from a run nobody
+ * read unless all of it fits. */
 struct merge_cut {
 	unsigned cutoff;
-	uint32_t at_cutoff;
-	uint64_t read_bytes; /* live bytes read at least once: 0 = nothing survives */
+	uint64_t at_cutoff;
+	uint64_t read_bytes; /* live bytes read at least once (all live bytes when
+			      * they fit): 0 = nothing survives */
 };
 
 /* Drains the run and counts its live bytes by read frequency (lock-free,
  * an estimate: the keep decision is taken again under each bucket lock),
- * then picks the cutoff so that about one segment of bytes survives. */
+ * then picks the cutoff so that about `keep` bytes survive. A run of two
+ * or more whose live bytes fit in `keep` keeps them all: no count, which
+ * would cost a hash lookup per item. */
 static struct merge_cut
-merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n,
+merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep,
 	     int64_t now)
 {
 	const uint32_t align = (1u << e->off_shift) - 1;
 	uint64_t bytes[FREQ_LEVELS] = { 0 };
-	uint64_t above = 0;
-	struct merge_cut cut = { 1, UINT32_MAX, 0 };
+	uint64_t above = 0, live = 0;
+	struct merge_cut cut = { 1, UINT64_MAX, 0 };
 
+	for (unsigned r = 0; r < n; r++) {
+		seg_close_and_drain(e, run[r]);
+		live += seg_live(e, run[r]);
+	}
+	if (n > 1 && live <= keep)
+		return (struct merge_cut){ 0, UINT64_MAX, live };
 	for (unsigned r = 0; r < n; r++) {
 		const struct seg_hdr *sh = &e->hdr[run[r]];
 		const uint8_t *sdata = seg_data(e, run[r]);
-		uint32_t end;
+		const uint32_t end = seg_valid_end(e, run[r]);
 
-		seg_close_and_drain(e, run[r]);
-		end = seg_valid_end(e, run[r]);
 		for (uint32_t off = 0; off < end;) {
 			struct item_view iv;
 			struct seg_key k;
@@ -87,15 +107,15 @@ merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n,
 	/* A run with nothing read keeps nothing (and its chain turns cold). */
 	if (cut.read_bytes == 0)
 		return cut;
-	/* Else the destination fills: the most read first, then, when fewer
-	 * than a segment's worth were read, unread items in run order (a
+	/* Else the destinations fill: the most read first, then, when fewer
+	 * than their worth were read, unread items in run order (a
 	 * destination a twentieth full wasted the rest of its segment, and a
 	 * chain of such destinations most of the heap). */
 	cut.cutoff = 0;
 	for (unsigned f = FREQ_LEVELS; f-- > 0;) {
-		if (above + bytes[f] > e->seg_size) {
+		if (above + bytes[f] > keep) {
 			cut.cutoff = f;
-			cut.at_cutoff = (uint32_t)(e->seg_size - above);
+			cut.at_cutoff = keep - above;
 			break;
 		}
 		above += bytes[f];
@@ -272,14 +292,6 @@ evict_one(struct seg_engine *e, bool random)
 	return true;
 }
 
-static uint64_t
-seg_live(const struct seg_engine *e, int32_t seg)
-{
-	int32_t lb = atomic_load_explicit(&e->hdr[seg].live_bytes, memory_order_relaxed);
-
-	return lb > 0 ? (uint64_t)lb : 0;
-}
-
 /* A cursor into chain c: the segment recorded, while it is still in the
  * life it was recorded in, else the chain's head. */
 static int32_t
@@ -345,13 +357,33 @@ run_need(const struct seg_chain *c)
 	return c->merge_cold ? 1 : 2;
 }
 
+/* Segments needed to hold `live` bytes (at least one). */
+static uint64_t
+segs_for(const struct seg_engine *e, uint64_t live)
+{
+	return live ? (live + e->seg_size - 1) / e->seg_size : 1;
+}
+
+/* Whether a warm run of n segments holding `live` bytes takes the next
+ * one, holding `more`: while the run cannot free a segment without
+ * evicting live items (up to MERGE_GROW_MAX), or while the next one needs
+ * no further destination (up to MERGE_RUN_MAX, the caller's bound). */
+static bool
+run_grows(const struct seg_engine *e, unsigned n, uint64_t live, uint64_t more)
+{
+	if (n < MERGE_GROW_MAX && live > (uint64_t)(n - 1) * e->seg_size)
+		return true;
+	return segs_for(e, live + more) <= segs_for(e, live);
+}
+
 /* Walks the run a pass over warm or cold chain c takes from run_first():
  * consecutive sealed segments, run_max() of them and, beyond that (warm
- * chains), up to MERGE_RUN_MAX while their live bytes still fit in one
- * segment: a run of mostly dead copies (hot keys rewritten) is compacted
- * whole instead of into a destination that would stay mostly empty.
- * Claims the segments into run[] when run is not NULL. Returns how many;
- * *live sums their live bytes. Caller holds the chain lock. */
+ * chains), more while run_grows(): a run of dense segments grows until
+ * one segment fewer holds it, and a run of mostly dead copies (hot keys
+ * rewritten) is compacted whole instead of into destinations that would
+ * stay mostly empty. Claims the segments into run[] when run is not
+ * NULL. Returns how many; *live sums their live bytes. Caller holds the
+ * chain lock. */
 static unsigned
 run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run,
 	 uint64_t *live)
@@ -365,7 +397,7 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 	       atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
 		const uint64_t live_here = seg_live(e, seg);
 
-		if (n >= max && (c->merge_cold || *live + live_here > e->seg_size))
+		if (n >= max && (c->merge_cold || !run_grows(e, n, *live, live_here)))
 			break;
 		if (run && !seg_claim(e, seg, SEG_SEALED))
 			break;
@@ -451,17 +483,72 @@ sparsest_chain(struct seg_engine *e, struct seg_worker *w)
 	return best;
 }
 
-/* Copies the still-used items of the run into dest and unlinks the rest.
- * Returns the bytes kept in dest. */
-static uint32_t
-merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
-	  unsigned n, int32_t dest, const struct merge_cut cut, int64_t now)
+/* The destinations of a merge pass: the reserve segment first, then
+ * members of the run once every item in them has been moved or dropped
+ * (their memory is free again), at most `max` of them. All take the
+ * run's lowest exp_base, so every kept item's delta is >= 0 (workers'
+ * clocks may straddle a second, so a later segment of the chain can have
+ * a lower one). */
+struct merge_dests {
+	int32_t seg[MERGE_RUN_MAX];
+	unsigned n, max;
+	uint32_t off;      /* write offset in the last one */
+	int64_t exp_max;   /* of the last one */
+	int64_t exp_base;
+	uint64_t kept;     /* bytes, in all of them */
+};
+
+static void
+dest_open(struct seg_engine *e, struct merge_dests *md, const int32_t *run, int32_t seg)
 {
-	struct seg_hdr *d = &e->hdr[dest];
+	const struct seg_hdr *r = &e->hdr[run[0]];
+
+	seg_init_open(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift, r->create_at);
+	atomic_store(&e->hdr[seg].state, SEG_RECLAIM);
+	md->seg[md->n++] = seg;
+	md->off = 0;
+	md->exp_max = 0;
+}
+
+/* Seals the last destination: its items are in place, its slots point
+ * at them. */
+static void
+dest_seal(struct seg_engine *e, struct merge_dests *md)
+{
+	struct seg_hdr *d = &e->hdr[md->seg[md->n - 1]];
+
+	atomic_store_explicit(&d->exp_max, md->exp_max, memory_order_relaxed);
+	atomic_store_explicit(&d->write_off, md->off | SEG_WOFF_SEALED, memory_order_release);
+	atomic_store_explicit(&d->state, SEG_SEALED, memory_order_release);
+	md->kept += md->off;
+}
+
+/* Room for `span` more bytes: in the last destination, else in a new one
+ * made of run[md->n - 1] when the pass is past it (run[done - 1] is the
+ * last member wholly moved) and may take one more. A member's old life
+ * ends first: readers holding its gen fail validation. */
+static bool
+dest_room(struct seg_engine *e, struct merge_dests *md, const int32_t *run, unsigned done,
+	  uint32_t span)
+{
+	if (md->off + span <= e->seg_size)
+		return true;
+	if (md->n >= md->max || md->n > done || span > e->seg_size)
+		return false;
+	dest_seal(e, md);
+	seg_retire(e, run[md->n - 1]);
+	dest_open(e, md, run, run[md->n - 1]);
+	return true;
+}
+
+/* Copies the still-used items of the run into the destinations and
+ * unlinks the rest. Leaves the last destination unsealed. */
+static void
+merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
+	  unsigned n, struct merge_dests *md, const struct merge_cut cut, int64_t now)
+{
 	const uint32_t align = (1u << e->off_shift) - 1;
-	uint8_t *ddata = seg_data(e, dest);
-	uint32_t doff = 0, used_at_cutoff = 0;
-	int64_t dexp_max = 0;
+	uint64_t used_at_cutoff = 0;
 	unsigned evicted = 0, expired = 0, unfetched = 0;
 
 	for (unsigned r = 0; r < n; r++) {
@@ -491,10 +578,13 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 				exp = seg_item_expiry(sh, iv.exp_delta);
 				if (!seg_expired(exp, now) && freq >= cut.cutoff &&
 				    (freq > cut.cutoff || used_at_cutoff + span <= cut.at_cutoff) &&
-				    doff + span <= e->seg_size && (!exp || exp >= d->exp_base)) {
+				    (!exp || exp >= md->exp_base) && dest_room(e, md, run, r, span)) {
+					const int32_t dest = md->seg[md->n - 1];
+					const struct seg_hdr *d = &e->hdr[dest];
+					uint8_t *ddata = seg_data(e, dest) + md->off;
 					uint32_t delta = 0;
 
-					memcpy(ddata + doff, sdata + off, iv.total);
+					memcpy(ddata, sdata + off, iv.total);
 					if (exp) {
 						int64_t dd = (exp - d->exp_base) >> d->unit_shift;
 
@@ -503,18 +593,18 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 						 * dd >= 0). */
 						delta = dd > EXP_DELTA_MAX ? EXP_DELTA_MAX
 									   : (uint32_t)dd;
-						item_set_exp_delta(ddata + doff, delta);
+						item_set_exp_delta(ddata, delta);
 						exp = seg_item_expiry(d, delta);
-						if (exp > dexp_max)
-							dexp_max = exp;
+						if (exp > md->exp_max)
+							md->exp_max = exp;
 					}
 					v = slot_make(k.tag, freq >> 1, (uint32_t)dest,
-						      doff >> e->off_shift);
+						      md->off >> e->off_shift);
 					seg_account_remove(e, atomic_load_explicit(slot,
 							   memory_order_relaxed));
 					atomic_store_explicit(slot, v, memory_order_release);
 					seg_account_add(e, v, span);
-					doff += span;
+					md->off += span;
 					if (freq == cut.cutoff)
 						used_at_cutoff += span;
 				} else {
@@ -532,13 +622,9 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 			off += span;
 		}
 	}
-	atomic_store_explicit(&d->exp_max, dexp_max, memory_order_relaxed);
-	atomic_store_explicit(&d->write_off, doff | SEG_WOFF_SEALED, memory_order_release);
-	atomic_store_explicit(&d->state, SEG_SEALED, memory_order_release);
 	atomic_fetch_add_explicit(&e->n_evictions, evicted, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->n_evicted_unfetched, unfetched, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->n_expired, expired, memory_order_relaxed);
-	return doff;
 }
 
 /* One merge pass over the chain with the sparsest run (sparsest_chain).
@@ -547,21 +633,23 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
  * A chain whose last pass kept nothing (data written once and never read)
  * is "cold": its passes take one segment, which goes whole when nothing in
  * it was read, as FIFO would; MERGE_N at a time would keep MERGE_N - 1
- * segments' worth of the pool empty for nothing. A read item in that one segment
- * makes the chain warm again and the pass a full one (chosen afresh: at
- * most once per cold chain, as no chain turns cold within a pass). */
+ * segments' worth of the pool empty for nothing. A read item in that one
+ * segment makes the chain warm again and the pass a full one (chosen
+ * afresh: at most once per cold chain, as no chain turns cold within a
+ * pass). */
 static bool
 merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 {
 	int32_t run[MERGE_RUN_MAX];
-	int32_t dest = e->merge_reserve;
 
-	if (dest == SEG_NONE)
+	if (e->merge_reserve == SEG_NONE)
 		return false;
 	for (;;) {
 		struct seg_chain *c = sparsest_chain(e, w);
+		struct merge_dests md = { .n = 0 };
 		struct merge_cut cut;
-		unsigned n;
+		unsigned n, tb;
+		int32_t prev;
 
 		if (!c)
 			return false;
@@ -577,9 +665,12 @@ merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 			seg_spin_unlock(&c->lock);
 			return false;
 		}
+		prev = e->hdr[run[0]].prev;
 		seg_spin_unlock(&c->lock);
 
-		cut = merge_cutoff(e, run, n, now);
+		/* n - 1 destinations at most: a pass frees one segment or more. */
+		md.max = n > 1 ? n - 1 : 1;
+		cut = merge_cutoff(e, run, n, (uint64_t)md.max * e->seg_size, now);
 		if (n == 1 && cut.read_bytes > 0) {
 			/* Warm again: choose afresh with full passes here. */
 			atomic_store(&e->hdr[run[0]].state, SEG_SEALED);
@@ -588,36 +679,34 @@ merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 		}
 		c->merge_cold = cut.read_bytes == 0;
 
-		/* The destination's exp_base is the lowest of the run (workers'
-		 * clocks may straddle a second, so a later segment of the chain
-		 * can have a lower one): every kept item's delta is then >= 0. */
-		int64_t base = e->hdr[run[0]].exp_base;
-
+		tb = e->hdr[run[0]].ttl_bucket;
+		md.exp_base = e->hdr[run[0]].exp_base;
 		for (unsigned i = 1; i < n; i++)
-			if (e->hdr[run[i]].exp_base < base)
-				base = e->hdr[run[i]].exp_base;
-		seg_init_open(e, dest, e->hdr[run[0]].ttl_bucket, base, e->hdr[run[0]].unit_shift,
-			      e->hdr[run[0]].create_at);
-		atomic_store(&e->hdr[dest].state, SEG_RECLAIM);
-		if (merge_run(e, w, run, n, dest, cut, now) == 0) {
-			/* Nothing kept: free the whole run and keep dest in
-			 * reserve, rather than link an empty segment. */
-			seg_chain_replace_run(e, run, n, SEG_NONE);
-			seg_retire(e, dest);
+			if (e->hdr[run[i]].exp_base < md.exp_base)
+				md.exp_base = e->hdr[run[i]].exp_base;
+		dest_open(e, &md, run, e->merge_reserve);
+		merge_run(e, w, run, n, &md, cut, now);
+		if (md.n == 1 && md.off == 0) {
+			/* Nothing kept: free the whole run and keep the reserve,
+			 * rather than link an empty segment. */
+			seg_chain_replace_run(e, tb, prev, run, n, NULL, 0);
+			seg_retire(e, e->merge_reserve);
 			for (unsigned i = 0; i < n; i++)
 				seg_release(e, run[i]);
 			atomic_fetch_add_explicit(&e->n_seg_evicted, n, memory_order_relaxed);
 			return true;
 		}
-		seg_chain_replace_run(e, run, n, dest);
-		/* The first source becomes the next merge destination; its
-		 * life ends like any other (stale appenders drained). */
-		seg_retire(e, run[0]);
-		e->merge_reserve = run[0];
-		for (unsigned i = 1; i < n; i++)
+		dest_seal(e, &md);
+		seg_chain_replace_run(e, tb, prev, run, n, md.seg, md.n);
+		/* run[0 .. md.n - 2] are destinations now; the next member
+		 * becomes the next reserve, the rest go to the pool. Their
+		 * lives end like any other (stale appenders drained). */
+		seg_retire(e, run[md.n - 1]);
+		e->merge_reserve = run[md.n - 1];
+		for (unsigned i = md.n; i < n; i++)
 			seg_release(e, run[i]);
 		atomic_fetch_add_explicit(&e->n_seg_merged, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&e->n_seg_evicted, n - 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->n_seg_evicted, n - md.n, memory_order_relaxed);
 		return true;
 	}
 }

@@ -457,9 +457,12 @@ void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64
 		   uint8_t unit_shift, int64_t now);
 void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg);
 void seg_chain_remove(struct seg_engine *e, int32_t seg);
-/* Replaces n consecutive claimed segments of one chain by dest, or with
- * dest SEG_NONE removes them. */
-void seg_chain_replace_run(struct seg_engine *e, const int32_t *run, unsigned n, int32_t dest);
+/* Replaces n consecutive claimed segments of chain ttl_bucket, which
+ * follow prev (SEG_NONE: the head), by the ndest segments dest[] in
+ * order (none: removes them). A destination may be a member of the run
+ * but not its last. Caller holds evict_lock (prev stays linked). */
+void seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, int32_t prev,
+			   const int32_t *run, unsigned n, const int32_t *dest, unsigned ndest);
 /* Closes a segment to appenders and waits for appends in flight. */
 void seg_close_and_drain(struct seg_engine *e, int32_t seg);
 /* Ends a segment's life: a new gen first (stale appenders and readers

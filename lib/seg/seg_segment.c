@@ -138,33 +138,39 @@ seg_chain_remove(struct seg_engine *e, int32_t seg)
 }
 
 void
-seg_chain_replace_run(struct seg_engine *e, const int32_t *run, unsigned n, int32_t dest)
+seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, int32_t prev,
+		      const int32_t *run, unsigned n, const int32_t *dest, unsigned ndest)
 {
-	struct seg_chain *c = &e->chain[e->hdr[run[0]].ttl_bucket];
+	struct seg_chain *c = &e->chain[ttl_bucket];
 
 	seg_spin_lock(&c->lock);
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 	/* The run is consecutive: its members are claimed, so nobody else
-	 * unlinks them, and links are only added at the tail. With no dest
-	 * the run just goes: its neighbours join. */
-	const int32_t prev = e->hdr[run[0]].prev, next = e->hdr[run[n - 1]].next;
-	const int32_t after_prev = dest != SEG_NONE ? dest : next;
-	const int32_t before_next = dest != SEG_NONE ? dest : prev;
+	 * unlinks them, and links are only added at the tail (so the last
+	 * one's next is read now; it is never a destination). prev comes
+	 * from the caller: a destination may be an earlier member of the
+	 * run, whose links its new life cleared. */
+	const int32_t next = e->hdr[run[n - 1]].next;
+	int32_t at = prev;
 
-	if (dest != SEG_NONE) {
-		e->hdr[dest].prev = prev;
-		e->hdr[dest].next = next;
-	}
-	if (prev != SEG_NONE)
-		e->hdr[prev].next = after_prev;
-	else
-		c->head = after_prev;
-	if (next != SEG_NONE)
-		e->hdr[next].prev = before_next;
-	else
-		c->tail = before_next;
 	for (unsigned i = 0; i < n; i++)
 		e->hdr[run[i]].prev = e->hdr[run[i]].next = SEG_NONE;
+	for (unsigned i = 0; i < ndest; i++) {
+		e->hdr[dest[i]].prev = at;
+		if (at != SEG_NONE)
+			e->hdr[at].next = dest[i];
+		else
+			c->head = dest[i];
+		at = dest[i];
+	}
+	if (at != SEG_NONE)
+		e->hdr[at].next = next;
+	else
+		c->head = next;
+	if (next != SEG_NONE)
+		e->hdr[next].prev = at;
+	else
+		c->tail = at;
 	/* The next merge in this chain starts after the run. */
 	c->merge_next = c->sparse_next = next;
 	c->merge_gen = c->sparse_gen = next != SEG_NONE ? atomic_load(&e->hdr[next].gen) : 0;

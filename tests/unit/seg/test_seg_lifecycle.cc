@@ -331,6 +331,44 @@ TEST_F(SegLifecycle, MergeKeepsTheMostReadItemsOfTheRun)
 	EXPECT_EQ(check(), "");
 }
 
+// A run of dense segments (two sevenths of every one dead) is merged into
+// one segment fewer: four of them into three, and the pass frees a
+// segment without evicting any of the run's live items, where a pass
+// into one destination evicted all that did not fit in it (three sevenths
+// of a segment from two such segments; nearly two from the paper's four).
+TEST_F(SegLifecycle, DenseRunMergesIntoOneSegmentFewer)
+{
+	make(4u << 20, ENGINE_EVICT_MERGE, 64u << 10);
+	const std::string v(96, 'v');
+	struct engine_worker *a = engine_worker_create(e);
+	ASSERT_NE(a, nullptr);
+	const int n = 4800; // ~8 segments of one chain
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(set(a, "d" + std::to_string(i), v, 100000), ENGINE_OK);
+	engine_worker_destroy(a); // seals its segment
+	for (int i = 0; i < n; i++) {
+		const std::string k = "d" + std::to_string(i);
+		if (i % 7 == 2 || i % 7 == 5)
+			ASSERT_EQ(engine_delete(w, k.data(), k.size(), 0), ENGINE_OK);
+		else
+			ASSERT_EQ(get(w, k), v);
+	}
+	struct engine_stats st;
+	for (int i = 0; i < 1000000; i++) { // filler in another chain, until a merge
+		ASSERT_EQ(set(w, "f" + std::to_string(i), v), ENGINE_OK);
+		engine_stats(e, &st);
+		if (st.seg_merged > 0)
+			break;
+	}
+	ASSERT_EQ(st.seg_merged, 1u);
+	int lost = 0;
+	for (int i = 0; i < n; i++)
+		if (i % 7 != 2 && i % 7 != 5 && get(w, "d" + std::to_string(i)) == "<MISS>")
+			lost++;
+	EXPECT_EQ(lost, 0) << "of " << n - 2 * n / 7 << " live items";
+	EXPECT_EQ(check(), "");
+}
+
 } // namespace
 
 namespace {
