@@ -15,7 +15,7 @@
  *		net_stack_poll(s);                  // timers, then build output
  *		m = net_stack_tx_burst_prepare(s, &tx);
  *		sent = rte_eth_tx_burst(port, q, tx, m);
- *		net_stack_tx_burst_done(s, sent);   // frees and counts the rest
+ *		net_stack_tx_burst_done(s, sent);   // keeps the rest queued
  *	}
  *
  * Application callbacks (struct net_app_ops) run inside net_stack_input()
@@ -199,8 +199,11 @@ void net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n);
 void net_stack_poll(struct net_stack *s);
 /* The packets to transmit: *pkts points at the stack's TX array. */
 uint16_t net_stack_tx_burst_prepare(struct net_stack *s, struct rte_mbuf ***pkts);
-/* `sent` of the prepared packets were taken by the NIC; the stack frees
- * the rest (counted as tx_nic_drop; TCP retransmits what it lost). */
+/* `sent` of the prepared packets (the first ones) were taken by the NIC;
+ * the rest stay queued, in order, and lead the next prepare (counted as
+ * tx_nic_deferred). The queue holds at most tx_ring_size packets: while
+ * it is full TCP builds nothing (its bytes wait in the send buffers) and
+ * only stateless replies are dropped (tx_queue_full). */
 void net_stack_tx_burst_done(struct net_stack *s, uint16_t sent);
 
 /* Counters. */

@@ -209,6 +209,8 @@ struct net_arp_entry {
 
 /* --- the stack --- */
 
+#define NET_TX_BULK 32 /* packets taken from the mempool at once */
+
 struct net_listener {
 	uint16_t port;
 	uint32_t syn_rcvd; /* SYN_RCVD connections from this listener */
@@ -235,10 +237,13 @@ struct net_stack {
 	uint16_t udp_listen[NET_MAX_LISTEN];
 	unsigned n_udp_listen;
 
-	/* TX array drained by the caller */
+	/* TX array drained by the caller; what the NIC did not take stays
+	 * at its front for the next burst */
 	struct rte_mbuf **tx;
 	uint16_t tx_count, tx_cap;
 	uint64_t tx_prepared_bytes;
+	uint16_t stash_n;                  /* fresh packets in stash */
+	struct rte_mbuf *stash[NET_TX_BULK];
 
 	/* connections */
 	struct net_conn *conns;

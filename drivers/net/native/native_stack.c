@@ -25,9 +25,6 @@ const char *const native_counter_names[NATIVE_C_MAX] = {
 #undef NATIVE_COUNTER_NAME
 };
 
-/* Tries per loop to hand the NIC what it did not take at once; what is
- * left after that is freed by lib/net (TCP retransmits it). */
-#define TX_RETRIES 4
 /* How long a stopping lcore keeps serving so that its connections close
  * with FIN exchanges rather than silently. */
 #define DRAIN_MS 500
@@ -127,10 +124,12 @@ worker_main(void *arg)
 		if (n > 0)
 			net_stack_input(s, rx, n);
 		net_stack_poll(s);
+		/* One try: what the NIC does not take stays queued in lib/net
+		 * and goes first next time round, after the RX burst that may
+		 * have let the NIC free descriptors. */
 		m = net_stack_tx_burst_prepare(s, &tx);
 		if (m > 0) {
-			for (int i = 0; i < TX_RETRIES && sent < m; i++)
-				sent += rte_eth_tx_burst(port, q, tx + sent, m - sent);
+			sent = rte_eth_tx_burst(port, q, tx, m);
 			net_stack_tx_burst_done(s, sent);
 		}
 		NATIVE_INC(w, loops);
