@@ -215,6 +215,23 @@ const char *net_counter_name(enum net_counter_id id);
 const char *net_counter_desc(enum net_counter_id id);
 /* Connection slots in use (any state other than free). */
 uint32_t net_stack_conns_in_use(const struct net_stack *s);
+/* Memory a stack holds for its connections, bytes (see docs/net.md,
+ * "Memory"). Slots are allocated at creation; buffer pairs and
+ * out-of-order tables when a connection first needs one more than the
+ * stack ever had, and are reused after. */
+struct net_stack_memory {
+	size_t slots;            /* max_conns slots: state, hash entry, pool places */
+	size_t buffers;          /* buffer pairs allocated so far (sndbuf + rcvbuf each) */
+	uint32_t buffers_in_use; /* pairs held by connections now */
+	size_t ooo;              /* out-of-order tables allocated so far */
+};
+void net_stack_memory_read(const struct net_stack *s, struct net_stack_memory *out);
+/* What one connection slot costs whether used or not, and so all that an
+ * idle connection (nothing unsent, unacknowledged or unread) costs: its
+ * state, its share of the connection hash table and its places in the
+ * pools. A connection holding bytes adds a buffer pair while it does. */
+size_t net_conn_slot_bytes(void);
+
 /* The stack's current time (its clock, read once per input/poll). */
 uint64_t net_stack_now(const struct net_stack *s);
 

@@ -59,6 +59,24 @@ net_stack_conns_in_use(const struct net_stack *s)
 	return s->conns_in_use;
 }
 
+size_t
+net_conn_slot_bytes(void)
+{
+	/* the hash's share is measured (tests/unit/net, SlotCostsWhatIsDocumented):
+	 * its key store, its buckets and the extendable table's reserve */
+	return sizeof(struct net_conn) + NET_HASH_BYTES_PER_CONN +
+	       2 * sizeof(void *) /* a place in each pool's free stack */;
+}
+
+void
+net_stack_memory_read(const struct net_stack *s, struct net_stack_memory *out)
+{
+	out->slots = (size_t)s->cfg.max_conns * net_conn_slot_bytes();
+	out->buffers = (size_t)s->buf_pool.n_made * s->buf_pool.size;
+	out->buffers_in_use = s->buf_pool.n_made - s->buf_pool.n_free;
+	out->ooo = (size_t)s->ooo_pool.n_made * s->ooo_pool.size;
+}
+
 uint64_t
 net_stack_now(const struct net_stack *s)
 {
@@ -183,7 +201,6 @@ net_stack_create(const struct net_stack_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	s->now = read_clock(s);
-	net_wheel_init(&s->wheel, s->now);
 	TAILQ_INIT(&s->output_list);
 	TAILQ_INIT(&s->release_list);
 	TAILQ_INIT(&s->time_wait);
