@@ -40,8 +40,8 @@ native_worker_lcores(void)
 /* Connection slots per lcore. RSS spreads connections evenly only on
  * average: an lcore gets room for twice its share (never more than -c),
  * and for connections that still hold a slot after closing (LAST_ACK,
- * TIME_WAIT). Every slot costs its TCP buffers, so -c is not simply
- * multiplied by the number of lcores. */
+ * TIME_WAIT). A slot costs about 400 bytes; TCP buffers are taken only
+ * while a connection holds bytes (docs/net.md, "Memory"). */
 static uint32_t
 slots_per_lcore(const struct native_config *cfg, unsigned nworkers)
 {
@@ -193,8 +193,8 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	if (w->stack == NULL)
 		return util_fail(err, errlen,
 				 "lcore %u: cannot create its TCP/IP stack: %s "
-				 "(%u connection slots of %u KiB; lower --max-conns, "
-				 "or raise -m with --no-huge)",
+				 "(%u connection slots, %u KiB of buffers each while busy; "
+				 "lower --max-conns, or raise -m with --no-huge)",
 				 lcore, why, nc.max_conns, (NATIVE_SNDBUF + NATIVE_RCVBUF) >> 10);
 	w->udp_cmd = cmd_conn_create(cfg->cmd, w->ew, true);
 	if (w->udp_cmd == NULL || proto_out_init(&w->udp_out, 0, nat->out_limit) < 0)
