@@ -43,6 +43,9 @@ struct net_stack;
 struct net_conn; /* a TCP connection; opaque */
 
 #define NET_MAX_LISTEN 8 /* TCP and UDP listening ports, each */
+/* Packets a stack takes from its TX mempool at once and holds ready, on
+ * top of the tx_ring_size it may have queued: size the pool for both. */
+#define NET_TX_BULK 32
 
 /* Why a TCP connection ended (net_app_ops.closed). */
 enum net_close_reason {

@@ -268,8 +268,6 @@ struct net_arp_entry {
 
 /* --- the stack --- */
 
-#define NET_TX_BULK 32 /* packets taken from the mempool at once */
-
 struct net_listener {
 	uint16_t port;
 	uint32_t syn_rcvd; /* SYN_RCVD connections from this listener */

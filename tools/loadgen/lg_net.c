@@ -318,7 +318,7 @@ lg_net_run(struct lg_options *o, struct lg_stats *total, double *measure_s)
 	pc.port_id = -1;
 	pc.nb_queues = (uint16_t)nworkers;
 	pc.lcores = lcores;
-	pc.extra_mbufs = NET_TX_RING + 1024;
+	pc.extra_mbufs = NET_TX_RING + NET_TX_BULK + 1024;
 	pc.link_timeout_ms = 5000;
 	if (dpdk_port_setup(&port, &pc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "loadgen: %s\n", err);

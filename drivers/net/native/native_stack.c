@@ -295,7 +295,7 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 	pc.rx_desc = cfg->rx_desc;
 	pc.tx_desc = cfg->tx_desc;
 	pc.mtu = cfg->mtu;
-	pc.extra_mbufs = tx_array_size(cfg, nworkers);
+	pc.extra_mbufs = tx_array_size(cfg, nworkers) + NET_TX_BULK;
 	pc.link_timeout_ms = cfg->link_timeout_ms;
 	pc.rss_key = cfg->rss_key;
 	pc.rss_key_len = cfg->rss_key_len;
