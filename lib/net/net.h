@@ -15,7 +15,7 @@
  *		net_stack_poll(s);                  // timers, then build output
  *		m = net_stack_tx_burst_prepare(s, &tx);
  *		sent = rte_eth_tx_burst(port, q, tx, m);
- *		net_stack_tx_burst_done(s, sent);   // frees and counts the rest
+ *		net_stack_tx_burst_done(s, sent);   // keeps the rest queued
  *	}
  *
  * Application callbacks (struct net_app_ops) run inside net_stack_input()
@@ -43,6 +43,9 @@ struct net_stack;
 struct net_conn; /* a TCP connection; opaque */
 
 #define NET_MAX_LISTEN 8 /* TCP and UDP listening ports, each */
+/* Packets a stack takes from its TX mempool at once and holds ready, on
+ * top of the tx_ring_size it may have queued: size the pool for both. */
+#define NET_TX_BULK 32
 
 /* Why a TCP connection ended (net_app_ops.closed). */
 enum net_close_reason {
@@ -199,8 +202,11 @@ void net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n);
 void net_stack_poll(struct net_stack *s);
 /* The packets to transmit: *pkts points at the stack's TX array. */
 uint16_t net_stack_tx_burst_prepare(struct net_stack *s, struct rte_mbuf ***pkts);
-/* `sent` of the prepared packets were taken by the NIC; the stack frees
- * the rest (counted as tx_nic_drop; TCP retransmits what it lost). */
+/* `sent` of the prepared packets (the first ones) were taken by the NIC;
+ * the rest stay queued, in order, and lead the next prepare (counted as
+ * tx_nic_deferred). The queue holds at most tx_ring_size packets: while
+ * it is full TCP builds nothing (its bytes wait in the send buffers) and
+ * only stateless replies are dropped (tx_queue_full). */
 void net_stack_tx_burst_done(struct net_stack *s, uint16_t sent);
 
 /* Counters. */
@@ -212,6 +218,23 @@ const char *net_counter_name(enum net_counter_id id);
 const char *net_counter_desc(enum net_counter_id id);
 /* Connection slots in use (any state other than free). */
 uint32_t net_stack_conns_in_use(const struct net_stack *s);
+/* Memory a stack holds for its connections, bytes (see docs/net.md,
+ * "Memory"). Slots are allocated at creation; buffer pairs and
+ * out-of-order tables when a connection first needs one more than the
+ * stack ever had, and are reused after. */
+struct net_stack_memory {
+	size_t slots;            /* max_conns slots: state, hash entry, pool places */
+	size_t buffers;          /* buffer pairs allocated so far (sndbuf + rcvbuf each) */
+	uint32_t buffers_in_use; /* pairs held by connections now */
+	size_t ooo;              /* out-of-order tables allocated so far */
+};
+void net_stack_memory_read(const struct net_stack *s, struct net_stack_memory *out);
+/* What one connection slot costs whether used or not, and so all that an
+ * idle connection (nothing unsent, unacknowledged or unread) costs: its
+ * state, its share of the connection hash table and its places in the
+ * pools. A connection holding bytes adds a buffer pair while it does. */
+size_t net_conn_slot_bytes(void);
+
 /* The stack's current time (its clock, read once per input/poll). */
 uint64_t net_stack_now(const struct net_stack *s);
 

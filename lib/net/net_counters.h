@@ -18,7 +18,7 @@
 	X(rx_bytes, "bytes handed to the stack (frame length)")                \
 	X(tx_packets, "packets the NIC accepted")                              \
 	X(tx_bytes, "bytes the NIC accepted")                                  \
-	X(tx_nic_drop, "packets the NIC did not take (freed)")                 \
+	X(tx_nic_deferred, "packets the NIC did not take at once (kept, in order)") \
 	X(tx_queue_full, "packets not built: the TX array was full")           \
 	X(mempool_empty, "packets not built: the TX mempool was empty")        \
 	X(drop_truncated, "frames shorter than their headers say")             \
@@ -81,6 +81,7 @@
 	X(tcp_dup_acks, "TCP duplicate ACKs received")                         \
 	X(tcp_ooo_segs, "TCP out-of-order segments queued")                    \
 	X(tcp_ooo_drop, "TCP out-of-order segments dropped (queue full)")      \
+	X(tcp_no_buffers, "TCP bytes refused: no buffer pair could be had")    \
 	X(tcp_zero_window_probes, "TCP zero-window probes sent")               \
 	X(tcp_challenge_acks, "TCP challenge ACKs sent (RFC 5961)")            \
 	X(tcp_delayed_acks, "TCP ACKs sent by the delayed-ACK timer")          \

@@ -35,23 +35,29 @@ static inline bool seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0
 #define NET_WHEEL_SLOTS (1u << NET_WHEEL_BITS)
 #define NET_TICK_SHIFT 10 /* one tick = 1024 us */
 
-struct net_timer;
-typedef void (*net_timer_cb)(struct net_stack *s, struct net_timer *t);
-
+/* A connection's timer: 24 bytes, so that it shares a cache line with
+ * the deadlines it serves. Armed when tick != 0; every timer of a wheel
+ * has the wheel's callback. */
 struct net_timer {
 	TAILQ_ENTRY(net_timer) link;
-	uint64_t tick;  /* expiry, in ticks, rounded up */
-	bool armed;
-	net_timer_cb cb;
+	uint64_t tick;  /* expiry, in ticks, rounded up; 0 = not armed */
 };
 TAILQ_HEAD(net_timer_list, net_timer);
+typedef void (*net_timer_cb)(struct net_stack *s, struct net_timer *t);
 
 struct net_wheel {
 	struct net_timer_list slot[NET_WHEEL_SLOTS];
 	uint64_t tick; /* every slot up to this tick has been processed */
+	net_timer_cb cb;
 };
 
-void net_wheel_init(struct net_wheel *w, uint64_t now_us);
+static inline bool
+net_timer_armed(const struct net_timer *t)
+{
+	return t->tick != 0;
+}
+
+void net_wheel_init(struct net_wheel *w, uint64_t now_us, net_timer_cb cb);
 /* Arm (or re-arm) t to fire at or after at_us. */
 void net_timer_arm(struct net_wheel *w, struct net_timer *t, uint64_t at_us);
 void net_timer_cancel(struct net_wheel *w, struct net_timer *t);
@@ -59,30 +65,68 @@ void net_wheel_run(struct net_stack *s, struct net_wheel *w, uint64_t now_us);
 
 /* --- byte buffers (net_buf.c) --- */
 
-/* Send buffer: a ring holding bytes from snd_una onwards (sent and not
- * yet acknowledged, then not yet sent). */
+/* Send buffer: a ring of `cap` bytes at `base` holding bytes from snd_una
+ * onwards (sent and not yet acknowledged, then not yet sent). Base and
+ * capacity live elsewhere (struct net_conn.bufs, the stack's sndbuf): the
+ * connection keeps only the two offsets in its hot lines. */
 struct net_sndbuf {
-	uint8_t *base;
-	uint32_t cap;
 	uint32_t head; /* ring offset of the byte at snd_una */
 	uint32_t len;  /* bytes held */
 };
 
-uint32_t net_sndbuf_append(struct net_sndbuf *b, const void *data, uint32_t len);
+uint32_t net_sndbuf_append(struct net_sndbuf *b, uint8_t *base, uint32_t cap,
+			   const void *data, uint32_t len);
 /* Copy len bytes starting off bytes after the head into dst. */
-void net_sndbuf_copy(const struct net_sndbuf *b, uint32_t off, void *dst, uint32_t len);
-void net_sndbuf_drop(struct net_sndbuf *b, uint32_t len);
+void net_sndbuf_copy(const struct net_sndbuf *b, const uint8_t *base, uint32_t cap,
+		     uint32_t off, void *dst, uint32_t len);
+void net_sndbuf_drop(struct net_sndbuf *b, uint32_t cap, uint32_t len);
 
 /* Receive buffer: linear, so the application always sees its unconsumed
  * bytes contiguously. [head, tail) are in-order bytes not yet consumed;
  * out-of-order bytes are written in place beyond tail (at tail + their
  * distance from rcv_nxt) and tracked as ranges until the gap fills. */
 struct net_rcvbuf {
-	uint8_t *base;
-	uint32_t cap;
 	uint32_t head;
 	uint32_t tail;
 };
+
+/* Memory taken from rte_malloc on first need, one object at a time, and
+ * kept for reuse (last freed, first reused: still warm in cache) until
+ * the stack is destroyed; at most `max` objects ever. A connection's
+ * buffers and out-of-order table come from here, so only connections
+ * that hold bytes cost buffer memory (net_pool.c). */
+struct net_pool {
+	void **free;      /* stack of objects ready for reuse */
+	uint32_t n_free;
+	uint32_t n_made;  /* objects allocated so far */
+	uint32_t max;
+	size_t size;      /* bytes per object */
+	int socket_id;
+	const char *name;
+};
+
+int net_pool_init(struct net_pool *p, const char *name, size_t size, uint32_t max,
+		  int socket_id);
+/* Free every object (all must have been put back). */
+void net_pool_fini(struct net_pool *p);
+/* A new object while fewer than max were made; NULL otherwise or when
+ * rte_malloc fails. */
+void *net_pool_grow(struct net_pool *p);
+
+/* NULL when max objects are out or rte_malloc fails. */
+static inline void *
+net_pool_get(struct net_pool *p)
+{
+	if (likely(p->n_free > 0))
+		return p->free[--p->n_free];
+	return net_pool_grow(p);
+}
+
+static inline void
+net_pool_put(struct net_pool *p, void *obj)
+{
+	p->free[p->n_free++] = obj;
+}
 
 /* --- connections --- */
 
@@ -138,61 +182,76 @@ enum {
 };
 
 /* Deadlines (absolute us, 0 = off); the conn's one wheel timer is armed
- * for the earliest. */
+ * for the earliest. The order matters: the first five share the timer's
+ * cache line (see struct net_conn), TD_LINGER (closing only) is next. */
 enum net_tcp_deadline {
 	TD_RTX,      /* retransmission (also SYN, SYN-ACK, FIN) */
-	TD_PERSIST,  /* zero-window probe */
 	TD_DELACK,   /* delayed ACK */
-	TD_LINGER,   /* TIME_WAIT end, FIN_WAIT_2 end */
 	TD_IDLE,     /* idle timeout */
 	TD_APP,      /* the application's timer (net_tcp_set_timer) */
+	TD_PERSIST,  /* zero-window probe */
+	TD_LINGER,   /* TIME_WAIT end, FIN_WAIT_2 end */
 	TD__COUNT
 };
 
+/* One connection slot: three hot cache lines with everything a request
+ * and its response touch, then the cold part (handshake, close, RTT
+ * estimation, recovery, out-of-order table). The send and receive
+ * buffers are not part of the slot: `bufs` points at a pair taken from
+ * the stack's pool while the connection holds bytes either way, and is
+ * NULL while it is idle (see docs/net.md, "Memory"). tests/unit/net
+ * checks the layout. */
 struct net_conn {
+	/* line 0: sequence space and windows, read by every segment */
 	struct net_conn_key key;
+	uint32_t flags;
 	uint8_t state;
 	uint8_t snd_wscale;   /* shift applied to the peer's window field */
 	uint8_t rcv_wscale;   /* shift the peer applies to ours */
 	uint8_t dupacks;
-	uint8_t retries;      /* consecutive RTO expirations */
-	uint8_t ooo_count;
 	uint16_t mss;         /* send MSS (peer's, bounded by our MTU) */
-	uint32_t flags;
-	struct net_stack *stack;
-	void *ctx;
-	uint16_t listen_idx;  /* SYN backlog accounting */
-	struct rte_ether_addr peer_mac;
-
-	/* send sequence space */
-	uint32_t iss, snd_una, snd_nxt, snd_max;
+	uint8_t segs_unacked; /* full segments received since our last ACK */
+	uint8_t backoff;
+	uint32_t snd_una, snd_nxt, snd_max;
 	uint32_t snd_wnd;     /* scaled */
 	uint32_t max_snd_wnd; /* largest window the peer offered (RFC 5961) */
 	uint32_t snd_wl1, snd_wl2;
-	uint32_t fin_seq;     /* valid with CF_FIN_SENT */
-	uint32_t cwnd, ssthresh, recover, bytes_acked;
-	uint32_t rtt_seq;
-	uint64_t rtt_start;
-	uint32_t srtt, rttvar; /* us; srtt 0 = no sample yet */
-	uint32_t rto;          /* us, before backoff */
-	uint8_t backoff;
+	uint32_t cwnd, ssthresh;
+	uint32_t rcv_nxt;
+	uint32_t rcv_adv;     /* right edge of the window last advertised */
 
-	/* receive sequence space */
-	uint32_t irs, rcv_nxt;
-	uint32_t rcv_adv;      /* right edge of the window last advertised */
-	uint8_t segs_unacked;  /* full segments received since our last ACK */
-	uint32_t rcv_fin_seq;  /* with CF_PEER_FIN_OOO */
-
+	/* line 1: buffers, the application, the output list, the peer */
+	struct net_stack *stack;
+	void *ctx;
+	uint8_t *bufs;        /* sndbuf bytes of send ring, then the receive buffer */
 	struct net_sndbuf snd;
 	struct net_rcvbuf rcv;
-	struct net_ooo_range ooo[NET_OOO_MAX];
-
-	uint64_t deadline[TD__COUNT];
-	struct net_timer timer;
 	TAILQ_ENTRY(net_conn) out_link;  /* output list / free list */
+	struct rte_ether_addr peer_mac;
+	uint8_t ooo_count;
+	uint8_t retries;      /* consecutive RTO expirations */
+
+	/* line 2: the timer and its deadlines (TD_LINGER spills into line 3) */
+	struct net_timer timer;
+	uint64_t deadline[TD__COUNT];
+
+	/* cold */
+	uint32_t iss, irs;
+	uint32_t fin_seq;     /* valid with CF_FIN_SENT */
+	uint32_t rcv_fin_seq; /* with CF_PEER_FIN_OOO */
+	uint32_t recover, bytes_acked;
+	uint32_t rtt_seq;
+	uint32_t srtt, rttvar; /* us; srtt 0 = no sample yet */
+	uint32_t rto;          /* us, before backoff */
+	uint64_t rtt_start;
+	uint16_t listen_idx;   /* SYN backlog accounting */
+	struct net_ooo_range *ooo; /* from the stack's pool while ooo_count > 0 */
 	TAILQ_ENTRY(net_conn) tw_link;   /* TIME_WAIT list (oldest first) */
-};
+} __rte_cache_aligned;
 TAILQ_HEAD(net_conn_list, net_conn);
+
+/* Bytes of the connection hash (rte_hash, extendable table) per slot. */
+#define NET_HASH_BYTES_PER_CONN 64
 
 /* --- ARP cache --- */
 
@@ -235,14 +294,18 @@ struct net_stack {
 	uint16_t udp_listen[NET_MAX_LISTEN];
 	unsigned n_udp_listen;
 
-	/* TX array drained by the caller */
+	/* TX array drained by the caller; what the NIC did not take stays
+	 * at its front for the next burst */
 	struct rte_mbuf **tx;
 	uint16_t tx_count, tx_cap;
 	uint64_t tx_prepared_bytes;
+	uint16_t stash_n;                  /* fresh packets in stash */
+	struct rte_mbuf *stash[NET_TX_BULK];
 
 	/* connections */
 	struct net_conn *conns;
-	uint8_t *bufmem;
+	struct net_pool buf_pool;      /* send + receive buffer pairs */
+	struct net_pool ooo_pool;      /* out-of-order range tables */
 	struct rte_hash *conn_hash;
 	uint32_t conns_in_use;
 	uint32_t orphans;              /* connections with CF_ORPHAN */

@@ -59,6 +59,24 @@ net_stack_conns_in_use(const struct net_stack *s)
 	return s->conns_in_use;
 }
 
+size_t
+net_conn_slot_bytes(void)
+{
+	/* the hash's share is measured (tests/unit/net, SlotCostsWhatIsDocumented):
+	 * its key store, its buckets and the extendable table's reserve */
+	return sizeof(struct net_conn) + NET_HASH_BYTES_PER_CONN +
+	       2 * sizeof(void *) /* a place in each pool's free stack */;
+}
+
+void
+net_stack_memory_read(const struct net_stack *s, struct net_stack_memory *out)
+{
+	out->slots = (size_t)s->cfg.max_conns * net_conn_slot_bytes();
+	out->buffers = (size_t)s->buf_pool.n_made * s->buf_pool.size;
+	out->buffers_in_use = s->buf_pool.n_made - s->buf_pool.n_free;
+	out->ooo = (size_t)s->ooo_pool.n_made * s->ooo_pool.size;
+}
+
 uint64_t
 net_stack_now(const struct net_stack *s)
 {
@@ -183,7 +201,6 @@ net_stack_create(const struct net_stack_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	s->now = read_clock(s);
-	net_wheel_init(&s->wheel, s->now);
 	TAILQ_INIT(&s->output_list);
 	TAILQ_INIT(&s->release_list);
 	TAILQ_INIT(&s->time_wait);
@@ -204,13 +221,29 @@ net_stack_destroy(struct net_stack *s)
 	if (s == NULL)
 		return;
 	net_tcp_fini(s);
-	for (uint16_t i = 0; i < s->tx_count; i++)
-		rte_pktmbuf_free(s->tx[i]);
+	rte_pktmbuf_free_bulk(s->tx, s->tx_count);
+	rte_pktmbuf_free_bulk(s->stash, s->stash_n);
 	rte_free(s->tx);
 	rte_free(s);
 }
 
 /* --- TX array --- */
+
+/* Take one packet from the stack's stash, refilled NET_TX_BULK at a time
+ * with rte_pktmbuf_alloc_bulk: one mempool access per burst instead of one
+ * per segment. The bulk call is all or nothing, so a pool too low for a
+ * whole refill still gives single packets. */
+static struct rte_mbuf *
+tx_stash_get(struct net_stack *s)
+{
+	if (unlikely(s->stash_n == 0)) {
+		if (rte_pktmbuf_alloc_bulk(s->cfg.tx_pool, s->stash, NET_TX_BULK) == 0)
+			s->stash_n = NET_TX_BULK;
+		else
+			return rte_pktmbuf_alloc(s->cfg.tx_pool);
+	}
+	return s->stash[--s->stash_n];
+}
 
 struct rte_mbuf *
 net_tx_alloc(struct net_stack *s)
@@ -221,7 +254,7 @@ net_tx_alloc(struct net_stack *s)
 		NET_INC(s, tx_queue_full);
 		return NULL;
 	}
-	m = rte_pktmbuf_alloc(s->cfg.tx_pool);
+	m = tx_stash_get(s);
 	if (unlikely(m == NULL))
 		NET_INC(s, mempool_empty);
 	return m;
@@ -260,16 +293,21 @@ net_stack_tx_burst_done(struct net_stack *s, uint16_t sent)
 
 	if (sent > n)
 		sent = n;
-	/* Sent packets belong to the NIC now; touch only what is still ours. */
+	/* Sent packets belong to the NIC now; touch only what is still ours.
+	 * What the NIC did not take stays queued, in order, ahead of what the
+	 * next poll builds: freeing it would leave TCP waiting for an RTO
+	 * (200 ms at least) for bytes the NIC would have taken a microsecond
+	 * later. The array's size bounds the queue; output that finds the
+	 * array full waits in the connection's send buffer. */
 	NET_ADD(s, tx_packets, sent);
-	for (uint16_t i = sent; i < n; i++) {
-		NET_INC(s, tx_nic_drop);
+	NET_ADD(s, tx_nic_deferred, n - sent);
+	for (uint16_t i = sent; i < n; i++)
 		bytes -= RTE_MIN(bytes, (uint64_t)s->tx[i]->pkt_len);
-		rte_pktmbuf_free(s->tx[i]);
-	}
 	NET_ADD(s, tx_bytes, bytes);
+	if (sent > 0 && sent < n)
+		memmove(s->tx, s->tx + sent, sizeof(*s->tx) * (n - sent));
 	s->tx_prepared_bytes = 0;
-	s->tx_count = 0;
+	s->tx_count = n - sent;
 }
 
 /* --- headers --- */

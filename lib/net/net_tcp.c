@@ -47,18 +47,20 @@ net_tcp_init(struct net_stack *s, char *err, size_t errlen)
 		/* The extendable table guarantees room for `entries` keys. */
 		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
 	};
-	size_t per_conn = (size_t)cfg->sndbuf + cfg->rcvbuf;
+	size_t pair = (size_t)cfg->sndbuf + cfg->rcvbuf;
 
 	snprintf(hname, sizeof(hname), "net_conns_%u",
 		 __atomic_fetch_add(&instance, 1, __ATOMIC_RELAXED));
+	net_wheel_init(&s->wheel, s->now, conn_timer_cb);
 	s->conns = rte_zmalloc_socket("net_conns", sizeof(*s->conns) * cfg->max_conns,
 				      RTE_CACHE_LINE_SIZE, cfg->socket_id);
-	s->bufmem = rte_malloc_socket("net_bufs", per_conn * cfg->max_conns,
-				      RTE_CACHE_LINE_SIZE, cfg->socket_id);
 	s->conn_hash = rte_hash_create(&hp);
-	if (s->conns == NULL || s->bufmem == NULL || s->conn_hash == NULL) {
-		util_fail(err, errlen, "cannot allocate %u connections (%zu bytes of buffers, "
-			  "hash: %s)", cfg->max_conns, per_conn * cfg->max_conns,
+	if (s->conns == NULL || s->conn_hash == NULL ||
+	    net_pool_init(&s->buf_pool, "net_bufs", pair, cfg->max_conns, cfg->socket_id) < 0 ||
+	    net_pool_init(&s->ooo_pool, "net_ooo", sizeof(struct net_ooo_range) * cfg->ooo_max,
+			  cfg->max_conns, cfg->socket_id) < 0) {
+		util_fail(err, errlen, "cannot allocate %u connections (%zu bytes, hash: %s)",
+			  cfg->max_conns, sizeof(*s->conns) * cfg->max_conns,
 			  s->conn_hash == NULL ? rte_strerror(rte_errno) : "ok");
 		net_tcp_fini(s);
 		return -1;
@@ -67,11 +69,6 @@ net_tcp_init(struct net_stack *s, char *err, size_t errlen)
 		struct net_conn *c = &s->conns[i];
 
 		c->stack = s;
-		c->snd.base = s->bufmem + per_conn * i;
-		c->snd.cap = cfg->sndbuf;
-		c->rcv.base = c->snd.base + cfg->sndbuf;
-		c->rcv.cap = cfg->rcvbuf;
-		c->timer.cb = conn_timer_cb;
 		TAILQ_INSERT_TAIL(&s->free_list, c, out_link);
 	}
 	return 0;
@@ -87,12 +84,13 @@ net_tcp_fini(struct net_stack *s)
 			if (c->state != TCP_CLOSED && !(c->flags & CF_RELEASED))
 				tcp_conn_release(s, c, NET_CLOSE_STACK);
 		}
+		net_tcp_release_pending(s); /* their buffers go back to the pools */
 	}
 	rte_hash_free(s->conn_hash);
-	rte_free(s->bufmem);
+	net_pool_fini(&s->buf_pool);
+	net_pool_fini(&s->ooo_pool);
 	rte_free(s->conns);
 	s->conn_hash = NULL;
-	s->bufmem = NULL;
 	s->conns = NULL;
 }
 
@@ -154,15 +152,12 @@ tcp_conn_alloc(struct net_stack *s, const struct net_conn_key *k, bool reserved_
 	} else {
 		TAILQ_REMOVE(&s->free_list, c, out_link);
 	}
-	/* Clear the protocol state, keep the buffers' addresses. */
-	memset(&c->key, 0, offsetof(struct net_conn, snd));
+	/* A recycled TIME_WAIT slot skipped net_tcp_release_pending. */
+	tcp_bufs_detach(s, c);
+	tcp_ooo_detach(s, c);
+	memset(c, 0, sizeof(*c));
 	c->stack = s;
 	c->key = *k;
-	c->snd.head = c->snd.len = 0;
-	c->rcv.head = c->rcv.tail = 0;
-	memset(c->deadline, 0, sizeof(c->deadline));
-	c->timer.armed = false;
-	c->timer.cb = conn_timer_cb;
 	if (rte_hash_add_key_data(s->conn_hash, k, c) < 0) {
 		TAILQ_INSERT_HEAD(&s->free_list, c, out_link);
 		NET_INC(s, tcp_conn_table_full);
@@ -224,6 +219,10 @@ net_tcp_release_pending(struct net_stack *s)
 	while ((c = TAILQ_FIRST(&s->release_list)) != NULL) {
 		TAILQ_REMOVE(&s->release_list, c, out_link);
 		c->flags = 0;
+		/* Only now: a recv callback that aborted its connection may
+		 * still be reading the receive buffer. */
+		tcp_bufs_detach(s, c);
+		tcp_ooo_detach(s, c);
 		TAILQ_INSERT_TAIL(&s->free_list, c, out_link);
 		s->conns_in_use--;
 	}
@@ -272,7 +271,7 @@ tcp_set_deadline(struct net_stack *s, struct net_conn *c, enum net_tcp_deadline 
 		return;
 	/* Only pull the timer earlier; a later deadline is found when the
 	 * timer fires early and re-arms. */
-	if (!c->timer.armed ||
+	if (!net_timer_armed(&c->timer) ||
 	    ((at + (1u << NET_TICK_SHIFT) - 1) >> NET_TICK_SHIFT) < c->timer.tick)
 		net_timer_arm(&s->wheel, &c->timer, at);
 }
@@ -444,6 +443,15 @@ tcp_enter_time_wait(struct net_stack *s, struct net_conn *c)
 	c->deadline[TD_APP] = 0;
 	TAILQ_INSERT_TAIL(&s->time_wait, c, tw_link);
 	tcp_set_deadline(s, c, TD_LINGER, s->now + s->cfg.time_wait_us);
+	/* Every byte was acknowledged both ways; whatever the application
+	 * left unread it will never read. A TIME_WAIT slot holds no memory
+	 * beyond itself. */
+	if (!(c->flags & CF_IN_DELIVERY)) {
+		c->rcv.head = c->rcv.tail = 0;
+		tcp_ooo_detach(s, c);
+		c->snd.len = 0;
+		tcp_bufs_detach(s, c);
+	}
 	/* For the application the connection is over. */
 	if (c->flags & CF_APP_KNOWS) {
 		c->flags &= ~CF_APP_KNOWS;
@@ -518,13 +526,13 @@ tcp_deliver(struct net_stack *s, struct net_conn *c)
 		n = avail; /* nobody will read these: discard */
 	} else {
 		c->flags |= CF_IN_DELIVERY;
-		n = s->ops->recv(s->cfg.app_arg, c, b->base + b->head, avail);
+		n = s->ops->recv(s->cfg.app_arg, c, tcp_rcv_base(c) + b->head, avail);
 		c->flags &= ~CF_IN_DELIVERY;
 		if (c->flags & CF_RELEASED)
 			return;
 		if (n > avail)
 			n = avail;
-		if (n < avail && net_tcp_send_space(c) < c->snd.cap / 2)
+		if (n < avail && net_tcp_send_space(c) < s->cfg.sndbuf / 2)
 			c->flags |= CF_WANT_WRITE; /* stalled on output: resume later */
 	}
 	before_edge = c->rcv_adv;
@@ -536,7 +544,7 @@ tcp_deliver(struct net_stack *s, struct net_conn *c)
 	if (n > 0) {
 		uint32_t edge = c->rcv_nxt + ((tcp_rcv_space(c) >> c->rcv_wscale) << c->rcv_wscale);
 
-		if (seq_ge(edge, before_edge + RTE_MIN(b->cap / 2, 2u * s->mss))) {
+		if (seq_ge(edge, before_edge + RTE_MIN(s->cfg.rcvbuf / 2, 2u * s->mss))) {
 			c->flags |= CF_ACK_NOW;
 			tcp_want_output(s, c);
 		}
@@ -669,7 +677,7 @@ net_tcp_send_space(const struct net_conn *c)
 	case TCP_SYN_RCVD:
 	case TCP_ESTABLISHED:
 	case TCP_CLOSE_WAIT:
-		return c->snd.cap - c->snd.len;
+		return c->stack->cfg.sndbuf - c->snd.len;
 	default:
 		return 0;
 	}
@@ -691,9 +699,9 @@ net_tcp_send(struct net_conn *c, const void *data, size_t len)
 		c->flags |= CF_WANT_WRITE;
 		len = space;
 	}
-	if (len == 0)
+	if (len == 0 || !tcp_bufs_attach(c->stack, c))
 		return 0;
-	n = net_sndbuf_append(&c->snd, data, (uint32_t)len);
+	n = net_sndbuf_append(&c->snd, c->bufs, c->stack->cfg.sndbuf, data, (uint32_t)len);
 	tcp_want_output(c->stack, c);
 	return n;
 }

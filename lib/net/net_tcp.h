@@ -40,7 +40,63 @@ tcp_data_seq(const struct net_conn *c)
 static inline uint32_t
 tcp_rcv_space(const struct net_conn *c)
 {
-	return c->rcv.cap - (c->rcv.tail - c->rcv.head);
+	return c->stack->cfg.rcvbuf - (c->rcv.tail - c->rcv.head);
+}
+
+/* The receive buffer follows the send ring in the connection's pair. */
+static inline uint8_t *
+tcp_rcv_base(const struct net_conn *c)
+{
+	return c->bufs + c->stack->cfg.sndbuf;
+}
+
+/* Take a buffer pair for c if it holds none; false when none can be had
+ * (counted: the caller drops or refuses the bytes). */
+static inline bool
+tcp_bufs_attach(struct net_stack *s, struct net_conn *c)
+{
+	if (likely(c->bufs != NULL))
+		return true;
+	c->bufs = (uint8_t *)net_pool_get(&s->buf_pool);
+	if (unlikely(c->bufs == NULL)) {
+		NET_INC(s, tcp_no_buffers);
+		return false;
+	}
+	return true;
+}
+
+/* Give c's buffer pair back to the pool. */
+static inline void
+tcp_bufs_detach(struct net_stack *s, struct net_conn *c)
+{
+	if (c->bufs == NULL)
+		return;
+	net_pool_put(&s->buf_pool, c->bufs);
+	c->bufs = NULL;
+	c->snd.head = c->snd.len = 0;
+	c->rcv.head = c->rcv.tail = 0;
+}
+
+/* An idle connection (nothing to send or acknowledge, nothing unread,
+ * nothing out of order) needs no buffers until its next bytes: give them
+ * back, so that memory follows the connections that are busy. The next
+ * request most likely gets the same pair again, still in cache. */
+static inline void
+tcp_bufs_release_if_idle(struct net_stack *s, struct net_conn *c)
+{
+	if (c->bufs != NULL && c->snd.len == 0 && c->rcv.tail == c->rcv.head &&
+	    c->ooo_count == 0 && !(c->flags & (CF_IN_DELIVERY | CF_RELEASED)))
+		tcp_bufs_detach(s, c);
+}
+
+static inline void
+tcp_ooo_detach(struct net_stack *s, struct net_conn *c)
+{
+	if (c->ooo == NULL)
+		return;
+	net_pool_put(&s->ooo_pool, c->ooo);
+	c->ooo = NULL;
+	c->ooo_count = 0;
 }
 
 static inline uint32_t

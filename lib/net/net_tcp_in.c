@@ -202,7 +202,7 @@ process_ack(struct net_stack *s, struct net_conn *c, const struct tcp_seg *g)
 							   (uint64_t)UINT32_MAX));
 			c->flags &= ~CF_RTT_TIMING;
 		}
-		net_sndbuf_drop(&c->snd, data_acked);
+		net_sndbuf_drop(&c->snd, s->cfg.sndbuf, data_acked);
 		c->snd_una = ack;
 		if (seq_lt(c->snd_nxt, c->snd_una))
 			c->snd_nxt = c->snd_una;
@@ -237,7 +237,7 @@ process_ack(struct net_stack *s, struct net_conn *c, const struct tcp_seg *g)
 		}
 	}
 	/* Backpressure released: let the application run again. */
-	if ((c->flags & CF_WANT_WRITE) && c->snd.cap - c->snd.len >= c->snd.cap / 2 &&
+	if ((c->flags & CF_WANT_WRITE) && s->cfg.sndbuf - c->snd.len >= s->cfg.sndbuf / 2 &&
 	    !(c->flags & CF_APP_CLOSED)) {
 		c->flags &= ~CF_WANT_WRITE;
 		tcp_deliver(s, c);
@@ -281,13 +281,14 @@ static void
 rcv_make_room(struct net_conn *c, uint32_t end)
 {
 	struct net_rcvbuf *b = &c->rcv;
+	uint8_t *base = tcp_rcv_base(c);
 	uint32_t extent = 0;
 
-	if (b->tail + end <= b->cap || b->head == 0)
+	if (b->tail + end <= c->stack->cfg.rcvbuf || b->head == 0)
 		return;
 	for (unsigned i = 0; i < c->ooo_count; i++)
 		extent = RTE_MAX(extent, c->ooo[i].end - c->rcv_nxt);
-	memmove(b->base, b->base + b->head, b->tail - b->head + extent);
+	memmove(base, base + b->head, b->tail - b->head + extent);
 	b->tail -= b->head;
 	b->head = 0;
 }
@@ -322,6 +323,12 @@ ooo_add(struct net_stack *s, struct net_conn *c, uint32_t start, uint32_t end)
 	}
 	if (n >= s->cfg.ooo_max)
 		return false;
+	if (c->ooo == NULL) {
+		/* the first hole: most connections never see one */
+		c->ooo = net_pool_get(&s->ooo_pool);
+		if (c->ooo == NULL)
+			return false;
+	}
 	memmove(&c->ooo[i + 1], &c->ooo[i], (n - i) * sizeof(c->ooo[0]));
 	c->ooo[i].start = start;
 	c->ooo[i].end = end;
@@ -340,13 +347,15 @@ process_data(struct net_stack *s, struct net_conn *c, uint32_t seq,
 
 	if (len == 0)
 		return false;
+	if (unlikely(!tcp_bufs_attach(s, c)))
+		return false; /* not acknowledged: the peer sends it again */
 	rcv_make_room(c, off + len);
 	if (!in_order && !ooo_add(s, c, seq, seq + len)) {
 		NET_INC(s, tcp_ooo_drop);
 		ack_immediately(s, c);
 		return false;
 	}
-	memcpy(c->rcv.base + c->rcv.tail + off, data, len);
+	memcpy(tcp_rcv_base(c) + c->rcv.tail + off, data, len);
 	if (!in_order) {
 		NET_INC(s, tcp_ooo_segs);
 		ack_immediately(s, c); /* a duplicate ACK tells the sender about the hole */
@@ -364,6 +373,8 @@ process_data(struct net_stack *s, struct net_conn *c, uint32_t seq,
 			memmove(&c->ooo[0], &c->ooo[1], (c->ooo_count - 1) * sizeof(c->ooo[0]));
 			c->ooo_count--;
 		}
+		if (c->ooo_count == 0)
+			tcp_ooo_detach(s, c);
 		ack_immediately(s, c); /* RFC 5681 4.2: ACK at once when a gap fills */
 		return true;
 	}
@@ -795,6 +806,7 @@ net_tcp_input(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 	}
 	if (c != NULL) {
 		conn_input(s, c, &g);
+		tcp_bufs_release_if_idle(s, c);
 		goto drop;
 	}
 	l = tcp_listener(s, k.lport);

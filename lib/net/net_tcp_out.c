@@ -134,7 +134,7 @@ tcp_xmit(struct net_stack *s, struct net_conn *c, uint32_t seq, uint32_t len,
 	if (m == NULL)
 		return false;
 	if (len > 0)
-		net_sndbuf_copy(&c->snd, seq - tcp_data_seq(c),
+		net_sndbuf_copy(&c->snd, c->bufs, s->cfg.sndbuf, seq - tcp_data_seq(c),
 				(uint8_t *)th + (th->data_off >> 4) * 4, len);
 	tcp_finish(s, m, ip, th);
 	if (flags & RTE_TCP_ACK_FLAG) {

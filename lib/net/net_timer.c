@@ -15,8 +15,9 @@
 #include "net/net_private.h"
 
 void
-net_wheel_init(struct net_wheel *w, uint64_t now_us)
+net_wheel_init(struct net_wheel *w, uint64_t now_us, net_timer_cb cb)
 {
+	w->cb = cb;
 	for (unsigned i = 0; i < NET_WHEEL_SLOTS; i++)
 		TAILQ_INIT(&w->slot[i]);
 	w->tick = now_us >> NET_TICK_SHIFT;
@@ -25,10 +26,10 @@ net_wheel_init(struct net_wheel *w, uint64_t now_us)
 void
 net_timer_cancel(struct net_wheel *w, struct net_timer *t)
 {
-	if (!t->armed)
+	if (!net_timer_armed(t))
 		return;
 	TAILQ_REMOVE(&w->slot[t->tick & (NET_WHEEL_SLOTS - 1)], t, link);
-	t->armed = false;
+	t->tick = 0;
 }
 
 void
@@ -39,13 +40,12 @@ net_timer_arm(struct net_wheel *w, struct net_timer *t, uint64_t at_us)
 
 	if (tick <= w->tick)
 		tick = w->tick + 1;
-	if (t->armed) {
+	if (net_timer_armed(t)) {
 		if (t->tick == tick)
 			return;
 		net_timer_cancel(w, t);
 	}
-	t->tick = tick;
-	t->armed = true;
+	t->tick = tick; /* never 0: w->tick + 1 at least */
 	TAILQ_INSERT_TAIL(&w->slot[tick & (NET_WHEEL_SLOTS - 1)], t, link);
 }
 
@@ -66,8 +66,8 @@ run_slot(struct net_stack *s, struct net_wheel *w, unsigned idx, uint64_t now_ti
 	 * `due` before its callback runs. */
 	while ((t = TAILQ_FIRST(&due)) != NULL) {
 		TAILQ_REMOVE(&due, t, link);
-		t->armed = false;
-		t->cb(s, t);
+		t->tick = 0;
+		w->cb(s, t);
 	}
 }
 

@@ -178,9 +178,8 @@ loop_once(struct net_worker *nw, bool send)
 	net_stack_poll(nw->s);
 	m = net_stack_tx_burst_prepare(nw->s, &tx);
 	if (m) {
-		for (int i = 0; i < 4 && sent < m; i++)
-			sent += rte_eth_tx_burst(nw->port->port_id, nw->queue, tx + sent,
-						 m - sent);
+		/* what the NIC does not take stays queued in lib/net for the next turn */
+		sent = rte_eth_tx_burst(nw->port->port_id, nw->queue, tx, m);
 		net_stack_tx_burst_done(nw->s, sent);
 	}
 }
@@ -276,7 +275,7 @@ report_net(struct net_worker *nw, unsigned n, const struct dpdk_port *port)
 {
 	static const enum net_counter_id ids[] = {
 		NET_C_tcp_retransmits, NET_C_tcp_rto_expired, NET_C_tcp_fast_retransmits,
-		NET_C_tx_nic_drop, NET_C_tx_queue_full, NET_C_mempool_empty,
+		NET_C_tx_nic_deferred, NET_C_tx_queue_full, NET_C_mempool_empty,
 		NET_C_drop_tcp_out_of_window, NET_C_tcp_ooo_segs,
 	};
 	struct dpdk_port_stats ps;
@@ -319,7 +318,7 @@ lg_net_run(struct lg_options *o, struct lg_stats *total, double *measure_s)
 	pc.port_id = -1;
 	pc.nb_queues = (uint16_t)nworkers;
 	pc.lcores = lcores;
-	pc.extra_mbufs = NET_TX_RING + 1024;
+	pc.extra_mbufs = NET_TX_RING + NET_TX_BULK + 1024;
 	pc.link_timeout_ms = 5000;
 	if (dpdk_port_setup(&port, &pc, err, sizeof(err)) < 0) {
 		fprintf(stderr, "loadgen: %s\n", err);

@@ -25,9 +25,6 @@ const char *const native_counter_names[NATIVE_C_MAX] = {
 #undef NATIVE_COUNTER_NAME
 };
 
-/* Tries per loop to hand the NIC what it did not take at once; what is
- * left after that is freed by lib/net (TCP retransmits it). */
-#define TX_RETRIES 4
 /* How long a stopping lcore keeps serving so that its connections close
  * with FIN exchanges rather than silently. */
 #define DRAIN_MS 500
@@ -43,8 +40,8 @@ native_worker_lcores(void)
 /* Connection slots per lcore. RSS spreads connections evenly only on
  * average: an lcore gets room for twice its share (never more than -c),
  * and for connections that still hold a slot after closing (LAST_ACK,
- * TIME_WAIT). Every slot costs its TCP buffers, so -c is not simply
- * multiplied by the number of lcores. */
+ * TIME_WAIT). A slot costs about 400 bytes; TCP buffers are taken only
+ * while a connection holds bytes (docs/net.md, "Memory"). */
 static uint32_t
 slots_per_lcore(const struct native_config *cfg, unsigned nworkers)
 {
@@ -127,10 +124,12 @@ worker_main(void *arg)
 		if (n > 0)
 			net_stack_input(s, rx, n);
 		net_stack_poll(s);
+		/* One try: what the NIC does not take stays queued in lib/net
+		 * and goes first next time round, after the RX burst that may
+		 * have let the NIC free descriptors. */
 		m = net_stack_tx_burst_prepare(s, &tx);
 		if (m > 0) {
-			for (int i = 0; i < TX_RETRIES && sent < m; i++)
-				sent += rte_eth_tx_burst(port, q, tx + sent, m - sent);
+			sent = rte_eth_tx_burst(port, q, tx, m);
 			net_stack_tx_burst_done(s, sent);
 		}
 		NATIVE_INC(w, loops);
@@ -194,8 +193,8 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	if (w->stack == NULL)
 		return util_fail(err, errlen,
 				 "lcore %u: cannot create its TCP/IP stack: %s "
-				 "(%u connection slots of %u KiB; lower --max-conns, "
-				 "or raise -m with --no-huge)",
+				 "(%u connection slots, %u KiB of buffers each while busy; "
+				 "lower --max-conns, or raise -m with --no-huge)",
 				 lcore, why, nc.max_conns, (NATIVE_SNDBUF + NATIVE_RCVBUF) >> 10);
 	w->udp_cmd = cmd_conn_create(cfg->cmd, w->ew, true);
 	if (w->udp_cmd == NULL || proto_out_init(&w->udp_out, 0, nat->out_limit) < 0)
@@ -296,7 +295,7 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 	pc.rx_desc = cfg->rx_desc;
 	pc.tx_desc = cfg->tx_desc;
 	pc.mtu = cfg->mtu;
-	pc.extra_mbufs = tx_array_size(cfg, nworkers);
+	pc.extra_mbufs = tx_array_size(cfg, nworkers) + NET_TX_BULK;
 	pc.link_timeout_ms = cfg->link_timeout_ms;
 	pc.rss_key = cfg->rss_key;
 	pc.rss_key_len = cfg->rss_key_len;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <rte_arp.h>
+#include <rte_malloc.h>
 #include <rte_icmp.h>
 #include <rte_ip.h>
 #include <rte_tcp.h>
@@ -1083,15 +1084,78 @@ TEST_F(Net, FullTxArrayDefersOutputAndCountsDrops)
 		inject(icmp_echo_frame(cmac, smac, CLI_IP, SRV_IP, 1, uint16_t(i), "x"));
 	EXPECT_EQ(drain().size(), 4u);
 	EXPECT_EQ(ctr(NET_C_tx_queue_full), 2u);
-	// The NIC taking only some: the rest is freed and counted.
+	// The NIC taking only some: the rest is kept for the next burst.
 	inject(icmp_echo_frame(cmac, smac, CLI_IP, SRV_IP, 1, 9, "x"));
 	inject(icmp_echo_frame(cmac, smac, CLI_IP, SRV_IP, 1, 10, "x"));
 	rte_mbuf **tx;
 	uint16_t n = net_stack_tx_burst_prepare(s, &tx);
 	ASSERT_EQ(n, 2u);
+	EXPECT_EQ(parse(tx[0]).icmp_seq, 9u);
 	rte_pktmbuf_free(tx[0]);
 	net_stack_tx_burst_done(s, 1);
-	EXPECT_EQ(ctr(NET_C_tx_nic_drop), 1u);
+	EXPECT_EQ(ctr(NET_C_tx_nic_deferred), 1u);
+	out = drain();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].icmp_seq, 10u);
+}
+
+// A NIC whose queue has room for only part of a burst: the rest stays
+// queued in the stack, in order, and goes out at the next polls; TCP never
+// has to wait for a retransmission timeout. The queue (tx_ring_size) is
+// the bound: TCP builds no more than fits, only stateless replies beyond
+// it are dropped.
+TEST_F(Net, BurstLargerThanTheNicTakesIsDeliveredInOrderOverPolls)
+{
+	cfg.tx_ring_size = 6;
+	make();
+	Peer p;
+	net_conn *c = open(p, -1);
+	ASSERT_NE(c, nullptr);
+	std::string data;
+	for (size_t i = 0; i < 1460 * 9; i++)
+		data += char('a' + i % 26);
+	ASSERT_EQ(net_tcp_send(c, data.data(), data.size()), data.size());
+	uint64_t sent_before = ctr(NET_C_tx_packets); // the SYN-ACK
+	net_stack_poll(s);
+	std::string got;
+	uint32_t next = p.rcv_nxt;
+	for (int poll = 0; poll < 20 && got.size() < data.size(); poll++) {
+		rte_mbuf **tx;
+		uint16_t n = net_stack_tx_burst_prepare(s, &tx);
+		EXPECT_LE(n, 6u) << "more packets than the queue holds";
+		uint16_t take = std::min<uint16_t>(n, 2); // what the NIC has room for
+		for (uint16_t i = 0; i < take; i++) {
+			Pkt k = parse(tx[i]);
+			rte_pktmbuf_free(tx[i]);
+			ASSERT_TRUE(k.is_tcp());
+			EXPECT_EQ(k.seq, next) << "out of order at poll " << poll;
+			next = k.seq + uint32_t(k.payload.size());
+			got += k.payload;
+		}
+		net_stack_tx_burst_done(s, take);
+		now += 10; // far below any RTO
+		net_stack_poll(s);
+	}
+	EXPECT_EQ(got.size(), data.size());
+	EXPECT_TRUE(got == data);
+	EXPECT_EQ(ctr(NET_C_tcp_retransmits), 0u) << dump();
+	EXPECT_EQ(ctr(NET_C_tx_queue_full), 0u) << dump();
+	EXPECT_GT(ctr(NET_C_tx_nic_deferred), 0u);
+	EXPECT_EQ(ctr(NET_C_tx_packets) - sent_before, 9u);
+	EXPECT_EQ(net_tcp_send_queued(c), data.size()); // all sent, none acknowledged yet
+
+	// A full queue the NIC does not drain: pings beyond it are dropped
+	// (the bound), what was queued first still leaves first.
+	for (int i = 0; i < 8; i++)
+		inject(icmp_echo_frame(cmac, smac, CLI_IP, SRV_IP, 1, uint16_t(i), "x"));
+	rte_mbuf **tx;
+	ASSERT_EQ(net_stack_tx_burst_prepare(s, &tx), 6u);
+	net_stack_tx_burst_done(s, 0);
+	EXPECT_EQ(ctr(NET_C_tx_queue_full), 2u);
+	auto out = drain();
+	ASSERT_EQ(out.size(), 6u);
+	for (int i = 0; i < 6; i++)
+		EXPECT_EQ(out[i].icmp_seq, uint16_t(i));
 }
 
 TEST_F(Net, EmptyMempoolIsCountedAndRecovered)
@@ -2047,3 +2111,133 @@ TEST_F(Net, BadConfigIsRefusedWithAMessage)
 }
 
 } // namespace
+
+// --- memory ---
+
+// What a request and its response touch lies in a connection's first
+// three cache lines; the cold rest (handshake, close, RTT estimation,
+// recovery, the out-of-order table's address) follows.
+static_assert(alignof(net_conn) == 64, "slots start on a cache line");
+static_assert(offsetof(net_conn, rcv_adv) + sizeof(uint32_t) <= 64,
+	      "line 0: the sequence space and the windows");
+static_assert(offsetof(net_conn, stack) == 64 && offsetof(net_conn, retries) < 128,
+	      "line 1: buffers, the application, the output list, the peer's MAC");
+static_assert(offsetof(net_conn, timer) == 128 &&
+		      offsetof(net_conn, deadline) + (TD_PERSIST + 1) * sizeof(uint64_t) <= 192,
+	      "line 2: the timer and every deadline but TD_LINGER");
+static_assert(offsetof(net_conn, iss) >= 192 && offsetof(net_conn, rtt_start) >= 192 &&
+		      offsetof(net_conn, ooo) >= 192,
+	      "the cold part comes after the hot lines");
+static_assert(sizeof(net_conn) <= 5 * 64, "a slot is at most five cache lines");
+
+namespace {
+
+// Bytes allocated from the DPDK heaps, all sockets.
+size_t heap_used()
+{
+	size_t sum = 0;
+	for (unsigned i = 0; i < rte_socket_count(); i++) {
+		rte_malloc_socket_stats st;
+		if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &st) == 0)
+			sum += st.heap_allocsz_bytes;
+	}
+	return sum;
+}
+
+} // namespace
+
+// A slot costs net_conn_slot_bytes() (docs/net.md gives the figure): two
+// stacks N slots apart differ by at most N times that.
+TEST_F(Net, SlotCostsWhatIsDocumented)
+{
+	const uint32_t n = 4096;
+	char err[256] = "";
+	size_t before = heap_used();
+	cfg.max_conns = n;
+	net_stack *small = net_stack_create(&cfg, err, sizeof(err));
+	ASSERT_NE(small, nullptr) << err;
+	size_t mid = heap_used();
+	cfg.max_conns = 2 * n;
+	net_stack *big = net_stack_create(&cfg, err, sizeof(err));
+	ASSERT_NE(big, nullptr) << err;
+	size_t after = heap_used();
+	double per_slot = double((after - mid) - (mid - before)) / n;
+	RecordProperty("bytes_per_slot", std::to_string(per_slot));
+	EXPECT_LE(per_slot, double(net_conn_slot_bytes()));
+	EXPECT_GE(per_slot, double(sizeof(net_conn)));
+	net_stack_memory m;
+	net_stack_memory_read(big, &m);
+	EXPECT_EQ(m.slots, 2 * n * net_conn_slot_bytes());
+	EXPECT_EQ(m.buffers, 0u); // no connection yet: no buffers
+	net_stack_destroy(big);
+	net_stack_destroy(small);
+	EXPECT_EQ(heap_used(), before);
+}
+
+// Established connections with nothing to send, acknowledge or read hold
+// no buffers; a connection holds a pair while it has bytes, and gives it
+// back for the next one to reuse.
+TEST_F(Net, IdleConnectionsHoldNoBuffersActiveOnesAPair)
+{
+	const unsigned k = 32;
+	const size_t pair = cfg.sndbuf + cfg.rcvbuf;
+	cfg.max_conns = 64;
+	make();
+	net_stack_memory m;
+	size_t base = heap_used();
+	std::vector<Peer> peers(k);
+	for (unsigned i = 0; i < k; i++) {
+		peers[i].port = uint16_t(41000 + i);
+		ASSERT_NE(open(peers[i]), nullptr);
+	}
+	EXPECT_EQ(heap_used(), base) << "idle connections cost their slots only";
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers, 0u);
+
+	// A request each, answered; the answer not yet acknowledged.
+	app.on_recv = [](net_conn *c, const uint8_t *, size_t n) {
+		net_tcp_send(c, "VALUE\r\n", 7);
+		return n;
+	};
+	auto requests = [&] {
+		for (auto &p : peers) {
+			auto out = tcp_to(send_frame(seg(p, ACK | PSH, "get k\r\n")), p);
+			ASSERT_EQ(out.size(), 1u);
+			EXPECT_EQ(out[0].payload, "VALUE\r\n");
+		}
+	};
+	requests();
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers_in_use, k);
+	EXPECT_EQ(m.buffers, k * pair);
+	size_t active = heap_used() - base;
+	EXPECT_GE(active, k * pair);
+	EXPECT_LE(active, k * (pair + 256)) << "rte_malloc's own overhead, at most";
+
+	// Acknowledged: idle again, the pairs wait in the pool.
+	for (auto &p : peers) {
+		p.rcv_nxt += 7;
+		EXPECT_TRUE(tcp_to(send_frame(seg(p, ACK)), p).empty());
+	}
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers_in_use, 0u);
+	// The next round reuses them: nothing new is allocated.
+	requests();
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers_in_use, k);
+	EXPECT_EQ(heap_used() - base, active);
+
+	// An out-of-order table is taken at the first hole only, and reused.
+	EXPECT_EQ(m.ooo, 0u);
+	for (int round = 0; round < 2; round++) {
+		Peer &p = peers[round];
+		p.rcv_nxt += 7;
+		send_frame(seg_at(p, p.snd_nxt + 5, ACK, "later"));
+		net_stack_memory_read(s, &m);
+		EXPECT_EQ(m.ooo, 8 * sizeof(net_ooo_range)); // ooo_max ranges
+		send_frame(seg(p, ACK, "hello"));
+		p.snd_nxt += 5;
+	}
+	EXPECT_EQ(ctr(NET_C_tcp_ooo_segs), 2u);
+	EXPECT_EQ(ctr(NET_C_tcp_no_buffers), 0u);
+}
