@@ -153,6 +153,7 @@ engine_setup_create(struct engine_setup *es, const struct options *o,
 	memset(es, 0, sizeof(*es));
 	es->cfg.memory = o->memory;
 	es->cfg.segment_size = o->segment_size;
+	es->cfg.hash_power = o->hash_power;
 	es->cfg.item_max = o->item_max;
 	es->cfg.eviction = o->eviction;
 	es->cfg.cas_disabled = o->cas_disabled;

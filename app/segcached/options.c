@@ -557,6 +557,73 @@ opt_idle_timeout(struct options *o, const char *arg, char *err, size_t errlen)
 }
 
 static int
+opt_hash_power(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	/* The engine checks its own range (lib/seg 6..32, lib/baseline 10..30). */
+	if (parse_uint(arg, 1, 32, &v, err, errlen) < 0)
+		return -1;
+	o->hash_power = (unsigned)v;
+	return 0;
+}
+
+/* memcached's -o suboptions that tune its slab allocator, LRU, crawler or
+ * logging: nothing here works that way (segments, TTL buckets, merge
+ * eviction), so a memcached command line that carries them starts, with a
+ * line that says they do nothing. */
+static const char *const memcached_tuning[] = {
+	"modern", "no_modern", "slab_reassign", "no_slab_reassign", "slab_automove",
+	"slab_automove_ratio", "slab_automove_window", "slab_chunk_max", "slab_sizes",
+	"lru_crawler", "no_lru_crawler", "lru_crawler_sleep", "lru_crawler_tocrawl",
+	"lru_maintainer", "no_lru_maintainer", "lru_segmented", "hot_lru_pct",
+	"warm_lru_pct", "hot_max_factor", "warm_max_factor", "temporary_ttl",
+	"tail_repair_time", "hash_algorithm", "no_hashexpand", "track_sizes",
+	"watcher_logbuf_size", "worker_logbuf_size", "maxconns_fast", "no_maxconns_fast",
+	"no_inline_ascii_resp", "inline_ascii_resp", "expirezero_does_not_evict",
+	"read_buf_mem_limit", "resp_obj_mem_limit", "drop_privileges",
+	"no_drop_privileges", "bind_v6only",
+};
+
+static int
+extended_one(struct options *o, char *sub, char *err, size_t errlen)
+{
+	char *value = strchr(sub, '=');
+
+	if (value)
+		*value++ = '\0';
+	if (strcmp(sub, "hashpower") == 0 || strcmp(sub, "idle_timeout") == 0) {
+		if (!value || !*value)
+			return util_fail(err, errlen, "-o %s needs a value", sub);
+		return sub[0] == 'h' ? opt_hash_power(o, value, err, errlen)
+				     : opt_idle_timeout(o, value, err, errlen);
+	}
+	for (size_t i = 0; i < RTE_DIM(memcached_tuning); i++) {
+		if (strcmp(sub, memcached_tuning[i]) == 0) {
+			fprintf(stderr, "segcached: -o %s: memcached slab/LRU tuning, no "
+				"meaning for segcached's segments; ignored\n", sub);
+			return 0;
+		}
+	}
+	return util_fail(err, errlen, "illegal suboption -o %s", sub);
+}
+
+/* memcached's -o: comma-separated suboptions, NAME or NAME=VALUE. */
+static int
+opt_extended(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	char buf[1024], *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf))
+		return util_fail(err, errlen, "-o: list too long");
+	strcpy(buf, arg);
+	for (char *sub = strtok_r(buf, ",", &save); sub; sub = strtok_r(NULL, ",", &save))
+		if (extended_one(o, sub, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+static int
 opt_rss_key(struct options *o, const char *arg, char *err, size_t errlen)
 {
 	size_t n = strlen(arg);
@@ -753,6 +820,14 @@ static const struct opt_desc opt_table[] = {
 	{ "idle-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_idle_timeout,
 	  "--stack native: close a TCP connection that sent nothing for this\n"
 	  "long, as memcached's -o idle_timeout (default: 0 = never)" },
+	{ "hash-power", NULL, 0, "N", OPT_ANYWHERE, opt_hash_power,
+	  "log2 of the hash table's head buckets (64 bytes, 7 items each), as\n"
+	  "memcached's -o hashpower; more items chain overflow buckets from the\n"
+	  "heap (default: one bucket per KiB of -m)" },
+	{ "extended", NULL, 'o', "LIST", OPT_ANYWHERE, opt_extended,
+	  "memcached's -o, comma-separated: hashpower=N, idle_timeout=N; its\n"
+	  "slab, LRU and crawler tuning (modern, slab_reassign, lru_crawler, ...)\n"
+	  "is accepted with a warning and does nothing" },
 	{ "config", NULL, 0, "FILE", OPT_CMDLINE_ONLY, opt_config,
 	  "read options from an INI file first ([segcached] section, keys are\n"
 	  "the long option names, '#' starts a comment); the command line wins" },

@@ -95,6 +95,9 @@ class Usage(unittest.TestCase):
             (["--rss-key", "zz"], ["--rss-key", "not hex"]),
             (["--rss-key", "00" * 65], ["--rss-key", "1 to 64 bytes"]),
             (["stray"], ["unexpected argument 'stray'"]),
+            (["-o", "bogus"], ["illegal suboption -o bogus"]),
+            (["-o", "hashpower"], ["-o hashpower needs a value"]),
+            (["-o", "hashpower=40"], ["--extended", "out of range"]),
             (["--config", "/nonexistent/segcached.ini"], ["config file", "/nonexistent"]),
         ]
         for args, words in cases:
@@ -197,6 +200,26 @@ class Settings(unittest.TestCase):
             self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)), b"STORED\r\n")
             self.assertEqual(c.get(b"big")[b"big"][1], v)
             c.close()
+
+    def test_memcached_extended_options(self):
+        # -o as memcached takes it: hashpower sizes the table, and slab/LRU
+        # tuning starts with a warning (idle_timeout=N is --idle-timeout,
+        # which only the native stack has).
+        srv = harness.Server(name="extended", memory_mb=64,
+                             extra=["-o", "modern,hashpower=12,slab_reassign"])
+        with srv:
+            st, c = self.settings(srv)
+            self.assertEqual(int(st["hashpower_init"]), 12)
+            self.assertEqual(int(c.stats(b"segments")["hash_buckets"]), 4096)
+            # more items than head slots: they chain, every one still found
+            for i in range(40000):
+                c.send(b"set k%d 0 0 4 noreply\r\nv%03d\r\n" % (i, i % 1000))
+            for i in range(0, 40000, 997):
+                self.assertEqual(c.get(b"k%d" % i)[b"k%d" % i][1], b"v%03d" % (i % 1000))
+            c.close()
+            log = srv.log()
+            self.assertIn("-o modern: memcached slab/LRU tuning", log)
+            self.assertIn("-o slab_reassign", log)
 
     def test_small_heap_segments(self):
         # -m 16: 256 KiB segments, and the item limit follows them...
