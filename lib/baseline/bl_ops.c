@@ -700,14 +700,14 @@ bl_seen_dead(struct bl_item *const *dead, unsigned ndead, const struct bl_item *
 	return false;
 }
 
-/* One group of keys: fingerprints, one rte_hash bulk lookup (which
+/* One group of keys (false: the sink ended the batch): fingerprints, one rte_hash bulk lookup (which
  * prefetches its buckets and keys across the group), a prefetch of every
  * item found, then each key as bl_get() reads it, in order, all in one
  * RCU read-side section. Dead items are unlinked afterwards, offline (as
  * bl_get() does); a repeat of a key whose item this group found dead
  * misses as it would after that unlink, without counting the expiry
  * twice. */
-static void
+static bool
 bl_get_group(struct bl_worker *w, const struct engine_key *keys, unsigned base, unsigned m,
 	     const struct engine_get_sink *sink)
 {
@@ -721,6 +721,7 @@ bl_get_group(struct bl_worker *w, const struct engine_key *keys, unsigned base, 
 	unsigned dead_key[ENGINE_BATCH_GROUP];
 	const bool unlinks = rte_lcore_id() != LCORE_ID_ANY;
 	unsigned nv = 0, ndead = 0;
+	bool more = true;
 	uint64_t hits = 0;
 	int64_t now = bl_now(e);
 
@@ -750,7 +751,8 @@ bl_get_group(struct bl_worker *w, const struct engine_key *keys, unsigned base, 
 		bool expired = false, flushed = false;
 
 		if (slot[i] < 0) {
-			sink->done(sink->arg, base + i, ENGINE_INVALID, &out);
+			if (!(more = sink->done(sink->arg, base + i, ENGINE_INVALID, &out)))
+				break;
 			continue;
 		}
 		if (hits & (1ull << slot[i]))
@@ -772,7 +774,8 @@ bl_get_group(struct bl_worker *w, const struct engine_key *keys, unsigned base, 
 			}
 		}
 		bl_count_get(w, rc, found, expired, flushed);
-		sink->done(sink->arg, base + i, rc, &out);
+		if (!(more = sink->done(sink->arg, base + i, rc, &out)))
+			break;
 	}
 	bl_offline(w);
 	for (unsigned j = 0; j < ndead; j++) {
@@ -781,6 +784,7 @@ bl_get_group(struct bl_worker *w, const struct engine_key *keys, unsigned base, 
 		bl_op_init(&op, w, keys[dead_key[j]].key, keys[dead_key[j]].klen);
 		bl_unlink_dead(&op, dead[j]); /* lazy expiry */
 	}
+	return more;
 }
 
 void
@@ -788,6 +792,7 @@ bl_get_batch(struct engine_worker *wb, const struct engine_key *keys, unsigned n
 	     const struct engine_get_sink *sink)
 {
 	for (unsigned base = 0; base < n; base += ENGINE_BATCH_GROUP)
-		bl_get_group(bl_w(wb), keys, base, RTE_MIN(n - base, (unsigned)ENGINE_BATCH_GROUP),
-			     sink);
+		if (!bl_get_group(bl_w(wb), keys, base,
+				  RTE_MIN(n - base, (unsigned)ENGINE_BATCH_GROUP), sink))
+			return;
 }

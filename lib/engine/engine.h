@@ -183,8 +183,9 @@ struct engine_get_sink {
 	 * (*it filled for ENGINE_OK and ENGINE_BUF_SMALL); on ENGINE_OK the
 	 * value is in the buffer value_buf gave last. Called for 0..n-1 in
 	 * order, each after key i's last value_buf and before key i+1's
-	 * first. */
-	void (*done)(void *arg, unsigned i, enum engine_status st, const struct engine_item *it);
+	 * first. Returns false to end the batch after key i: the keys after
+	 * it are left alone (not read, not counted). */
+	bool (*done)(void *arg, unsigned i, enum engine_status st, const struct engine_item *it);
 	void *arg;
 };
 

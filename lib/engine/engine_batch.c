@@ -21,7 +21,7 @@ into_value_buf(void *arg, unsigned i, const struct engine_item *it)
 	return b->bufs[i] != NULL && it->vlen <= b->caps[i] ? b->bufs[i] : NULL;
 }
 
-static void
+static bool
 into_done(void *arg, unsigned i, enum engine_status st, const struct engine_item *it)
 {
 	const struct batch_into *b = arg;
@@ -29,6 +29,7 @@ into_done(void *arg, unsigned i, enum engine_status st, const struct engine_item
 	b->st[i] = st;
 	if (st == ENGINE_OK || st == ENGINE_BUF_SMALL)
 		b->its[i] = *it;
+	return true;
 }
 
 void

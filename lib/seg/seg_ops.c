@@ -1233,7 +1233,8 @@ seg_op_get_batch(struct engine_worker *ew, const struct engine_key *keys, unsign
 
 			if (key_ok(kb[i].klen))
 				st = get_one(w, &k[i], now, &dst, &it);
-			sink->done(sink->arg, base + i, st, &it);
+			if (!sink->done(sink->arg, base + i, st, &it))
+				return;
 		}
 	}
 }

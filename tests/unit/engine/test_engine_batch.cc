@@ -95,6 +95,7 @@ struct Sink {
 	std::vector<Result> res;
 	unsigned next = 0;         // the key done() is due for
 	unsigned value_calls = 0;
+	unsigned stop_after = UINT32_MAX; // done() ends the batch after this key
 	std::string order_error;
 
 	static void *value_buf(void *arg, unsigned i, const struct engine_item *it)
@@ -110,7 +111,7 @@ struct Sink {
 		s->bufs[i].assign(it->vlen + 1, '\xee');
 		return s->bufs[i].data();
 	}
-	static void done(void *arg, unsigned i, enum engine_status st,
+	static bool done(void *arg, unsigned i, enum engine_status st,
 			 const struct engine_item *it)
 	{
 		Sink *s = static_cast<Sink *>(arg);
@@ -124,6 +125,7 @@ struct Sink {
 			r.it = *it;
 		if (st == ENGINE_OK)
 			r.value.assign(s->bufs[i].data(), it->vlen);
+		return i != s->stop_after;
 	}
 };
 
@@ -145,10 +147,12 @@ std::vector<Result> get_each(struct engine_worker *w, const std::vector<std::str
 }
 
 std::vector<Result> get_batch(struct engine_worker *w, const std::vector<std::string> &keys,
-			      const std::vector<size_t> &caps, std::string *order_error)
+			      const std::vector<size_t> &caps, std::string *order_error,
+			      unsigned stop_after = UINT32_MAX)
 {
 	std::vector<struct engine_key> ks(keys.size());
 	Sink s;
+	s.stop_after = stop_after;
 	for (size_t i = 0; i < keys.size(); i++)
 		ks[i] = {keys[i].data(), keys[i].size()};
 	s.caps = &caps;
@@ -156,7 +160,8 @@ std::vector<Result> get_batch(struct engine_worker *w, const std::vector<std::st
 	s.res.resize(keys.size());
 	struct engine_get_sink sink = {Sink::value_buf, Sink::done, &s};
 	engine_get_batch(w, ks.data(), static_cast<unsigned>(ks.size()), &sink);
-	if (s.next != keys.size() && s.order_error.empty())
+	size_t want_done = stop_after < keys.size() ? stop_after + 1 : keys.size();
+	if (s.next != want_done && s.order_error.empty())
 		s.order_error = "done for " + std::to_string(s.next) + " of " +
 				std::to_string(keys.size()) + " keys";
 	*order_error = s.order_error;
@@ -267,6 +272,34 @@ TEST_P(EngineBatch, SameResultsAsSingleGets)
 	for (auto c : {ENGINE_C_cmd_get, ENGINE_C_get_hits, ENGINE_C_get_misses,
 		       ENGINE_C_get_expired, ENGINE_C_get_flushed})
 		EXPECT_EQ(b.counter(c), a.counter(c)) << "counter " << c << " after flush_all";
+}
+
+// done() returning false ends the batch there: the keys after it are
+// neither delivered nor counted, in the first group or a later one.
+TEST_P(EngineBatch, DoneFalseEndsTheBatch)
+{
+	FakeClock clock;
+	Engine x(GetParam().create, 16u << 20, &clock);
+	ASSERT_NE(x.w, nullptr);
+	std::vector<std::string> keys;
+	for (unsigned i = 0; i < 2 * ENGINE_BATCH_GROUP; i++) {
+		keys.push_back("stop" + std::to_string(i));
+		if (i % 2 != 0)
+			continue;
+		ASSERT_EQ(engine_store(x.w, ENGINE_SET, keys[i].data(), keys[i].size(), "v", 1, 0,
+				       0, 0, nullptr),
+			  ENGINE_OK);
+	}
+	std::vector<size_t> caps(keys.size(), 64);
+	uint64_t gets = 0;
+	for (unsigned stop : {0u, 1u, ENGINE_BATCH_GROUP - 1u, ENGINE_BATCH_GROUP + 3u}) {
+		std::string order_error;
+		std::vector<Result> got = get_batch(x.w, keys, caps, &order_error, stop);
+		ASSERT_EQ(order_error, "") << "stop after " << stop;
+		gets += stop + 1;
+		EXPECT_EQ(x.counter(ENGINE_C_cmd_get), gets) << "stop after " << stop;
+		EXPECT_EQ(got[stop].st, stop % 2 == 0 ? ENGINE_OK : ENGINE_MISS);
+	}
 }
 
 // engine_get_batch_into(): caller buffers, statuses and items per key; a

@@ -35,13 +35,14 @@ struct Interfere {
 		f->bufs[i].assign(it->vlen, '\0');
 		return f->bufs[i].data();
 	}
-	static void done(void *arg, unsigned i, enum engine_status st,
+	static bool done(void *arg, unsigned i, enum engine_status st,
 			 const struct engine_item *it)
 	{
 		Interfere *f = static_cast<Interfere *>(arg);
 		f->st[i] = st;
 		if (st == ENGINE_OK)
 			f->value[i].assign(f->bufs[i].data(), it->vlen);
+		return true;
 	}
 	// Frees the victim's segment (flush_all) or leaves its item dead
 	// (overwrite), then writes the heap over twice with other objects,
