@@ -700,13 +700,13 @@ bl_seen_dead(struct bl_item *const *dead, unsigned ndead, const struct bl_item *
 	return false;
 }
 
-/* One group of keys (false: the sink ended the batch): fingerprints, one rte_hash bulk lookup (which
+/* One group of keys: fingerprints, one rte_hash bulk lookup (which
  * prefetches its buckets and keys across the group), a prefetch of every
  * item found, then each key as bl_get() reads it, in order, all in one
  * RCU read-side section. Dead items are unlinked afterwards, offline (as
  * bl_get() does); a repeat of a key whose item this group found dead
  * misses as it would after that unlink, without counting the expiry
- * twice. */
+ * twice. Returns false when the sink ended the batch. */
 static bool
 bl_get_group(struct bl_worker *w, const struct engine_key *keys, unsigned base, unsigned m,
 	     const struct engine_get_sink *sink)
