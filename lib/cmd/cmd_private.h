@@ -96,21 +96,24 @@ void cmd_exec_shutdown(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_version(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_verbosity(struct cmd_conn *c, const struct proto_req *req);
 
-/* Batched get/gets (cmd_batch.c): cmd_process() queues the keys of
- * consecutive get and gets requests (of one line or of pipelined lines)
- * and runs them with one engine_get_batch(), so their cache misses
- * overlap. The replies are byte for byte those of cmd_exec_get() one key
- * at a time, and so is where the request loop stops: each queued key
+/* Batched gets (cmd_batch.c): cmd_process() queues the keys of
+ * consecutive get, gets and plain mg requests (of one line or of pipelined
+ * lines) and runs them with one engine_get_batch(), so their cache misses
+ * overlap. The replies are byte for byte those of cmd_exec_get() and
+ * cmd_exec_meta() one key at a time, and so is where the request loop
+ * stops: each queued key
  * remembers the input offset and parser state after it, and a batch that
  * must stop early (the output reached its backpressure mark, or an
  * action) rewinds the loop to just after the last key it answered. */
 #define CMD_BATCH_MAX ENGINE_BATCH_GROUP
 
 struct cmd_batch_entry {
-	bool with_cas;
-	bool get_last;
+	enum proto_cmd cmd;         /* get, gets or mg */
+	bool get_last;              /* get/gets: the line's last key */
+	int64_t now;                /* mg with t: the clock when it was parsed */
 	size_t done_after;          /* input consumed once this key was parsed */
 	struct proto_parser parser; /* parser state then */
+	struct proto_meta meta;     /* mg: its flags (opaque points into the input) */
 };
 
 struct cmd_batch {
@@ -125,7 +128,8 @@ enum cmd_batch_result {
 	CMD_BATCH_STOP,   /* rewound; the request loop ends here */
 };
 
-/* Can req join a batch? get/gets with a key, on a TCP client connection. */
+/* Can req join a batch? get/gets with a key, or mg without a touch (T), a
+ * base64 key (b) or l, on a TCP client connection. */
 bool cmd_batch_takes(const struct cmd_conn *c, const struct proto_req *req);
 /* Queues req, parsed with the input consumed up to done and the parser
  * now in c->parser; returns true when the batch is full. */
@@ -138,6 +142,13 @@ enum cmd_batch_result cmd_batch_run(struct cmd_conn *c, struct cmd_batch *b, siz
 
 /* mg, ms, md, ma, me, mn (cmd_meta.c) */
 void cmd_exec_meta(struct cmd_conn *c, const struct proto_req *req);
+/* The header of an mg hit: "VA <bytes>" or "HD", then the return flags of
+ * m in request order, "\r\n"; returns its length (at most CMD_HDR_MAX). */
+size_t cmd_mg_header(char *h, const struct proto_meta *m, const char *key, size_t klen,
+		     const struct engine_item *it, int64_t now);
+/* A meta status line ("EN", "NF", ...) echoing only m's O and k flags. */
+void cmd_meta_status(struct cmd_conn *c, const struct proto_meta *m, const char *key,
+		     size_t klen, const char *code);
 /* stats [arg] (cmd_stats.c) */
 void cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req);
 /* cache_memlimit, slabs, lru_crawler (cmd_admin.c) */

@@ -652,6 +652,68 @@ TEST_F(Cmd, BatchedGetsAnswerAsOneKeyAtATime)
 	}
 }
 
+/* The batched path (TCP) against the one-key-at-a-time path, which UDP
+ * connections keep: the same stream of get, gets, mg (batched) and mn,
+ * version, mg with l (not) must give the same bytes. Nothing that
+ * rewrites an item (gat, mg T: new cas) and no 'h' flag: the first run's
+ * reads set it for the second. */
+TEST_F(Cmd, BatchedGetsAndMgMatchTheUnbatchedPath)
+{
+	std::string set, in;
+	uint64_t rng = 12345;
+	auto next = [&rng]() {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		return rng;
+	};
+	for (int i = 0; i < 50; i++) {
+		std::string v(i * 37 % 200, (char)('a' + i % 26));
+		set += "set mk" + std::to_string(i) + " " + std::to_string(i) + " 0 " +
+		       std::to_string(v.size()) + "\r\n" + v + "\r\n";
+	}
+	run(set);
+	static const char *const mg_flags[] = {"v", "v f c k O77 s t", "s k q", "", "q v",
+					       "k O1 c f", "v t", "v l"};
+	for (int r = 0; r < 400; r++) {
+		unsigned what = next() % 10;
+		std::string k = "mk" + std::to_string(next() % 60); /* some missing */
+		if (what < 3) {
+			in += what == 0 ? "gets" : "get";
+			for (unsigned j = 0, n = 1 + next() % 40; j < n; j++)
+				in += " mk" + std::to_string(next() % 60);
+			in += "\r\n";
+		} else if (what < 8) {
+			in += "mg " + k + " " + mg_flags[next() % 8] + "\r\n";
+		} else if (what == 8) {
+			in += "mn\r\n";
+		} else {
+			in += "version\r\n";
+		}
+	}
+	/* the reference: a UDP connection (never batched), whole stream at once */
+	struct cmd_conn *ref = cmd_conn_create(&s, w, true);
+	ASSERT_NE(ref, nullptr);
+	std::string want;
+	size_t used = 0;
+	while (used < in.size()) {
+		unsigned actions = 0;
+		size_t n = cmd_process(ref, in.data() + used, in.size() - used, &out, &actions);
+		ASSERT_EQ(actions, 0u);
+		ASSERT_GT(n, 0u);
+		used += n;
+		want.append(out.data + out.head, proto_out_pending(&out));
+		proto_out_consume(&out, proto_out_pending(&out));
+	}
+	cmd_conn_destroy(ref);
+	ASSERT_NE(want.find("VA "), std::string::npos);
+	ASSERT_NE(want.find("EN\r\n"), std::string::npos);
+	EXPECT_EQ(run(in), want);
+	EXPECT_EQ(run(in, 333), want);
+	out.backpressure = 3000;
+	EXPECT_EQ(run(in), want);
+}
+
 TEST_F(Cmd, GetLargerThanTheOutputLimit)
 {
 	make(0, false, 64 * 1024);
