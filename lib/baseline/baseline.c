@@ -384,6 +384,7 @@ static const struct engine_ops bl_ops = {
 	.worker_create = bl_worker_create,
 	.worker_destroy = bl_worker_destroy,
 	.get = bl_get,
+	.get_batch = bl_get_batch,
 	.store = bl_store,
 	.remove = bl_remove,
 	.arith = bl_arith,

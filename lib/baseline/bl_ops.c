@@ -14,6 +14,8 @@
  */
 #include <errno.h>
 
+#include <rte_prefetch.h>
+
 #include "baseline/bl_private.h"
 
 #define BL_LINK_IDLE_ROUNDS 64
@@ -194,30 +196,45 @@ bl_unlink_dead(struct bl_op *op, struct bl_item *found)
 	}
 }
 
-/* Fills *out and copies the value; counts a read (fetched, LRU time) only
- * when the value was delivered. Caller online. */
-static enum engine_status
-bl_read(const struct bl_engine *e, struct bl_item *it, int64_t now,
-	void *buf, size_t cap, struct engine_item *out)
+/* Fills *out from it. Caller online. */
+static void
+bl_read_meta(const struct bl_engine *e, const struct bl_item *it, struct engine_item *out)
 {
-	uint32_t vlen = it->vlen;
-	uint32_t t = (uint32_t)now;
-
 	out->flags = it->flags;
-	out->vlen = vlen;
+	out->vlen = it->vlen;
 	out->cas = bl_cas_visible(e, it);
 	out->expires_at = __atomic_load_n(&it->expires_at, __ATOMIC_RELAXED);
 	out->fetched_before = __atomic_load_n(&it->fetched, __ATOMIC_RELAXED) != 0;
-	if (vlen > cap)
+}
+
+/* Copies the value to buf when fits, and only then counts a read
+ * (fetched, LRU time); *out is bl_read_meta()'s. Caller online. */
+static enum engine_status
+bl_deliver(struct bl_item *it, int64_t now, void *buf, bool fits,
+	   const struct engine_item *out)
+{
+	uint32_t t = (uint32_t)now;
+
+	if (!fits)
 		return ENGINE_BUF_SMALL;
-	if (vlen > 0)
-		memcpy(buf, it->data + it->klen, vlen);
+	if (out->vlen > 0)
+		memcpy(buf, it->data + it->klen, out->vlen);
 	/* Shared cache line: write only on change (once, once a second). */
 	if (!out->fetched_before)
 		__atomic_store_n(&it->fetched, 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&it->atime, __ATOMIC_RELAXED) != t)
 		__atomic_store_n(&it->atime, t, __ATOMIC_RELAXED);
 	return ENGINE_OK;
+}
+
+/* Fills *out and copies the value when it fits cap (no buffer: meta data
+ * only, whatever the value's length). Caller online. */
+static enum engine_status
+bl_read(const struct bl_engine *e, struct bl_item *it, int64_t now,
+	void *buf, size_t cap, struct engine_item *out)
+{
+	bl_read_meta(e, it, out);
+	return bl_deliver(it, now, buf, buf != NULL && out->vlen <= cap, out);
 }
 
 static void
@@ -669,4 +686,113 @@ bl_touch(struct engine_worker *wb, const void *key, size_t klen, int64_t exptime
 	w->base.counters[ENGINE_C_cmd_touch]++;
 	w->base.counters[cur != NULL ? ENGINE_C_touch_hits : ENGINE_C_touch_misses]++;
 	return cur != NULL ? ENGINE_OK : ENGINE_MISS;
+}
+
+/* ---- batched get ---------------------------------------------------------- */
+
+/* Was it already found dead by an earlier key of this batch? */
+static bool
+bl_seen_dead(struct bl_item *const *dead, unsigned ndead, const struct bl_item *it)
+{
+	for (unsigned j = 0; j < ndead; j++)
+		if (dead[j] == it)
+			return true;
+	return false;
+}
+
+/* One group of keys: fingerprints, one rte_hash bulk lookup (which
+ * prefetches its buckets and keys across the group), a prefetch of every
+ * item found, then each key as bl_get() reads it, in order, all in one
+ * RCU read-side section. Dead items are unlinked afterwards, offline (as
+ * bl_get() does); a repeat of a key whose item this group found dead
+ * misses as it would after that unlink, without counting the expiry
+ * twice. Returns false when the sink ended the batch. */
+static bool
+bl_get_group(struct bl_worker *w, const struct engine_key *keys, unsigned base, unsigned m,
+	     const struct engine_get_sink *sink)
+{
+	struct bl_engine *e = w->e;
+	uint64_t fp[ENGINE_BATCH_GROUP];
+	const void *kp[ENGINE_BATCH_GROUP];
+	hash_sig_t sig[ENGINE_BATCH_GROUP];
+	void *data[ENGINE_BATCH_GROUP];
+	int slot[ENGINE_BATCH_GROUP];
+	struct bl_item *dead[ENGINE_BATCH_GROUP];
+	unsigned dead_key[ENGINE_BATCH_GROUP];
+	const bool unlinks = rte_lcore_id() != LCORE_ID_ANY;
+	unsigned nv = 0, ndead = 0;
+	bool more = true;
+	uint64_t hits = 0;
+	int64_t now = bl_now(e);
+
+	bl_flush_check(e, now);
+	for (unsigned i = 0; i < m; i++) {
+		const struct engine_key *k = &keys[base + i];
+
+		slot[i] = -1;
+		if (unlikely(k->klen == 0 || k->klen > ENGINE_KEY_MAX))
+			continue;
+		fp[nv] = bl_fingerprint(k->key, k->klen);
+		kp[nv] = &fp[nv];
+		sig[nv] = (hash_sig_t)fp[nv];
+		slot[i] = (int)nv++;
+	}
+	bl_online(w);
+	if (nv > 0 && rte_hash_lookup_with_hash_bulk_data(e->h, kp, sig, nv, &hits, data) < 0)
+		hits = 0;
+	for (unsigned j = 0; j < nv; j++)
+		if (hits & (1ull << j))
+			rte_prefetch0(data[j]);
+	for (unsigned i = 0; i < m; i++) {
+		const struct engine_key *k = &keys[base + i];
+		struct bl_item *found = NULL;
+		struct engine_item out = { 0 };
+		enum engine_status rc = ENGINE_MISS;
+		bool expired = false, flushed = false;
+
+		if (slot[i] < 0) {
+			if (!(more = sink->done(sink->arg, base + i, ENGINE_INVALID, &out)))
+				break;
+			continue;
+		}
+		if (hits & (1ull << slot[i]))
+			found = data[slot[i]];
+		if (found != NULL && unlinks && bl_seen_dead(dead, ndead, found))
+			found = NULL;
+		if (likely(found != NULL && bl_item_is(found, k->key, k->klen))) {
+			expired = bl_item_expired(found, now);
+			flushed = !expired && bl_item_flushed(e, found);
+			if (likely(!expired && !flushed)) {
+				void *buf;
+
+				bl_read_meta(e, found, &out);
+				buf = sink->value_buf(sink->arg, base + i, &out);
+				rc = bl_deliver(found, now, buf, buf != NULL, &out);
+			} else if (!bl_seen_dead(dead, ndead, found)) {
+				dead[ndead] = found;
+				dead_key[ndead++] = base + i;
+			}
+		}
+		bl_count_get(w, rc, found, expired, flushed);
+		if (!(more = sink->done(sink->arg, base + i, rc, &out)))
+			break;
+	}
+	bl_offline(w);
+	for (unsigned j = 0; j < ndead; j++) {
+		struct bl_op op;
+
+		bl_op_init(&op, w, keys[dead_key[j]].key, keys[dead_key[j]].klen);
+		bl_unlink_dead(&op, dead[j]); /* lazy expiry */
+	}
+	return more;
+}
+
+void
+bl_get_batch(struct engine_worker *wb, const struct engine_key *keys, unsigned n,
+	     const struct engine_get_sink *sink)
+{
+	for (unsigned base = 0; base < n; base += ENGINE_BATCH_GROUP)
+		if (!bl_get_group(bl_w(wb), keys, base,
+				  RTE_MIN(n - base, (unsigned)ENGINE_BATCH_GROUP), sink))
+			return;
 }

@@ -217,20 +217,40 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 	    unsigned *actions)
 {
 	size_t done = 0, start = proto_out_pending(out);
+	struct cmd_batch batch;
 
 	*actions = 0;
 	c->out = out;
 	c->actions = actions;
 	c->line_mark_valid = false;
+	batch.n = 0;
 	for (;;) {
 		struct proto_req req;
 		enum proto_status st;
+		bool queued = false;
 		size_t n;
 
 		if (out->backpressure && proto_out_pending(out) >= out->backpressure)
 			break;
 		st = proto_parse(&c->parser, in + done, len - done, &req, &n);
 		done += n;
+		if (st == PROTO_REQ && cmd_batch_takes(c, &req)) {
+			c->requests++;
+			queued = true;
+			if (!cmd_batch_add(c, &batch, &req, done))
+				continue;
+		}
+		/* A full batch runs, and anything else waits for the gets
+		 * queued before it. A batch that rewound leaves this request
+		 * to be parsed again. */
+		if (batch.n > 0) {
+			enum cmd_batch_result r = cmd_batch_run(c, &batch, &done);
+
+			if (r == CMD_BATCH_STOP)
+				break;
+			if (r == CMD_BATCH_RESUME || queued)
+				continue;
+		}
 		if (st == PROTO_NEED_MORE)
 			break;
 		if (st == PROTO_CLOSE) {

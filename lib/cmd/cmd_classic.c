@@ -12,47 +12,6 @@
 
 /* ---- get, gets, gat, gats -------------------------------------------------- */
 
-static size_t
-value_header(char *h, const struct proto_req *req, const struct engine_item *it,
-	     bool with_cas)
-{
-	size_t n = 0;
-
-	memcpy(h, "VALUE ", 6);
-	n = 6;
-	memcpy(h + n, req->key, req->klen);
-	n += req->klen;
-	h[n++] = ' ';
-	n += proto_u64_to_dec(it->flags, h + n);
-	h[n++] = ' ';
-	n += proto_u64_to_dec(it->vlen, h + n);
-	if (with_cas) {
-		h[n++] = ' ';
-		n += proto_u64_to_dec(it->cas, h + n);
-	}
-	h[n++] = '\r';
-	h[n++] = '\n';
-	return n;
-}
-
-static size_t
-value_header_len(size_t klen, const struct engine_item *it, bool with_cas)
-{
-	return 6 + klen + 1 + proto_dec_len(it->flags) + 1 + proto_dec_len(it->vlen) +
-	       (with_cas ? 1 + proto_dec_len(it->cas) : 0) + 2;
-}
-
-static void
-get_failed(struct cmd_conn *c)
-{
-	/* memcached replaces the whole reply of the line with the error;
-	 * what an earlier cmd_process() call composed may be gone already */
-	if (c->line_mark_valid)
-		proto_out_truncate(c->out, c->line_mark);
-	proto_parser_abort_line(&c->parser);
-	cmd_reply(c, false, "SERVER_ERROR out of memory writing get response");
-}
-
 void
 cmd_exec_get(struct cmd_conn *c, const struct proto_req *req)
 {
@@ -68,15 +27,15 @@ cmd_exec_get(struct cmd_conn *c, const struct proto_req *req)
 			c->line_mark_valid = true;
 			c->line_mark = proto_out_mark(c->out);
 		}
-		gap = value_header_len(req->klen, &c->last, with_cas);
+		gap = cmd_value_header_len(req->klen, &c->last, with_cas);
 		rc = cmd_fetch(c, req->key, req->klen, touch ? req->exptime : ENGINE_NO_TOUCH,
 			       gap, true, &it);
 		if (rc < 0) {
-			get_failed(c);
+			cmd_get_failed(c);
 			return;
 		}
 		if (rc == ENGINE_OK) {
-			hlen = value_header(hdr, req, &it, with_cas);
+			hlen = cmd_value_header(hdr, req->key, req->klen, &it, with_cas);
 			proto_out_place_header(c->out, gap, hdr, hlen, it.vlen);
 			memcpy(proto_out_tail(c->out), "\r\n", 2);
 			proto_out_commit(c->out, 2);

@@ -12,19 +12,25 @@
 
 /* " k<key>", base64 again (with " b") when the request sent it so. */
 static size_t
-put_key(char *p, const struct proto_req *req)
+put_key_of(char *p, const struct proto_meta *m, const char *key, size_t klen)
 {
 	size_t n = 2;
 
 	p[0] = ' ';
 	p[1] = 'k';
-	if (req->meta.base64) {
-		n += proto_base64_encode(req->key, req->klen, p + n, CMD_HDR_MAX);
+	if (m->base64) {
+		n += proto_base64_encode(key, klen, p + n, CMD_HDR_MAX);
 		memcpy(p + n, " b", 2);
 		return n + 2;
 	}
-	memcpy(p + n, req->key, req->klen);
-	return n + req->klen;
+	memcpy(p + n, key, klen);
+	return n + klen;
+}
+
+static size_t
+put_key(char *p, const struct proto_req *req)
+{
+	return put_key_of(p, &req->meta, req->key, req->klen);
 }
 
 static size_t
@@ -56,31 +62,37 @@ put_ttl(char *p, const struct engine_item *it, int64_t now)
 				    p + 2);
 }
 
-/* A status line with only the O and k flags echoed (misses, EX, NF...). */
-static void
-status_line(struct cmd_conn *c, const struct proto_req *req, const char *code)
+void
+cmd_meta_status(struct cmd_conn *c, const struct proto_meta *m, const char *key, size_t klen,
+		const char *code)
 {
 	char line[CMD_HDR_MAX];
 	size_t n = 2;
 
 	memcpy(line, code, 2);
-	for (unsigned i = 0; i < req->meta.norder; i++) {
-		if (req->meta.order[i] == 'O')
-			n += put_opaque(line + n, &req->meta);
-		else if (req->meta.order[i] == 'k')
-			n += put_key(line + n, req);
+	for (unsigned i = 0; i < m->norder; i++) {
+		if (m->order[i] == 'O')
+			n += put_opaque(line + n, m);
+		else if (m->order[i] == 'k')
+			n += put_key_of(line + n, m, key, klen);
 	}
 	memcpy(line + n, "\r\n", 2);
 	cmd_put(c, line, n + 2);
 }
 
+/* A status line with only the O and k flags echoed (misses, EX, NF...). */
+static void
+status_line(struct cmd_conn *c, const struct proto_req *req, const char *code)
+{
+	cmd_meta_status(c, &req->meta, req->key, req->klen, code);
+}
+
 /* ---- mg ------------------------------------------------------------------ */
 
-static size_t
-mg_header(char *h, const struct proto_req *req, const struct engine_item *it,
-	  int64_t now)
+size_t
+cmd_mg_header(char *h, const struct proto_meta *m, const char *key, size_t klen,
+	      const struct engine_item *it, int64_t now)
 {
-	const struct proto_meta *m = &req->meta;
 	size_t n;
 
 	if (m->value) {
@@ -112,7 +124,7 @@ mg_header(char *h, const struct proto_req *req, const struct engine_item *it,
 			n += put_opaque(h + n, m);
 			break;
 		case 'k':
-			n += put_key(h + n, req);
+			n += put_key_of(h + n, m, key, klen);
 			break;
 		default:
 			break;
@@ -121,6 +133,12 @@ mg_header(char *h, const struct proto_req *req, const struct engine_item *it,
 	h[n++] = '\r';
 	h[n++] = '\n';
 	return n;
+}
+
+static size_t
+mg_header(char *h, const struct proto_req *req, const struct engine_item *it, int64_t now)
+{
+	return cmd_mg_header(h, &req->meta, req->key, req->klen, it, now);
 }
 
 /* memcached applies the flags in order: a 't' before the 'T' reports the

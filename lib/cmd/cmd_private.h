@@ -9,6 +9,7 @@
  *   cmd_meta.c     the meta commands (cmd_exec_meta)
  *   cmd_stats.c    stats and its subcommands (cmd_exec_stats)
  *   cmd_admin.c    cache_memlimit, slabs, lru_crawler (memcached's administration)
+ *   cmd_batch.c    consecutive get/gets keys run as one engine_get_batch()
  * Calls run one way only: cmd.c -> the command files -> the helpers.
  */
 #ifndef SEGCACHED_CMD_PRIVATE_H
@@ -54,6 +55,14 @@ void cmd_reply(struct cmd_conn *c, bool noreply, const char *line);
 /* Appends bytes; sets CMD_ACT_CLOSE when out cannot take them. */
 bool cmd_put(struct cmd_conn *c, const void *p, size_t n);
 void cmd_fail(struct cmd_conn *c);
+/* Writes "VALUE <key> <flags> <bytes>[ <cas>]\r\n" at h; returns its
+ * length, which cmd_value_header_len() tells beforehand. */
+size_t cmd_value_header(char *h, const char *key, size_t klen, const struct engine_item *it,
+			bool with_cas);
+size_t cmd_value_header_len(size_t klen, const struct engine_item *it, bool with_cas);
+/* A get line's reply does not fit the output limit: the line's replies
+ * become one SERVER_ERROR and the rest of the line is discarded. */
+void cmd_get_failed(struct cmd_conn *c);
 
 /* ---- engine and settings access (cmd_fetch.c) ---- */
 
@@ -87,8 +96,59 @@ void cmd_exec_shutdown(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_version(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_verbosity(struct cmd_conn *c, const struct proto_req *req);
 
+/* Batched gets (cmd_batch.c): cmd_process() queues the keys of
+ * consecutive get, gets and plain mg requests (of one line or of pipelined
+ * lines) and runs them with one engine_get_batch(), so their cache misses
+ * overlap. The replies are byte for byte those of cmd_exec_get() and
+ * cmd_exec_meta() one key at a time, and so is where the request loop
+ * stops: each queued key
+ * remembers the input offset and parser state after it, and a batch that
+ * must stop early (the output reached its backpressure mark, or an
+ * action) rewinds the loop to just after the last key it answered. */
+#define CMD_BATCH_MAX ENGINE_BATCH_GROUP
+
+struct cmd_batch_entry {
+	enum proto_cmd cmd;         /* get, gets or mg */
+	bool get_last;              /* get/gets: the line's last key */
+	int64_t now;                /* mg with t: the clock when it was parsed */
+	size_t done_after;          /* input consumed once this key was parsed */
+	struct proto_parser parser; /* parser state then */
+	struct proto_meta meta;     /* mg: its flags (opaque points into the input) */
+};
+
+struct cmd_batch {
+	unsigned n;
+	struct engine_key keys[CMD_BATCH_MAX];
+	struct cmd_batch_entry e[CMD_BATCH_MAX];
+};
+
+enum cmd_batch_result {
+	CMD_BATCH_DONE,   /* every key answered; the loop goes on */
+	CMD_BATCH_RESUME, /* rewound after a failed key (its line is aborted): parse on */
+	CMD_BATCH_STOP,   /* rewound; the request loop ends here */
+};
+
+/* Can req join a batch? get/gets with a key, or mg without a touch (T), a
+ * base64 key (b) or l, on a TCP client connection. */
+bool cmd_batch_takes(const struct cmd_conn *c, const struct proto_req *req);
+/* Queues req, parsed with the input consumed up to done and the parser
+ * now in c->parser; returns true when the batch is full. */
+bool cmd_batch_add(struct cmd_conn *c, struct cmd_batch *b, const struct proto_req *req,
+		   size_t done);
+/* Answers the queued keys and empties the batch. On a rewind, *done and
+ * c->parser go back to just after the last key answered, and whatever
+ * was parsed after the batch is to be parsed again. */
+enum cmd_batch_result cmd_batch_run(struct cmd_conn *c, struct cmd_batch *b, size_t *done);
+
 /* mg, ms, md, ma, me, mn (cmd_meta.c) */
 void cmd_exec_meta(struct cmd_conn *c, const struct proto_req *req);
+/* The header of an mg hit: "VA <bytes>" or "HD", then the return flags of
+ * m in request order, "\r\n"; returns its length (at most CMD_HDR_MAX). */
+size_t cmd_mg_header(char *h, const struct proto_meta *m, const char *key, size_t klen,
+		     const struct engine_item *it, int64_t now);
+/* A meta status line ("EN", "NF", ...) echoing only m's O and k flags. */
+void cmd_meta_status(struct cmd_conn *c, const struct proto_meta *m, const char *key,
+		     size_t klen, const char *code);
 /* stats [arg] (cmd_stats.c) */
 void cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req);
 /* cache_memlimit, slabs, lru_crawler (cmd_admin.c) */

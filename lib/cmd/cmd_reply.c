@@ -5,6 +5,8 @@
  * file writes its replies through these, so a full buffer is handled the
  * same way everywhere: the connection is closed (CMD_ACT_CLOSE).
  */
+#include <string.h>
+
 #include "cmd/cmd_private.h"
 
 void
@@ -27,4 +29,45 @@ cmd_reply(struct cmd_conn *c, bool noreply, const char *line)
 {
 	if (!noreply && !proto_out_line(c->out, line))
 		cmd_fail(c);
+}
+
+size_t
+cmd_value_header(char *h, const char *key, size_t klen, const struct engine_item *it,
+		 bool with_cas)
+{
+	size_t n = 0;
+
+	memcpy(h, "VALUE ", 6);
+	n = 6;
+	memcpy(h + n, key, klen);
+	n += klen;
+	h[n++] = ' ';
+	n += proto_u64_to_dec(it->flags, h + n);
+	h[n++] = ' ';
+	n += proto_u64_to_dec(it->vlen, h + n);
+	if (with_cas) {
+		h[n++] = ' ';
+		n += proto_u64_to_dec(it->cas, h + n);
+	}
+	h[n++] = '\r';
+	h[n++] = '\n';
+	return n;
+}
+
+size_t
+cmd_value_header_len(size_t klen, const struct engine_item *it, bool with_cas)
+{
+	return 6 + klen + 1 + proto_dec_len(it->flags) + 1 + proto_dec_len(it->vlen) +
+	       (with_cas ? 1 + proto_dec_len(it->cas) : 0) + 2;
+}
+
+void
+cmd_get_failed(struct cmd_conn *c)
+{
+	/* memcached replaces the whole reply of the line with the error;
+	 * what an earlier cmd_process() call composed may be gone already */
+	if (c->line_mark_valid)
+		proto_out_truncate(c->out, c->line_mark);
+	proto_parser_abort_line(&c->parser);
+	cmd_reply(c, false, "SERVER_ERROR out of memory writing get response");
 }

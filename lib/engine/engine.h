@@ -163,6 +163,32 @@ struct engine_stats {
 struct engine;
 struct engine_worker;
 
+/* One key of a batched get (engine_get_batch). */
+struct engine_key {
+	const void *key;
+	size_t klen;
+};
+
+/* Where engine_get_batch() delivers, key by key, in order. */
+struct engine_get_sink {
+	/* Key i was found, *it filled: returns where its it->vlen value bytes
+	 * go, or NULL to take only the meta data (the key's status is then
+	 * ENGINE_BUF_SMALL). May be called again for the same key when a
+	 * concurrent write made the engine read it again: the new buffer
+	 * replaces the old, whose bytes are garbage. Runs inside the engine's
+	 * read (lib/seg may hold a bucket lock, lib/baseline is RCU-online):
+	 * it must not call the engine, and should be quick. */
+	void *(*value_buf)(void *arg, unsigned i, const struct engine_item *it);
+	/* Key i is finished with what engine_get() would return for it
+	 * (*it filled for ENGINE_OK and ENGINE_BUF_SMALL); on ENGINE_OK the
+	 * value is in the buffer value_buf gave last. Called for 0..n-1 in
+	 * order, each after key i's last value_buf and before key i+1's
+	 * first. Returns false to end the batch after key i: the keys after
+	 * it are left alone (not read, not counted). */
+	bool (*done)(void *arg, unsigned i, enum engine_status st, const struct engine_item *it);
+	void *arg;
+};
+
 struct engine_ops {
 	const char *name;
 	void (*destroy)(struct engine *e);
@@ -172,6 +198,8 @@ struct engine_ops {
 	enum engine_status (*get)(struct engine_worker *w, const void *key,
 				  size_t klen, int64_t touch_exptime, void *buf,
 				  size_t cap, struct engine_item *it);
+	void (*get_batch)(struct engine_worker *w, const struct engine_key *keys, unsigned n,
+			  const struct engine_get_sink *sink);
 	enum engine_status (*store)(struct engine_worker *w,
 				    enum engine_store_mode mode,
 				    const void *key, size_t klen,
@@ -227,6 +255,30 @@ static inline enum engine_status engine_get(struct engine_worker *w,
 					    int64_t touch_exptime, void *buf,
 					    size_t cap, struct engine_item *it)
 { return w->engine->ops->get(w, key, klen, touch_exptime, buf, cap, it); }
+
+/* n plain gets (no touch) at once: the result of key i is what
+ * engine_get(w, keys[i], ..., ENGINE_NO_TOUCH, ...) would return if the
+ * gets ran one after another, counters included (a key may repeat; a
+ * repeat sees what the earlier get did, e.g. fetched_before). The engine
+ * hashes every key first and prefetches their hash buckets, then their
+ * items, then copies the values, so the cache misses of the keys overlap
+ * instead of following one another. A value read while a writer replaces
+ * or evicts it is checked after the copy like a single get's: a key never
+ * delivers another object's bytes. Results go to *sink (see above). */
+static inline void engine_get_batch(struct engine_worker *w, const struct engine_key *keys,
+				    unsigned n, const struct engine_get_sink *sink)
+{ w->engine->ops->get_batch(w, keys, n, sink); }
+
+/* engine_get_batch() into the caller's buffers: key i's value goes to
+ * bufs[i] (caps[i] bytes; NULL with 0 for meta data only), its status to
+ * st[i] and its item to its[i], as engine_get() would fill them. */
+void engine_get_batch_into(struct engine_worker *w, const struct engine_key *keys, unsigned n,
+			   void *const *bufs, const size_t *caps, struct engine_item *its,
+			   enum engine_status *st);
+
+/* Keys an engine looks up together (hash, prefetch, copy); a larger batch
+ * is taken in groups of this many. */
+#define ENGINE_BATCH_GROUP 32
 
 /* set/add/replace/append/prepend/cas. cas_in is used by ENGINE_CAS (and,
  * when non-zero, by the other modes as a meta-protocol compare). *cas_out

@@ -47,6 +47,8 @@ map_anonymous(size_t len)
 
 enum engine_status seg_op_get(struct engine_worker *, const void *, size_t, int64_t, void *, size_t,
 			      struct engine_item *);
+void seg_op_get_batch(struct engine_worker *, const struct engine_key *, unsigned,
+		      const struct engine_get_sink *);
 enum engine_status seg_op_store(struct engine_worker *, enum engine_store_mode, const void *,
 				size_t, const void *, size_t, uint32_t, int64_t, uint64_t,
 				uint64_t *);
@@ -337,6 +339,7 @@ static const struct engine_ops seg_ops = {
 	.worker_create = seg_worker_create,
 	.worker_destroy = seg_worker_destroy,
 	.get = seg_op_get,
+	.get_batch = seg_op_get_batch,
 	.store = seg_op_store,
 	.remove = seg_op_delete,
 	.arith = seg_op_arith,

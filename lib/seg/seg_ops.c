@@ -21,6 +21,9 @@
  * cas changes) only when touched or merged by eviction: the only false
  * EXISTS there is. See docs/architecture.md.
  */
+#include <rte_common.h>
+#include <rte_prefetch.h>
+
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
 
@@ -34,7 +37,20 @@ struct seg_read {
 	const uint8_t *item;
 	struct item_view iv;
 	int64_t expires_at;
+	bool copied; /* the value is in the read's destination */
 };
+
+/* Where a read copies the value: the caller's one buffer (get), or the
+ * buffer a batch sink gives once the item's size is known (get_batch);
+ * neither: meta data only. */
+struct read_dst {
+	void *buf;
+	size_t cap;
+	const struct engine_get_sink *sink;
+	unsigned idx;
+};
+
+static const struct read_dst no_dst;
 
 struct ttl_place {
 	unsigned tb;
@@ -67,6 +83,28 @@ item_at(const struct seg_engine *e, uint64_t v)
 }
 
 /* ---- reading ------------------------------------------------------------ */
+
+static void
+fill_item(const struct seg_engine *e, const struct seg_read *r, struct engine_item *it)
+{
+	it->flags = r->iv.flags;
+	it->vlen = r->iv.vlen;
+	it->cas = cas_of(e, r->gen, r->v);
+	it->expires_at = r->expires_at;
+	it->fetched_before = slot_freq(r->v) > 0;
+}
+
+/* Where r's value goes, or NULL when it is not wanted or does not fit. */
+static void *
+dst_for(const struct seg_engine *e, const struct read_dst *d, const struct seg_read *r)
+{
+	struct engine_item it;
+
+	if (d->sink == NULL)
+		return d->buf != NULL && r->iv.vlen <= d->cap ? d->buf : NULL;
+	fill_item(e, r, &it);
+	return d->sink->value_buf(d->sink->arg, d->idx, &it);
+}
 
 static int
 read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint64_t *slot,
@@ -155,11 +193,11 @@ unlink_expired(struct seg_worker *w, const struct seg_key *k, const struct seg_r
 }
 
 /* A consistent snapshot of the live item for k, with its value copied to
- * buf when it fits (cap). Returns FOUND or NOT_FOUND (missing or expired;
- * *expired tells which). */
+ * dst when it is wanted there (r->copied). Returns FOUND or NOT_FOUND
+ * (missing or expired; *expired tells which). */
 static int
-read_item(struct seg_worker *w, const struct seg_key *k, int64_t now, void *buf,
-	  size_t cap, struct seg_read *r, bool *expired)
+read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
+	  const struct read_dst *dst, struct seg_read *r, bool *expired)
 {
 	struct seg_engine *e = w->e;
 
@@ -184,8 +222,13 @@ read_item(struct seg_worker *w, const struct seg_key *k, int64_t now, void *buf,
 			unlink_expired(w, k, r);
 			return NOT_FOUND;
 		}
-		if (res == FOUND && buf && r->iv.vlen <= cap)
-			memcpy(buf, r->item + r->iv.hdr_len + r->iv.klen, r->iv.vlen);
+		if (res == FOUND) {
+			void *buf = dst_for(e, dst, r);
+
+			r->copied = buf != NULL;
+			if (buf != NULL)
+				memcpy(buf, r->item + r->iv.hdr_len + r->iv.klen, r->iv.vlen);
+		}
 		if (locked) {
 			seg_bucket_unlock(k->head);
 			return res;
@@ -715,48 +758,50 @@ op_start(struct seg_worker *w, struct seg_key *k, const void *key, size_t klen,
 	return true;
 }
 
-static void
-fill_item(const struct seg_engine *e, const struct seg_read *r, struct engine_item *it)
-{
-	it->flags = r->iv.flags;
-	it->vlen = r->iv.vlen;
-	it->cas = cas_of(e, r->gen, r->v);
-	it->expires_at = r->expires_at;
-	it->fetched_before = slot_freq(r->v) > 0;
-}
-
 static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 			  int64_t exptime, void *buf, size_t cap, struct engine_item *it);
 
-enum engine_status
-seg_op_get(struct engine_worker *ew, const void *key, size_t klen,
-	   int64_t touch_exptime, void *buf, size_t cap, struct engine_item *it)
+/* A plain get of k into dst, after op_start(): the status engine_get()
+ * returns, with its counters. */
+static enum engine_status
+get_one(struct seg_worker *w, const struct seg_key *k, int64_t now, const struct read_dst *dst,
+	struct engine_item *it)
 {
-	struct seg_worker *w = seg_worker_of(ew);
-	struct seg_engine *e = w->e;
 	struct seg_read r;
-	struct seg_key k;
 	bool expired;
-	int64_t now;
 
-	if (!op_start(w, &k, key, klen, &now))
-		return ENGINE_INVALID;
-	if (touch_exptime != ENGINE_NO_TOUCH)
-		return seg_touch_item(w, &k, now, touch_exptime, buf, cap, it);
-	if (read_item(w, &k, now, buf, cap, &r, &expired) != FOUND) {
+	if (read_item(w, k, now, dst, &r, &expired) != FOUND) {
 		W_COUNT(w, cmd_get);
 		W_COUNT(w, get_misses);
 		if (expired)
 			W_COUNT(w, get_expired);
 		return ENGINE_MISS;
 	}
-	fill_item(e, &r, it);
-	if (!buf || r.iv.vlen > cap)
+	fill_item(w->e, &r, it);
+	if (!r.copied)
 		return ENGINE_BUF_SMALL;
 	W_COUNT(w, cmd_get);
 	W_COUNT(w, get_hits);
 	bump_freq(w, &r);
 	return ENGINE_OK;
+}
+
+enum engine_status
+seg_op_get(struct engine_worker *ew, const void *key, size_t klen,
+	   int64_t touch_exptime, void *buf, size_t cap, struct engine_item *it)
+{
+	struct seg_worker *w = seg_worker_of(ew);
+	struct read_dst dst = { 0 };
+	struct seg_key k;
+	int64_t now;
+
+	if (!op_start(w, &k, key, klen, &now))
+		return ENGINE_INVALID;
+	if (touch_exptime != ENGINE_NO_TOUCH)
+		return seg_touch_item(w, &k, now, touch_exptime, buf, cap, it);
+	dst.buf = buf;
+	dst.cap = cap;
+	return get_one(w, &k, now, &dst, it);
 }
 
 /* set/add/replace/cas with a negative or past exptime: memcached stores
@@ -810,7 +855,7 @@ precheck(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
 {
 	struct seg_read r;
 	bool expired;
-	bool live = read_item(w, k, now, NULL, 0, &r, &expired) == FOUND;
+	bool live = read_item(w, k, now, &no_dst, &r, &expired) == FOUND;
 
 	if (mode == LINK_ADD && live)
 		return ENGINE_NOT_STORED;
@@ -856,7 +901,7 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 		int rc;
 
 		/* The new item takes the old one's slot: no spare bucket needed. */
-		if (read_item(w, k, now, NULL, 0, &r, &expired) != FOUND)
+		if (read_item(w, k, now, &no_dst, &r, &expired) != FOUND)
 			return ENGINE_MISS;
 		SEG_TEST_POINT(SEG_TP_RMW_READ);
 		old_val = r.item + r.iv.hdr_len + r.iv.klen;
@@ -1122,4 +1167,74 @@ seg_op_touch(struct engine_worker *ew, const void *key, size_t klen,
 	if (!op_start(w, &k, key, klen, &now))
 		return ENGINE_INVALID;
 	return seg_touch_item(w, &k, now, exptime, NULL, 0, NULL);
+}
+
+/* ---- batched get -------------------------------------------------------- */
+
+/* Prefetches what k's lookup loads after its head bucket: the overflow
+ * bucket after it, and for each slot with k's tag the item (its first two
+ * lines: header, key, the start of the value) and the segment header (gen,
+ * exp_base). Loads the head bucket, which the caller prefetched earlier.
+ * Only a hint: the lookup that follows validates everything it reads. */
+static inline void
+prefetch_items(const struct seg_engine *e, const struct seg_key *k)
+{
+	const struct seg_bucket *b = k->head;
+
+	for (unsigned i = 1; i < BUCKET_SLOTS; i++) {
+		uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
+		const uint8_t *p;
+
+		if (i == BUCKET_SLOTS - 1 && slot_is_link(v)) {
+			rte_prefetch0(seg_hash_link_target(e, v));
+			continue;
+		}
+		if (v == 0 || slot_tag(v) != k->tag)
+			continue;
+		p = item_at(e, v);
+		rte_prefetch0(p);
+		rte_prefetch0(p + RTE_CACHE_LINE_SIZE);
+		rte_prefetch0(&e->hdr[slot_seg(v)]);
+	}
+}
+
+/* Groups of keys in three passes: hash every key and prefetch its head
+ * bucket; find its tag in the bucket and prefetch the items; then the
+ * gets themselves, each exactly a single get's (get_one: lock-free read,
+ * copy, gen check after the copy, retries, counters), in order. By the
+ * third pass the misses of the whole group are under way or done. */
+void
+seg_op_get_batch(struct engine_worker *ew, const struct engine_key *keys, unsigned n,
+		 const struct engine_get_sink *sink)
+{
+	struct seg_worker *w = seg_worker_of(ew);
+	struct seg_engine *e = w->e;
+	struct seg_key k[ENGINE_BATCH_GROUP];
+	struct engine_item it = { 0 };
+
+	for (unsigned base = 0; base < n; base += ENGINE_BATCH_GROUP) {
+		const struct engine_key *kb = keys + base;
+		unsigned m = RTE_MIN(n - base, (unsigned)ENGINE_BATCH_GROUP);
+		int64_t now = seg_now(e);
+
+		seg_flush_if_due(e, now);
+		for (unsigned i = 0; i < m; i++) {
+			if (!key_ok(kb[i].klen))
+				continue;
+			seg_key_init(e, &k[i], kb[i].key, kb[i].klen);
+			rte_prefetch0(k[i].head);
+		}
+		for (unsigned i = 0; i < m; i++)
+			if (key_ok(kb[i].klen))
+				prefetch_items(e, &k[i]);
+		for (unsigned i = 0; i < m; i++) {
+			struct read_dst dst = { .sink = sink, .idx = base + i };
+			enum engine_status st = ENGINE_INVALID;
+
+			if (key_ok(kb[i].klen))
+				st = get_one(w, &k[i], now, &dst, &it);
+			if (!sink->done(sink->arg, base + i, st, &it))
+				return;
+		}
+	}
 }

@@ -31,6 +31,9 @@ enum sb_dist {
 	SB_DIST_ZIPF,
 };
 
+/* Most gets per engine_get_batch() (--batch). */
+#define SB_BATCH_MAX 64
+
 struct sb_options {
 	bool engine[SB_ENGINE_COUNT]; /* engines to run, in enum order */
 	bool fill;
@@ -48,6 +51,7 @@ struct sb_options {
 	double duration;     /* time limit of a timed phase or a fill, seconds */
 	unsigned repeat;     /* rounds; with two engines the order alternates */
 	uint64_t seed;
+	unsigned batch;      /* gets per engine_get_batch(); 1: engine_get() */
 	uint64_t fill_max_keys;
 	struct engine_config ecfg;
 	bool eviction_set;

@@ -39,6 +39,7 @@ enum {
 	OPT_JSON,
 	OPT_NO_PIN,
 	OPT_SEED,
+	OPT_BATCH,
 	OPT_LIST_ENGINES,
 };
 
@@ -65,6 +66,7 @@ static const struct option long_options[] = {
 	{"json", no_argument, NULL, OPT_JSON},
 	{"no-pin", no_argument, NULL, OPT_NO_PIN},
 	{"seed", required_argument, NULL, OPT_SEED},
+	{"batch", required_argument, NULL, OPT_BATCH},
 	{"list-engines", no_argument, NULL, OPT_LIST_ENGINES},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -106,6 +108,8 @@ sb_usage(FILE *f)
 "                                  (300; with --duration alone, no op limit)\n"
 "  -r, --repeat N                  rounds; with both engines the order\n"
 "                                  alternates and the median ratio is given (1)\n"
+"      --batch N                   consecutive gets go to the engine N at a\n"
+"                                  time (engine_get_batch); 1: engine_get (1)\n"
 "      --seed N                    random seed (1)\n"
 "      --no-pin                    do not pin threads to CPUs\n"
 "fill mode\n"
@@ -319,6 +323,7 @@ sb_parse_options(int argc, char **argv, struct sb_options *o)
 	o->duration = SB_DEFAULT_DURATION_LIMIT;
 	o->repeat = 1;
 	o->seed = 1;
+	o->batch = 1;
 	o->fill_max_keys = SB_DEFAULT_FILL_MAX_KEYS;
 	o->ecfg.memory = SB_DEFAULT_MEMORY;
 
@@ -444,6 +449,11 @@ sb_parse_options(int argc, char **argv, struct sb_options *o)
 			if (parse_u64(optarg, 0, UINT64_MAX, &v))
 				return fail("--seed", optarg, "expected a number");
 			o->seed = v;
+			break;
+		case OPT_BATCH:
+			if (parse_u64(optarg, 1, SB_BATCH_MAX, &v))
+				return fail("--batch", optarg, "expected 1..64");
+			o->batch = (unsigned)v;
 			break;
 		case 'h':
 			sb_usage(stdout);

@@ -249,10 +249,10 @@ sb_report_compare_text(FILE *f, const struct sb_options *o,
 	sb_summarise(runs, nruns, SB_ENGINE_BASELINE, &b);
 	memcpy(sorted, ratios, n * sizeof(*ratios));
 	fprintf(f, "\nside by side, %u thread%s, %s keys, %u..%u-byte values, "
-		"mix %u:%u:%u, %u round%s:\n",
+		"mix %u:%u:%u, gets in batches of %u, %u round%s:\n",
 		o->threads, o->threads == 1 ? "" : "s",
 		o->dist == SB_DIST_ZIPF ? "zipf" : "uniform", o->vmin, o->vmax,
-		o->pct_get, o->pct_set, o->pct_delete, n, n == 1 ? "" : "s");
+		o->pct_get, o->pct_set, o->pct_delete, o->batch, n, n == 1 ? "" : "s");
 	fprintf(f, "  %-28s %12s %12s %12s\n", "", "seg", "baseline", "seg/baseline");
 	fprintf(f, "  %-28s %12.3f %12.3f %12.3f\n", "Mops/s (median)", s.mops_median,
 		b.mops_median, median(sorted, n));
@@ -327,6 +327,7 @@ json_config(struct jw *j, const struct sb_options *o)
 	jw_dbl(j, "duration_limit", o->duration);
 	jw_u64(j, "repeat", o->repeat);
 	jw_u64(j, "seed", o->seed);
+	jw_u64(j, "batch", o->batch);
 	jw_bool(j, "pin", o->pin);
 	jw_u64(j, "memory", o->ecfg.memory);
 	jw_str(j, "eviction", eviction_name(o));

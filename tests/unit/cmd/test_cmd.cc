@@ -167,6 +167,14 @@ protected:
 		return got;
 	}
 
+	uint64_t stats_counter(enum engine_worker_counter k)
+	{
+		struct engine_stats st;
+
+		engine_stats(e, &st);
+		return st.counters[k];
+	}
+
 	uint64_t stat(const std::string &cmdline, const std::string &name)
 	{
 		std::string r = run(cmdline);
@@ -566,6 +574,144 @@ TEST_F(Cmd, BackpressureStopsAndResumes)
 	EXPECT_EQ(got, want);
 	EXPECT_LT(max_pending, 16384u + 10100u);
 	EXPECT_GT(calls, 10u);
+}
+
+/* Issue 8: get and gets keys go to the engine in batches (of one line
+ * or of pipelined lines, up to CMD_BATCH_MAX keys). The replies, the
+ * counters and the requests counted are those of one key at a time,
+ * whatever the batch boundaries, the input's splits and the output bound
+ * (a batch that stops early rewinds the loop to its last key answered). */
+TEST_F(Cmd, BatchedGetsAnswerAsOneKeyAtATime)
+{
+	std::string in, want, set;
+	uint64_t requests = 0, hits = 0, misses = 0;
+
+	for (int i = 0; i < 120; i += 2) {
+		std::string k = "bk" + std::to_string(i), v(i * 97 % 3000, (char)('a' + i % 26));
+
+		set += "set " + k + " " + std::to_string(i) + " 0 " + std::to_string(v.size()) +
+		       "\r\n" + v + "\r\n";
+	}
+	ASSERT_EQ(run(set).size(), 60u * 8);
+	/* lines of 1 to 100 keys, get and gets, some other requests between */
+	for (int line = 0; line < 40; line++) {
+		int nkeys = 1 + line * 37 % 100;
+		bool gets = line % 3 == 1;
+
+		in += gets ? "gets" : "get";
+		for (int j = 0; j < nkeys; j++) {
+			int i = (line * 13 + j * 7) % 120;
+			std::string k = "bk" + std::to_string(i);
+
+			in += " " + k;
+			requests++;
+			if (i % 2) {
+				misses++;
+				continue;
+			}
+			hits++;
+			std::string v(i * 97 % 3000, (char)('a' + i % 26));
+			struct engine_item it;
+			ASSERT_EQ(engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH, nullptr, 0, &it),
+				  ENGINE_BUF_SMALL);
+			want += "VALUE " + k + " " + std::to_string(i) + " " +
+				std::to_string(v.size()) +
+				(gets ? " " + std::to_string(it.cas) : std::string()) + "\r\n" + v +
+				"\r\n";
+		}
+		in += "\r\n";
+		want += "END\r\n";
+		if (line % 5 == 4) {
+			in += "version\r\n";
+			want += "VERSION 1.6.18-segcached\r\n";
+			requests++;
+		}
+	}
+	uint64_t base_requests = cmd_conn_requests(c);
+	uint64_t base_gets = stats_counter(ENGINE_C_cmd_get);
+	uint64_t base_hits = stats_counter(ENGINE_C_get_hits);
+	EXPECT_EQ(run(in), want);
+	EXPECT_EQ(cmd_conn_requests(c) - base_requests, requests);
+	EXPECT_EQ(stats_counter(ENGINE_C_cmd_get) - base_gets, hits + misses);
+	EXPECT_EQ(stats_counter(ENGINE_C_get_hits) - base_hits, hits);
+	for (size_t chunk : {1u, 7u, 1400u, 9000u}) {
+		base_requests = cmd_conn_requests(c);
+		base_gets = stats_counter(ENGINE_C_cmd_get);
+		EXPECT_EQ(run(in, chunk), want) << "chunks of " << chunk;
+		EXPECT_EQ(cmd_conn_requests(c) - base_requests, requests) << chunk;
+		EXPECT_EQ(stats_counter(ENGINE_C_cmd_get) - base_gets, hits + misses) << chunk;
+	}
+	/* an output bound that batches hit in their middle */
+	for (size_t bound : {1u, 5000u, 16384u}) {
+		out.backpressure = bound;
+		base_requests = cmd_conn_requests(c);
+		base_gets = stats_counter(ENGINE_C_cmd_get);
+		EXPECT_EQ(run(in), want) << "bound " << bound;
+		EXPECT_EQ(cmd_conn_requests(c) - base_requests, requests) << bound;
+		EXPECT_EQ(stats_counter(ENGINE_C_cmd_get) - base_gets, hits + misses) << bound;
+	}
+}
+
+/* The batched path (TCP) against the one-key-at-a-time path, which UDP
+ * connections keep: the same stream of get, gets, mg (batched) and mn,
+ * version, mg with l (not) must give the same bytes. Nothing that
+ * rewrites an item (gat, mg T: new cas) and no 'h' flag: the first run's
+ * reads set it for the second. */
+TEST_F(Cmd, BatchedGetsAndMgMatchTheUnbatchedPath)
+{
+	std::string set, in;
+	uint64_t rng = 12345;
+	auto next = [&rng]() {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		return rng;
+	};
+	for (int i = 0; i < 50; i++) {
+		std::string v(i * 37 % 200, (char)('a' + i % 26));
+		set += "set mk" + std::to_string(i) + " " + std::to_string(i) + " 0 " +
+		       std::to_string(v.size()) + "\r\n" + v + "\r\n";
+	}
+	run(set);
+	static const char *const mg_flags[] = {"v", "v f c k O77 s t", "s k q", "", "q v",
+					       "k O1 c f", "v t", "v l"};
+	for (int r = 0; r < 400; r++) {
+		unsigned what = next() % 10;
+		std::string k = "mk" + std::to_string(next() % 60); /* some missing */
+		if (what < 3) {
+			in += what == 0 ? "gets" : "get";
+			for (unsigned j = 0, n = 1 + next() % 40; j < n; j++)
+				in += " mk" + std::to_string(next() % 60);
+			in += "\r\n";
+		} else if (what < 8) {
+			in += "mg " + k + " " + mg_flags[next() % 8] + "\r\n";
+		} else if (what == 8) {
+			in += "mn\r\n";
+		} else {
+			in += "version\r\n";
+		}
+	}
+	/* the reference: a UDP connection (never batched), whole stream at once */
+	struct cmd_conn *ref = cmd_conn_create(&s, w, true);
+	ASSERT_NE(ref, nullptr);
+	std::string want;
+	size_t used = 0;
+	while (used < in.size()) {
+		unsigned actions = 0;
+		size_t n = cmd_process(ref, in.data() + used, in.size() - used, &out, &actions);
+		ASSERT_EQ(actions, 0u);
+		ASSERT_GT(n, 0u);
+		used += n;
+		want.append(out.data + out.head, proto_out_pending(&out));
+		proto_out_consume(&out, proto_out_pending(&out));
+	}
+	cmd_conn_destroy(ref);
+	ASSERT_NE(want.find("VA "), std::string::npos);
+	ASSERT_NE(want.find("EN\r\n"), std::string::npos);
+	EXPECT_EQ(run(in), want);
+	EXPECT_EQ(run(in, 333), want);
+	out.backpressure = 3000;
+	EXPECT_EQ(run(in), want);
 }
 
 TEST_F(Cmd, GetLargerThanTheOutputLimit)

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Batched gets (see cmd_private.h): the keys that cmd_process() queued
+ * go to the engine in one engine_get_batch(), whose sink writes each reply
+ * straight into the output buffer, in order: the value is copied once,
+ * behind a header whose length is known from the item before the copy.
+ */
+#include <string.h>
+
+#include "cmd/cmd_private.h"
+
+bool
+cmd_batch_takes(const struct cmd_conn *c, const struct proto_req *req)
+{
+	/* UDP checks each request's reply against its size cap, and the
+	 * admin port refuses gets: both keep the one-at-a-time path. */
+	if (c->udp || c->admin || req->error != NULL || req->key == NULL)
+		return false;
+	if (req->cmd == PROTO_CMD_GET || req->cmd == PROTO_CMD_GETS)
+		return true;
+	/* an mg that touches, or whose key lives in req->keybuf (b), or that
+	 * exec_mg refuses (l), goes its own way */
+	return req->cmd == PROTO_CMD_MG && !req->meta.has_ttl && !req->meta.base64 &&
+	       !proto_meta_has(&req->meta, 'l');
+}
+
+bool
+cmd_batch_add(struct cmd_conn *c, struct cmd_batch *b, const struct proto_req *req,
+	      size_t done)
+{
+	struct cmd_batch_entry *e = &b->e[b->n];
+
+	b->keys[b->n].key = req->key;
+	b->keys[b->n].klen = req->klen;
+	e->cmd = req->cmd;
+	e->get_last = req->get_last;
+	e->done_after = done;
+	e->parser = c->parser;
+	if (req->cmd == PROTO_CMD_MG) {
+		e->meta = req->meta;
+		e->now = proto_meta_has(&req->meta, 't') ? cmd_now(c) : 0;
+	}
+	return ++b->n == CMD_BATCH_MAX;
+}
+
+struct batch_run {
+	struct cmd_conn *c;
+	struct cmd_batch *b;
+	size_t *done;
+	enum cmd_batch_result result;
+};
+
+/* The request loop goes on from just after key i. */
+static void
+rewind_to(struct batch_run *r, unsigned i)
+{
+	struct cmd_conn *c = r->c;
+
+	c->parser = r->b->e[i].parser;
+	*r->done = r->b->e[i].done_after;
+	c->requests -= r->b->n - 1 - i;
+}
+
+/* The length of key i's reply header for it. */
+static size_t
+header_len(const struct batch_run *r, unsigned i, const struct engine_item *it)
+{
+	const struct cmd_batch_entry *e = &r->b->e[i];
+	const struct engine_key *k = &r->b->keys[i];
+	char h[CMD_HDR_MAX];
+
+	if (e->cmd == PROTO_CMD_MG)
+		return cmd_mg_header(h, &e->meta, k->key, k->klen, it, e->now);
+	return cmd_value_header_len(k->klen, it, e->cmd == PROTO_CMD_GETS);
+}
+
+static void *
+batch_value_buf(void *arg, unsigned i, const struct engine_item *it)
+{
+	struct batch_run *r = arg;
+	/* as much room as cmd_fetch() asks for, so the same replies fail */
+	size_t room = it->vlen > CMD_VALUE_ROOM_MIN ? it->vlen : CMD_VALUE_ROOM_MIN;
+	char *p;
+
+	if (r->b->e[i].cmd == PROTO_CMD_MG && !r->b->e[i].meta.value)
+		return NULL; /* meta data only */
+	p = proto_out_reserve(r->c->out, CMD_HDR_MAX + room + 2);
+	return p != NULL ? p + header_len(r, i, it) : NULL;
+}
+
+/* Key i of an mg, as exec_mg() answers it. */
+static void
+mg_done(struct cmd_conn *c, const struct cmd_batch_entry *e, const struct engine_key *k,
+	enum engine_status st, const struct engine_item *it)
+{
+	struct proto_out *out = c->out;
+	char hdr[CMD_HDR_MAX];
+	size_t hlen;
+
+	if (st == ENGINE_MISS) {
+		if (!e->meta.quiet)
+			cmd_meta_status(c, &e->meta, k->key, k->klen, "EN");
+		return;
+	}
+	if (e->meta.value && st == ENGINE_OK) {
+		/* the value is at tail + hlen (batch_value_buf) */
+		hlen = cmd_mg_header(proto_out_tail(out), &e->meta, k->key, k->klen, it, e->now);
+		proto_out_commit(out, hlen + it->vlen);
+		memcpy(proto_out_tail(out), "\r\n", 2);
+		proto_out_commit(out, 2);
+		c->last = *it;
+	} else if (e->meta.value) {
+		cmd_reply(c, false, "SERVER_ERROR out of memory writing get response");
+	} else {
+		/* the engine counts a read only when it copies the value */
+		c->w->counters[ENGINE_C_cmd_get]++;
+		c->w->counters[ENGINE_C_get_hits]++;
+		hlen = cmd_mg_header(hdr, &e->meta, k->key, k->klen, it, e->now);
+		cmd_put(c, hdr, hlen);
+	}
+}
+
+static bool
+batch_done(void *arg, unsigned i, enum engine_status st, const struct engine_item *it)
+{
+	struct batch_run *r = arg;
+	struct cmd_conn *c = r->c;
+	const struct cmd_batch_entry *e = &r->b->e[i];
+	struct proto_out *out = c->out;
+
+	if (e->cmd == PROTO_CMD_MG) {
+		mg_done(c, e, &r->b->keys[i], st, it);
+		goto next;
+	}
+	if (!c->line_mark_valid) {
+		c->line_mark_valid = true;
+		c->line_mark = proto_out_mark(out);
+	}
+	if (st == ENGINE_BUF_SMALL) {
+		/* no room for the value: as cmd_exec_get(), with the parser
+		 * where it was after this key */
+		rewind_to(r, i);
+		cmd_get_failed(c);
+		r->result = *c->actions ? CMD_BATCH_STOP : CMD_BATCH_RESUME;
+		return false;
+	}
+	if (st == ENGINE_OK) {
+		/* the value is at tail + hlen (batch_value_buf) */
+		size_t hlen = cmd_value_header(proto_out_tail(out), r->b->keys[i].key,
+					       r->b->keys[i].klen, it, e->cmd == PROTO_CMD_GETS);
+
+		proto_out_commit(out, hlen + it->vlen);
+		memcpy(proto_out_tail(out), "\r\n", 2);
+		proto_out_commit(out, 2);
+		c->last = *it;
+	}
+	if (e->get_last) {
+		c->line_mark_valid = false;
+		cmd_put(c, "END\r\n", 5);
+	}
+next:
+	/* where cmd_process() would not start the next request */
+	if (*c->actions || (out->backpressure && proto_out_pending(out) >= out->backpressure)) {
+		rewind_to(r, i);
+		r->result = CMD_BATCH_STOP;
+		return false;
+	}
+	return true;
+}
+
+enum cmd_batch_result
+cmd_batch_run(struct cmd_conn *c, struct cmd_batch *b, size_t *done)
+{
+	struct batch_run r = { .c = c, .b = b, .done = done, .result = CMD_BATCH_DONE };
+	const struct engine_get_sink sink = {
+		.value_buf = batch_value_buf,
+		.done = batch_done,
+		.arg = &r,
+	};
+
+	if (b->n > 0)
+		engine_get_batch(c->w, b->keys, b->n, &sink);
+	b->n = 0;
+	return r.result;
+}
