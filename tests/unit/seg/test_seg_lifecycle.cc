@@ -90,6 +90,20 @@ protected:
 		buf.resize(it.vlen);
 		return buf;
 	}
+	// Writes filler (no TTL: another chain than the tests' own) until the
+	// first merge pass; returns the stats then.
+	struct engine_stats fill_until_merge(const std::string &v)
+	{
+		struct engine_stats st = {};
+
+		for (int i = 0; i < 1000000; i++) {
+			EXPECT_EQ(set(w, "f" + std::to_string(i), v), ENGINE_OK);
+			engine_stats(e, &st);
+			if (st.seg_merged > 0)
+				break;
+		}
+		return st;
+	}
 	// Empty when the engine's invariants hold at rest.
 	std::string check(struct seg_census *c = nullptr)
 	{
@@ -312,13 +326,7 @@ TEST_F(SegLifecycle, MergeKeepsTheMostReadItemsOfTheRun)
 		for (int r = 0; r < (i % hot_every ? 1 : 4); r++)
 			ASSERT_EQ(get(w, k), v);
 	}
-	struct engine_stats st;
-	for (int i = 0; i < 1000000; i++) { // filler in another chain, until a merge
-		ASSERT_EQ(set(w, "f" + std::to_string(i), v), ENGINE_OK);
-		engine_stats(e, &st);
-		if (st.seg_merged > 0)
-			break;
-	}
+	struct engine_stats st = fill_until_merge(v);
 	ASSERT_GT(st.seg_merged, 0u);
 	int hot = 0, warm = 0;
 	for (int i = 0; i < n; i++) {
@@ -353,13 +361,7 @@ TEST_F(SegLifecycle, DenseRunMergesIntoOneSegmentFewer)
 		else
 			ASSERT_EQ(get(w, k), v);
 	}
-	struct engine_stats st;
-	for (int i = 0; i < 1000000; i++) { // filler in another chain, until a merge
-		ASSERT_EQ(set(w, "f" + std::to_string(i), v), ENGINE_OK);
-		engine_stats(e, &st);
-		if (st.seg_merged > 0)
-			break;
-	}
+	struct engine_stats st = fill_until_merge(v);
 	ASSERT_EQ(st.seg_merged, 1u);
 	int lost = 0;
 	for (int i = 0; i < n; i++)
