@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# One closed-loop GET run of segcached --stack native against
+# segcached-loadgen over net_memif (two DPDK processes, one lcore each,
+# no hugepages), for A/B comparisons of two builds in one session: run it
+# alternately with each build's server and the same generator.
+#
+# usage: tools/loadgen/memif-run.sh SERVER_BUILD tcp|udp MULTIGET OUT.json [GENERATOR_BUILD]
+#   SERVER_BUILD, GENERATOR_BUILD: meson build directories (the generator's
+#   defaults to the server's); KEYS (100000) and DURATION (3) from the
+#   environment. Exits with the generator's status.
+set -u
+srv_build=$1 proto=$2 multiget=$3 out=$4 gen_build=${5:-$1}
+sock=/run/segcached-memif-run-$$.sock
+log=$(mktemp)
+udp=""
+[ "$proto" = udp ] && udp="--udp"
+rm -f "$sock"
+timeout 60 "$srv_build/app/segcached/segcached" -l 0,1 --main-lcore 0 --no-huge --no-pci \
+	--file-prefix mrs$$ --vdev=net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:02 -- \
+	--stack native --ip 198.18.0.2/24 -p 22611 -U 22611 -m 256 --link-timeout 0 >"$log" 2>&1 &
+srv=$!
+for _ in $(seq 100); do grep -q " ready" "$log" && break; sleep 0.1; done
+timeout 40 "$gen_build/tools/loadgen/segcached-loadgen" -l 0,1 --main-lcore 1 --no-huge --no-pci \
+	--file-prefix mrg$$ -m 192 --vdev=net_memif0,socket=$sock,mac=02:00:00:00:00:01 -- \
+	--stack net --ip 198.18.0.1/24 --server 198.18.0.2:22611 --conns 16 --depth 4 $udp \
+	--keys "${KEYS:-100000}" --value-size 64 --get-ratio 1.0 --multiget "$multiget" \
+	--warmup 1 --duration "${DURATION:-3}" --quiet --json "$out"
+rc=$?
+kill "$srv" 2>/dev/null
+wait "$srv" 2>/dev/null
+rm -f "$sock" "$log"
+exit $rc
