@@ -343,18 +343,12 @@ run_first(const struct seg_engine *e, struct seg_chain *c, bool from_head)
 	return seg;
 }
 
-/* Segments a pass over chain c takes at least: one while the chain is
- * cold, MERGE_N else. */
+/* Segments a pass over chain c takes at least (and a run needs): one
+ * while the chain is cold, MERGE_N else. */
 static unsigned
-run_max(const struct seg_chain *c)
+run_min(const struct seg_chain *c)
 {
 	return c->merge_cold ? 1 : MERGE_N;
-}
-
-static unsigned
-run_need(const struct seg_chain *c)
-{
-	return c->merge_cold ? 1 : 2;
 }
 
 /* Segments needed to hold `live` bytes (at least one). */
@@ -377,7 +371,7 @@ run_grows(const struct seg_engine *e, unsigned n, uint64_t live, uint64_t more)
 }
 
 /* Walks the run a pass over warm or cold chain c takes from run_first():
- * consecutive sealed segments, run_max() of them and, beyond that (warm
+ * consecutive sealed segments, run_min() of them and, beyond that (warm
  * chains), more while run_grows(): a run of dense segments grows until
  * one segment fewer holds it, and a run of mostly dead copies (hot keys
  * rewritten) is compacted whole instead of into destinations that would
@@ -389,7 +383,7 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 	 uint64_t *live)
 {
 	int32_t seg = run_first(e, c, from_head);
-	const unsigned max = run_max(c);
+	const unsigned min = run_min(c);
 	unsigned n = 0;
 
 	*live = 0;
@@ -397,7 +391,7 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 	       atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
 		const uint64_t live_here = seg_live(e, seg);
 
-		if (n >= max && (c->merge_cold || !run_grows(e, n, *live, live_here)))
+		if (n >= min && (c->merge_cold || !run_grows(e, n, *live, live_here)))
 			break;
 		if (run && !seg_claim(e, seg, SEG_SEALED))
 			break;
@@ -411,7 +405,7 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 }
 
 /* Claims the run of chain c from its merge cursor or, when that gives
- * fewer than run_need(), from its head (the cursor reached the end of the
+ * fewer than run_min(), from its head (the cursor reached the end of the
  * chain). Caller holds the chain lock. */
 static unsigned
 claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *run)
@@ -419,7 +413,7 @@ claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *run)
 	uint64_t live;
 	unsigned n = 0;
 
-	for (int from_head = 0; from_head < 2 && n < run_need(c); from_head++) {
+	for (int from_head = 0; from_head < 2 && n < run_min(c); from_head++) {
 		for (unsigned i = 0; i < n; i++)
 			atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
 		n = run_walk(e, c, from_head, run, &live);
@@ -440,7 +434,7 @@ run_density(struct seg_engine *e, struct seg_chain *c)
 		uint64_t live;
 		unsigned n = run_walk(e, c, from_head, NULL, &live);
 
-		if (n >= run_need(c))
+		if (n >= run_min(c))
 			return (uint32_t)(live * 1024 / ((uint64_t)n * e->seg_size));
 	}
 	return DENSITY_NONE;
@@ -656,7 +650,7 @@ merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 		seg_spin_lock(&c->lock);
 		count_lock(e, w, ENGINE_C_lock_segment);
 		n = claim_run(e, c, run);
-		if (n < run_need(c)) {
+		if (n < run_min(c)) {
 			/* Not what run_density saw (it cannot happen: under
 			 * evict_lock segments only become sealed); evict another
 			 * way. */
