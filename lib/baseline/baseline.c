@@ -385,6 +385,7 @@ static const struct engine_ops bl_ops = {
 	.worker_destroy = bl_worker_destroy,
 	.get = bl_get,
 	.get_batch = bl_get_batch,
+	.prefetch = bl_prefetch,
 	.store = bl_store,
 	.remove = bl_remove,
 	.arith = bl_arith,

@@ -700,6 +700,43 @@ bl_seen_dead(struct bl_item *const *dead, unsigned ndead, const struct bl_item *
 	return false;
 }
 
+/* The fingerprints of m keys: key i's is fp[slot[i]] (slot[i] -1 for an
+ * invalid key), with kp[] and sig[] as rte_hash's bulk lookup takes them.
+ * Returns how many keys are valid. */
+static unsigned
+group_sigs(const struct engine_key *keys, unsigned m, uint64_t *fp, const void **kp,
+	   hash_sig_t *sig, int *slot)
+{
+	unsigned nv = 0;
+
+	for (unsigned i = 0; i < m; i++) {
+		slot[i] = -1;
+		if (unlikely(keys[i].klen == 0 || keys[i].klen > ENGINE_KEY_MAX))
+			continue;
+		fp[nv] = bl_fingerprint(keys[i].key, keys[i].klen);
+		kp[nv] = &fp[nv];
+		sig[nv] = (hash_sig_t)fp[nv];
+		slot[i] = (int)nv++;
+	}
+	return nv;
+}
+
+/* One rte_hash bulk lookup of nv fingerprints (it prefetches its buckets
+ * and keys across them) and a prefetch of every item found; bit j of the
+ * result says data[j] is fingerprint j's item. Call RCU-online. */
+static uint64_t
+group_lookup(struct bl_engine *e, const void **kp, hash_sig_t *sig, unsigned nv, void **data)
+{
+	uint64_t hits = 0;
+
+	if (nv > 0 && rte_hash_lookup_with_hash_bulk_data(e->h, kp, sig, nv, &hits, data) < 0)
+		hits = 0;
+	for (unsigned j = 0; j < nv; j++)
+		if (hits & (1ull << j))
+			rte_prefetch0(data[j]);
+	return hits;
+}
+
 /* One group of keys: fingerprints, one rte_hash bulk lookup (which
  * prefetches its buckets and keys across the group), a prefetch of every
  * item found, then each key as bl_get() reads it, in order, all in one
@@ -720,29 +757,15 @@ bl_get_group(struct bl_worker *w, const struct engine_key *keys, unsigned base, 
 	struct bl_item *dead[ENGINE_BATCH_GROUP];
 	unsigned dead_key[ENGINE_BATCH_GROUP];
 	const bool unlinks = rte_lcore_id() != LCORE_ID_ANY;
-	unsigned nv = 0, ndead = 0;
+	unsigned nv, ndead = 0;
 	bool more = true;
-	uint64_t hits = 0;
+	uint64_t hits;
 	int64_t now = bl_now(e);
 
 	bl_flush_check(e, now);
-	for (unsigned i = 0; i < m; i++) {
-		const struct engine_key *k = &keys[base + i];
-
-		slot[i] = -1;
-		if (unlikely(k->klen == 0 || k->klen > ENGINE_KEY_MAX))
-			continue;
-		fp[nv] = bl_fingerprint(k->key, k->klen);
-		kp[nv] = &fp[nv];
-		sig[nv] = (hash_sig_t)fp[nv];
-		slot[i] = (int)nv++;
-	}
+	nv = group_sigs(keys + base, m, fp, kp, sig, slot);
 	bl_online(w);
-	if (nv > 0 && rte_hash_lookup_with_hash_bulk_data(e->h, kp, sig, nv, &hits, data) < 0)
-		hits = 0;
-	for (unsigned j = 0; j < nv; j++)
-		if (hits & (1ull << j))
-			rte_prefetch0(data[j]);
+	hits = group_lookup(e, kp, sig, nv, data);
 	for (unsigned i = 0; i < m; i++) {
 		const struct engine_key *k = &keys[base + i];
 		struct bl_item *found = NULL;
@@ -795,4 +818,24 @@ bl_get_batch(struct engine_worker *wb, const struct engine_key *keys, unsigned n
 		if (!bl_get_group(bl_w(wb), keys, base,
 				  RTE_MIN(n - base, (unsigned)ENGINE_BATCH_GROUP), sink))
 			return;
+}
+
+/* engine_prefetch: a group's bulk lookup, its results dropped. */
+void
+bl_prefetch(struct engine_worker *wb, const struct engine_key *keys, unsigned n)
+{
+	struct bl_worker *w = bl_w(wb);
+	uint64_t fp[ENGINE_BATCH_GROUP];
+	const void *kp[ENGINE_BATCH_GROUP];
+	hash_sig_t sig[ENGINE_BATCH_GROUP];
+	void *data[ENGINE_BATCH_GROUP];
+	int slot[ENGINE_BATCH_GROUP];
+	unsigned nv = group_sigs(keys, RTE_MIN(n, (unsigned)ENGINE_BATCH_GROUP), fp, kp, sig,
+				 slot);
+
+	if (nv == 0)
+		return;
+	bl_online(w);
+	group_lookup(w->e, kp, sig, nv, data);
+	bl_offline(w);
 }

@@ -426,6 +426,7 @@ enum engine_status bl_get(struct engine_worker *w, const void *key, size_t klen,
 			  int64_t touch_exptime, void *buf, size_t cap, struct engine_item *it);
 void bl_get_batch(struct engine_worker *w, const struct engine_key *keys, unsigned n,
 		  const struct engine_get_sink *sink);
+void bl_prefetch(struct engine_worker *w, const struct engine_key *keys, unsigned n);
 enum engine_status bl_store(struct engine_worker *w, enum engine_store_mode mode, const void *key,
 			    size_t klen, const void *val, size_t vlen, uint32_t flags,
 			    int64_t exptime, uint64_t cas_in, uint64_t *cas_out);

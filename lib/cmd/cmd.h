@@ -173,6 +173,12 @@ size_t cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_
 /* Current verbosity (the `verbosity` command changes it). */
 int cmd_verbosity(const struct cmd_settings *s);
 
+/* The keys of the get, gets and mg lines at the start of data (a TCP
+ * segment's payload, a UDP datagram's requests), at most max, pointing
+ * into data: a hint for engine_prefetch() before the requests are
+ * processed. A scan, not a parse; the first other line ends it. */
+unsigned cmd_hint_keys(const void *data, size_t len, struct engine_key *keys, unsigned max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -200,6 +200,7 @@ struct engine_ops {
 				  size_t cap, struct engine_item *it);
 	void (*get_batch)(struct engine_worker *w, const struct engine_key *keys, unsigned n,
 			  const struct engine_get_sink *sink);
+	void (*prefetch)(struct engine_worker *w, const struct engine_key *keys, unsigned n);
 	enum engine_status (*store)(struct engine_worker *w,
 				    enum engine_store_mode mode,
 				    const void *key, size_t klen,
@@ -275,6 +276,16 @@ static inline void engine_get_batch(struct engine_worker *w, const struct engine
 void engine_get_batch_into(struct engine_worker *w, const struct engine_key *keys, unsigned n,
 			   void *const *bufs, const size_t *caps, struct engine_item *its,
 			   enum engine_status *st);
+
+/* A hint that gets of these keys follow soon: start loading what their
+ * lookups will read (hash buckets, then the items found in them), so the
+ * cache misses of requests that arrive together overlap though each is
+ * answered on its own later (the first phase of a two-phase RX burst).
+ * Reads only: no state, counter or expiry changes, any bytes accepted
+ * (invalid keys are skipped). Looks at most ENGINE_BATCH_GROUP keys. */
+static inline void engine_prefetch(struct engine_worker *w, const struct engine_key *keys,
+				   unsigned n)
+{ w->engine->ops->prefetch(w, keys, n); }
 
 /* Keys an engine looks up together (hash, prefetch, copy); a larger batch
  * is taken in groups of this many. */

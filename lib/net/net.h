@@ -68,6 +68,14 @@ struct net_udp_peer {
 	bool mac_valid;             /* false: resolve addr with ARP */
 };
 
+/* A received payload shown to net_app_ops.rx_hint before its burst is
+ * processed. */
+struct net_rx_hint {
+	const uint8_t *data;
+	uint16_t len;
+	bool udp;           /* a UDP datagram's payload; else a TCP segment's */
+};
+
 /* Application interface. Any callback may be NULL. `app` is
  * net_stack_config.app_arg. */
 struct net_app_ops {
@@ -107,6 +115,15 @@ struct net_app_ops {
 	 * (the timer is then off). Typically the application closes or aborts
 	 * the connection here. */
 	void (*timer)(void *app, struct net_conn *c);
+	/* Before a received burst is processed: its TCP and UDP payloads for
+	 * our address, headers located but nothing validated yet. Only a
+	 * hint, for the application to start loading what the requests in
+	 * them will read, so the cache misses of many connections overlap
+	 * (the first phase of a two-phase burst; the stack prefetches the
+	 * connections meanwhile). It must change nothing: a payload may be a
+	 * retransmission, out of order, the middle of a request or garbage.
+	 * The data stays valid only during the call. */
+	void (*rx_hint)(void *app, const struct net_rx_hint *p, unsigned n);
 };
 
 /* Time source in microseconds (monotonic). Tests inject their own. */

@@ -266,6 +266,32 @@ struct net_arp_entry {
 #define NET_ARP_TTL_US (300ull * 1000 * 1000)
 #define NET_ARP_RETRY_US (1000ull * 1000)
 
+/* --- the first phase of an RX burst (net_burst.c) --- */
+
+/* Frames taken per phase: one bulk connection lookup covers them
+ * (at most RTE_HASH_LOOKUP_BULK_MAX). */
+#define NET_RX_GROUP 32
+
+/* What the first phase found for one frame of the group. */
+struct net_rx_slot {
+	const struct rte_mbuf *m;
+	struct net_conn *conn;  /* the TCP lookup's result (NULL: none) */
+	bool looked_up;         /* conn is valid while conn_epoch is unchanged */
+};
+
+struct net_rx_group {
+	struct net_rx_slot slot[NET_RX_GROUP];
+	const struct net_rx_slot *cur; /* the frame the second phase is in */
+	uint32_t epoch;                /* conn_epoch when the lookup was done */
+};
+
+/* Look up, prefetch and hint frames pkts[0..n), n <= NET_RX_GROUP. */
+void net_burst_prepare(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n);
+/* The connection of TCP frame m with key k: the first phase's lookup
+ * when it still holds, a lookup otherwise. */
+struct net_conn *net_burst_conn(struct net_stack *s, const struct rte_mbuf *m,
+				const struct net_conn_key *k);
+
 /* --- the stack --- */
 
 struct net_listener {
@@ -307,6 +333,8 @@ struct net_stack {
 	struct net_pool buf_pool;      /* send + receive buffer pairs */
 	struct net_pool ooo_pool;      /* out-of-order range tables */
 	struct rte_hash *conn_hash;
+	uint32_t conn_epoch;           /* bumped when conn_hash gains or loses a key */
+	struct net_rx_group rx;        /* the first phase's findings */
 	uint32_t conns_in_use;
 	uint32_t orphans;              /* connections with CF_ORPHAN */
 	struct net_cidr allow[NET_ALLOW_MAX]; /* cfg.allow, copied */

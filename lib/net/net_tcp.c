@@ -158,6 +158,7 @@ tcp_conn_alloc(struct net_stack *s, const struct net_conn_key *k, bool reserved_
 	memset(c, 0, sizeof(*c));
 	c->stack = s;
 	c->key = *k;
+	s->conn_epoch++;
 	if (rte_hash_add_key_data(s->conn_hash, k, c) < 0) {
 		TAILQ_INSERT_HEAD(&s->free_list, c, out_link);
 		NET_INC(s, tcp_conn_table_full);
@@ -195,6 +196,7 @@ tcp_conn_release(struct net_stack *s, struct net_conn *c, enum net_close_reason 
 	if (c->state == TCP_TIME_WAIT)
 		TAILQ_REMOVE(&s->time_wait, c, tw_link);
 	rte_hash_del_key(s->conn_hash, &c->key);
+	s->conn_epoch++;
 	net_timer_cancel(&s->wheel, &c->timer);
 	if (c->flags & CF_ON_OUTPUT)
 		TAILQ_REMOVE(&s->output_list, c, out_link);

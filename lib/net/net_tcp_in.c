@@ -795,7 +795,7 @@ net_tcp_input(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 	k.rport = rte_be_to_cpu_16(th->src_port);
 	k.lport = rte_be_to_cpu_16(th->dst_port);
 
-	c = tcp_conn_lookup(s, &k);
+	c = net_burst_conn(s, m, &k);
 	/* A new SYN for a TIME_WAIT connection (RFC 9293 3.6.1): start over. */
 	if (c != NULL && c->state == TCP_TIME_WAIT && (g.flags & RTE_TCP_SYN_FLAG) &&
 	    !(g.flags & RTE_TCP_ACK_FLAG) && seq_gt(g.seq, c->rcv_nxt) &&

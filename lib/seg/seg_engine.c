@@ -49,6 +49,7 @@ enum engine_status seg_op_get(struct engine_worker *, const void *, size_t, int6
 			      struct engine_item *);
 void seg_op_get_batch(struct engine_worker *, const struct engine_key *, unsigned,
 		      const struct engine_get_sink *);
+void seg_op_prefetch(struct engine_worker *, const struct engine_key *, unsigned);
 enum engine_status seg_op_store(struct engine_worker *, enum engine_store_mode, const void *,
 				size_t, const void *, size_t, uint32_t, int64_t, uint64_t,
 				uint64_t *);
@@ -340,6 +341,7 @@ static const struct engine_ops seg_ops = {
 	.worker_destroy = seg_worker_destroy,
 	.get = seg_op_get,
 	.get_batch = seg_op_get_batch,
+	.prefetch = seg_op_prefetch,
 	.store = seg_op_store,
 	.remove = seg_op_delete,
 	.arith = seg_op_arith,

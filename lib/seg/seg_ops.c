@@ -1198,11 +1198,36 @@ prefetch_items(const struct seg_engine *e, const struct seg_key *k)
 	}
 }
 
-/* Groups of keys in three passes: hash every key and prefetch its head
- * bucket; find its tag in the bucket and prefetch the items; then the
- * gets themselves, each exactly a single get's (get_one: lock-free read,
- * copy, gen check after the copy, retries, counters), in order. By the
- * third pass the misses of the whole group are under way or done. */
+/* The first two passes over a group of m keys: hash every key into k[]
+ * and prefetch its head bucket; then find its tag in the bucket and
+ * prefetch the items. By the time the group is read, the misses of all
+ * its keys are under way or done. */
+static void
+prefetch_group(const struct seg_engine *e, const struct engine_key *kb, unsigned m,
+	       struct seg_key *k)
+{
+	for (unsigned i = 0; i < m; i++) {
+		if (!key_ok(kb[i].klen))
+			continue;
+		seg_key_init(e, &k[i], kb[i].key, kb[i].klen);
+		rte_prefetch0(k[i].head);
+	}
+	for (unsigned i = 0; i < m; i++)
+		if (key_ok(kb[i].klen))
+			prefetch_items(e, &k[i]);
+}
+
+void
+seg_op_prefetch(struct engine_worker *ew, const struct engine_key *keys, unsigned n)
+{
+	struct seg_key k[ENGINE_BATCH_GROUP];
+
+	prefetch_group(seg_worker_of(ew)->e, keys, RTE_MIN(n, (unsigned)ENGINE_BATCH_GROUP), k);
+}
+
+/* Groups of keys: prefetch_group, then the gets themselves, each exactly
+ * a single get's (get_one: lock-free read, copy, gen check after the
+ * copy, retries, counters), in order. */
 void
 seg_op_get_batch(struct engine_worker *ew, const struct engine_key *keys, unsigned n,
 		 const struct engine_get_sink *sink)
@@ -1218,15 +1243,7 @@ seg_op_get_batch(struct engine_worker *ew, const struct engine_key *keys, unsign
 		int64_t now = seg_now(e);
 
 		seg_flush_if_due(e, now);
-		for (unsigned i = 0; i < m; i++) {
-			if (!key_ok(kb[i].klen))
-				continue;
-			seg_key_init(e, &k[i], kb[i].key, kb[i].klen);
-			rte_prefetch0(k[i].head);
-		}
-		for (unsigned i = 0; i < m; i++)
-			if (key_ok(kb[i].klen))
-				prefetch_items(e, &k[i]);
+		prefetch_group(e, kb, m, k);
 		for (unsigned i = 0; i < m; i++) {
 			struct read_dst dst = { .sink = sink, .idx = base + i };
 			enum engine_status st = ENGINE_INVALID;

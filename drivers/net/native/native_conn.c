@@ -487,6 +487,35 @@ on_udp_recv(void *app, const struct net_udp_peer *peer, const uint8_t *data, siz
 	}
 }
 
+/* The first phase of an RX burst: the keys its get requests will read
+ * are prefetched together, so their cache misses overlap across
+ * connections and datagrams (each request is then answered in order). */
+static void
+on_rx_hint(void *app, const struct net_rx_hint *p, unsigned n)
+{
+	struct native_worker *w = app;
+	struct engine_key keys[ENGINE_BATCH_GROUP];
+	unsigned nk = 0;
+
+	for (unsigned i = 0; i < n && nk < ENGINE_BATCH_GROUP; i++) {
+		const uint8_t *d = p[i].data;
+		size_t len = p[i].len;
+
+		if (p[i].udp) {
+			struct proto_udp_hdr h;
+			int off = proto_udp_parse(d, len, &h);
+
+			if (off < 0)
+				continue;
+			d += off;
+			len -= (size_t)off;
+		}
+		nk += cmd_hint_keys(d, len, keys + nk, ENGINE_BATCH_GROUP - nk);
+	}
+	if (nk > 0)
+		engine_prefetch(w->ew, keys, nk);
+}
+
 const struct net_app_ops native_app_ops = {
 	.accepted = on_accepted,
 	.recv = on_recv,
@@ -495,6 +524,7 @@ const struct net_app_ops native_app_ops = {
 	.closed = on_closed,
 	.udp_recv = on_udp_recv,
 	.timer = on_timer,
+	.rx_hint = on_rx_hint,
 };
 
 void

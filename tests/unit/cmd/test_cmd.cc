@@ -1022,3 +1022,28 @@ TEST_F(Cmd, SlabsLruCrawlerCachedump)
 		  "OK\r\nMN\r\n");
 	EXPECT_EQ(last_actions, 0u);
 }
+
+// The first phase of an RX burst: the keys of pipelined get, gets and mg
+// lines, up to the first other line and within the bytes given.
+TEST(CmdHint, KeysOfPipelinedGetLines)
+{
+	struct engine_key k[8];
+	auto keys = [&](const std::string &in, unsigned max = 8) {
+		std::vector<std::string> out;
+		unsigned n = cmd_hint_keys(in.data(), in.size(), k, max);
+		for (unsigned i = 0; i < n; i++)
+			out.emplace_back((const char *)k[i].key, k[i].klen);
+		return out;
+	};
+	using V = std::vector<std::string>;
+	EXPECT_EQ(keys("get a\r\ngets b c\r\nmg d v t\r\nget e"), (V{"a", "b", "c", "d", "e"}));
+	EXPECT_EQ(keys("get a b c d\r\n", 2), (V{"a", "b"}));
+	EXPECT_EQ(keys("get a  b\n"), (V{"a", "b"})); // empty tokens are skipped
+	EXPECT_EQ(keys("set a 0 0 5\r\nget x\r\n"), V{});       // a data block may follow
+	EXPECT_EQ(keys("get a\r\nset b 0 0 3\r\nget c\r\n"), V{"a"});
+	EXPECT_EQ(keys("get " + std::string(ENGINE_KEY_MAX + 1, 'k') + " z\r\n"), V{"z"});
+	EXPECT_EQ(keys("getx a\r\n"), V{});
+	EXPECT_EQ(keys("get "), V{});
+	EXPECT_EQ(keys(""), V{});
+	EXPECT_EQ(keys(std::string("\x80\x00\x00\x01", 4)), V{}); // binary protocol
+}

@@ -302,6 +302,48 @@ TEST_P(EngineBatch, DoneFalseEndsTheBatch)
 	}
 }
 
+// engine_prefetch() is only a hint: any keys (live, missing, expired,
+// invalid, more than a group) change no counter, no expiry and no value.
+TEST_P(EngineBatch, PrefetchChangesNothing)
+{
+	FakeClock clock;
+	Engine x(GetParam().create, 16u << 20, &clock);
+	ASSERT_NE(x.w, nullptr);
+	std::vector<std::string> keys;
+	for (unsigned i = 0; i < 2 * ENGINE_BATCH_GROUP; i++) {
+		keys.push_back("pf" + std::to_string(i));
+		if (i % 3 == 2)
+			continue; // missing
+		ASSERT_EQ(engine_store(x.w, ENGINE_SET, keys[i].data(), keys[i].size(),
+				       keys[i].data(), keys[i].size(), 0, i % 3 == 1 ? kStart + 5 : 0,
+				       0, nullptr),
+			  ENGINE_OK);
+	}
+	clock.now += 10; // the keys stored with a TTL have expired
+	keys.push_back("");
+	keys.push_back(std::string(ENGINE_KEY_MAX + 1, 'k'));
+	struct engine_stats before, after;
+	engine_stats(x.e, &before);
+	std::vector<struct engine_key> ks;
+	for (auto &k : keys)
+		ks.push_back({k.data(), k.size()});
+	for (size_t at = 0; at < ks.size(); at += 7)
+		engine_prefetch(x.w, ks.data() + at, unsigned(ks.size() - at));
+	engine_stats(x.e, &after);
+	for (unsigned c = 0; c < ENGINE_C_MAX; c++)
+		EXPECT_EQ(after.counters[c], before.counters[c]) << "counter " << c;
+	EXPECT_EQ(after.curr_items, before.curr_items);
+	std::vector<size_t> caps(keys.size(), 300);
+	std::vector<Result> got = get_each(x.w, keys, caps);
+	for (unsigned i = 0; i < 2 * ENGINE_BATCH_GROUP; i++) {
+		EXPECT_EQ(got[i].st, i % 3 == 0 ? ENGINE_OK : ENGINE_MISS) << keys[i];
+		if (i % 3 == 0) {
+			EXPECT_EQ(got[i].value, keys[i]);
+		}
+	}
+	EXPECT_EQ(x.counter(ENGINE_C_cmd_get), before.counters[ENGINE_C_cmd_get] + keys.size() - 2);
+}
+
 // engine_get_batch_into(): caller buffers, statuses and items per key; a
 // batch over the group size is taken in groups, in order.
 TEST_P(EngineBatch, IntoCallerBuffers)

@@ -326,9 +326,17 @@ static void cb_timer(void *a, net_conn *c)
 		app->on_timer(c);
 }
 
+static void cb_rx_hint(void *a, const net_rx_hint *h, unsigned n)
+{
+	auto *app = static_cast<App *>(a);
+	for (unsigned i = 0; i < n; i++)
+		app->hints.push_back({std::string((const char *)h[i].data, h[i].len), h[i].udp,
+				      app->recv_calls, unsigned(app->udp.size())});
+}
+
 const net_app_ops App::ops = {
 	cb_accepted, cb_connected, cb_recv, cb_writable, cb_peer_closed, cb_closed, cb_udp,
-	cb_timer,
+	cb_timer, cb_rx_hint,
 };
 
 bool App::was_closed(net_conn *c, net_close_reason *why) const

@@ -109,6 +109,14 @@ struct App {
 	};
 	std::vector<Udp> udp;
 	unsigned recv_calls = 0;
+	// rx_hint: every payload shown, with recv_calls and udp.size() at the
+	// time (so a test sees the hint came before the bytes were delivered).
+	struct Hint {
+		std::string data;
+		bool udp;
+		unsigned recv_calls_before, udp_before;
+	};
+	std::vector<Hint> hints;
 
 	static const net_app_ops ops;
 	bool was_closed(net_conn *c, net_close_reason *why = nullptr) const;

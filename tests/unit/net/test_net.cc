@@ -515,6 +515,75 @@ TEST_F(Net, RequestAndResponseCarryThePiggybackedAck)
 	EXPECT_EQ(ctr(NET_C_tcp_delayed_acks), 0u);
 }
 
+// The first phase of a burst: every payload of the burst is shown to the
+// application before the first of them is delivered.
+TEST_F(Net, RxHintShowsABurstsPayloadsBeforeAnyIsDelivered)
+{
+	make();
+	Peer p1, p2;
+	p2.port = 40001;
+	net_conn *c1 = open(p1), *c2 = open(p2);
+	ASSERT_NE(c1, nullptr);
+	ASSERT_NE(c2, nullptr);
+	app.hints.clear();
+	unsigned calls = app.recv_calls;
+	Bytes bad = seg(p2, ACK | PSH, "bad sum");
+	bad[14 + 20 + 16] ^= 0xff; // TCP checksum: the hint does not validate, phase two drops it
+	p2.snd_nxt -= 7;
+	std::vector<Bytes> frames = {
+		seg(p1, ACK | PSH, "get a\r\n"),
+		bad,
+		seg(p2, ACK | PSH, "get bb\r\n"),
+		seg(p1, ACK), // no payload: nothing to show
+		udp_frame(cmac, smac, CLI_IP, SRV_IP, 5000, PORT, "udp req"),
+	};
+	rte_mbuf *m[5];
+	for (unsigned i = 0; i < 5; i++)
+		ASSERT_NE(m[i] = to_mbuf(frames[i]), nullptr);
+	net_stack_input(s, m, 5);
+	step();
+	ASSERT_EQ(app.hints.size(), 4u);
+	EXPECT_EQ(app.hints[0].data, "get a\r\n");
+	EXPECT_EQ(app.hints[1].data, "bad sum");
+	EXPECT_EQ(app.hints[2].data, "get bb\r\n");
+	EXPECT_EQ(app.hints[3].data, "udp req");
+	EXPECT_TRUE(app.hints[3].udp);
+	for (auto &h : app.hints) {
+		EXPECT_EQ(h.recv_calls_before, calls);
+		EXPECT_EQ(h.udp_before, 0u);
+	}
+	EXPECT_EQ(app.rx[c1], "get a\r\n");
+	EXPECT_EQ(app.rx[c2], "get bb\r\n");
+	EXPECT_EQ(app.udp.size(), 1u);
+	EXPECT_EQ(ctr(NET_C_drop_tcp_bad_cksum), 1u);
+}
+
+// The first phase looks connections up for the whole burst; a frame after
+// one that released or created a connection must not use that lookup.
+TEST_F(Net, BurstLookupIsNotUsedAfterTheBurstChangedTheConnections)
+{
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	// One burst: the peer resets the connection, then opens the same
+	// 4-tuple again. The SYN must reach the listener, not the old slot.
+	Bytes rst = seg_at(p, p.snd_nxt, RST);
+	p.iss = 900000;
+	p.snd_nxt = p.iss;
+	Bytes syn = seg(p, SYN, "", opt_mss(1460));
+	rte_mbuf *m[2] = { to_mbuf(rst), to_mbuf(syn) };
+	ASSERT_NE(m[0], nullptr);
+	ASSERT_NE(m[1], nullptr);
+	net_stack_input(s, m, 2);
+	auto out = step();
+	ASSERT_TRUE(app.was_closed(c));
+	ASSERT_EQ(out.size(), 1u) << dump();
+	EXPECT_TRUE(out[0].has(SYN | ACK));
+	EXPECT_EQ(out[0].ack, p.iss + 1);
+	EXPECT_EQ(net_stack_conns_in_use(s), 1u);
+}
+
 TEST_F(Net, DelayedAckTimerAndEverySecondFullSegment)
 {
 	make();
