@@ -818,8 +818,8 @@ static const struct opt_desc opt_table[] = {
 	  "--stack native: answer UDP from beyond the subnet too (default: only\n"
 	  "peers on the port's subnet, which a spoofer must be on)" },
 	{ "idle-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_idle_timeout,
-	  "--stack native: close a TCP connection that sent nothing for this\n"
-	  "long, as memcached's -o idle_timeout (default: 0 = never)" },
+	  "close a TCP connection that sent nothing for this long, as\n"
+	  "memcached's -o idle_timeout (default: 0 = never)" },
 	{ "hash-power", NULL, 0, "N", OPT_ANYWHERE, opt_hash_power,
 	  "log2 of the hash table's head buckets (64 bytes, 7 items each), as\n"
 	  "memcached's -o hashpower; more items chain overflow buckets from the\n"
@@ -1081,10 +1081,9 @@ options_finalize(struct options *o, char *err, size_t errlen)
 		return util_fail(err, errlen,
 			    "--stack native needs --ip ADDR/PREFIX "
 			    "(the server's address on the port)");
-	if (o->stack == STACK_POSIX && (o->ip_addr != 0 || o->idle_timeout != 0))
+	if (o->stack == STACK_POSIX && o->ip_addr != 0)
 		return util_fail(err, errlen,
-			    "--%s applies to --stack native only (the posix stack listens on -l)",
-			    o->ip_addr != 0 ? "ip" : "idle-timeout");
+			    "--ip applies to --stack native only (the posix stack listens on -l)");
 	if (o->admin_port != 0 && o->admin_port == o->tcp_port)
 		return util_fail(err, errlen,
 			    "--admin-port %u is the client port (-p): give it a port of its own",

@@ -61,7 +61,6 @@ struct stack_config {
 	uint16_t rx_desc, tx_desc;
 	uint16_t mtu;
 	unsigned link_timeout_ms;
-	unsigned idle_timeout_s;  /* 0: never */
 	const uint8_t *rss_key;   /* NULL: random */
 	uint8_t rss_key_len;
 	bool udp_any_source;      /* answer UDP from beyond the subnet */
@@ -71,6 +70,7 @@ struct stack_config {
 	/* both stacks: hardening (docs/operations.md, Security) */
 	unsigned max_conns_per_source; /* 0: no limit */
 	unsigned request_timeout_s;    /* 0: none (cmd_session_wait()) */
+	unsigned idle_timeout_s;       /* close TCP connections silent this long; 0: never */
 	uint16_t admin_port;           /* TCP, administration only; 0: none */
 };
 

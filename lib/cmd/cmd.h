@@ -50,6 +50,7 @@ struct cmd_server_stats {
 	uint64_t time_in_listen_disabled_us;
 	uint64_t threads;
 	uint64_t conn_yields;         /* resettable */
+	uint64_t idle_kicks;          /* resettable: closed by the idle timeout */
 	/* stats settings */
 	uint64_t maxconns;
 	uint64_t tcpport;
@@ -96,7 +97,8 @@ struct cmd_runtime {
 	uint64_t base_engine[ENGINE_C_MAX];
 	uint64_t base_evictions, base_reclaimed, base_expired, base_evicted_unfetched;
 	uint64_t base_total_connections, base_rejected_connections, base_bytes_read,
-		base_bytes_written, base_listen_disabled_num, base_conn_yields;
+		base_bytes_written, base_listen_disabled_num, base_conn_yields,
+		base_idle_kicks;
 	uint64_t base_cmd_flush, base_cmd_meta;
 	uint64_t base_conns_refused_per_source, base_conns_request_timeouts,
 		base_conns_write_timeouts;

@@ -150,6 +150,9 @@ stats_general(struct cmd_conn *c)
 	put_u64(&so, "store_no_memory", EC(set_no_memory));
 	put_u64(&so, "auth_cmds", 0);
 	put_u64(&so, "auth_errors", 0);
+	/* as memcached: only where an idle timeout is set */
+	if (ss.idle_timeout != 0)
+		put_u64(&so, "idle_kicks", since(ss.idle_kicks, &rt->base_idle_kicks));
 	put_u64(&so, "bytes_read", since(ss.bytes_read, &rt->base_bytes_read));
 	put_u64(&so, "bytes_written", since(ss.bytes_written, &rt->base_bytes_written));
 	put_u64(&so, "limit_maxbytes", es.limit_maxbytes);
@@ -208,6 +211,7 @@ stats_reset(struct cmd_conn *c)
 	st(&rt->base_bytes_written, ss.bytes_written);
 	st(&rt->base_listen_disabled_num, ss.listen_disabled_num);
 	st(&rt->base_conn_yields, ss.conn_yields);
+	st(&rt->base_idle_kicks, ss.idle_kicks);
 	st(&rt->base_cmd_flush, ld(&rt->cmd_flush));
 	st(&rt->base_cmd_meta, ld(&rt->cmd_meta));
 	st(&rt->base_conns_refused_per_source, ss.conns_refused_per_source);

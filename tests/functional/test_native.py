@@ -385,6 +385,24 @@ class VanishingClients(NativeCase):
             s.close()
         self.assert_no_leak()
 
+    def test_idle_connection_closed_and_counted(self):
+        # --idle-timeout 3: a connection that goes quiet after a request is
+        # closed, and `stats` counts it in memcached's idle_kicks.
+        def idle_kicks():
+            c = self.srv.connect()
+            try:
+                return int(c.stats()["idle_kicks"])
+            finally:
+                c.close()
+        before = idle_kicks()
+        c = self.srv.connect()
+        try:
+            self.assertRegex(c.cmd(b"version\r\n"), rb"^VERSION ")
+            self.assertTrue(c.closed(timeout=60), "the idle connection was never closed")
+        finally:
+            c.close()
+        self.assertGreaterEqual(idle_kicks() - before, 1)
+
     def test_silent_vanish_mid_response(self):
         self.big_value()
         s = socket.create_connection((harness.HOST, self.srv.port), timeout=10)

@@ -204,7 +204,7 @@ class Settings(unittest.TestCase):
     def test_memcached_extended_options(self):
         # -o as memcached takes it: hashpower sizes the table, and slab/LRU
         # tuning starts with a warning (idle_timeout=N is --idle-timeout,
-        # which only the native stack has).
+        # see IdleTimeout).
         srv = harness.Server(name="extended", memory_mb=64,
                              extra=["-o", "modern,hashpower=12,slab_reassign"])
         with srv:
@@ -371,6 +371,52 @@ class Settings(unittest.TestCase):
                 self.assertRegex(c.cmd(b"version\r\n"), rb"^VERSION ")
             finally:
                 c.close()
+
+
+class IdleTimeout(unittest.TestCase):
+    """memcached's -o idle_timeout (segcached's --idle-timeout): the server
+    closes a connection that sent nothing for that long, and keeps one
+    that goes on sending. Also run against memcached (--target memcached)."""
+
+    # Bounds against hangs, not timing checks.
+    CLOSE_TIMEOUT = 60.0
+    PERIOD = 0.3       # the active client's pace: well within the timeout
+    ACTIVE_ROUNDS = 10  # 3 s of requests after the close: past the timeout
+
+    def check_idle_closed(self, srv):
+        with srv:
+            idle = srv.connect()
+            active = srv.connect()
+            try:
+                # Both served once: the idle one is a pooled connection
+                # between requests, not one that never began.
+                for c in (idle, active):
+                    self.assertRegex(c.cmd(b"version\r\n"), rb"^VERSION ")
+                deadline = time.monotonic() + self.CLOSE_TIMEOUT
+                # The wait for the close paces the active client.
+                while not idle.closed(timeout=self.PERIOD):
+                    self.assertLess(time.monotonic(), deadline,
+                                    "the idle connection was never closed")
+                    self.assertRegex(active.cmd(b"version\r\n"), rb"^VERSION ")
+                self.assertEqual(idle.buf, b"", "the server said something before closing")
+                for _ in range(self.ACTIVE_ROUNDS):
+                    time.sleep(self.PERIOD)
+                    self.assertRegex(active.cmd(b"version\r\n"), rb"^VERSION ")
+                st = active.stats()
+                self.assertEqual(int(st["idle_kicks"]), 1)
+                self.assertEqual(active.stats(b"settings")["idle_timeout"], "1")
+            finally:
+                idle.close()
+                active.close()
+
+    def test_memcached_suboption(self):
+        self.check_idle_closed(harness.Server(name="idle-o", extra=["-o", "idle_timeout=1"]))
+
+    def test_long_option(self):
+        if not harness.is_segcached():
+            self.skipTest("segcached's own option")
+        self.check_idle_closed(harness.Server(name="idle-long", extra=["--idle-timeout", "1"]))
+
 
 if __name__ == "__main__":
     unittest.main(argv=harness.setup(), verbosity=2)

@@ -565,6 +565,7 @@ ops_stats(const struct stack *s, struct cmd_server_stats *out)
 	out->conns_refused_per_source = n[NATIVE_C_conns_refused_per_source];
 	out->conns_request_timeouts = n[NATIVE_C_conns_request_timeouts];
 	out->conns_write_timeouts = n[NATIVE_C_conns_write_timeouts];
+	out->idle_kicks = native_net_counter(nat, -1, NET_C_tcp_idle_timeouts);
 }
 
 static void

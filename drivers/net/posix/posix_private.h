@@ -45,6 +45,9 @@ extern int posix_logtype;
 #define POSIX_UDP_MAX 65536
 /* Work done per wake-up for one socket, so that others get their turn. */
 #define POSIX_ACCEPT_BURST 16
+/* Idle connections closed per pass of the worker loop; more wait for the
+ * next pass, after the events of this one. */
+#define POSIX_IDLE_BURST 32
 #define POSIX_UDP_BURST 32
 #define POSIX_READ_ROUNDS 4
 
@@ -89,6 +92,10 @@ struct posix_conn {
 	struct posix_conn *tprev, *tnext;
 	bool timed;
 	uint64_t deadline_ms;
+	/* --idle-timeout: on the worker's idle list from adoption to close,
+	 * moved to its tail whenever bytes arrive */
+	struct posix_conn *iprev, *inext;
+	uint64_t active_ms;  /* when bytes last arrived (or it was adopted) */
 };
 
 struct posix_worker {
@@ -120,6 +127,11 @@ struct posix_worker {
 	 * deadline is its start plus the same timeout, so appending keeps the
 	 * order and the epoll_wait timeout is the head's. */
 	struct posix_conn *timed_head, *timed_tail;
+	/* With --idle-timeout, every open connection, least recently active
+	 * first: a connection that receives bytes moves to the tail, so the
+	 * head is the next to expire and both are O(1). */
+	struct posix_conn *idle_head, *idle_tail;
+	uint64_t now_ms;             /* posix_now_ms() after each epoll_wait */
 	/* Written by this worker only; read by anyone (relaxed atomics). */
 	_Atomic uint64_t counters[POSIX_C_MAX];
 };
@@ -146,6 +158,7 @@ struct posix_stack {
 	struct stack_sources *sources;
 	pthread_mutex_t sources_lock;
 	uint64_t request_timeout_ms; /* 0: none */
+	uint64_t idle_timeout_ms;    /* 0: never */
 	struct stack_cidr allow[STACK_ALLOW_MAX]; /* cfg.allow, copied */
 	atomic_bool stopping;
 	bool running;
@@ -167,6 +180,17 @@ posix_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The sooner of two epoll_wait timeouts (-1: none). */
+static inline int
+posix_timeout_min(int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
 }
 
 /* Adds fd to an epoll set; ptr is the posix_pollable it stands for. */
@@ -214,6 +238,10 @@ void posix_tcp_abandon(struct posix_stack *s, int fd);
 /* Resets the connections whose --request-timeout deadline has passed;
  * returns the milliseconds until the next one (-1: none). */
 int posix_tcp_expire(struct posix_worker *w);
+/* Closes the connections that received nothing for --idle-timeout (at
+ * most POSIX_IDLE_BURST); returns the milliseconds until the next one
+ * (0: more are due now, -1: none). */
+int posix_tcp_idle_expire(struct posix_worker *w);
 /* Starts serving an accepted connection on this worker. */
 void posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls);
 void posix_tcp_event(struct posix_conn *c, uint32_t events);

@@ -94,8 +94,11 @@ worker_main(void *arg)
 	 * it finds it by name in /proc. */
 	pthread_setname_np(pthread_self(), w->name);
 	while (!atomic_load_explicit(&s->stopping, memory_order_acquire)) {
-		/* --request-timeout deadlines first: resets, and the wait */
-		int timeout = posix_tcp_expire(w), n, i;
+		/* --request-timeout and --idle-timeout deadlines first:
+		 * resets and closes, and the wait */
+		int timeout = posix_timeout_min(posix_tcp_expire(w),
+						posix_tcp_idle_expire(w));
+		int n, i;
 
 		if (w->accept_paused) {
 			uint64_t now = posix_now_ms();
@@ -107,6 +110,10 @@ worker_main(void *arg)
 			}
 		}
 		n = epoll_wait(w->epfd, evs, POSIX_EVENTS_BURST, timeout);
+		/* --idle-timeout: one clock read for every connection this
+		 * pass gives bytes to */
+		if (s->idle_timeout_ms != 0)
+			w->now_ms = posix_now_ms();
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -218,6 +225,7 @@ posix_stack_create(const struct posix_stack_config *cfg, char *err,
 	s->cfg = *cfg;
 	pthread_mutex_init(&s->sources_lock, NULL);
 	s->request_timeout_ms = (uint64_t)cfg->request_timeout_s * 1000;
+	s->idle_timeout_ms = (uint64_t)cfg->idle_timeout_s * 1000;
 	if (cfg->n_allow > STACK_ALLOW_MAX) {
 		util_fail(err, errlen, "--allow: at most %d networks", STACK_ALLOW_MAX);
 		free(s);
@@ -526,6 +534,7 @@ ops_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_
 		.on_shutdown_arg = cfg->on_shutdown_arg,
 		.max_conns_per_source = cfg->max_conns_per_source,
 		.request_timeout_s = cfg->request_timeout_s,
+		.idle_timeout_s = cfg->idle_timeout_s,
 		.admin_port = cfg->admin_port,
 	};
 	struct posix_stack *s = posix_stack_create(&pc, err, errlen, bind_failed);
@@ -603,6 +612,7 @@ ops_stats(const struct stack *st, struct cmd_server_stats *out)
 	out->conns_refused_per_source = c[POSIX_C_conns_refused_per_source];
 	out->conns_request_timeouts = c[POSIX_C_conns_request_timeouts];
 	out->conns_write_timeouts = c[POSIX_C_conns_write_timeouts];
+	out->idle_kicks = c[POSIX_C_idle_kicks];
 }
 
 static void

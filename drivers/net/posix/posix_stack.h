@@ -50,6 +50,7 @@ struct posix_stack_config {
 	void *on_shutdown_arg;
 	unsigned max_conns_per_source; /* 0: no limit */
 	unsigned request_timeout_s;    /* 0: none */
+	unsigned idle_timeout_s;       /* close connections silent this long; 0: never */
 	uint16_t admin_port;           /* also listen here, administration only; 0: no */
 };
 
@@ -72,6 +73,7 @@ struct posix_stack_config {
 	X(conns_refused_per_source, "connections reset: over --max-conns-per-source")   \
 	X(conns_request_timeouts, "connections reset: a request not whole in time")     \
 	X(conns_write_timeouts, "connections reset: replies not taken in time")         \
+	X(idle_kicks, "connections closed: nothing received for --idle-timeout")        \
 	X(admin_conns_opened, "admin port connections accepted")                        \
 	X(admin_conns_closed, "admin port connections closed")                          \
 	X(admin_conns_rejected, "admin port connections refused: over 16 at once")

@@ -5,7 +5,8 @@
  * (the connection's owner sets it up after posix_handoff.c), read into
  * the connection's input buffer, run lib/cmd's session loop over it
  * (cmd_session_execute()), write the output, and stop reading while too
- * much output is unsent.
+ * much output is unsent. Connections that receive nothing for
+ * --idle-timeout are closed, as memcached closes them.
  */
 #include "drivers/net/posix/posix_private.h"
 
@@ -75,6 +76,55 @@ timed_append(struct posix_conn *c, uint64_t deadline_ms)
 		w->timed_head = c;
 	w->timed_tail = c;
 	c->timed = true;
+}
+
+/* --idle-timeout: the worker's list of open connections, least recently
+ * active first. Only kept with a timeout (idle_timeout_ms != 0). */
+static void
+idle_unlink(struct posix_conn *c)
+{
+	struct posix_worker *w = c->w;
+
+	if (c->iprev != NULL)
+		c->iprev->inext = c->inext;
+	else
+		w->idle_head = c->inext;
+	if (c->inext != NULL)
+		c->inext->iprev = c->iprev;
+	else
+		w->idle_tail = c->iprev;
+	c->iprev = c->inext = NULL;
+}
+
+static void
+idle_append(struct posix_conn *c, uint64_t now_ms)
+{
+	struct posix_worker *w = c->w;
+
+	c->active_ms = now_ms;
+	c->iprev = w->idle_tail;
+	c->inext = NULL;
+	if (w->idle_tail != NULL)
+		w->idle_tail->inext = c;
+	else
+		w->idle_head = c;
+	w->idle_tail = c;
+}
+
+/* Bytes arrived: the connection is the most recently active one. */
+static void
+idle_touch(struct posix_conn *c)
+{
+	struct posix_worker *w = c->w;
+
+	if (w->stack->idle_timeout_ms == 0)
+		return;
+	if (w->idle_tail != c) {
+		idle_unlink(c);
+		idle_append(c, w->now_ms);
+	} else {
+		c->active_ms = w->now_ms;
+	}
 }
 
 /* After each turn of the connection: start, restart or end its deadline
@@ -154,6 +204,8 @@ conn_close(struct posix_conn *c)
 		c->next->prev = c->prev;
 	pthread_mutex_unlock(&w->open_lock);
 	timed_unlink(c);
+	if (w->stack->idle_timeout_ms != 0)
+		idle_unlink(c);
 	close(c->fd); /* also leaves the epoll set */
 	c->fd = -1;
 	if (c->admin) {
@@ -387,6 +439,8 @@ posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls)
 		w->open->prev = c;
 	w->open = c;
 	pthread_mutex_unlock(&w->open_lock);
+	if (s->idle_timeout_ms != 0)
+		idle_append(c, w->now_ms);
 	return;
 fail:
 	if (counted) {
@@ -586,6 +640,7 @@ conn_readable(struct posix_conn *c)
 		}
 		c->in_end += (size_t)n;
 		posix_count(c->w, POSIX_C_bytes_read, (uint64_t)n);
+		idle_touch(c);
 		if (!conn_service(c))
 			return;
 		if (c->ses.closing || cmd_session_backlogged(&c->ses))
@@ -642,6 +697,38 @@ posix_tcp_expire(struct posix_worker *w)
 	if (c == NULL)
 		return -1;
 	return (int)RTE_MIN(c->deadline_ms - now, (uint64_t)INT32_MAX);
+}
+
+int
+posix_tcp_idle_expire(struct posix_worker *w)
+{
+	uint64_t now, t = w->stack->idle_timeout_ms;
+	struct posix_conn *c;
+	unsigned n = 0;
+
+	if (w->idle_head == NULL)
+		return -1;
+	now = posix_now_ms();
+	while ((c = w->idle_head) != NULL && c->active_ms + t <= now) {
+		if (n++ == POSIX_IDLE_BURST)
+			return 0;
+		/* Replies still going out: not idle, as memcached leaves a
+		 * connection alone while it writes to it (replies a client
+		 * does not take are --request-timeout's business). Its
+		 * silence is counted again from now. */
+		if (out_pending(c) > 0) {
+			idle_unlink(c);
+			idle_append(c, now);
+			continue;
+		}
+		posix_count(w, POSIX_C_idle_kicks, 1);
+		POSIX_LOG(DEBUG, "closing %s: nothing received for %" PRIu64 " s",
+			  c->peer, t / 1000);
+		conn_close(c); /* a FIN: nothing is left to send */
+	}
+	if (c == NULL)
+		return -1;
+	return (int)RTE_MIN(c->active_ms + t - now, (uint64_t)INT32_MAX);
 }
 
 void

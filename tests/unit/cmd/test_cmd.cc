@@ -28,6 +28,7 @@ struct ServerStats {
 	uint64_t total_connections = 7;
 	uint64_t bytes_read = 1000;
 	uint64_t refused_per_source = 5, request_timeouts = 3, write_timeouts = 2;
+	uint64_t idle_timeout = 0, idle_kicks = 0;
 	struct engine_worker *workers[1] = {};
 
 	static void fill(void *arg, struct cmd_server_stats *out)
@@ -58,6 +59,8 @@ struct ServerStats {
 		out->conns_write_timeouts = s->write_timeouts;
 		out->max_conns_per_source = 64;
 		out->request_timeout = 30;
+		out->idle_timeout = s->idle_timeout;
+		out->idle_kicks = s->idle_kicks;
 		out->admin_port = 11212;
 	}
 	static void conns(void *, struct proto_out *out)
@@ -907,6 +910,23 @@ TEST_F(Cmd, StatsReset)
 	EXPECT_EQ(stat("stats settings\r\n", "max_conns_per_source"), 64u);
 	EXPECT_EQ(stat("stats settings\r\n", "request_timeout"), 30u);
 	EXPECT_EQ(stat("stats settings\r\n", "admin_port"), 11212u);
+}
+
+/* memcached's idle_kicks: after auth_errors, only with an idle timeout,
+ * and reset by `stats reset`. */
+TEST_F(Cmd, StatsIdleKicks)
+{
+	EXPECT_EQ(run("stats\r\n").find("idle_kicks"), std::string::npos);
+	server.idle_timeout = 5;
+	server.idle_kicks = 4;
+	std::string r = run("stats\r\n");
+	EXPECT_NE(r.find("STAT auth_errors 0\r\nSTAT idle_kicks 4\r\nSTAT bytes_read "),
+		  std::string::npos) << r;
+	EXPECT_EQ(run("stats reset\r\n"), "RESET\r\n");
+	EXPECT_EQ(stat("stats\r\n", "idle_kicks"), 0u);
+	server.idle_kicks += 3;
+	EXPECT_EQ(stat("stats\r\n", "idle_kicks"), 3u);
+	EXPECT_EQ(stat("stats settings\r\n", "idle_timeout"), 5u);
 }
 
 TEST_F(Cmd, StatsSubcommands)
