@@ -3,34 +3,49 @@
 # Copyright (c) 2026 The segcached authors
 """A reply in flight never carries another object's bytes (issue 8).
 
-Client A asks for a large value and then does not read: its receive
-buffer is tiny, so TCP's window closes after a few kilobytes and the rest
-of the reply waits on the server's side (the output buffer and TCP's send
-buffer on the native stack; those and the kernel's socket buffer on the
-posix one). While it waits, client B overwrites the value, deletes and sets
-it again, writes enough other objects that every segment of the small heap
-is evicted and written again, flushes everything and writes again. Then A
-reads: the reply must be the value as it was when the get ran, byte for
-byte, and A's next get must see B's last write.
+Client A asks for a large value (a multi-key get, then 12 more gets
+pipelined) and then does not read: its receive buffer is tiny, so TCP's
+window closes after a few kilobytes and the rest waits on the server's
+side (the output buffer and TCP's send buffer on the native stack; those
+and the kernel's socket buffer on the posix one). While it waits, client
+B overwrites the value, deletes and sets it again, writes and reads other
+objects until the segments of the small heap (-m 8: six of 1 MiB) were
+evicted three times over, flushes everything and fills the heap again.
+Then A reads: the first reply must be the value as it was when the get
+ran, byte for byte; each later one the value at one moment, whole, or a
+miss; and A's next get must see B's last write.
 
 Why this catches a reply that points into segment memory: today a value
-is copied out of its segment when the get runs (engine -> output buffer ->
-TCP's send buffer -> mbuf). A zero-copy reply would instead hand the NIC
-(or the kernel, with MSG_ZEROCOPY) mbufs or pages that point into the
-segment, and is only correct if the segment stays alive until the last
-byte is acknowledged. Here the segment that held A's value is dead
-(overwritten, deleted), and B's writes make every segment of the heap be
-evicted and reused several times over (checked with `stats segments`), so
-without such a reference the bytes the server sends A later are B's.
-Every value is built of 32-byte blocks that name their key, a tag for the
-version and their offset, so any foreign byte fails the comparison and
-the message names the object it came from.
+is copied out of its segment when the get runs (engine -> output buffer
+-> TCP's send buffer -> mbuf). A zero-copy reply would hand the NIC (or
+the kernel, with MSG_ZEROCOPY) mbufs or pages that point into the
+segment, which is only correct while the segment is kept alive until the
+last byte is acknowledged. Here A's value is dead (overwritten, deleted,
+flushed) and its segment is reused, so without such a reference the
+bytes sent to A later are B's. Every value is made of 32-byte blocks that
+name their key, a version tag and their offset: any foreign byte fails
+the comparison, and the message names the object it came from.
+
+B reads back half of what it writes because merge eviction keeps one
+segment in reserve as its destination, and a merge that keeps nothing
+(data never read) leaves that reserve as it was: A's value sat there,
+intact, through every eviction and the flush. Read objects are kept by
+merges, so the reserve is written and turns over (the test checks that
+merges happened).
+
+Shown once with a local change, not committed: the value's segment
+address was remembered at the get, and each time the output buffer handed
+bytes to TCP (native) or send() (posix) they were first copied again from
+that address, as a zero-copy path without a reference would send them.
+The test failed on both stacks and all three eviction policies ("byte
+65509 differs: found '<fill:b:164/f@4840>...' where
+'<inflight:K/v1@ffe0>...' belongs"), and passes without the change.
 
 The same script runs on the posix stack on loopback and, through
 run_native.py, on the native stack over a veth into the test's network
 namespace. It also checks that the native stack keeps serving B while A's
-window is closed (no connection reset or timed out) and that A's reply
-resumes when A reads. Every loop is bounded in count and time; nothing is
+window is closed and lets A's connection live (no reset, no timeout, no
+refused bytes). Every loop is bounded in count and time; nothing is
 timed.
 
     tests/functional/test_inflight.py --segcached build/app/segcached/segcached
@@ -38,9 +53,7 @@ timed.
 """
 
 import fcntl
-import json
 import random
-import socket
 import struct
 import sys
 import termios
@@ -48,6 +61,8 @@ import unittest
 
 import harness
 from harness import wait_for
+from test_limits import connect
+from test_native import curr_connections, telemetry
 
 MEMORY_MB = 8            # a heap of a few segments
 ITEM_MAX = 512 << 10     # -I: A's value needs more than the default for -m 8
@@ -62,6 +77,7 @@ PIPELINED = 12
 RCVBUF = 4096            # A's receive buffer: the window closes at once
 BLOCK = 32
 FILL_BATCH_BYTES = 1 << 20
+FILL_BATCH_KEYS = 64     # B's read-back gets stay short lines
 FILL_SIZES = (700, 3001, 9000, 24000, 47000, 65000)
 # Every segment is evicted at least this many times over (on average)
 # before the flush, and the heap is filled again after it.
@@ -96,32 +112,23 @@ def pending_bytes(sock):
     return struct.unpack("i", buf)[0]
 
 
-def telemetry(srv, cmd):
-    """One DPDK telemetry command to a native server; returns its value."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(harness.IO_TIMEOUT)
-    try:
-        s.connect(srv.telemetry_path())
-        json.loads(s.recv(16384).decode())  # the greeting
-        s.send(cmd.encode())
-        reply = json.loads(s.recv(1 << 20).decode())
-    finally:
-        s.close()
-    return reply[cmd.split(",")[0]]
-
-
 class InFlight(unittest.TestCase):
     # The stall lasts as long as B's work, which a loaded host can stretch
     # past any write timeout: this test is about bytes (test_limits.py
     # tests --request-timeout).
     server_args = dict(memory_mb=MEMORY_MB, item_max=ITEM_MAX, udp=False,
                        seg_extra=["--request-timeout", "0"])
+    policy = None  # the default eviction, merge
 
     @classmethod
     def setUpClass(cls):
         args = dict(cls.server_args)
+        if cls.policy is not None:
+            if not harness.is_segcached():
+                raise unittest.SkipTest("memcached has no --eviction %s" % cls.policy)
+            args["seg_extra"] = args["seg_extra"] + ["--eviction", cls.policy]
         # native: one worker lcore serialises A and B; posix: two workers,
-        # so B's evictions run on another thread than A's connection.
+        # so A's and B's connections may be served by different threads.
         args["threads"] = 1 if harness.is_native() else 2
         cls.srv = harness.Server(name=cls.__name__, **args)
         cls.srv.start()
@@ -132,16 +139,6 @@ class InFlight(unittest.TestCase):
             cls.srv.stop_clean(cls.__name__)
         else:
             cls.srv.kill()
-
-    def connect_stalled(self):
-        """A client whose receive buffer is set before connect(), so the
-        window it offers is small from the handshake on."""
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
-        s.settimeout(harness.IO_TIMEOUT)
-        s.connect((harness.HOST, self.srv.port))
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return harness.Conn(s)
 
     def set(self, c, key, value):
         self.assertEqual(c.cmd(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(value), value)),
@@ -184,43 +181,57 @@ class InFlight(unittest.TestCase):
 
     def segments(self, c):
         s = c.stats(b"segments")
-        return int(s["seg_total"]), int(s["seg_evicted"])
+        return {k: int(s[k]) for k in ("seg_total", "seg_evicted", "seg_merged")}
 
     def fill(self, c, tag, rounds):
         """Writes other objects until the heap's segments were evicted
         `rounds` times over (segcached's `stats segments`; memcached: that
         many heaps' worth of bytes), bounded by FILL_HEAPS_MAX heaps.
-        Returns some of the keys written and their values."""
+        Half of them are read back at once (and must be their own bytes):
+        read objects are what a merge keeps, so merges write them into
+        their destination and the segment merge keeps in reserve turns
+        over too (a merge that keeps nothing leaves it as it was).
+        Returns some of the keys written and their values, and the
+        number of merges (segcached) or None."""
         maxbytes = int(c.stats()["limit_maxbytes"])
-        total, evicted0 = self.segments(c) if harness.is_segcached() else (0, 0)
+        seg0 = self.segments(c) if harness.is_segcached() else None
         rnd = random.Random(tag)
         written = 0
         n = 0
         kept = {}
         while True:
-            if harness.is_segcached():
-                if self.segments(c)[1] - evicted0 >= rounds * total:
-                    print("fill %r: %d bytes, %d segments, %d evicted" % (
-                        tag, written, total, self.segments(c)[1] - evicted0))
-                    return kept
+            if seg0 is not None:
+                seg = self.segments(c)
+                if seg["seg_evicted"] - seg0["seg_evicted"] >= rounds * seg0["seg_total"]:
+                    print("fill %r: %d bytes, %d segments, %d evicted, %d merges" % (
+                        tag, written, seg0["seg_total"],
+                        seg["seg_evicted"] - seg0["seg_evicted"],
+                        seg["seg_merged"] - seg0["seg_merged"]))
+                    return kept, seg["seg_merged"] - seg0["seg_merged"]
             elif written >= rounds * maxbytes:
-                return kept
+                return kept, None
             self.assertLess(written, FILL_HEAPS_MAX * maxbytes,
                             "%d bytes written and segments not evicted %d times over"
                             % (written, rounds))
             batch = []
+            values = {}
             size = 0
-            while size < FILL_BATCH_BYTES:
+            while size < FILL_BATCH_BYTES and len(batch) < FILL_BATCH_KEYS:
                 key = b"fill:%s:%d" % (tag, n)
                 v = pattern(key, b"f", rnd.choice(FILL_SIZES) + rnd.randrange(BLOCK))
                 batch.append(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(v), v))
-                size += len(v)
+                if n % 2 == 0:
+                    values[key] = v
                 if n % 97 == 0:
                     kept[key] = v
+                size += len(v)
                 n += 1
             c.send(b"".join(batch))
             for _ in batch:
                 self.assertEqual(c.line(), b"STORED\r\n")
+            c.send(b"get %s\r\n" % b" ".join(values))
+            self.read_get(c, list(values), {k: {"own": v, "miss": None}
+                                            for k, v in values.items()}, "B's get")
             written += size
 
     def test_reply_in_flight_keeps_its_bytes(self):
@@ -232,7 +243,9 @@ class InFlight(unittest.TestCase):
         net0 = telemetry(self.srv, "/segcached/net") if native else None
 
         b = self.srv.connect()
-        a = self.connect_stalled()
+        # A's receive buffer is set before connect(), so the window it
+        # offers is small from the handshake on.
+        a = connect(self.srv.port, rcvbuf=RCVBUF)
         try:
             self.set(b, K, v1)
             self.set(b, K2, w1)
@@ -244,6 +257,12 @@ class InFlight(unittest.TestCase):
             first_len = len(b"VALUE %s 0 %d\r\n" % (K, VALUE_LEN)) + VALUE_LEN + 2
             # The get of K ran (B's changes come after it): A must get v1.
             wait_for("A's get to run", lambda: int(b.stats()["get_hits"]) > hits0)
+            if native:
+                # A's gets stop on the output bound: its replies wait in
+                # the server's output, not only in TCP's send buffer.
+                wait_for("A's gets to stop on the output bound",
+                         lambda: telemetry(self.srv, "/segcached/net")["backpressure_stalls"] >
+                         net0["backpressure_stalls"])
 
             # B, served while A's window is closed.
             self.set(b, K, v2)
@@ -252,12 +271,17 @@ class InFlight(unittest.TestCase):
             self.assertEqual(b.get(K), {})
             self.set(b, K, v2)
             self.set(b, K2, w2)
-            self.fill(b, b"a", EVICT_ROUNDS)
+            _, merges_a = self.fill(b, b"a", EVICT_ROUNDS)
             self.assertEqual(b.cmd(b"flush_all\r\n"), b"OK\r\n")
             self.assertEqual(b.get(K, K2), {})
             # Every segment the flush freed is written again.
-            kept = self.fill(b, b"b", 1)
+            kept, merges_b = self.fill(b, b"b", 1)
             self.set(b, K, v2)
+            if harness.is_segcached() and self.policy is None:
+                # merges that kept data, so merge's reserve segment (the
+                # home of v1 in the runs seen) was written too
+                self.assertGreater(merges_a, 0)
+                self.assertGreater(merges_b, 0)
 
             # The premise: A's reply was still on the server's side all
             # along (A's kernel holds at most its small receive buffer).
@@ -282,6 +306,7 @@ class InFlight(unittest.TestCase):
         finally:
             a.close()
             b.close()
+        wait_for("curr_connections back to 0", lambda: curr_connections(self.srv) == 0)
         if native:
             net1 = telemetry(self.srv, "/segcached/net")
             print("native: zero-window probes %d, backpressure stalls %d, retransmits %d" % (
@@ -295,6 +320,16 @@ class InFlight(unittest.TestCase):
         """A filler object is its own bytes, or gone (evicted)."""
         c.send(b"get %s\r\n" % key)
         self.read_get(c, [key], {key: {"own": v, "miss": None}}, "filler get")
+
+
+class InFlightFifo(InFlight):
+    """Whole segments evicted oldest first, straight back to the pool."""
+    policy = "fifo"
+
+
+class InFlightRandom(InFlight):
+    """Segments evicted at random."""
+    policy = "random"
 
 
 def main():
