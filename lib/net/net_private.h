@@ -179,6 +179,7 @@ enum {
 	CF_PEER_FIN_OOO = 1u << 17, /* a FIN beyond a gap: rcv_fin_seq */
 	CF_ACTIVE = 1u << 18,      /* opened by net_tcp_connect */
 	CF_ORPHAN = 1u << 19,      /* closed by the app, not yet in TIME_WAIT: counted in orphans */
+	CF_BUF_WAIT = 1u << 20,    /* on buf_waiters: a send found no buffer pair */
 };
 
 /* Deadlines (absolute us, 0 = off); the conn's one wheel timer is armed
@@ -247,6 +248,7 @@ struct net_conn {
 	uint16_t listen_idx;   /* SYN backlog accounting */
 	struct net_ooo_range *ooo; /* from the stack's pool while ooo_count > 0 */
 	TAILQ_ENTRY(net_conn) tw_link;   /* TIME_WAIT list (oldest first) */
+	TAILQ_ENTRY(net_conn) wait_link; /* buf_waiters, with CF_BUF_WAIT */
 } __rte_cache_aligned;
 TAILQ_HEAD(net_conn_list, net_conn);
 
@@ -342,6 +344,11 @@ struct net_stack {
 	struct net_conn_list output_list;  /* something to send */
 	struct net_conn_list release_list; /* freed after the current event */
 	struct net_conn_list time_wait;
+	/* Connections whose send found no buffer pair (rte_malloc failed):
+	 * their `writable` comes when a pair is free again, or once per
+	 * millisecond to try the allocation again. */
+	struct net_conn_list buf_waiters;
+	uint64_t buf_retry_at;         /* us */
 	struct net_wheel wheel;
 	bool in_event;
 
@@ -414,5 +421,6 @@ void net_tcp_input(struct net_stack *s, struct rte_mbuf *m,
 		   struct rte_ipv4_hdr *ip, uint16_t l4_len);
 void net_tcp_output_all(struct net_stack *s);
 void net_tcp_release_pending(struct net_stack *s);
+void net_tcp_wake_buf_waiters(struct net_stack *s);
 
 #endif /* SEGCACHED_NET_PRIVATE_H */

@@ -204,6 +204,7 @@ net_stack_create(const struct net_stack_config *cfg, char *err, size_t errlen)
 	TAILQ_INIT(&s->output_list);
 	TAILQ_INIT(&s->release_list);
 	TAILQ_INIT(&s->time_wait);
+	TAILQ_INIT(&s->buf_waiters);
 	TAILQ_INIT(&s->free_list);
 	if (net_tcp_init(s, err, errlen) != 0) {
 		rte_free(s->tx);
@@ -421,6 +422,7 @@ net_stack_poll(struct net_stack *s)
 {
 	s->now = read_clock(s);
 	net_wheel_run(s, &s->wheel, s->now);
+	net_tcp_wake_buf_waiters(s);
 	net_tcp_output_all(s);
 	net_tcp_release_pending(s);
 }

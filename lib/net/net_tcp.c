@@ -195,6 +195,8 @@ tcp_conn_release(struct net_stack *s, struct net_conn *c, enum net_close_reason 
 	}
 	if (c->state == TCP_TIME_WAIT)
 		TAILQ_REMOVE(&s->time_wait, c, tw_link);
+	if (c->flags & CF_BUF_WAIT)
+		TAILQ_REMOVE(&s->buf_waiters, c, wait_link);
 	rte_hash_del_key(s->conn_hash, &c->key);
 	s->conn_epoch++;
 	net_timer_cancel(&s->wheel, &c->timer);
@@ -510,6 +512,42 @@ tcp_established(struct net_stack *s, struct net_conn *c)
 		tcp_want_output(s, c);
 }
 
+bool
+tcp_app_resume(struct net_stack *s, struct net_conn *c)
+{
+	c->flags &= ~CF_WANT_WRITE;
+	tcp_deliver(s, c);
+	if (c->flags & CF_RELEASED)
+		return false;
+	if (s->ops != NULL && s->ops->writable != NULL && (c->flags & CF_APP_KNOWS))
+		s->ops->writable(s->cfg.app_arg, c);
+	return !(c->flags & CF_RELEASED);
+}
+
+/* Resume connections that found no buffer pair: one per free pair in the
+ * pool, or the first once per millisecond, when the pool must allocate
+ * and the allocation may succeed now. A connection that finds none again
+ * goes back to the end of the list and ends the round. */
+void
+net_tcp_wake_buf_waiters(struct net_stack *s)
+{
+	struct net_conn *c;
+
+	while ((c = TAILQ_FIRST(&s->buf_waiters)) != NULL) {
+		if (s->buf_pool.n_free == 0) {
+			if (s->now < s->buf_retry_at)
+				return;
+			s->buf_retry_at = s->now + 1000;
+		}
+		TAILQ_REMOVE(&s->buf_waiters, c, wait_link);
+		c->flags &= ~CF_BUF_WAIT;
+		if (!(c->flags & CF_WANT_WRITE) || (c->flags & CF_APP_CLOSED))
+			continue;
+		if (tcp_app_resume(s, c) && (c->flags & CF_BUF_WAIT))
+			return;
+	}
+}
+
 /* Offer buffered in-order bytes to the application. */
 void
 tcp_deliver(struct net_stack *s, struct net_conn *c)
@@ -701,8 +739,18 @@ net_tcp_send(struct net_conn *c, const void *data, size_t len)
 		c->flags |= CF_WANT_WRITE;
 		len = space;
 	}
-	if (len == 0 || !tcp_bufs_attach(c->stack, c))
+	if (len == 0)
 		return 0;
+	if (unlikely(!tcp_bufs_attach(c->stack, c))) {
+		/* Nothing will be acknowledged to call writable: wait for a
+		 * buffer pair instead (net_tcp_wake_buf_waiters). */
+		c->flags |= CF_WANT_WRITE;
+		if (!(c->flags & CF_BUF_WAIT)) {
+			c->flags |= CF_BUF_WAIT;
+			TAILQ_INSERT_TAIL(&c->stack->buf_waiters, c, wait_link);
+		}
+		return 0;
+	}
 	n = net_sndbuf_append(&c->snd, c->bufs, c->stack->cfg.sndbuf, data, (uint32_t)len);
 	tcp_want_output(c->stack, c);
 	return n;

@@ -125,6 +125,10 @@ void tcp_set_deadline(struct net_stack *s, struct net_conn *c,
 void tcp_want_output(struct net_stack *s, struct net_conn *c);
 void tcp_enter_time_wait(struct net_stack *s, struct net_conn *c);
 void tcp_deliver(struct net_stack *s, struct net_conn *c);
+/* Send space is back (acknowledgements, or a buffer pair for a waiter):
+ * buffered bytes are offered again, then `writable`. False when the
+ * application released the connection meanwhile. */
+bool tcp_app_resume(struct net_stack *s, struct net_conn *c);
 void tcp_established(struct net_stack *s, struct net_conn *c);
 void tcp_touch_idle(struct net_stack *s, struct net_conn *c);
 uint32_t tcp_gen_isn(struct net_stack *s, const struct net_conn_key *k);

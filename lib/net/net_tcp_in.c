@@ -238,16 +238,8 @@ process_ack(struct net_stack *s, struct net_conn *c, const struct tcp_seg *g)
 	}
 	/* Backpressure released: let the application run again. */
 	if ((c->flags & CF_WANT_WRITE) && s->cfg.sndbuf - c->snd.len >= s->cfg.sndbuf / 2 &&
-	    !(c->flags & CF_APP_CLOSED)) {
-		c->flags &= ~CF_WANT_WRITE;
-		tcp_deliver(s, c);
-		if (c->flags & CF_RELEASED)
-			return false;
-		if (s->ops != NULL && s->ops->writable != NULL && (c->flags & CF_APP_KNOWS))
-			s->ops->writable(s->cfg.app_arg, c);
-		if (c->flags & CF_RELEASED)
-			return false;
-	}
+	    !(c->flags & CF_APP_CLOSED) && !tcp_app_resume(s, c))
+		return false;
 	switch (c->state) {
 	case TCP_FIN_WAIT_1:
 		if (tcp_fin_acked(c)) {

@@ -131,7 +131,11 @@ tcp_send(struct net_worker *nw, struct net_lconn *lc)
 		if (need > space || need > NET_BUFSZ)
 			break;
 		n = lg_req_build(wl, r, nw->buf, need);
-		net_tcp_send(lc->nc, nw->buf, n);
+		/* All or nothing, as space allowed it; nothing when no buffer
+		 * pair could be had (the request stays prepared: lib/net calls
+		 * again when memory returns, and so does the next pass). */
+		if (net_tcp_send(lc->nc, nw->buf, n) != n)
+			break;
 		space -= n;
 		lg_conn_commit(&lc->lc, nw->now);
 	}

@@ -7,23 +7,28 @@
 #
 # usage: tools/loadgen/memif-run.sh SERVER_BUILD tcp|udp MULTIGET OUT.json [GENERATOR_BUILD]
 #   SERVER_BUILD, GENERATOR_BUILD: meson build directories (the generator's
-#   defaults to the server's); KEYS (100000) and DURATION (3) from the
-#   environment. Exits with the generator's status.
+#   defaults to the server's). From the environment: KEYS (100000),
+#   DURATION (3), CONNS (16) and DEPTH (4), RATE (requests/s, open loop;
+#   unset: closed loop). Exits with the generator's status.
 set -u
 srv_build=$1 proto=$2 multiget=$3 out=$4 gen_build=${5:-$1}
 sock=/run/segcached-memif-run-$$.sock
 log=$(mktemp)
-udp=""
+udp="" rate=""
 [ "$proto" = udp ] && udp="--udp"
+[ -n "${RATE:-}" ] && rate="--rate $RATE"
+conns=${CONNS:-16}
 rm -f "$sock"
-timeout 60 "$srv_build/app/segcached/segcached" -l 0,1 --main-lcore 0 --no-huge --no-pci \
-	--file-prefix mrs$$ --vdev=net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:02 -- \
-	--stack native --ip 198.18.0.2/24 -p 22611 -U 22611 -m 256 --link-timeout 0 >"$log" 2>&1 &
+timeout 60 "$srv_build/app/segcached/segcached" -l 0,1 --main-lcore 0 --no-huge \
+	--no-pci --file-prefix mrs$$ --vdev=net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:02 \
+	-- --stack native --ip 198.18.0.2/24 -p 22611 -U 22611 -m 256 --link-timeout 0 \
+	-c $((conns + 64)) >"$log" 2>&1 &
 srv=$!
 for _ in $(seq 100); do grep -q " ready" "$log" && break; sleep 0.1; done
-timeout 40 "$gen_build/tools/loadgen/segcached-loadgen" -l 0,1 --main-lcore 1 --no-huge --no-pci \
-	--file-prefix mrg$$ -m 192 --vdev=net_memif0,socket=$sock,mac=02:00:00:00:00:01 -- \
-	--stack net --ip 198.18.0.1/24 --server 198.18.0.2:22611 --conns 16 --depth 4 $udp \
+timeout 40 "$gen_build/tools/loadgen/segcached-loadgen" -l 0,1 --main-lcore 1 --no-huge \
+	--no-pci --file-prefix mrg$$ -m $((192 + conns / 8)) --vdev=net_memif0,socket=$sock,mac=02:00:00:00:00:01 \
+	-- --stack net --ip 198.18.0.1/24 --server 198.18.0.2:22611 --conns "$conns" \
+	--depth "${DEPTH:-4}" $udp $rate \
 	--keys "${KEYS:-100000}" --value-size 64 --get-ratio 1.0 --multiget "$multiget" \
 	--warmup 1 --duration "${DURATION:-3}" --quiet --json "$out"
 rc=$?

@@ -584,6 +584,43 @@ TEST_F(Net, BurstLookupIsNotUsedAfterTheBurstChangedTheConnections)
 	EXPECT_EQ(net_stack_conns_in_use(s), 1u);
 }
 
+// A send that finds no buffer pair (the EAL heap is exhausted) is not
+// lost for ever: nothing will be acknowledged to bring `writable`, so the
+// stack retries the allocation (once per millisecond) and resumes the
+// application when it succeeds.
+TEST_F(Net, SendWithoutABufferPairResumesWhenMemoryReturns)
+{
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	app.on_writable = [&](net_conn *w) { net_tcp_send(w, "hello", 5); };
+	std::vector<void *> hog;
+	for (size_t sz = size_t(1) << 24; sz >= 4096; sz /= 2)
+		while (hog.size() < 200000) {
+			void *v = rte_malloc(nullptr, sz, 0);
+			if (v == nullptr)
+				break;
+			hog.push_back(v);
+		}
+	uint64_t fails = ctr(NET_C_tcp_no_buffers);
+	EXPECT_EQ(net_tcp_send(c, "hello", 5), 0u);
+	EXPECT_EQ(ctr(NET_C_tcp_no_buffers), fails + 1);
+	auto out = advance(1500); // a retry, still without memory
+	EXPECT_TRUE(tcp_to(out, p).empty());
+	EXPECT_EQ(app.writable.size(), 1u);
+	EXPECT_EQ(ctr(NET_C_tcp_no_buffers), fails + 2);
+	out = step(); // not again within the millisecond
+	EXPECT_EQ(app.writable.size(), 1u);
+	for (void *v : hog)
+		rte_free(v);
+	out = advance(1500);
+	EXPECT_EQ(app.writable.size(), 2u);
+	auto seg_out = tcp_to(out, p);
+	ASSERT_EQ(seg_out.size(), 1u) << dump();
+	EXPECT_EQ(seg_out[0].payload, "hello");
+}
+
 TEST_F(Net, DelayedAckTimerAndEverySecondFullSegment)
 {
 	make();
