@@ -30,6 +30,7 @@ struct net_lconn {
 	struct net_worker *nw;
 	struct net_conn *nc;
 	bool up;
+	bool ready;   /* on the worker's ready ring */
 };
 
 struct net_worker {
@@ -40,6 +41,14 @@ struct net_worker {
 	unsigned lcore;
 	struct net_stack *s;
 	struct net_lconn *conns;
+	/* Closed-loop TCP: the connections that may have a request to send
+	 * (connected, answered, writable again), so that a pass costs what
+	 * happened, not a visit to each of 10K connections. Everything else
+	 * (UDP, a rate, a paced trace) and every phase change visit them all. */
+	bool use_ready;
+	int seen_phase;
+	uint32_t *ready;
+	uint32_t ready_head, ready_n;
 	struct net_udp_peer peer;
 	char *buf;
 	uint64_t now;
@@ -48,12 +57,28 @@ struct net_worker {
 };
 
 static void
+mark_ready(struct net_worker *nw, struct net_lconn *lc)
+{
+	if (!nw->use_ready || lc->ready)
+		return;
+	lc->ready = true;
+	nw->ready[(nw->ready_head + nw->ready_n++) % nw->w.run->conns] =
+		(uint32_t)(lc - nw->conns);
+}
+
+static void
 on_connected(void *app, struct net_conn *c)
 {
 	struct net_lconn *lc = net_conn_ctx(c);
 
-	(void)app;
 	lc->up = true;
+	mark_ready(app, lc);
+}
+
+static void
+on_writable(void *app, struct net_conn *c)
+{
+	mark_ready(app, net_conn_ctx(c));
 }
 
 static size_t
@@ -65,6 +90,8 @@ on_recv(void *app, struct net_conn *c, const uint8_t *data, size_t len)
 
 	if (lc->lc.dead)
 		net_tcp_abort(c); /* closed() follows before this returns */
+	else
+		mark_ready(nw, lc);
 	return used;
 }
 
@@ -113,6 +140,7 @@ on_udp(void *app, const struct net_udp_peer *peer, const uint8_t *data,
 static const struct net_app_ops lg_net_ops = {
 	.connected = on_connected,
 	.recv = on_recv,
+	.writable = on_writable,
 	.peer_closed = on_peer_closed,
 	.closed = on_closed,
 	.udp_recv = on_udp,
@@ -158,6 +186,39 @@ udp_send(struct net_worker *nw, struct net_lconn *lc)
 	lg_conn_udp_expire(&lc->lc, nw->now);
 }
 
+/* Every connection that may send does. */
+static void
+send_due(struct net_worker *nw)
+{
+	const unsigned conns = nw->w.run->conns;
+	int phase = lg_phase_get(nw->w.run);
+
+	if (nw->use_ready && phase == nw->seen_phase) {
+		/* only those marked before this pass; a send marks none */
+		for (uint32_t n = nw->ready_n; n > 0; n--) {
+			struct net_lconn *lc = &nw->conns[nw->ready[nw->ready_head]];
+
+			nw->ready_head = (nw->ready_head + 1) % conns;
+			nw->ready_n--;
+			lc->ready = false;
+			if (lc->up)
+				tcp_send(nw, lc);
+		}
+		return;
+	}
+	nw->seen_phase = phase;
+	nw->ready_n = 0;
+	for (unsigned i = 0; i < conns; i++) {
+		struct net_lconn *lc = &nw->conns[i];
+
+		lc->ready = false;
+		if (nw->o->udp)
+			udp_send(nw, lc);
+		else if (lc->up)
+			tcp_send(nw, lc);
+	}
+}
+
 /* One pass: receive, send what is due, build and transmit. */
 static void
 loop_once(struct net_worker *nw, bool send)
@@ -169,16 +230,8 @@ loop_once(struct net_worker *nw, bool send)
 	n = rte_eth_rx_burst(nw->port->port_id, nw->queue, rx, NET_BURST);
 	if (n)
 		net_stack_input(nw->s, rx, n);
-	if (send) {
-		for (unsigned i = 0; i < nw->w.run->conns; i++) {
-			struct net_lconn *lc = &nw->conns[i];
-
-			if (nw->o->udp)
-				udp_send(nw, lc);
-			else if (lc->up)
-				tcp_send(nw, lc);
-		}
-	}
+	if (send)
+		send_due(nw);
 	net_stack_poll(nw->s);
 	m = net_stack_tx_burst_prepare(nw->s, &tx);
 	if (m) {
@@ -242,8 +295,12 @@ worker_setup(struct net_worker *nw, const struct lg_options *o,
 	nw->lcore = lcore;
 	nw->buf = malloc(NET_BUFSZ);
 	nw->conns = calloc(o->run.conns, sizeof(*nw->conns));
-	if (!nw->buf || !nw->conns)
+	nw->ready = calloc(o->run.conns, sizeof(*nw->ready));
+	if (!nw->buf || !nw->conns || !nw->ready)
 		return -1;
+	nw->use_ready = !o->udp && o->run.rate <= 0 &&
+			!(o->run.wl.trace != NULL && o->run.trace_speed > 0);
+	nw->seen_phase = -1;
 	for (unsigned i = 0; i < o->run.conns; i++)
 		if (lg_conn_init(&nw->conns[i].lc, &nw->w, lg_now_ns()) < 0)
 			return -1;
@@ -355,6 +412,7 @@ lg_net_run(struct lg_options *o, struct lg_stats *total, double *measure_s)
 		for (unsigned j = 0; j < o->run.conns; j++)
 			lg_conn_free(&nw[i].conns[j].lc);
 		free(nw[i].conns);
+		free(nw[i].ready);
 		free(nw[i].buf);
 	}
 	dpdk_port_teardown(&port);
