@@ -115,8 +115,9 @@ struct net_app_ops {
 	 * (the timer is then off). Typically the application closes or aborts
 	 * the connection here. */
 	void (*timer)(void *app, struct net_conn *c);
-	/* Before a received burst is processed: its TCP and UDP payloads for
-	 * our address, headers located but nothing validated yet. Only a
+	/* Before a received burst of two frames or more is processed: its
+	 * TCP and UDP payloads for our address, headers located but nothing
+	 * validated yet. Only a
 	 * hint, for the application to start loading what the requests in
 	 * them will read, so the cache misses of many connections overlap
 	 * (the first phase of a two-phase burst; the stack prefetches the

@@ -407,6 +407,11 @@ net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n)
 	for (uint16_t base = 0; base < n; base += NET_RX_GROUP) {
 		uint16_t m = RTE_MIN((uint16_t)(n - base), (uint16_t)NET_RX_GROUP);
 
+		if (m == 1) {
+			/* nothing to overlap a single frame's misses with */
+			eth_input(s, pkts[base]);
+			continue;
+		}
 		net_burst_prepare(s, pkts + base, m);
 		for (uint16_t i = 0; i < m; i++) {
 			s->rx.cur = &s->rx.slot[i];

@@ -512,7 +512,7 @@ on_rx_hint(void *app, const struct net_rx_hint *p, unsigned n)
 		}
 		nk += cmd_hint_keys(d, len, keys + nk, ENGINE_BATCH_GROUP - nk);
 	}
-	if (nk > 0)
+	if (nk > 1) /* one key has nothing to overlap with */
 		engine_prefetch(w->ew, keys, nk);
 }
 
