@@ -216,7 +216,9 @@ void net_stack_destroy(struct net_stack *s);
  * freed, or reused as its own reply). */
 void net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n);
 /* Run due timers and build every pending segment into the TX array. Call
- * once per loop iteration, after input. */
+ * once per loop iteration, after input; right after a net_stack_input it
+ * runs at that input's time (the clock is read only when no input came
+ * since the last poll). */
 void net_stack_poll(struct net_stack *s);
 /* The packets to transmit: *pkts points at the stack's TX array. */
 uint16_t net_stack_tx_burst_prepare(struct net_stack *s, struct rte_mbuf ***pkts);

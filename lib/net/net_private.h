@@ -12,6 +12,7 @@
 #include <rte_hash.h>
 #include <rte_ip.h>
 #include <rte_log.h>
+#include <rte_reciprocal.h>
 #include <rte_tcp.h>
 
 #include "net/net.h"
@@ -311,7 +312,8 @@ struct net_stack {
 	uint16_t mss;                  /* our MSS: mtu - 40 */
 	uint8_t rcv_wscale;            /* the scale we offer */
 	uint64_t now;                  /* us, refreshed per input/poll */
-	uint64_t cycles_per_us;        /* default clock */
+	struct rte_reciprocal_u64 per_us; /* default clock: TSC cycles per us */
+	bool now_from_input;           /* net_stack_input read the clock this loop */
 	uint64_t secret[2];
 	uint16_t ip_id;
 	uint16_t next_ephemeral;

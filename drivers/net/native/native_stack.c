@@ -106,6 +106,7 @@ worker_main(void *arg)
 	for (;;) {
 		struct rte_mbuf **tx;
 		uint16_t n, m, sent = 0;
+		uint64_t start = rte_rdtsc();
 
 		if (unlikely(atomic_load_explicit(&nat->stop, memory_order_relaxed))) {
 			/* Stopping: FIN every connection and keep the loop
@@ -133,8 +134,10 @@ worker_main(void *arg)
 			net_stack_tx_burst_done(s, sent);
 		}
 		NATIVE_INC(w, loops);
-		if (n > 0 || m > 0)
+		if (n > 0 || m > 0) {
 			NATIVE_INC(w, busy_loops);
+			NATIVE_ADD(w, busy_cycles, rte_rdtsc() - start);
+		}
 	}
 	return 0;
 }

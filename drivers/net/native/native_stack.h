@@ -42,6 +42,8 @@
 	X(udp_send_failed, "UDP response datagrams that could not be sent")      \
 	X(loops, "iterations of the lcore loop")                                 \
 	X(busy_loops, "iterations that received or sent packets")                \
+	X(busy_cycles, "TSC cycles spent in those iterations: the lcore's work, whatever " \
+	  "its load (divided by the requests served, the cost of one)")           \
 	X(conns_refused_per_source, "TCP connections reset at once: over the lcore's " \
 	  "share of --max-conns-per-source")                                     \
 	X(conns_request_timeouts, "TCP connections reset: a request not whole within " \

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <rte_ether.h>
+#include <rte_cycles.h>
 #include <rte_telemetry.h>
 
 #include "drivers/net/native/native_private.h"
@@ -139,6 +140,7 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	add_port(d, &nat->port);
 	rte_tel_data_add_dict_u64(d, "workers", nat->nworkers);
+	rte_tel_data_add_dict_u64(d, "tsc_hz", rte_get_tsc_hz()); /* for busy_cycles */
 	{
 		struct rte_tel_data *a = rte_tel_data_alloc();
 
