@@ -8,7 +8,7 @@
 # usage: tools/loadgen/memif-run.sh SERVER_BUILD tcp|udp MULTIGET OUT.json [GENERATOR_BUILD]
 #   SERVER_BUILD, GENERATOR_BUILD: meson build directories (the generator's
 #   defaults to the server's). From the environment: KEYS (100000),
-#   DURATION (3), CONNS (16) and DEPTH (4), RATE (requests/s, open loop;
+#   DURATION (3), CONNS (16) and DEPTH (4), SERVER_MEM (-m, 256), RATE (requests/s, open loop;
 #   unset: closed loop). Exits with the generator's status.
 #
 # When the server has the busy_cycles counter, OUT.json also gets the
@@ -29,7 +29,7 @@ conns=${CONNS:-16}
 rm -f "$sock"
 timeout 60 "$srv_build/app/segcached/segcached" -l 0,1 --main-lcore 0 --no-huge \
 	--no-pci --file-prefix mrs$$ --vdev=net_memif0,role=server,socket=$sock,mac=02:00:00:00:00:02 \
-	-- --stack native --ip 198.18.0.2/24 -p 22611 -U 22611 -m 256 --link-timeout 0 \
+	-- --stack native --ip 198.18.0.2/24 -p 22611 -U 22611 -m "${SERVER_MEM:-256}" --link-timeout 0 \
 	-c $((conns + 64)) $srv_udp >"$log" 2>&1 &
 srv=$!
 for _ in $(seq 100); do grep -q " ready" "$log" && break; sleep 0.1; done
