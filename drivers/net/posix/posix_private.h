@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -89,14 +90,16 @@ struct posix_conn {
 	struct stack_source src;
 	/* --request-timeout: on the worker's timed list while waiting for a
 	 * request to complete or replies to be taken (cmd_session_wait()) */
-	struct posix_conn *tprev, *tnext;
+	TAILQ_ENTRY(posix_conn) timed_link;
 	bool timed;
 	uint64_t deadline_ms;
 	/* --idle-timeout: on the worker's idle list from adoption to close,
 	 * moved to its tail whenever bytes arrive */
-	struct posix_conn *iprev, *inext;
+	TAILQ_ENTRY(posix_conn) idle_link;
 	uint64_t active_ms;  /* when bytes last arrived (or it was adopted) */
 };
+
+TAILQ_HEAD(posix_conn_list, posix_conn);
 
 struct posix_worker {
 	struct posix_stack *stack;
@@ -126,11 +129,11 @@ struct posix_worker {
 	/* Connections with a --request-timeout deadline, earliest first: every
 	 * deadline is its start plus the same timeout, so appending keeps the
 	 * order and the epoll_wait timeout is the head's. */
-	struct posix_conn *timed_head, *timed_tail;
+	struct posix_conn_list timed;
 	/* With --idle-timeout, every open connection, least recently active
 	 * first: a connection that receives bytes moves to the tail, so the
 	 * head is the next to expire and both are O(1). */
-	struct posix_conn *idle_head, *idle_tail;
+	struct posix_conn_list idle;
 	uint64_t now_ms;             /* posix_now_ms() after each epoll_wait */
 	/* Written by this worker only; read by anyone (relaxed atomics). */
 	_Atomic uint64_t counters[POSIX_C_MAX];

@@ -155,6 +155,8 @@ worker_init(struct posix_stack *s, struct posix_worker *w, unsigned id,
 	w->epfd = -1;
 	w->inbox_rd = w->inbox_wr = -1;
 	pthread_mutex_init(&w->open_lock, NULL);
+	TAILQ_INIT(&w->timed);
+	TAILQ_INIT(&w->idle);
 
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0 || posix_inbox_open(w) < 0) {

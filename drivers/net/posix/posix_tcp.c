@@ -45,36 +45,18 @@ close_reset(int fd)
 static void
 timed_unlink(struct posix_conn *c)
 {
-	struct posix_worker *w = c->w;
-
 	if (!c->timed)
 		return;
-	if (c->tprev != NULL)
-		c->tprev->tnext = c->tnext;
-	else
-		w->timed_head = c->tnext;
-	if (c->tnext != NULL)
-		c->tnext->tprev = c->tprev;
-	else
-		w->timed_tail = c->tprev;
-	c->tprev = c->tnext = NULL;
+	TAILQ_REMOVE(&c->w->timed, c, timed_link);
 	c->timed = false;
 }
 
 static void
 timed_append(struct posix_conn *c, uint64_t deadline_ms)
 {
-	struct posix_worker *w = c->w;
-
 	timed_unlink(c);
 	c->deadline_ms = deadline_ms;
-	c->tprev = w->timed_tail;
-	c->tnext = NULL;
-	if (w->timed_tail != NULL)
-		w->timed_tail->tnext = c;
-	else
-		w->timed_head = c;
-	w->timed_tail = c;
+	TAILQ_INSERT_TAIL(&c->w->timed, c, timed_link);
 	c->timed = true;
 }
 
@@ -83,32 +65,14 @@ timed_append(struct posix_conn *c, uint64_t deadline_ms)
 static void
 idle_unlink(struct posix_conn *c)
 {
-	struct posix_worker *w = c->w;
-
-	if (c->iprev != NULL)
-		c->iprev->inext = c->inext;
-	else
-		w->idle_head = c->inext;
-	if (c->inext != NULL)
-		c->inext->iprev = c->iprev;
-	else
-		w->idle_tail = c->iprev;
-	c->iprev = c->inext = NULL;
+	TAILQ_REMOVE(&c->w->idle, c, idle_link);
 }
 
 static void
 idle_append(struct posix_conn *c, uint64_t now_ms)
 {
-	struct posix_worker *w = c->w;
-
 	c->active_ms = now_ms;
-	c->iprev = w->idle_tail;
-	c->inext = NULL;
-	if (w->idle_tail != NULL)
-		w->idle_tail->inext = c;
-	else
-		w->idle_head = c;
-	w->idle_tail = c;
+	TAILQ_INSERT_TAIL(&c->w->idle, c, idle_link);
 }
 
 /* Bytes arrived: the connection is the most recently active one. */
@@ -119,7 +83,7 @@ idle_touch(struct posix_conn *c)
 
 	if (w->stack->idle_timeout_ms == 0)
 		return;
-	if (w->idle_tail != c) {
+	if (TAILQ_LAST(&w->idle, posix_conn_list) != c) {
 		idle_unlink(c);
 		idle_append(c, w->now_ms);
 	} else {
@@ -676,10 +640,10 @@ posix_tcp_expire(struct posix_worker *w)
 	uint64_t now, t = w->stack->request_timeout_ms / 1000;
 	struct posix_conn *c;
 
-	if (w->timed_head == NULL)
+	if (TAILQ_EMPTY(&w->timed))
 		return -1;
 	now = posix_now_ms();
-	while ((c = w->timed_head) != NULL && c->deadline_ms <= now) {
+	while ((c = TAILQ_FIRST(&w->timed)) != NULL && c->deadline_ms <= now) {
 		if (c->ses.wait == CMD_WAIT_WRITE) {
 			posix_count(w, POSIX_C_conns_write_timeouts, 1);
 			POSIX_LOG(INFO, "resetting %s: it took no reply for %" PRIu64 " s",
@@ -706,10 +670,10 @@ posix_tcp_idle_expire(struct posix_worker *w)
 	struct posix_conn *c;
 	unsigned n = 0;
 
-	if (w->idle_head == NULL)
+	if (TAILQ_EMPTY(&w->idle))
 		return -1;
 	now = posix_now_ms();
-	while ((c = w->idle_head) != NULL && c->active_ms + t <= now) {
+	while ((c = TAILQ_FIRST(&w->idle)) != NULL && c->active_ms + t <= now) {
 		if (n++ == POSIX_IDLE_BURST)
 			return 0;
 		/* Replies still going out: not idle, as memcached leaves a
