@@ -498,7 +498,7 @@ static void
 on_rx_hint(void *app, const struct net_rx_hint *p, unsigned n)
 {
 	struct native_worker *w = app;
-	struct engine_key keys[ENGINE_BATCH_GROUP + 1];
+	struct engine_key keys[ENGINE_BATCH_GROUP], two[2];
 	unsigned nk = 0;
 
 	for (unsigned i = 0; i < n && nk < ENGINE_BATCH_GROUP; i++) {
@@ -514,8 +514,8 @@ on_rx_hint(void *app, const struct net_rx_hint *p, unsigned n)
 			d += off;
 			len -= (size_t)off;
 		}
-		if (cmd_hint_keys(d, len, keys + nk, 2) == 1)
-			nk++;
+		if (cmd_hint_keys(d, len, two, 2) == 1)
+			keys[nk++] = two[0];
 	}
 	if (nk > 1) /* one key has nothing to overlap with */
 		engine_prefetch(w->ew, keys, nk);
