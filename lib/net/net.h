@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <rte_ether.h>
 #include <rte_mbuf.h>
@@ -304,6 +305,10 @@ const char *net_conn_state_name(const struct net_conn *c);
  * -EHOSTUNREACH (no MAC known; an ARP request is sent, retry later). */
 int net_udp_send(struct net_stack *s, const struct net_udp_peer *peer,
 		 const void *data, size_t len);
+/* The same datagram gathered from n pieces (a header and a body written
+ * straight into the frame, with no copy to join them first). */
+int net_udp_sendv(struct net_stack *s, const struct net_udp_peer *peer,
+		  const struct iovec *iov, unsigned n);
 /* Largest payload net_udp_send accepts. */
 size_t net_udp_max_payload(const struct net_stack *s);
 

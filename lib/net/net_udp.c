@@ -84,16 +84,19 @@ net_udp_max_payload(const struct net_stack *s)
 }
 
 int
-net_udp_send(struct net_stack *s, const struct net_udp_peer *peer,
-	     const void *data, size_t len)
+net_udp_sendv(struct net_stack *s, const struct net_udp_peer *peer,
+	      const struct iovec *iov, unsigned n)
 {
 	struct rte_ether_addr mac;
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
 	struct rte_mbuf *m;
 	uint16_t l4_len;
+	size_t len = 0;
 	char *p;
 
+	for (unsigned i = 0; i < n; i++)
+		len += iov[i].iov_len;
 	if (len > net_udp_max_payload(s))
 		return -EMSGSIZE;
 	if (peer->mac_valid)
@@ -103,7 +106,7 @@ net_udp_send(struct net_stack *s, const struct net_udp_peer *peer,
 	m = net_tx_alloc(s);
 	if (m == NULL)
 		return -ENOBUFS;
-	l4_len = sizeof(*udp) + len;
+	l4_len = (uint16_t)(sizeof(*udp) + len);
 	p = rte_pktmbuf_append(m, sizeof(struct rte_ether_hdr) + sizeof(*ip) + l4_len);
 	if (p == NULL) {
 		rte_pktmbuf_free(m);
@@ -114,11 +117,24 @@ net_udp_send(struct net_stack *s, const struct net_udp_peer *peer,
 	udp->src_port = rte_cpu_to_be_16(peer->local_port);
 	udp->dst_port = rte_cpu_to_be_16(peer->port);
 	udp->dgram_len = rte_cpu_to_be_16(l4_len);
-	memcpy(udp + 1, data, len);
+	p = (char *)(udp + 1);
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
 	m->l4_len = sizeof(*udp);
 	udp->dgram_cksum = 0;
 	udp->dgram_cksum = net_l4_cksum(s, m, ip, udp, false);
 	net_tx_push(s, m);
 	NET_INC(s, udp_tx);
 	return 0;
+}
+
+int
+net_udp_send(struct net_stack *s, const struct net_udp_peer *peer,
+	     const void *data, size_t len)
+{
+	const struct iovec one = { .iov_base = (void *)(uintptr_t)data, .iov_len = len };
+
+	return net_udp_sendv(s, peer, &one, 1);
 }

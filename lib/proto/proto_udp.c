@@ -54,8 +54,24 @@ proto_udp_count(size_t len, size_t max_payload)
 
 	if (max_payload == 0)
 		return 0;
+	if (len <= max_payload) /* most responses: no division */
+		return len != 0;
 	n = len / max_payload + (len % max_payload != 0);
 	return n > UINT16_MAX ? 0 : (unsigned)n;
+}
+
+size_t
+proto_udp_frame_iov(const void *resp, size_t len, size_t max_payload, uint16_t req_id,
+		    unsigned seq, unsigned total, uint8_t hdr[PROTO_UDP_HDR_LEN],
+		    struct iovec iov[2])
+{
+	size_t off = (size_t)seq * max_payload;
+	size_t n = len - off < max_payload ? len - off : max_payload;
+
+	proto_udp_write_hdr(hdr, req_id, (uint16_t)seq, (uint16_t)total);
+	iov[0] = (struct iovec){ hdr, PROTO_UDP_HDR_LEN };
+	iov[1] = (struct iovec){ (void *)((uintptr_t)resp + off), n };
+	return PROTO_UDP_HDR_LEN + n;
 }
 
 size_t
@@ -63,13 +79,12 @@ proto_udp_frame(const void *resp, size_t len, size_t max_payload, uint16_t req_i
 		unsigned seq, void *out)
 {
 	unsigned total = proto_udp_count(len, max_payload);
-	size_t off, n;
+	struct iovec iov[2];
+	size_t n;
 
 	if (seq >= total)
 		return 0;
-	off = (size_t)seq * max_payload;
-	n = len - off < max_payload ? len - off : max_payload;
-	proto_udp_write_hdr(out, req_id, (uint16_t)seq, (uint16_t)total);
-	memcpy((unsigned char *)out + PROTO_UDP_HDR_LEN, (const unsigned char *)resp + off, n);
-	return PROTO_UDP_HDR_LEN + n;
+	n = proto_udp_frame_iov(resp, len, max_payload, req_id, seq, total, out, iov);
+	memcpy((unsigned char *)out + PROTO_UDP_HDR_LEN, iov[1].iov_base, iov[1].iov_len);
+	return n;
 }

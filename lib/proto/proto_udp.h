@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,6 +50,14 @@ unsigned proto_udp_count(size_t len, size_t max_payload);
  * seq is out of range. */
 size_t proto_udp_frame(const void *resp, size_t len, size_t max_payload, uint16_t req_id,
 		       unsigned seq, void *out);
+
+/* The same datagram without a copy: writes its header into hdr and points
+ * iov[0] at it and iov[1] at its part of resp, for a gathering send.
+ * total is proto_udp_count(len, max_payload) and seq < total. Returns the
+ * datagram's length. */
+size_t proto_udp_frame_iov(const void *resp, size_t len, size_t max_payload, uint16_t req_id,
+			   unsigned seq, unsigned total, uint8_t hdr[PROTO_UDP_HDR_LEN],
+			   struct iovec iov[2]);
 
 #ifdef __cplusplus
 }

@@ -420,8 +420,9 @@ on_closed(void *app, struct net_conn *nc, enum net_close_reason why)
 }
 
 /* Sends the composed reply as numbered datagrams that carry the request's
- * id. A datagram that cannot be sent now is lost, as on any UDP path:
- * clients retry. */
+ * id, each gathered into its frame straight from the reply buffer. A
+ * datagram that cannot be sent now is lost, as on any UDP path: clients
+ * retry. */
 static void
 udp_respond(struct native_worker *w, const struct net_udp_peer *peer, uint16_t req_id)
 {
@@ -429,7 +430,6 @@ udp_respond(struct native_worker *w, const struct net_udp_peer *peer, uint16_t r
 	const char *data = o->data + o->head;
 	size_t len = proto_out_pending(o);
 	size_t maxp = net_udp_max_payload(w->stack);
-	uint8_t dgram[PROTO_UDP_DGRAM_MAX];
 	unsigned total;
 
 	if (len == 0)
@@ -439,9 +439,11 @@ udp_respond(struct native_worker *w, const struct net_udp_peer *peer, uint16_t r
 		maxp = PROTO_UDP_PAYLOAD_MAX;
 	total = proto_udp_count(len, maxp);
 	for (unsigned seq = 0; seq < total; seq++) {
-		size_t n = proto_udp_frame(data, len, maxp, req_id, seq, dgram);
+		uint8_t hdr[PROTO_UDP_HDR_LEN];
+		struct iovec iov[2];
+		size_t n = proto_udp_frame_iov(data, len, maxp, req_id, seq, total, hdr, iov);
 
-		if (net_udp_send(w->stack, peer, dgram, n) == 0) {
+		if (net_udp_sendv(w->stack, peer, iov, 2) == 0) {
 			NATIVE_INC(w, udp_responses);
 			NATIVE_ADD(w, bytes_written, n);
 		} else {

@@ -20,7 +20,7 @@ send_response(struct posix_worker *w, int fd, const struct sockaddr *to,
 {
 	struct proto_out *o = &w->udp_out;
 	const char *data = o->data + o->head;
-	size_t len = proto_out_pending(o), off = 0;
+	size_t len = proto_out_pending(o);
 	unsigned total, seq;
 
 	if (len == 0)
@@ -35,17 +35,13 @@ send_response(struct posix_worker *w, int fd, const struct sockaddr *to,
 	}
 	for (seq = 0; seq < total; seq++) {
 		uint8_t hdr[PROTO_UDP_HDR_LEN];
-		size_t chunk = len - off;
 		struct iovec iov[2];
 		struct msghdr msg = { 0 };
 		ssize_t n;
 
-		if (chunk > PROTO_UDP_PAYLOAD_MAX)
-			chunk = PROTO_UDP_PAYLOAD_MAX;
-		proto_udp_write_hdr(hdr, request_id, (uint16_t)seq, (uint16_t)total);
 		/* Header and payload go out together without a copy. */
-		iov[0] = (struct iovec){ hdr, sizeof(hdr) };
-		iov[1] = (struct iovec){ (void *)(uintptr_t)(data + off), chunk };
+		proto_udp_frame_iov(data, len, PROTO_UDP_PAYLOAD_MAX, request_id, seq, total, hdr,
+				    iov);
 		msg.msg_name = (void *)(uintptr_t)to;
 		msg.msg_namelen = tolen;
 		msg.msg_iov = iov;
@@ -57,7 +53,6 @@ send_response(struct posix_worker *w, int fd, const struct sockaddr *to,
 			posix_count(w, POSIX_C_bytes_written, (uint64_t)n);
 			posix_count(w, POSIX_C_udp_responses, 1);
 		}
-		off += chunk;
 	}
 	proto_out_consume(o, len);
 }

@@ -299,9 +299,21 @@ TEST_F(Net, UdpDatagramDeliveredAndAnswered)
 	EXPECT_TRUE(out[0].ip_cksum_ok);
 	EXPECT_TRUE(rte_is_same_ether_addr(&out[0].eth_dst, &cmac));
 
-	// Too large.
+	// Gathered from pieces: one datagram, the pieces in order.
+	const struct iovec pieces[3] = { { (void *)"head|", 5 }, { (void *)"", 0 },
+					 { (void *)"body", 4 } };
+	ASSERT_EQ(net_udp_sendv(s, &app.udp[0].peer, pieces, 3), 0);
+	out = step();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].payload, "head|body");
+	EXPECT_TRUE(out[0].l4_cksum_ok);
+
+	// Too large, whole or gathered.
 	std::string big(net_udp_max_payload(s) + 1, 'x');
 	EXPECT_EQ(net_udp_send(s, &app.udp[0].peer, big.data(), big.size()), -EMSGSIZE);
+	const struct iovec halves[2] = { { big.data(), 8 }, { big.data() + 8, big.size() - 8 } };
+	EXPECT_EQ(net_udp_sendv(s, &app.udp[0].peer, halves, 2), -EMSGSIZE);
+	EXPECT_TRUE(step().empty());
 	// Closed port: dropped, counted, no reply.
 	EXPECT_TRUE(send_frame(udp_frame(cmac, smac, CLI_IP, SRV_IP, 5555, 9999, "x")).empty());
 	EXPECT_EQ(ctr(NET_C_drop_udp_no_port), 1u);
