@@ -155,6 +155,13 @@ struct net_stack_config {
 	 * pseudo-header checksum); otherwise computed in software. */
 	bool rx_cksum_offload;
 	bool tx_cksum_offload;
+	/* A TCP segment with at least this many data bytes is sent without
+	 * copying them: its payload is an mbuf pointing into the connection's
+	 * send ring (an external buffer), chained after the headers, and the
+	 * ring's memory stays allocated until the driver frees that mbuf.
+	 * 0: always copy. Set it only for a port that sends chained mbufs
+	 * (RTE_ETH_TX_OFFLOAD_MULTI_SEGS). */
+	uint32_t tx_zero_copy_min;
 
 	uint16_t tcp_ports[NET_MAX_LISTEN]; /* listening ports; 0 = unused */
 	uint16_t udp_ports[NET_MAX_LISTEN];
@@ -245,8 +252,9 @@ uint32_t net_stack_conns_in_use(const struct net_stack *s);
  * stack ever had, and are reused after. */
 struct net_stack_memory {
 	size_t slots;            /* max_conns slots: state, hash entry, pool places */
-	size_t buffers;          /* buffer pairs allocated so far (sndbuf + rcvbuf each) */
-	uint32_t buffers_in_use; /* pairs held by connections now */
+	size_t buffers;          /* buffer pairs allocated so far (net_buf_pair_bytes each) */
+	uint32_t buffers_in_use; /* pairs held now, by connections or by packets
+				  * sent without a copy that the driver holds */
 	size_t ooo;              /* out-of-order tables allocated so far */
 };
 void net_stack_memory_read(const struct net_stack *s, struct net_stack_memory *out);
@@ -255,6 +263,9 @@ void net_stack_memory_read(const struct net_stack *s, struct net_stack_memory *o
  * state, its share of the connection hash table and its places in the
  * pools. A connection holding bytes adds a buffer pair while it does. */
 size_t net_conn_slot_bytes(void);
+/* What a connection holding bytes adds while it does: a buffer pair of
+ * sndbuf + rcvbuf bytes and its bookkeeping (0 selects the defaults). */
+size_t net_buf_pair_bytes(uint32_t sndbuf, uint32_t rcvbuf);
 
 /* The stack's current time (its clock, read once per input/poll). */
 uint64_t net_stack_now(const struct net_stack *s);

@@ -56,6 +56,7 @@
 	/* TCP segments */                                                     \
 	X(tcp_rx_segs, "TCP segments received (valid headers)")                \
 	X(tcp_tx_segs, "TCP segments built for transmission")                  \
+	X(tcp_tx_zero_copy, "TCP segments sent without copying their data")   \
 	X(drop_tcp_bad_cksum, "TCP: bad checksum")                             \
 	X(drop_tcp_bad_header, "TCP: bad data offset or options")              \
 	X(drop_tcp_no_conn, "TCP: no connection or listener (RST sent)")       \

@@ -19,6 +19,8 @@ net_pool_init(struct net_pool *p, const char *name, size_t size, uint32_t max, i
 	p->free = rte_malloc_socket(name, sizeof(*p->free) * max, 0, socket_id);
 	if (p->free == NULL)
 		return -ENOMEM;
+	p->made = NULL;
+	p->made_arg = NULL;
 	p->n_free = 0;
 	p->n_made = 0;
 	p->max = max;
@@ -47,7 +49,10 @@ net_pool_grow(struct net_pool *p)
 	if (p->n_made >= p->max)
 		return NULL;
 	obj = rte_malloc_socket(p->name, p->size, RTE_CACHE_LINE_SIZE, p->socket_id);
-	if (obj != NULL)
-		p->n_made++;
+	if (obj == NULL)
+		return NULL;
+	p->n_made++;
+	if (p->made != NULL)
+		p->made(obj, p->made_arg);
 	return obj;
 }

@@ -98,6 +98,9 @@ struct net_rcvbuf {
  * that hold bytes cost buffer memory (net_pool.c). */
 struct net_pool {
 	void **free;      /* stack of objects ready for reuse */
+	/* Called once per object, when rte_malloc made it (NULL: none). */
+	void (*made)(void *obj, void *arg);
+	void *made_arg;
 	uint32_t n_free;
 	uint32_t n_made;  /* objects allocated so far */
 	uint32_t max;
@@ -130,6 +133,31 @@ net_pool_put(struct net_pool *p, void *obj)
 }
 
 /* --- connections --- */
+
+/* The end of every buffer pair. A segment sent without a copy is an mbuf
+ * pointing into the pair's send ring (net_tcp_out.c), so the pair must
+ * outlive its connection's hold on it: `shared` counts the connection
+ * (1 while it holds the pair) and every such mbuf, and the pair goes back
+ * to the pool when the count reaches 0, however that happens last. */
+struct net_bufs_tail {
+	struct rte_mbuf_ext_shared_info shared;
+	struct net_stack *stack;    /* NULL once the stack is destroyed: the last
+				     * mbuf's free gives the pair to rte_free */
+	uint8_t *bufs;              /* the pair's first byte */
+	rte_iova_t iova;            /* its IOVA; RTE_BAD_IOVA: not contiguous (copy) */
+	TAILQ_ENTRY(net_bufs_tail) link; /* on bufs_in_flight: let go, still pointed at */
+};
+TAILQ_HEAD(net_bufs_list, net_bufs_tail);
+
+#define NET_DEFAULT_BUF (64u << 10) /* sndbuf and rcvbuf when 0 */
+
+/* The tail follows the ring and the receive buffer, on its own lines. */
+static inline size_t
+net_bufs_tail_offset(uint32_t sndbuf, uint32_t rcvbuf)
+{
+	return RTE_ALIGN_CEIL((size_t)(sndbuf ? sndbuf : NET_DEFAULT_BUF) +
+			      (rcvbuf ? rcvbuf : NET_DEFAULT_BUF), RTE_CACHE_LINE_SIZE);
+}
 
 enum net_tcp_state {
 	TCP_CLOSED = 0, /* slot free */
@@ -334,7 +362,11 @@ struct net_stack {
 
 	/* connections */
 	struct net_conn *conns;
-	struct net_pool buf_pool;      /* send + receive buffer pairs */
+	struct net_pool buf_pool;      /* send + receive buffer pairs, each with its tail */
+	size_t bufs_tail_off;          /* where in a pair its struct net_bufs_tail is */
+	/* Pairs no connection holds that mbufs still point into: they
+	 * return to the pool when the driver frees the last one. */
+	struct net_bufs_list bufs_in_flight;
 	struct net_pool ooo_pool;      /* out-of-order range tables */
 	struct rte_hash *conn_hash;
 	uint32_t conn_epoch;           /* bumped when conn_hash gains or loses a key */
@@ -361,6 +393,9 @@ struct net_stack {
 
 /* net_stack.c */
 struct rte_mbuf *net_tx_alloc(struct net_stack *s);
+/* Another segment for a packet net_tx_alloc gave (it takes no TX slot of
+ * its own); NULL when the pool is empty. */
+struct rte_mbuf *net_tx_alloc_extra(struct net_stack *s);
 void net_tx_push(struct net_stack *s, struct rte_mbuf *m);
 static inline bool
 net_tx_room(const struct net_stack *s)

@@ -68,6 +68,12 @@ net_conn_slot_bytes(void)
 	       2 * sizeof(void *) /* a place in each pool's free stack */;
 }
 
+size_t
+net_buf_pair_bytes(uint32_t sndbuf, uint32_t rcvbuf)
+{
+	return net_bufs_tail_offset(sndbuf, rcvbuf) + sizeof(struct net_bufs_tail);
+}
+
 void
 net_stack_memory_read(const struct net_stack *s, struct net_stack_memory *out)
 {
@@ -99,8 +105,8 @@ fill_defaults(struct net_stack_config *c)
 	DEFAULT(mtu, 1500);
 	DEFAULT(tx_ring_size, 512);
 	DEFAULT(syn_backlog, RTE_MAX(c->max_conns / 4, 1u));
-	DEFAULT(sndbuf, 64 * 1024);
-	DEFAULT(rcvbuf, 64 * 1024);
+	DEFAULT(sndbuf, NET_DEFAULT_BUF);
+	DEFAULT(rcvbuf, NET_DEFAULT_BUF);
 	DEFAULT(ooo_max, 8);
 	DEFAULT(rto_initial_us, 1000 * 1000);
 	DEFAULT(rto_min_us, 200 * 1000);
@@ -222,9 +228,10 @@ net_stack_destroy(struct net_stack *s)
 {
 	if (s == NULL)
 		return;
-	net_tcp_fini(s);
+	/* packets first: those pointing into buffer pairs give them back */
 	rte_pktmbuf_free_bulk(s->tx, s->tx_count);
 	rte_pktmbuf_free_bulk(s->stash, s->stash_n);
+	net_tcp_fini(s);
 	rte_free(s->tx);
 	rte_free(s);
 }
@@ -257,6 +264,16 @@ net_tx_alloc(struct net_stack *s)
 		return NULL;
 	}
 	m = tx_stash_get(s);
+	if (unlikely(m == NULL))
+		NET_INC(s, mempool_empty);
+	return m;
+}
+
+struct rte_mbuf *
+net_tx_alloc_extra(struct net_stack *s)
+{
+	struct rte_mbuf *m = tx_stash_get(s);
+
 	if (unlikely(m == NULL))
 		NET_INC(s, mempool_empty);
 	return m;
@@ -357,6 +374,20 @@ net_l4_cksum(struct net_stack *s, struct rte_mbuf *m, const struct rte_ipv4_hdr 
 	if (s->cfg.tx_cksum_offload) {
 		m->ol_flags |= tcp ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM;
 		return rte_ipv4_phdr_cksum(ip, m->ol_flags);
+	}
+	if (m->nb_segs > 1) {
+		/* headers, then a payload elsewhere (TCP without a copy) */
+		uint16_t l4_off = (uint16_t)((const uint8_t *)l4 - rte_pktmbuf_mtod(m, uint8_t *));
+		uint16_t l4_len = (uint16_t)(m->pkt_len - l4_off);
+		uint16_t raw;
+		uint32_t sum;
+
+		if (rte_raw_cksum_mbuf(m, l4_off, l4_len, &raw) != 0)
+			return 0;
+		sum = (uint32_t)raw + rte_ipv4_phdr_cksum(ip, 0);
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		return (uint16_t)~sum;
 	}
 	return rte_ipv4_udptcp_cksum(ip, l4);
 }

@@ -12,6 +12,7 @@
 #include <rte_errno.h>
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
+#include <rte_memory.h>
 
 #include "net/net_tcp.h"
 #include "util/util_err.h"
@@ -31,6 +32,81 @@ static const char *const state_names[TCP_STATE__COUNT] = {
 
 static void conn_timer_cb(struct net_stack *s, struct net_timer *t);
 
+/* The last mbuf pointing into a pair that no connection holds is freed
+ * (by the driver, after transmission). */
+static void
+bufs_unpinned(void *addr, void *opaque)
+{
+	struct net_bufs_tail *t = opaque;
+	struct net_stack *s = t->stack;
+
+	RTE_SET_USED(addr);
+	if (s == NULL) {
+		rte_free(t->bufs); /* its stack is gone */
+		return;
+	}
+	TAILQ_REMOVE(&s->bufs_in_flight, t, link);
+	net_pool_put(&s->buf_pool, t->bufs);
+}
+
+static rte_iova_t
+iova_of(const void *va)
+{
+	const struct rte_memseg *ms;
+
+	if (rte_eal_iova_mode() == RTE_IOVA_VA)
+		return (uintptr_t)va;
+	ms = rte_mem_virt2memseg(va, NULL);
+	if (ms == NULL || ms->iova == RTE_BAD_IOVA)
+		return RTE_BAD_IOVA;
+	return ms->iova + RTE_PTR_DIFF(va, ms->addr);
+}
+
+/* buf_pool's `made`: the tail of a new pair. Its IOVA is looked up once:
+ * a send ring that spans two pages not adjacent in IOVA space (possible
+ * with physical addresses) is always copied from. */
+static void
+bufs_made(void *obj, void *arg)
+{
+	struct net_stack *s = arg;
+	uint8_t *bufs = obj;
+	struct net_bufs_tail *t = tcp_bufs_tail(s, bufs);
+	size_t len = (size_t)s->cfg.sndbuf;
+	rte_iova_t first = iova_of(bufs);
+
+	memset(t, 0, sizeof(*t));
+	t->stack = s;
+	t->bufs = bufs;
+	t->iova = first != RTE_BAD_IOVA && iova_of(bufs + len - 1) == first + len - 1 ?
+		first : RTE_BAD_IOVA;
+	t->shared.free_cb = bufs_unpinned;
+	t->shared.fcb_opaque = t;
+}
+
+void
+tcp_bufs_put(struct net_stack *s, uint8_t *bufs)
+{
+	struct net_bufs_tail *t = tcp_bufs_tail(s, bufs);
+
+	if (rte_mbuf_ext_refcnt_update(&t->shared, -1) == 0)
+		net_pool_put(&s->buf_pool, bufs);
+	else
+		TAILQ_INSERT_TAIL(&s->bufs_in_flight, t, link);
+}
+
+/* At destroy: pairs still pointed at by mbufs the driver holds are left
+ * to those mbufs, which free them (bufs_unpinned). */
+static void
+bufs_orphan_in_flight(struct net_stack *s)
+{
+	struct net_bufs_tail *t;
+
+	while ((t = TAILQ_FIRST(&s->bufs_in_flight)) != NULL) {
+		TAILQ_REMOVE(&s->bufs_in_flight, t, link);
+		t->stack = NULL;
+	}
+}
+
 int
 net_tcp_init(struct net_stack *s, char *err, size_t errlen)
 {
@@ -47,11 +123,14 @@ net_tcp_init(struct net_stack *s, char *err, size_t errlen)
 		/* The extendable table guarantees room for `entries` keys. */
 		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
 	};
-	size_t pair = (size_t)cfg->sndbuf + cfg->rcvbuf;
+	size_t tail_off = net_bufs_tail_offset(cfg->sndbuf, cfg->rcvbuf);
+	size_t pair = net_buf_pair_bytes(cfg->sndbuf, cfg->rcvbuf);
 
 	snprintf(hname, sizeof(hname), "net_conns_%u",
 		 __atomic_fetch_add(&instance, 1, __ATOMIC_RELAXED));
 	net_wheel_init(&s->wheel, s->now, conn_timer_cb);
+	s->bufs_tail_off = tail_off;
+	TAILQ_INIT(&s->bufs_in_flight);
 	s->conns = rte_zmalloc_socket("net_conns", sizeof(*s->conns) * cfg->max_conns,
 				      RTE_CACHE_LINE_SIZE, cfg->socket_id);
 	s->conn_hash = rte_hash_create(&hp);
@@ -65,6 +144,8 @@ net_tcp_init(struct net_stack *s, char *err, size_t errlen)
 		net_tcp_fini(s);
 		return -1;
 	}
+	s->buf_pool.made = bufs_made;
+	s->buf_pool.made_arg = s;
 	for (uint32_t i = 0; i < cfg->max_conns; i++) {
 		struct net_conn *c = &s->conns[i];
 
@@ -86,6 +167,7 @@ net_tcp_fini(struct net_stack *s)
 		}
 		net_tcp_release_pending(s); /* their buffers go back to the pools */
 	}
+	bufs_orphan_in_flight(s);
 	rte_hash_free(s->conn_hash);
 	net_pool_fini(&s->buf_pool);
 	net_pool_fini(&s->ooo_pool);

@@ -50,6 +50,12 @@ tcp_rcv_base(const struct net_conn *c)
 	return c->bufs + c->stack->cfg.sndbuf;
 }
 
+static inline struct net_bufs_tail *
+tcp_bufs_tail(const struct net_stack *s, uint8_t *bufs)
+{
+	return (struct net_bufs_tail *)(bufs + s->bufs_tail_off);
+}
+
 /* Take a buffer pair for c if it holds none; false when none can be had
  * (counted: the caller drops or refuses the bytes). */
 static inline bool
@@ -62,16 +68,22 @@ tcp_bufs_attach(struct net_stack *s, struct net_conn *c)
 		NET_INC(s, tcp_no_buffers);
 		return false;
 	}
+	/* a pair in the pool is pointed at by nothing: c's hold is all */
+	rte_mbuf_ext_refcnt_set(&tcp_bufs_tail(s, c->bufs)->shared, 1);
 	return true;
 }
 
-/* Give c's buffer pair back to the pool. */
+/* Let go of a pair: to the pool, or to bufs_in_flight while mbufs still
+ * point into it (net_tcp.c). */
+void tcp_bufs_put(struct net_stack *s, uint8_t *bufs);
+
+/* c lets go of its buffer pair. */
 static inline void
 tcp_bufs_detach(struct net_stack *s, struct net_conn *c)
 {
 	if (c->bufs == NULL)
 		return;
-	net_pool_put(&s->buf_pool, c->bufs);
+	tcp_bufs_put(s, c->bufs);
 	c->bufs = NULL;
 	c->snd.head = c->snd.len = 0;
 	c->rcv.head = c->rcv.tail = 0;

@@ -110,6 +110,37 @@ tcp_send_raw_data(struct net_stack *s, const struct rte_ether_addr *mac,
 	tcp_finish(s, m, ip, th);
 }
 
+/* Instead of copying the send ring's bytes [off, off + len) into m (whose
+ * last len bytes were reserved for them), chain an mbuf that points at
+ * them: the pair's count keeps its memory out of the pool until the driver
+ * frees that mbuf (struct net_bufs_tail). False when this segment must be
+ * copied: its bytes wrap around the ring's end, the pair is not contiguous
+ * in IOVA space, or no mbuf is left. */
+static bool
+tcp_chain_ring(struct net_stack *s, struct net_conn *c, struct rte_mbuf *m, uint32_t off,
+	       uint32_t len)
+{
+	struct net_bufs_tail *t = tcp_bufs_tail(s, c->bufs);
+	uint32_t pos = c->snd.head + off;
+	struct rte_mbuf *d;
+
+	if (pos >= s->cfg.sndbuf)
+		pos -= s->cfg.sndbuf;
+	if (pos + len > s->cfg.sndbuf || t->iova == RTE_BAD_IOVA)
+		return false;
+	d = net_tx_alloc_extra(s);
+	if (d == NULL)
+		return false;
+	rte_mbuf_ext_refcnt_update(&t->shared, 1);
+	rte_pktmbuf_attach_extbuf(d, c->bufs + pos, t->iova + pos, (uint16_t)len, &t->shared);
+	d->data_len = (uint16_t)len;
+	d->pkt_len = len;
+	rte_pktmbuf_trim(m, (uint16_t)len);
+	rte_pktmbuf_chain(m, d); /* two segments: cannot fail */
+	NET_INC(s, tcp_tx_zero_copy);
+	return true;
+}
+
 bool
 tcp_xmit(struct net_stack *s, struct net_conn *c, uint32_t seq, uint32_t len,
 	 uint8_t flags)
@@ -133,7 +164,9 @@ tcp_xmit(struct net_stack *s, struct net_conn *c, uint32_t seq, uint32_t len,
 		      syn ? s->mss : 0, ws_opt, len, &ip, &th);
 	if (m == NULL)
 		return false;
-	if (len > 0)
+	if (len > 0 &&
+	    (s->cfg.tx_zero_copy_min == 0 || len < s->cfg.tx_zero_copy_min ||
+	     !tcp_chain_ring(s, c, m, seq - tcp_data_seq(c), len)))
 		net_sndbuf_copy(&c->snd, c->bufs, s->cfg.sndbuf, seq - tcp_data_seq(c),
 				(uint8_t *)th + (th->data_off >> 4) * 4, len);
 	tcp_finish(s, m, ip, th);

@@ -9,7 +9,7 @@
 #   SERVER_BUILD, GENERATOR_BUILD: meson build directories (the generator's
 #   defaults to the server's). From the environment: KEYS (100000),
 #   DURATION (3), CONNS (16) and DEPTH (4), SERVER_MEM (-m, 256), RATE (requests/s, open loop;
-#   unset: closed loop). Exits with the generator's status.
+#   unset: closed loop), VALUE_SIZE (64). Exits with the generator's status.
 #
 # When the server has the busy_cycles counter, OUT.json also gets the
 # server's own cost, from its telemetry between the generator's first
@@ -37,7 +37,7 @@ timeout 40 "$gen_build/tools/loadgen/segcached-loadgen" -l 0,1 --main-lcore 1 --
 	--no-pci --file-prefix mrg$$ -m $((192 + conns / 8)) --vdev=net_memif0,socket=$sock,mac=02:00:00:00:00:01 \
 	-- --stack net --ip 198.18.0.1/24 --server 198.18.0.2:22611 --conns "$conns" \
 	--depth "${DEPTH:-4}" $udp $rate \
-	--keys "${KEYS:-100000}" --value-size 64 --get-ratio 1.0 --multiget "$multiget" \
+	--keys "${KEYS:-100000}" --value-size "${VALUE_SIZE:-64}" --get-ratio 1.0 --multiget "$multiget" \
 	--warmup 1 --duration "${DURATION:-3}" --json "$out" 2>&1 | {
 	tel=/var/run/dpdk/mrs$$/dpdk_telemetry.v2 cost=$(dirname "$0")/native-cost.py
 	snap=""

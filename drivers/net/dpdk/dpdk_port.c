@@ -320,6 +320,10 @@ port_configure(struct dpdk_port *p, const struct dpdk_port_config *cfg,
 		conf->txmode.offloads |= TX_CKSUM;
 		p->tx_cksum = true;
 	}
+	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+		p->tx_multi_seg = true;
+	}
 	offload_names(conf->rxmode.offloads, true, p->rx_offloads, sizeof(p->rx_offloads));
 	offload_names(conf->txmode.offloads, false, p->tx_offloads, sizeof(p->tx_offloads));
 
@@ -437,6 +441,9 @@ port_log(const struct dpdk_port *p)
 		 p->rx_cksum ? "on" : "off", p->rx_offloads, p->tx_cksum ? "on" : "off",
 		 p->tx_offloads,
 		 p->rx_cksum && p->tx_cksum ? "" : "; the stack computes the rest in software");
+	PORT_LOG(NOTICE, "port %u: chained TX mbufs %s", port,
+		 p->tx_multi_seg ? "on (large TCP segments are sent without a copy)"
+				 : "off (TCP copies every segment)");
 	if (p->rss) {
 		char keyhex[2 * DPDK_PORT_RSS_KEY_MAX + 1], reta[256];
 

@@ -63,6 +63,9 @@ struct dpdk_port {
 	/* Checksum offloads in use (both IPv4 header and TCP/UDP). */
 	bool rx_cksum;
 	bool tx_cksum;
+	/* The port sends chained mbufs (a header and a payload elsewhere),
+	 * so TCP can send large segments without copying them. */
+	bool tx_multi_seg;
 	char rx_offloads[160]; /* names, for logs and telemetry */
 	char tx_offloads[160];
 	/* RSS: on only with several queues and a port that can hash. */

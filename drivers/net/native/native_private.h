@@ -31,6 +31,10 @@ extern int native_logtype;
 #define NATIVE_SNDBUF (64u << 10)
 #define NATIVE_RCVBUF (32u << 10)
 #define NATIVE_SPILL (NATIVE_RCVBUF / 2)
+/* TCP segments with at least this many data bytes point at the send ring
+ * instead of copying it, on ports that send chained mbufs. Below it a
+ * copy costs less than the second mbuf (docs/performance.md). */
+#define NATIVE_TX_ZERO_COPY_MIN 1024
 
 struct native_worker;
 

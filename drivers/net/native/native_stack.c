@@ -169,6 +169,7 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	nc.tx_ring_size = tx_array_size(cfg, nat->nworkers);
 	nc.rx_cksum_offload = nat->port.rx_cksum;
 	nc.tx_cksum_offload = nat->port.tx_cksum;
+	nc.tx_zero_copy_min = nat->port.tx_multi_seg ? NATIVE_TX_ZERO_COPY_MIN : 0;
 	nc.tcp_ports[0] = cfg->tcp_port;
 	nc.udp_ports[0] = cfg->udp_port;
 	nc.max_conns = slots_per_lcore(cfg, nat->nworkers);
@@ -298,7 +299,8 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 	pc.rx_desc = cfg->rx_desc;
 	pc.tx_desc = cfg->tx_desc;
 	pc.mtu = cfg->mtu;
-	pc.extra_mbufs = tx_array_size(cfg, nworkers) + NET_TX_BULK;
+	/* a queued packet sent without a copy is two mbufs */
+	pc.extra_mbufs = 2 * tx_array_size(cfg, nworkers) + NET_TX_BULK;
 	pc.link_timeout_ms = cfg->link_timeout_ms;
 	pc.rss_key = cfg->rss_key;
 	pc.rss_key_len = cfg->rss_key_len;

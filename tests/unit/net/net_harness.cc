@@ -206,8 +206,12 @@ Pkt parse(const rte_mbuf *m)
 {
 	Pkt k;
 	k.ol_flags = m->ol_flags;
-	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	k.raw.assign(d, d + rte_pktmbuf_data_len(m));
+	k.segs = m->nb_segs;
+	for (const rte_mbuf *g = m; g != nullptr; g = g->next) { // as the NIC reads it
+		const uint8_t *p = rte_pktmbuf_mtod(g, const uint8_t *);
+		k.raw.insert(k.raw.end(), p, p + rte_pktmbuf_data_len(g));
+	}
+	const uint8_t *d = k.raw.data();
 	if (k.raw.size() < sizeof(rte_ether_hdr))
 		return k;
 	auto *eth = reinterpret_cast<const rte_ether_hdr *>(d);

@@ -64,7 +64,8 @@ rte_mbuf *to_mbuf(const Bytes &f);
 
 // One emitted packet, decoded.
 struct Pkt {
-	Bytes raw;
+	Bytes raw;                // every segment's bytes, joined
+	unsigned segs = 1;        // mbufs in the chain
 	uint64_t ol_flags = 0;
 	rte_ether_addr eth_src{}, eth_dst{};
 	uint16_t ethertype = 0;

@@ -2298,7 +2298,7 @@ TEST_F(Net, SlotCostsWhatIsDocumented)
 TEST_F(Net, IdleConnectionsHoldNoBuffersActiveOnesAPair)
 {
 	const unsigned k = 32;
-	const size_t pair = cfg.sndbuf + cfg.rcvbuf;
+	const size_t pair = net_buf_pair_bytes(cfg.sndbuf, cfg.rcvbuf);
 	cfg.max_conns = 64;
 	make();
 	net_stack_memory m;
@@ -2358,4 +2358,102 @@ TEST_F(Net, IdleConnectionsHoldNoBuffersActiveOnesAPair)
 	}
 	EXPECT_EQ(ctr(NET_C_tcp_ooo_segs), 2u);
 	EXPECT_EQ(ctr(NET_C_tcp_no_buffers), 0u);
+}
+
+// Segments of at least tx_zero_copy_min data bytes leave as a header mbuf
+// chained to one that points into the send ring. The pair must outlive
+// the connection's hold while the driver holds such an mbuf: another
+// connection may not get it (and overwrite bytes still to be sent), and it
+// returns to the pool when the last mbuf is freed.
+TEST_F(Net, LargeSegmentsLeaveWithoutACopyAndKeepTheirPairUntilFreed)
+{
+	cfg.tx_zero_copy_min = 512;
+	make();
+	const size_t pair = net_buf_pair_bytes(cfg.sndbuf, cfg.rcvbuf);
+	Peer p, q;
+	q.port = 40001;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	std::string reply(3000, '\0');
+	for (size_t i = 0; i < reply.size(); i++)
+		reply[i] = char('a' + i % 23);
+	ASSERT_EQ(net_tcp_send(c, reply.data(), reply.size()), reply.size());
+
+	// "The NIC" takes the segments and has not sent them yet.
+	net_stack_poll(s);
+	rte_mbuf **tx;
+	uint16_t n = net_stack_tx_burst_prepare(s, &tx);
+	std::vector<rte_mbuf *> held(tx, tx + n);
+	net_stack_tx_burst_done(s, n);
+	ASSERT_EQ(held.size(), 3u);
+	std::string got;
+	for (size_t i = 0; i < held.size(); i++) {
+		Pkt k = parse(held[i]);
+		EXPECT_TRUE(k.l4_cksum_ok) << i;
+		EXPECT_EQ(k.segs, k.payload.size() >= 512 ? 2u : 1u) << i;
+		got += k.payload;
+	}
+	EXPECT_EQ(got, reply);
+	EXPECT_EQ(ctr(NET_C_tcp_tx_zero_copy), 2u);
+
+	// Everything acknowledged: c is idle and lets go of its pair, which
+	// the held mbufs still point into.
+	p.rcv_nxt += uint32_t(reply.size());
+	EXPECT_TRUE(tcp_to(send_frame(seg(p, ACK)), p).empty());
+	net_stack_memory m;
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers_in_use, 1u) << "the driver's mbufs hold the pair";
+
+	// Another connection with bytes to send gets a pair of its own.
+	net_conn *d = open(q);
+	ASSERT_NE(d, nullptr);
+	std::string other(3000, 'X');
+	ASSERT_EQ(net_tcp_send(d, other.data(), other.size()), other.size());
+	auto out = tcp_to(step(), q);
+	ASSERT_EQ(out.size(), 3u);
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers, 2 * pair);
+	EXPECT_EQ(m.buffers_in_use, 2u);
+	got.clear();
+	for (rte_mbuf *h : held)
+		got += parse(h).payload;
+	EXPECT_EQ(got, reply) << "bytes still to be sent were overwritten";
+
+	// The driver is done: the pair goes back to the pool, and the next
+	// connection to need one reuses it.
+	for (rte_mbuf *h : held)
+		rte_pktmbuf_free(h);
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers_in_use, 1u);
+	q.rcv_nxt += uint32_t(other.size());
+	EXPECT_TRUE(tcp_to(send_frame(seg(q, ACK)), q).empty());
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers_in_use, 0u);
+	EXPECT_EQ(m.buffers, 2 * pair);
+}
+
+// A stack destroyed while the driver still holds mbufs pointing into its
+// pairs: the last of them frees the pair, and nothing is left behind.
+TEST_F(Net, StackDestroyedWhileTheDriverHoldsZeroCopySegments)
+{
+	size_t before = heap_used();
+	cfg.tx_zero_copy_min = 1;
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	std::string reply(5000, 'z');
+	ASSERT_EQ(net_tcp_send(c, reply.data(), reply.size()), reply.size());
+	net_stack_poll(s);
+	rte_mbuf **tx;
+	uint16_t n = net_stack_tx_burst_prepare(s, &tx);
+	std::vector<rte_mbuf *> held(tx, tx + n);
+	net_stack_tx_burst_done(s, n);
+	ASSERT_EQ(held.size(), 4u);
+	net_stack_destroy(s);
+	s = nullptr;
+	EXPECT_GT(heap_used(), before) << "the pair waits for the driver";
+	for (rte_mbuf *h : held)
+		rte_pktmbuf_free(h);
+	EXPECT_EQ(heap_used(), before);
 }
