@@ -31,6 +31,9 @@ extern int native_logtype;
 #define NATIVE_SNDBUF (64u << 10)
 #define NATIVE_RCVBUF (32u << 10)
 #define NATIVE_SPILL (NATIVE_RCVBUF / 2)
+#define NATIVE_BUF_PAIR (NATIVE_SNDBUF + NATIVE_RCVBUF)
+/* --tcp-buffer-memory: the fewest pairs an lcore gets, whatever the budget */
+#define NATIVE_MIN_BUF_PAIRS 4u
 
 struct native_worker;
 
