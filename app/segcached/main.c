@@ -111,6 +111,7 @@ start_stack(struct server *srv)
 		.rx_desc = o->rx_desc,
 		.tx_desc = o->tx_desc,
 		.mtu = o->mtu,
+		.tcp_buffer_memory = o->tcp_buffer_memory,
 		.link_timeout_ms = o->link_timeout * 1000u,
 		.idle_timeout_s = o->idle_timeout,
 		.rss_key = o->rss_key_len ? o->rss_key : NULL,
@@ -246,7 +247,8 @@ eal_memory_mb(const struct options *o, const struct eal_args *ea)
 	if (o->engine == SERVER_ENGINE_BASELINE)
 		mb += (unsigned)(o->memory >> 20) * 2 + 128;
 	if (ops->eal_memory_mb != NULL)
-		mb += ops->eal_memory_mb(o->max_conns, eal_lcores_upper(ea));
+		mb += ops->eal_memory_mb(o->max_conns, o->tcp_buffer_memory,
+					 eal_lcores_upper(ea));
 	return mb;
 }
 

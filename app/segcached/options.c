@@ -535,6 +535,20 @@ opt_mtu(struct options *o, const char *arg, char *err, size_t errlen)
 }
 
 static int
+opt_tcp_buffer_memory(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	size_t v;
+
+	/* as -m: a bare number is megabytes */
+	if (options_parse_size(arg, MIB, &v) < 0)
+		return util_fail(err, errlen,
+			    "'%s' is not a size (megabytes, or a number with a K, M or G suffix)",
+			    arg);
+	o->tcp_buffer_memory = v;
+	return 0;
+}
+
+static int
 opt_link_timeout(struct options *o, const char *arg, char *err, size_t errlen)
 {
 	unsigned long long v;
@@ -795,6 +809,14 @@ static const struct opt_desc opt_table[] = {
 	  "--stack native: TX descriptors per queue (default: 1024)" },
 	{ "mtu", NULL, 0, "BYTES", OPT_ANYWHERE, opt_mtu,
 	  "--stack native: IP MTU of the port (default: 1500)" },
+	{ "tcp-buffer-memory", NULL, 0, "SIZE", OPT_ANYWHERE, opt_tcp_buffer_memory,
+	  "--stack native: memory for the TCP buffers of all connections\n"
+	  "together; a connection holds 96 KiB while it has bytes in flight.\n"
+	  "Split evenly over the worker lcores, at least 4 busy connections\n"
+	  "each. At the limit a request waits for its client to send it again\n"
+	  "(a retransmission) instead of the server taking more memory. A bare\n"
+	  "number is megabytes, K/M/G suffixes accepted; 0 = no limit, up to\n"
+	  "96 KiB for every connection of -c (default: 0)" },
 	{ "link-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_link_timeout,
 	  "--stack native: how long to wait for the link at start; 0 = start\n"
 	  "without waiting (default: 10)" },
@@ -1084,6 +1106,10 @@ options_finalize(struct options *o, char *err, size_t errlen)
 	if (o->stack == STACK_POSIX && o->ip_addr != 0)
 		return util_fail(err, errlen,
 			    "--ip applies to --stack native only (the posix stack listens on -l)");
+	if (o->stack == STACK_POSIX && o->tcp_buffer_memory != 0)
+		return util_fail(err, errlen,
+			    "--tcp-buffer-memory applies to --stack native only (the posix "
+			    "stack's buffers are the kernel's: sysctl net.ipv4.tcp_mem)");
 	if (o->admin_port != 0 && o->admin_port == o->tcp_port)
 		return util_fail(err, errlen,
 			    "--admin-port %u is the client port (-p): give it a port of its own",

@@ -64,6 +64,7 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->max_conns_per_source = o->max_conns_per_source;
 	out->request_timeout = o->request_timeout;
 	out->admin_port = o->admin_port;
+	out->tcp_buffer_memory = o->tcp_buffer_memory;
 	out->restart_state = engine_setup_restart_state(&srv->es);
 	out->restart_items = srv->es.restart.items;
 	out->restart_expired = srv->es.restart.expired;

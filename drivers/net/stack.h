@@ -64,6 +64,7 @@ struct stack_config {
 	const uint8_t *rss_key;   /* NULL: random */
 	uint8_t rss_key_len;
 	bool udp_any_source;      /* answer UDP from beyond the subnet */
+	size_t tcp_buffer_memory; /* all TCP buffers, bytes; 0: no limit */
 	/* both stacks: clients allowed; n_allow 0 = everyone */
 	const struct stack_cidr *allow;
 	unsigned n_allow;
@@ -81,7 +82,8 @@ struct stack_ops {
 	const char *workers_noun; /* "posix threads", "worker lcores" */
 	/* EAL memory in MiB the stack needs on --no-huge with `lcores`
 	 * lcores, asked before the EAL starts (NULL: none). */
-	unsigned (*eal_memory_mb)(unsigned max_conns, unsigned lcores);
+	unsigned (*eal_memory_mb)(unsigned max_conns, size_t tcp_buffer_memory,
+				  unsigned lcores);
 	/* Sets the stack up (sockets or port, workers); nothing runs yet.
 	 * NULL with an operator-facing message in err; *bind_failed tells
 	 * an address that could not be bound from other failures. */

@@ -185,6 +185,13 @@ struct net_stack_config {
 	uint32_t reserved_slots;
 	uint32_t sndbuf;                /* send buffer per connection; 0 = 64 KiB */
 	uint32_t rcvbuf;                /* receive buffer per connection; 0 = 64 KiB */
+	/* Buffer pairs (sndbuf + rcvbuf) held at once, by all connections
+	 * together: the stack's memory budget for TCP bytes; 0 (or more than
+	 * max_conns) = max_conns. At the cap a data segment that finds no
+	 * pair is dropped and acknowledged at once without its bytes (the
+	 * peer sends them again) and a send waits for a pair (docs/net.md,
+	 * "Memory"). */
+	uint32_t max_buf_pairs;
 	uint8_t ooo_max;                /* out-of-order ranges held; 0 = 8, max 32 */
 
 	/* Times, microseconds; 0 selects the default in brackets. */
@@ -253,6 +260,7 @@ uint32_t net_stack_conns_in_use(const struct net_stack *s);
 struct net_stack_memory {
 	size_t slots;            /* max_conns slots: state, hash entry, pool places */
 	size_t buffers;          /* buffer pairs allocated so far (net_buf_pair_bytes each) */
+	size_t buffers_max;      /* the most they may take: max_buf_pairs pairs */
 	uint32_t buffers_in_use; /* pairs held now, by connections or by packets
 				  * sent without a copy that the driver holds */
 	size_t ooo;              /* out-of-order tables allocated so far */

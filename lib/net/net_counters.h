@@ -82,7 +82,8 @@
 	X(tcp_dup_acks, "TCP duplicate ACKs received")                         \
 	X(tcp_ooo_segs, "TCP out-of-order segments queued")                    \
 	X(tcp_ooo_drop, "TCP out-of-order segments dropped (queue full)")      \
-	X(tcp_no_buffers, "TCP bytes refused: no buffer pair could be had")    \
+	X(tcp_no_buffers, "TCP bytes refused: no buffer pair could be had "  \
+	  "(max_buf_pairs held, or rte_malloc failed)")                        \
 	X(tcp_zero_window_probes, "TCP zero-window probes sent")               \
 	X(tcp_challenge_acks, "TCP challenge ACKs sent (RFC 5961)")            \
 	X(tcp_delayed_acks, "TCP ACKs sent by the delayed-ACK timer")          \

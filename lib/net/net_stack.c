@@ -79,6 +79,7 @@ net_stack_memory_read(const struct net_stack *s, struct net_stack_memory *out)
 {
 	out->slots = (size_t)s->cfg.max_conns * net_conn_slot_bytes();
 	out->buffers = (size_t)s->buf_pool.n_made * s->buf_pool.size;
+	out->buffers_max = (size_t)s->buf_pool.max * s->buf_pool.size;
 	out->buffers_in_use = s->buf_pool.n_made - s->buf_pool.n_free;
 	out->ooo = (size_t)s->ooo_pool.n_made * s->ooo_pool.size;
 }
@@ -108,6 +109,8 @@ fill_defaults(struct net_stack_config *c)
 	DEFAULT(sndbuf, NET_DEFAULT_BUF);
 	DEFAULT(rcvbuf, NET_DEFAULT_BUF);
 	DEFAULT(ooo_max, 8);
+	if (c->max_buf_pairs == 0 || c->max_buf_pairs > c->max_conns)
+		c->max_buf_pairs = c->max_conns;
 	DEFAULT(rto_initial_us, 1000 * 1000);
 	DEFAULT(rto_min_us, 200 * 1000);
 	DEFAULT(rto_max_us, 60ull * 1000 * 1000);

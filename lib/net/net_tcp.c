@@ -135,7 +135,8 @@ net_tcp_init(struct net_stack *s, char *err, size_t errlen)
 				      RTE_CACHE_LINE_SIZE, cfg->socket_id);
 	s->conn_hash = rte_hash_create(&hp);
 	if (s->conns == NULL || s->conn_hash == NULL ||
-	    net_pool_init(&s->buf_pool, "net_bufs", pair, cfg->max_conns, cfg->socket_id) < 0 ||
+	    net_pool_init(&s->buf_pool, "net_bufs", pair, cfg->max_buf_pairs,
+			  cfg->socket_id) < 0 ||
 	    net_pool_init(&s->ooo_pool, "net_ooo", sizeof(struct net_ooo_range) * cfg->ooo_max,
 			  cfg->max_conns, cfg->socket_id) < 0) {
 		util_fail(err, errlen, "cannot allocate %u connections (%zu bytes, hash: %s)",
@@ -608,7 +609,8 @@ tcp_app_resume(struct net_stack *s, struct net_conn *c)
 
 /* Resume connections that found no buffer pair: one per free pair in the
  * pool, or the first once per millisecond, when the pool must allocate
- * and the allocation may succeed now. A connection that finds none again
+ * and the allocation may succeed now (never at max_buf_pairs: there
+ * only a pair given back helps). A connection that finds none again
  * goes back to the end of the list and ends the round. */
 void
 net_tcp_wake_buf_waiters(struct net_stack *s)
@@ -617,7 +619,7 @@ net_tcp_wake_buf_waiters(struct net_stack *s)
 
 	while ((c = TAILQ_FIRST(&s->buf_waiters)) != NULL) {
 		if (s->buf_pool.n_free == 0) {
-			if (s->now < s->buf_retry_at)
+			if (s->buf_pool.n_made >= s->buf_pool.max || s->now < s->buf_retry_at)
 				return;
 			s->buf_retry_at = s->now + 1000;
 		}

@@ -339,8 +339,15 @@ process_data(struct net_stack *s, struct net_conn *c, uint32_t seq,
 
 	if (len == 0)
 		return false;
-	if (unlikely(!tcp_bufs_attach(s, c)))
-		return false; /* not acknowledged: the peer sends it again */
+	if (unlikely(!tcp_bufs_attach(s, c))) {
+		/* Not taken: the peer sends it again. ACK at once (as Linux
+		 * does when it drops for want of memory): one duplicate per
+		 * dropped segment, so that a sender whose burst was refused
+		 * retransmits after a round trip (three of them) rather than
+		 * after its retransmission timeout. */
+		ack_immediately(s, c);
+		return false;
+	}
 	rcv_make_room(c, off + len);
 	if (!in_order && !ooo_add(s, c, seq, seq + len)) {
 		NET_INC(s, tcp_ooo_drop);

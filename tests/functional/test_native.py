@@ -467,6 +467,70 @@ class MultiQueue(NativeCase):
             self.srv, "/segcached/net")["worker_curr_connections"] == [0, 0])
 
 
+class BufferBudget(NativeCase):
+    """--tcp-buffer-memory 384K on one worker lcore: four buffer pairs of
+    96 KiB (and their bookkeeping) for the busy ones among -c 100000
+    connections."""
+    server_args = {"threads": 1, "max_conns": 100000,
+                   "seg_extra": ["--tcp-buffer-memory", "384K"]}
+
+    def test_more_busy_connections_than_buffer_pairs(self):
+        # 32 clients at once, each setting and reading back 20 KB values:
+        # requests that find no pair wait for their client to send them
+        # again, and every value still comes back byte for byte.
+        net = telemetry(self.srv, "/segcached/net")
+        self.assertEqual(net["tcp_buf_pairs_per_worker"], 4)
+        nclients, rounds, size = 32, 6, 20000
+        errors = []
+        ready = threading.Barrier(nclients, timeout=PHASE_TIMEOUT)
+
+        def client(i):
+            try:
+                c = self.srv.connect(timeout=PHASE_TIMEOUT)
+                try:
+                    ready.wait()
+                    for r in range(rounds):
+                        k = b"budget%d_%d" % (i, r)
+                        v = os.urandom(size)
+                        line = c.cmd(b"set %s 0 0 %d\r\n%s\r\n" % (k, size, v))
+                        if line != b"STORED\r\n":
+                            errors.append("client %d: set answered %r" % (i, line))
+                            return
+                        if c.get(k) != {k: (0, v, None)}:
+                            errors.append("client %d: %s came back different" % (i, k))
+                            return
+                finally:
+                    c.close()
+            except Exception as e:  # reported below, with the others
+                errors.append("client %d: %r" % (i, e))
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(nclients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(3 * PHASE_TIMEOUT)
+        self.assertFalse(any(t.is_alive() for t in threads), "clients still running")
+        self.assertEqual(errors, [])
+        after = telemetry(self.srv, "/segcached/net")
+        # The budget was reached, and never exceeded.
+        self.assertGreater(after["tcp_no_buffers"], net["tcp_no_buffers"])
+        self.assertLessEqual(after["tcp_buffer_bytes"], 4 * after["tcp_buf_pair_bytes"])
+        self.assert_no_leak()
+
+    def test_settings_and_memory(self):
+        c = self.srv.connect()
+        try:
+            self.assertEqual(c.stats(b"settings")["tcp_buffer_memory"], str(384 * 1024))
+        finally:
+            c.close()
+        # --no-huge sizes the EAL's memory for the budget: far less than a
+        # pair for every connection slot.
+        net = telemetry(self.srv, "/segcached/net")
+        heap = telemetry(self.srv, "/eal/heap_info,0")["Heap_size"]
+        self.assertLess(heap, net["tcp_slots_per_worker"] * net["tcp_buf_pair_bytes"])
+        self.assertIn("TCP buffers for 4 busy connections per lcore", self.srv.log())
+
+
 class ChecksumOffload(unittest.TestCase):
     """net_tap offers IPv4/TCP/UDP checksum offloads (done in software by
     the PMD): the stack then leaves checksums to the port and trusts its RX

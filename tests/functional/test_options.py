@@ -48,7 +48,8 @@ class Usage(unittest.TestCase):
                         "-c, --max-conns", "-I, --max-item-size", "-t, --threads",
                         "-A, --enable-shutdown", "-C, --disable-cas",
                         "-F, --disable-flush-all", "-M, --disable-evictions", "-v, --verbose",
-                        "--stack", "--eviction", "--segment-size", "--engine", "--config"):
+                        "--stack", "--eviction", "--segment-size", "--engine", "--config",
+                        "--tcp-buffer-memory SIZE"):
                 self.assertIn(opt, out)
         for args in (["-V"], ["--version"], ["--", "-V"]):
             p = run(*args)
@@ -91,6 +92,7 @@ class Usage(unittest.TestCase):
             (["--allow", ","], ["--allow", "empty list"]),
             (["--allow", ",".join("10.0.0.%d" % i for i in range(33))],
              ["--allow", "more than 32"]),
+            (["--tcp-buffer-memory", "lots"], ["--tcp-buffer-memory", "not a size"]),
             (["--rss-key", "6d5"], ["--rss-key", "hex"]),
             (["--rss-key", "zz"], ["--rss-key", "not hex"]),
             (["--rss-key", "00" * 65], ["--rss-key", "1 to 64 bytes"]),
@@ -110,6 +112,10 @@ class Usage(unittest.TestCase):
                                 ["--ip", "198.18.0.2/24"])
         self.assert_usage_error(["--no-huge", "--", "--stack", "posix", "--ip", "198.18.0.2/24"],
                                 ["--ip applies to --stack native"])
+        # the posix stack's buffers are the kernel's: a budget would do nothing
+        self.assert_usage_error(["--no-huge", "--", "--tcp-buffer-memory", "64"],
+                                ["--tcp-buffer-memory applies to --stack native",
+                                 "net.ipv4.tcp_mem"])
 
     def test_bad_config_files(self):
         cases = [

@@ -31,6 +31,9 @@ extern int native_logtype;
 #define NATIVE_SNDBUF (64u << 10)
 #define NATIVE_RCVBUF (32u << 10)
 #define NATIVE_SPILL (NATIVE_RCVBUF / 2)
+#define NATIVE_BUF_PAIR net_buf_pair_bytes(NATIVE_SNDBUF, NATIVE_RCVBUF)
+/* --tcp-buffer-memory: the fewest pairs an lcore gets, whatever the budget */
+#define NATIVE_MIN_BUF_PAIRS 4u
 /* TCP segments with at least this many data bytes point at the send ring
  * instead of copying it, on ports that send chained mbufs. Below it a
  * copy costs less than the second mbuf (docs/performance.md). */

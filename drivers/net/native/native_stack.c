@@ -3,6 +3,7 @@
  *
  * The native stack's set-up and its lcore loop.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,24 @@ slots_per_lcore(const struct native_config *cfg, unsigned nworkers)
 	       (cfg->admin_port != 0 ? STACK_ADMIN_CONNS : 0);
 }
 
+/* --tcp-buffer-memory, per lcore: the buffer pairs lib/net may hold at
+ * once (0: one per slot, no limit). The budget is split evenly, as RSS
+ * spreads the connections; an lcore keeps a few pairs whatever the
+ * budget, so that some requests are always served, and never more pairs
+ * than slots. */
+static uint32_t
+buf_pairs_per_lcore(const struct native_config *cfg, unsigned nworkers)
+{
+	uint32_t slots = slots_per_lcore(cfg, nworkers);
+	uint64_t pairs;
+
+	if (cfg->tcp_buffer_memory == 0)
+		return 0;
+	pairs = cfg->tcp_buffer_memory / nworkers / NATIVE_BUF_PAIR;
+	return (uint32_t)RTE_MIN(RTE_MAX(pairs, (uint64_t)NATIVE_MIN_BUF_PAIRS),
+				 (uint64_t)slots);
+}
+
 /* --max-conns-per-source N, per lcore. Counting on each lcore alone keeps
  * accepts free of any line another lcore writes; RSS spreads one source's
  * connections over the lcores by their ports, evenly only on average. So
@@ -77,15 +96,20 @@ tx_array_size(const struct native_config *cfg, unsigned nworkers)
 }
 
 /* EAL memory for --no-huge, before the EAL starts: per worker its
- * connection slots (TCP buffers and their state) and its mbuf pool. */
+ * connection slots and their state, the TCP buffers they may hold at
+ * once (a pair per slot, or --tcp-buffer-memory's share) and its mbuf
+ * pool. */
 static unsigned
-eal_memory_mb(unsigned max_conns, unsigned lcores)
+eal_memory_mb(unsigned max_conns, size_t tcp_buffer_memory, unsigned lcores)
 {
 	/* an admin port or not: its slots are counted either way */
-	const struct native_config cfg = { .max_conns = max_conns, .admin_port = 1 };
+	const struct native_config cfg = { .max_conns = max_conns, .admin_port = 1,
+					   .tcp_buffer_memory = tcp_buffer_memory };
 	unsigned workers = RTE_MAX(lcores, 2u) - 1;
 	uint64_t slots = slots_per_lcore(&cfg, workers);
-	uint64_t per = slots * ((NATIVE_SNDBUF + NATIVE_RCVBUF) + 4096) + 16384ull * 2600;
+	uint64_t pairs = buf_pairs_per_lcore(&cfg, workers);
+	uint64_t per = slots * 4096 + (pairs != 0 ? pairs : slots) * NATIVE_BUF_PAIR +
+		       16384ull * 2600;
 
 	return (unsigned)((workers * per) >> 20) + 128;
 }
@@ -183,6 +207,7 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	}
 	nc.sndbuf = NATIVE_SNDBUF;
 	nc.rcvbuf = NATIVE_RCVBUF;
+	nc.max_buf_pairs = buf_pairs_per_lcore(cfg, nat->nworkers);
 	nc.idle_timeout_us = (uint64_t)cfg->idle_timeout_s * 1000000u;
 	/* a handshake lib/net has no slot for gets what -c refuses with */
 	nc.full_reply = NATIVE_TOO_MANY_CONNS;
@@ -199,7 +224,7 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 				 "lcore %u: cannot create its TCP/IP stack: %s "
 				 "(%u connection slots, %u KiB of buffers each while busy; "
 				 "lower --max-conns, or raise -m with --no-huge)",
-				 lcore, why, nc.max_conns, (NATIVE_SNDBUF + NATIVE_RCVBUF) >> 10);
+				 lcore, why, nc.max_conns, (unsigned)(NATIVE_BUF_PAIR >> 10));
 	w->udp_cmd = cmd_conn_create(cfg->cmd, w->ew, true);
 	if (w->udp_cmd == NULL || proto_out_init(&w->udp_out, 0, nat->out_limit) < 0)
 		return util_fail(err, errlen, "lcore %u: out of memory", lcore);
@@ -444,6 +469,29 @@ native_slots_per_worker(const struct native *nat)
 	return slots_per_lcore(&nat->cfg, nat->nworkers);
 }
 
+uint32_t
+native_buf_pairs_per_worker(const struct native *nat)
+{
+	uint32_t pairs = buf_pairs_per_lcore(&nat->cfg, nat->nworkers);
+
+	return pairs != 0 ? pairs : native_slots_per_worker(nat);
+}
+
+void
+native_worker_buffers(const struct native *nat, unsigned worker, uint64_t *bytes,
+		      uint64_t *in_use)
+{
+	struct net_stack_memory m;
+
+	*bytes = *in_use = 0;
+	if (worker >= nat->nworkers || nat->workers[worker].stack == NULL)
+		return;
+	/* another lcore's words: plain aligned reads, a few packets old */
+	net_stack_memory_read(nat->workers[worker].stack, &m);
+	*bytes = m.buffers;
+	*in_use = (uint64_t)m.buffers_in_use * NATIVE_BUF_PAIR;
+}
+
 /* The stack interface. */
 
 static struct native *
@@ -477,6 +525,7 @@ ops_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_
 		.rss_key = cfg->rss_key,
 		.rss_key_len = cfg->rss_key_len,
 		.udp_any_source = cfg->udp_any_source,
+		.tcp_buffer_memory = cfg->tcp_buffer_memory,
 		.allow = cfg->allow,
 		.n_allow = cfg->n_allow,
 		.item_max = cfg->cmd->item_max,
@@ -530,10 +579,13 @@ ops_describe(const struct stack *s, unsigned i, char *buf, size_t len)
 	}
 	snprintf(buf, len,
 		 "native stack: %u.%u.%u.%u/%u on port %u (%s), %u worker lcore(s), "
-		 "TCP port %u, UDP port %u",
+		 "TCP port %u, UDP port %u; TCP buffers for %u busy connections per lcore "
+		 "(%" PRIu64 " MiB in all)",
 		 ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff, nat->cfg.prefix_len,
 		 nat->port.port_id, nat->port.name, nat->nworkers, nat->cfg.tcp_port,
-		 nat->cfg.udp_port);
+		 nat->cfg.udp_port, native_buf_pairs_per_worker(nat),
+		 ((uint64_t)native_buf_pairs_per_worker(nat) * nat->nworkers *
+		  NATIVE_BUF_PAIR) >> 20);
 	return buf;
 }
 

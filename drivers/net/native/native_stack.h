@@ -78,6 +78,7 @@ struct native_config {
 	const uint8_t *rss_key;   /* NULL: random */
 	uint8_t rss_key_len;
 	bool udp_any_source;      /* answer UDP from beyond the subnet */
+	size_t tcp_buffer_memory; /* all lcores' TCP buffers, bytes; 0: no limit */
 	const struct stack_cidr *allow; /* n_allow 0: everyone */
 	unsigned n_allow;
 	size_t item_max;
@@ -125,6 +126,12 @@ uint32_t native_worker_conns(const struct native *n, unsigned worker);
  * many each worker has. */
 uint32_t native_worker_slots_in_use(const struct native *n, unsigned worker);
 uint32_t native_slots_per_worker(const struct native *n);
+/* Buffer pairs a worker may hold at once (--tcp-buffer-memory's share, or
+ * one per slot), and a worker's buffer bytes: allocated so far, and held
+ * by connections now. */
+uint32_t native_buf_pairs_per_worker(const struct native *n);
+void native_worker_buffers(const struct native *n, unsigned worker, uint64_t *bytes,
+			   uint64_t *in_use);
 
 /* `stats conns`: the listening address and every open connection with
  * its peer and lcore, in memcached's format. Any lcore or thread. */

@@ -175,6 +175,25 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, "tcp_slots_in_use", sum);
 		rte_tel_data_add_dict_u64(d, "tcp_slots_per_worker", native_slots_per_worker(nat));
 	}
+	{
+		/* TCP buffers (docs/net.md, "Memory"): what the workers made,
+		 * what connections hold now, and the most --tcp-buffer-memory
+		 * lets each worker hold */
+		uint64_t made = 0, held = 0;
+
+		for (unsigned i = 0; i < nat->nworkers; i++) {
+			uint64_t b, u;
+
+			native_worker_buffers(nat, i, &b, &u);
+			made += b;
+			held += u;
+		}
+		rte_tel_data_add_dict_u64(d, "tcp_buffer_bytes", made);
+		rte_tel_data_add_dict_u64(d, "tcp_buffer_bytes_in_use", held);
+		rte_tel_data_add_dict_u64(d, "tcp_buf_pairs_per_worker",
+					  native_buf_pairs_per_worker(nat));
+		rte_tel_data_add_dict_u64(d, "tcp_buf_pair_bytes", NATIVE_BUF_PAIR);
+	}
 	add_counters(d, nat, -1);
 	rc = 0;
 out:

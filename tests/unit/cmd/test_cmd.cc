@@ -62,6 +62,7 @@ struct ServerStats {
 		out->idle_timeout = s->idle_timeout;
 		out->idle_kicks = s->idle_kicks;
 		out->admin_port = 11212;
+		out->tcp_buffer_memory = 256 << 20;
 	}
 	static void conns(void *, struct proto_out *out)
 	{
@@ -910,6 +911,7 @@ TEST_F(Cmd, StatsReset)
 	EXPECT_EQ(stat("stats settings\r\n", "max_conns_per_source"), 64u);
 	EXPECT_EQ(stat("stats settings\r\n", "request_timeout"), 30u);
 	EXPECT_EQ(stat("stats settings\r\n", "admin_port"), 11212u);
+	EXPECT_EQ(stat("stats settings\r\n", "tcp_buffer_memory"), 256u << 20);
 }
 
 /* memcached's idle_kicks: after auth_errors, only with an idle timeout,

@@ -633,6 +633,70 @@ TEST_F(Net, SendWithoutABufferPairResumesWhenMemoryReturns)
 	EXPECT_EQ(seg_out[0].payload, "hello");
 }
 
+// max_buf_pairs caps the pairs held at once below the slot count. At the
+// cap a data segment is dropped and acknowledged at once without its bytes
+// (the peer sends them again; three such duplicates make it retransmit
+// fast), and a send waits for a pair: it resumes when one comes back, not
+// on the millisecond retry that serves a failed rte_malloc.
+TEST_F(Net, AtMaxBufPairsDataIsRefusedAndSendsWaitForAPair)
+{
+	cfg.max_buf_pairs = 1;
+	make();
+	Peer p1, p2, p3;
+	p1.port = 41001;
+	p2.port = 41002;
+	p3.port = 41003;
+	net_conn *c1 = open(p1), *c2 = open(p2), *c3 = open(p3);
+	ASSERT_TRUE(c1 != nullptr && c2 != nullptr && c3 != nullptr);
+	app.on_recv = [](net_conn *c, const uint8_t *, size_t n) {
+		net_tcp_send(c, "VALUE\r\n", 7);
+		return n;
+	};
+	// c1's request takes the one pair, its answer holds it until acknowledged.
+	ASSERT_EQ(tcp_to(send_frame(seg(p1, ACK | PSH, "get a\r\n")), p1).size(), 1u);
+	net_stack_memory m;
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers_in_use, 1u);
+
+	// c2's request finds no pair: dropped, acknowledged without its bytes.
+	uint64_t refused = ctr(NET_C_tcp_no_buffers);
+	auto out = tcp_to(send_frame(seg(p2, ACK | PSH, "get b\r\n")), p2);
+	ASSERT_EQ(out.size(), 1u) << dump();
+	EXPECT_EQ(out[0].ack, p2.snd_nxt - 7);
+	EXPECT_TRUE(out[0].payload.empty());
+	EXPECT_EQ(ctr(NET_C_tcp_no_buffers), refused + 1);
+	EXPECT_EQ(app.recv_calls, 1u);
+	p2.snd_nxt -= 7; // the peer will send them again
+
+	// c3 sends unasked: it waits, and no retry wakes it while the pair is out.
+	app.on_writable = [](net_conn *w) { net_tcp_send(w, "hello", 5); };
+	EXPECT_EQ(net_tcp_send(c3, "hello", 5), 0u);
+	EXPECT_TRUE(tcp_to(advance(5000), p3).empty());
+	EXPECT_TRUE(app.writable.empty());
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers, net_buf_pair_bytes(cfg.sndbuf, cfg.rcvbuf)) << "one pair made, never more";
+
+	// c1's answer acknowledged: the pair comes back and c3 gets it.
+	p1.rcv_nxt += 7;
+	out = send_frame(seg(p1, ACK));
+	ASSERT_EQ(app.writable.size(), 1u);
+	EXPECT_EQ(app.writable[0], c3);
+	auto to3 = tcp_to(out, p3);
+	ASSERT_EQ(to3.size(), 1u);
+	EXPECT_EQ(to3[0].payload, "hello");
+
+	// Acknowledged too: c2's request, sent again, is served.
+	p3.rcv_nxt += 5;
+	EXPECT_TRUE(tcp_to(send_frame(seg(p3, ACK)), p3).empty());
+	out = tcp_to(send_frame(seg(p2, ACK | PSH, "get b\r\n")), p2);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].payload, "VALUE\r\n");
+	EXPECT_EQ(out[0].ack, p2.snd_nxt);
+	EXPECT_EQ(app.recv_calls, 2u);
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers, net_buf_pair_bytes(cfg.sndbuf, cfg.rcvbuf));
+}
+
 TEST_F(Net, DelayedAckTimerAndEverySecondFullSegment)
 {
 	make();
@@ -2287,6 +2351,7 @@ TEST_F(Net, SlotCostsWhatIsDocumented)
 	net_stack_memory_read(big, &m);
 	EXPECT_EQ(m.slots, 2 * n * net_conn_slot_bytes());
 	EXPECT_EQ(m.buffers, 0u); // no connection yet: no buffers
+	EXPECT_EQ(m.buffers_max, 2 * n * net_buf_pair_bytes(cfg.sndbuf, cfg.rcvbuf)); // no cap: a pair a slot
 	net_stack_destroy(big);
 	net_stack_destroy(small);
 	EXPECT_EQ(heap_used(), before);
