@@ -415,14 +415,37 @@ uint16_t net_l4_cksum(struct net_stack *s, struct rte_mbuf *m,
 		      const struct rte_ipv4_hdr *ip, const void *l4, bool tcp);
 bool net_ip_local_subnet(const struct net_stack *s, uint32_t ip);
 
+/* net_cksum.c: sum plus the one's complement sum of buf[0..len) (RFC
+ * 1071), unfolded. Pieces summed one after another must each have an even
+ * length but the last. */
+uint64_t net_cksum_add(const void *buf, size_t len, uint64_t sum);
+
+/* A 64-bit sum folded to 32 bits, its value modulo 2^16 - 1 kept. */
+static inline uint32_t
+net_cksum_fold32(uint64_t s)
+{
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffffffu) + (s >> 32);
+	return (uint32_t)s;
+}
+
+/* Folded to 16 bits: what rte_raw_cksum returns for the same bytes. */
+static inline uint16_t
+net_cksum_fold(uint64_t s)
+{
+	uint32_t x = net_cksum_fold32(s);
+
+	x = (x & 0xffff) + (x >> 16);
+	x = (x & 0xffff) + (x >> 16);
+	return (uint16_t)x;
+}
+
 /* RX L4 checksum: the NIC's verdict when offload is on and it has one,
  * otherwise the one's complement sum over pseudo-header and segment. */
 static inline bool
 net_l4_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
 		const struct rte_ipv4_hdr *ip, const void *l4, uint16_t l4_len)
 {
-	uint32_t sum;
-
 	if (s->cfg.rx_cksum_offload) {
 		uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
 
@@ -431,10 +454,7 @@ net_l4_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
 		if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 			return false;
 	}
-	sum = (uint32_t)rte_raw_cksum(l4, l4_len) + rte_ipv4_phdr_cksum(ip, 0);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
+	return net_cksum_fold(net_cksum_add(l4, l4_len, rte_ipv4_phdr_cksum(ip, 0))) == 0xffff;
 }
 
 /* net_arp.c */

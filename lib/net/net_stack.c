@@ -378,21 +378,18 @@ net_l4_cksum(struct net_stack *s, struct rte_mbuf *m, const struct rte_ipv4_hdr 
 		m->ol_flags |= tcp ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM;
 		return rte_ipv4_phdr_cksum(ip, m->ol_flags);
 	}
-	if (m->nb_segs > 1) {
-		/* headers, then a payload elsewhere (TCP without a copy) */
-		uint16_t l4_off = (uint16_t)((const uint8_t *)l4 - rte_pktmbuf_mtod(m, uint8_t *));
-		uint16_t l4_len = (uint16_t)(m->pkt_len - l4_off);
-		uint16_t raw;
-		uint32_t sum;
+	/* the L4 bytes of the first mbuf (all of them, or the headers of a
+	 * segment sent without a copy: an even count), then the others' */
+	const uint8_t *end = rte_pktmbuf_mtod(m, const uint8_t *) + m->data_len;
+	uint64_t sum = net_cksum_add(l4, (size_t)(end - (const uint8_t *)l4),
+				     rte_ipv4_phdr_cksum(ip, 0));
+	uint16_t ck;
 
-		if (rte_raw_cksum_mbuf(m, l4_off, l4_len, &raw) != 0)
-			return 0;
-		sum = (uint32_t)raw + rte_ipv4_phdr_cksum(ip, 0);
-		sum = (sum & 0xffff) + (sum >> 16);
-		sum = (sum & 0xffff) + (sum >> 16);
-		return (uint16_t)~sum;
-	}
-	return rte_ipv4_udptcp_cksum(ip, l4);
+	for (const struct rte_mbuf *g = m->next; g != NULL; g = g->next)
+		sum = net_cksum_add(rte_pktmbuf_mtod(g, const void *), g->data_len, sum);
+	ck = (uint16_t)~net_cksum_fold(sum);
+	/* RFC 768: a UDP sum of 0 is sent as all ones (0 means "none") */
+	return ck == 0 && !tcp ? 0xffff : ck;
 }
 
 /* --- input --- */

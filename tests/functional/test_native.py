@@ -586,6 +586,10 @@ class ChecksumOffload(unittest.TestCase):
             self.assertEqual(net["driver"], "net_tap")
             self.assertEqual(net["rx_cksum_offload"], 1)
             self.assertEqual(net["tx_cksum_offload"], 1)
+            # with checksums offloaded and chained mbufs, the large
+            # replies' segments went out pointing into the send ring
+            self.assertEqual(net["tx_multi_seg"], 1)
+            self.assertGreater(net["tcp_tx_zero_copy"], 200000 // 1500)
             self.assertEqual(net["drop_tcp_bad_cksum"] + net["drop_udp_bad_cksum"] +
                              net["drop_ip_bad_cksum"], 0)
             proc.terminate()

@@ -441,9 +441,7 @@ port_log(const struct dpdk_port *p)
 		 p->rx_cksum ? "on" : "off", p->rx_offloads, p->tx_cksum ? "on" : "off",
 		 p->tx_offloads,
 		 p->rx_cksum && p->tx_cksum ? "" : "; the stack computes the rest in software");
-	PORT_LOG(NOTICE, "port %u: chained TX mbufs %s", port,
-		 p->tx_multi_seg ? "on (large TCP segments are sent without a copy)"
-				 : "off (TCP copies every segment)");
+	PORT_LOG(NOTICE, "port %u: chained TX mbufs %s", port, p->tx_multi_seg ? "on" : "off");
 	if (p->rss) {
 		char keyhex[2 * DPDK_PORT_RSS_KEY_MAX + 1], reta[256];
 

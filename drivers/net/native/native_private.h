@@ -35,8 +35,9 @@ extern int native_logtype;
 /* --tcp-buffer-memory: the fewest pairs an lcore gets, whatever the budget */
 #define NATIVE_MIN_BUF_PAIRS 4u
 /* TCP segments with at least this many data bytes point at the send ring
- * instead of copying it, on ports that send chained mbufs. Below it a
- * copy costs less than the second mbuf (docs/performance.md). */
+ * instead of copying it, on ports that send chained mbufs and compute the
+ * checksums (native_stack.c). Below it a copy costs less than the second
+ * mbuf. */
 #define NATIVE_TX_ZERO_COPY_MIN 1024
 
 struct native_worker;

@@ -193,7 +193,11 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	nc.tx_ring_size = tx_array_size(cfg, nat->nworkers);
 	nc.rx_cksum_offload = nat->port.rx_cksum;
 	nc.tx_cksum_offload = nat->port.tx_cksum;
-	nc.tx_zero_copy_min = nat->port.tx_multi_seg ? NATIVE_TX_ZERO_COPY_MIN : 0;
+	/* Without a copy only where the CPU then never reads the bytes: with
+	 * the checksum in software it reads them anyway, and a copy of bytes
+	 * in cache costs what the second mbuf does (docs/performance.md). */
+	nc.tx_zero_copy_min =
+		nat->port.tx_multi_seg && nat->port.tx_cksum ? NATIVE_TX_ZERO_COPY_MIN : 0;
 	nc.tcp_ports[0] = cfg->tcp_port;
 	nc.udp_ports[0] = cfg->udp_port;
 	nc.max_conns = slots_per_lcore(cfg, nat->nworkers);
