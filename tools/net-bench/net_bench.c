@@ -12,6 +12,7 @@
  * open and idle, as most of a big server's connections are.
  *
  *	segcached-net-bench [EAL options] -- [--conns N] [--active K] [--seconds S]
+ *	segcached-net-bench [EAL options] -- --cksum [--seconds S]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include <rte_mbuf.h>
 
 #include "net/net.h"
+#include "cksum_bench.h"
 
 #define PORT 11211
 #define CLI_IP 0xc6120001u /* 198.18.0.1 */
@@ -169,6 +171,7 @@ main(int argc, char **argv)
 		{ "conns", required_argument, NULL, 'c' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "active", required_argument, NULL, 'a' },
+		{ "cksum", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench b = { 0 };
@@ -176,6 +179,7 @@ main(int argc, char **argv)
 	double seconds = 2, t0, t1;
 	uint64_t d0, r0;
 	struct rte_mempool *pool;
+	bool cksum = false;
 	int n, opt;
 
 	n = rte_eal_init(argc, argv);
@@ -192,9 +196,13 @@ main(int argc, char **argv)
 			seconds = strtod(optarg, NULL);
 		else if (opt == 'a')
 			active = (uint32_t)strtoul(optarg, NULL, 10);
+		else if (opt == 'k')
+			cksum = true;
 		else
 			return 2;
 	}
+	if (cksum)
+		return cksum_bench(seconds);
 	b.active = active != 0 && active < conns ? active : conns;
 	response_len = (size_t)snprintf(response, sizeof(response),
 					"VALUE key:0000000001 0 64\r\n%064d\r\nEND\r\n", 0);
