@@ -124,6 +124,24 @@ net_burst_prepare(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n)
 	s->rx.epoch = s->conn_epoch;
 	if (nh > 0 && s->ops != NULL && s->ops->rx_hint != NULL)
 		s->ops->rx_hint(s->cfg.app_arg, hint, nh);
+	/* Then where the bytes will go: the end of the receive buffer and of
+	 * the send ring of each connection holding a pair (its lines, asked
+	 * for above, had the hint's time to arrive). With thousands of
+	 * connections waiting for their replies to be acknowledged, thousands
+	 * of pairs are held, out of cache, and the copies into them were a
+	 * sixth of the worker's time. */
+	for (unsigned j = 0; j < nk; j++) {
+		const struct net_conn *c = s->rx.slot[frame_of[j]].conn;
+		uint32_t tail;
+
+		if (c == NULL || c->bufs == NULL)
+			continue;
+		tail = c->snd.head + c->snd.len;
+		if (tail >= s->cfg.sndbuf)
+			tail -= s->cfg.sndbuf;
+		rte_prefetch0(c->bufs + s->cfg.sndbuf + c->rcv.tail);
+		rte_prefetch0(c->bufs + tail);
+	}
 }
 
 struct net_conn *

@@ -204,12 +204,14 @@ net_stack_create(const struct net_stack_config *cfg, char *err, size_t errlen)
 			s->udp_listen[s->n_udp_listen++] = c.udp_ports[i];
 	}
 	s->tx_cap = c.tx_ring_size;
-	s->tx = rte_zmalloc_socket("net_tx", sizeof(*s->tx) * s->tx_cap, 0, c.socket_id);
+	s->tx = rte_zmalloc_socket("net_tx", (sizeof(*s->tx) + sizeof(*s->tx_len)) * s->tx_cap, 0,
+				   c.socket_id);
 	if (s->tx == NULL) {
 		util_fail(err, errlen, "cannot allocate the TX array");
 		rte_free(s);
 		return NULL;
 	}
+	s->tx_len = (uint32_t *)(s->tx + s->tx_cap);
 	s->now = read_clock(s);
 	TAILQ_INIT(&s->output_list);
 	TAILQ_INIT(&s->release_list);
@@ -232,7 +234,8 @@ net_stack_destroy(struct net_stack *s)
 	if (s == NULL)
 		return;
 	/* packets first: those pointing into buffer pairs give them back */
-	rte_pktmbuf_free_bulk(s->tx, s->tx_count);
+	for (uint16_t i = 0; i < s->tx_count; i++)
+		rte_pktmbuf_free(s->tx[(s->tx_head + i) % s->tx_cap]);
 	rte_pktmbuf_free_bulk(s->stash, s->stash_n);
 	net_tcp_fini(s);
 	rte_free(s->tx);
@@ -285,33 +288,36 @@ net_tx_alloc_extra(struct net_stack *s)
 void
 net_tx_push(struct net_stack *s, struct rte_mbuf *m)
 {
+	uint32_t i;
+
 	if (unlikely(!net_tx_room(s))) {
 		NET_INC(s, tx_queue_full);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	s->tx[s->tx_count++] = m;
+	i = s->tx_head + s->tx_count;
+	if (i >= s->tx_cap)
+		i -= s->tx_cap;
+	s->tx[i] = m;
+	s->tx_len[i] = m->pkt_len;
+	s->tx_count++;
 }
 
 uint16_t
 net_stack_tx_burst_prepare(struct net_stack *s, struct rte_mbuf ***pkts)
 {
-	uint64_t bytes = 0;
-
-	/* Byte counts are taken now: once tx_burst returns, sent mbufs may
-	 * already be freed by the driver. */
-	for (uint16_t i = 0; i < s->tx_count; i++)
-		bytes += s->tx[i]->pkt_len;
-	s->tx_prepared_bytes = bytes;
-	*pkts = s->tx;
-	return s->tx_count;
+	/* the queue's first packets, up to the array's end (the rest, if
+	 * the ring wraps, at the next burst) */
+	s->tx_offered = (uint16_t)RTE_MIN((uint32_t)s->tx_count, (uint32_t)(s->tx_cap - s->tx_head));
+	*pkts = s->tx + s->tx_head;
+	return s->tx_offered;
 }
 
 void
 net_stack_tx_burst_done(struct net_stack *s, uint16_t sent)
 {
-	uint16_t n = s->tx_count;
-	uint64_t bytes = s->tx_prepared_bytes;
+	uint16_t n = s->tx_offered;
+	uint64_t bytes = 0;
 
 	if (sent > n)
 		sent = n;
@@ -323,13 +329,12 @@ net_stack_tx_burst_done(struct net_stack *s, uint16_t sent)
 	 * array full waits in the connection's send buffer. */
 	NET_ADD(s, tx_packets, sent);
 	NET_ADD(s, tx_nic_deferred, n - sent);
-	for (uint16_t i = sent; i < n; i++)
-		bytes -= RTE_MIN(bytes, (uint64_t)s->tx[i]->pkt_len);
+	for (uint16_t i = 0; i < sent; i++)
+		bytes += s->tx_len[s->tx_head + i];
 	NET_ADD(s, tx_bytes, bytes);
-	if (sent > 0 && sent < n)
-		memmove(s->tx, s->tx + sent, sizeof(*s->tx) * (n - sent));
-	s->tx_prepared_bytes = 0;
-	s->tx_count = n - sent;
+	s->tx_head = (uint16_t)(s->tx_head + sent == s->tx_cap ? 0 : s->tx_head + sent);
+	s->tx_count = (uint16_t)(s->tx_count - sent);
+	s->tx_offered = 0;
 }
 
 /* --- headers --- */

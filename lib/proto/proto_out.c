@@ -44,6 +44,27 @@ proto_out_fini(struct proto_out *o)
 	memset(o, 0, sizeof(*o));
 }
 
+void
+proto_out_move(struct proto_out *to, struct proto_out *from)
+{
+	to->data = from->data;
+	to->cap = from->cap;
+	to->head = to->len = 0;
+	from->data = NULL;
+	from->cap = 0;
+	from->head = from->len = 0;
+}
+
+void
+proto_out_release(struct proto_out *o)
+{
+	if (!o->fixed)
+		free(o->data);
+	o->data = NULL;
+	o->cap = 0;
+	o->head = o->len = 0;
+}
+
 char *
 proto_out_reserve(struct proto_out *o, size_t n)
 {

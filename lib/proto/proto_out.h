@@ -49,6 +49,17 @@ static inline size_t proto_out_room(const struct proto_out *o) { return o->cap -
 static inline size_t proto_out_pending(const struct proto_out *o) { return o->len - o->head; }
 static inline void proto_out_commit(struct proto_out *o, size_t n) { o->len += n; }
 
+/* An output's memory, while it holds no unsent bytes, can serve another
+ * output: a server that hands replies to TCP as soon as they are composed
+ * needs a buffer per connection only while one holds bytes TCP did not
+ * take, and composes every other reply in one buffer that stays in cache
+ * (drivers/net/native). proto_out_move gives from's memory to `to`, which
+ * holds none; both must be empty. proto_out_release frees o's memory; o
+ * stays usable and allocates again on its next reserve. */
+void proto_out_move(struct proto_out *to, struct proto_out *from);
+void proto_out_release(struct proto_out *o);
+static inline bool proto_out_holds_memory(const struct proto_out *o) { return o->data != NULL; }
+
 /* Appends bytes; false when over the limit (nothing is appended then). */
 bool proto_out_append(struct proto_out *o, const void *p, size_t n);
 /* Appends s and "\r\n". */

@@ -228,6 +228,7 @@ poll_and_drain(struct net_stack *s)
 
 	net_stack_poll(s);
 	free_held();
+again: /* the queue is a ring: what wrapped comes in a second burst */
 	n = net_stack_tx_burst_prepare(s, &tx);
 	for (uint16_t i = 0; i < n; i++) {
 		const uint8_t *d = rte_pktmbuf_mtod(tx[i], const uint8_t *);
@@ -250,6 +251,8 @@ poll_and_drain(struct net_stack *s)
 			rte_pktmbuf_free(tx[i]);
 	}
 	net_stack_tx_burst_done(s, n);
+	if (n > 0)
+		goto again;
 }
 
 struct reader {

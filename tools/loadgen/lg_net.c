@@ -235,9 +235,13 @@ loop_once(struct net_worker *nw, bool send)
 	net_stack_poll(nw->s);
 	m = net_stack_tx_burst_prepare(nw->s, &tx);
 	if (m) {
-		/* what the NIC does not take stays queued in lib/net for the next turn */
+		/* what the NIC does not take stays queued in lib/net for the
+		 * next turn; a second try for what wrapped round its ring */
 		sent = rte_eth_tx_burst(nw->port->port_id, nw->queue, tx, m);
 		net_stack_tx_burst_done(nw->s, sent);
+		if (sent == m && (m = net_stack_tx_burst_prepare(nw->s, &tx)) > 0)
+			net_stack_tx_burst_done(nw->s,
+						rte_eth_tx_burst(nw->port->port_id, nw->queue, tx, m));
 	}
 }
 

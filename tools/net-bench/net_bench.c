@@ -97,12 +97,15 @@ carry(struct net_stack *from, struct net_stack *to)
 {
 	static struct rte_mbuf *burst[4096]; /* tx_ring_size */
 	struct rte_mbuf **tx;
-	uint16_t n = net_stack_tx_burst_prepare(from, &tx);
+	uint16_t n = 0, k;
 
-	if (n > RTE_DIM(burst))
-		n = RTE_DIM(burst);
-	memcpy(burst, tx, sizeof(*burst) * n);
-	net_stack_tx_burst_done(from, n);
+	/* the queue is a ring: what wrapped comes in a second burst */
+	while (n < RTE_DIM(burst) && (k = net_stack_tx_burst_prepare(from, &tx)) > 0) {
+		k = (uint16_t)RTE_MIN((unsigned)k, RTE_DIM(burst) - n);
+		memcpy(burst + n, tx, sizeof(*burst) * k);
+		net_stack_tx_burst_done(from, k);
+		n = (uint16_t)(n + k);
+	}
 	for (uint16_t i = 0; i < n; i += 32)
 		net_stack_input(to, burst + i, (uint16_t)RTE_MIN(32, n - i));
 }

@@ -96,9 +96,14 @@ struct native_worker {
 	 * the most it admits of one (its share); NULL without a limit */
 	struct stack_sources *sources;
 	uint32_t source_limit;
-	/* UDP: one executor context and one output buffer for all datagrams */
+	/* UDP: one executor context for all datagrams */
 	struct cmd_conn *udp_cmd;
-	struct proto_out udp_out;
+	/* Where replies are composed: every UDP reply, and the replies of a
+	 * TCP connection while it holds no unsent bytes (its session's output
+	 * borrows this memory and gives it back once TCP took everything,
+	 * native_conn.c), so a reply is written to lines still in cache and
+	 * an idle connection holds no output buffer. */
+	struct proto_out out;
 	uint64_t ctr[NATIVE_C_MAX]; /* owner writes, others read */
 } __rte_cache_aligned;
 

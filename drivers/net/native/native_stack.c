@@ -149,13 +149,18 @@ worker_main(void *arg)
 		if (n > 0)
 			net_stack_input(s, rx, n);
 		net_stack_poll(s);
-		/* One try: what the NIC does not take stays queued in lib/net
-		 * and goes first next time round, after the RX burst that may
-		 * have let the NIC free descriptors. */
+		/* What the NIC does not take stays queued in lib/net and goes
+		 * first next time round, after the RX burst that may have let
+		 * the NIC free descriptors. A second try only for what wrapped
+		 * round the end of lib/net's ring. */
 		m = net_stack_tx_burst_prepare(s, &tx);
 		if (m > 0) {
+			uint16_t more;
+
 			sent = rte_eth_tx_burst(port, q, tx, m);
 			net_stack_tx_burst_done(s, sent);
+			if (sent == m && (more = net_stack_tx_burst_prepare(s, &tx)) > 0)
+				net_stack_tx_burst_done(s, rte_eth_tx_burst(port, q, tx, more));
 		}
 		NATIVE_INC(w, loops);
 		if (n > 0 || m > 0) {
@@ -230,7 +235,7 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 				 "lower --max-conns, or raise -m with --no-huge)",
 				 lcore, why, nc.max_conns, (unsigned)(NATIVE_BUF_PAIR >> 10));
 	w->udp_cmd = cmd_conn_create(cfg->cmd, w->ew, true);
-	if (w->udp_cmd == NULL || proto_out_init(&w->udp_out, 0, nat->out_limit) < 0)
+	if (w->udp_cmd == NULL || proto_out_init(&w->out, 0, nat->out_limit) < 0)
 		return util_fail(err, errlen, "lcore %u: out of memory", lcore);
 	if (cfg->max_conns_per_source != 0) {
 		snprintf(name, sizeof(name), "native_src_%u", lcore);
@@ -256,7 +261,7 @@ worker_fini(struct native_worker *w)
 	w->sources = NULL;
 	cmd_conn_destroy(w->udp_cmd);
 	w->udp_cmd = NULL;
-	proto_out_fini(&w->udp_out);
+	proto_out_fini(&w->out);
 	engine_worker_destroy(w->ew);
 	w->ew = NULL;
 }

@@ -37,8 +37,15 @@ struct Wire {
 	void carry(net_stack *from, net_stack *to)
 	{
 		rte_mbuf **tx;
-		uint16_t n = net_stack_tx_burst_prepare(from, &tx);
+		uint16_t n;
 		std::vector<rte_mbuf *> pass;
+		std::vector<rte_mbuf *> all;
+		while ((n = net_stack_tx_burst_prepare(from, &tx)) > 0) { // a ring: maybe twice
+			all.insert(all.end(), tx, tx + n);
+			net_stack_tx_burst_done(from, n);
+		}
+		tx = all.data();
+		n = uint16_t(all.size());
 		for (uint16_t i = 0; i < n; i++) {
 			if (chance(loss)) {
 				rte_pktmbuf_free(tx[i]);
@@ -56,7 +63,6 @@ struct Wire {
 			}
 			pass.push_back(tx[i]);
 		}
-		net_stack_tx_burst_done(from, n);
 		if (pass.size() > 1 && chance(reorder)) {
 			std::shuffle(pass.begin(), pass.end(), rng);
 			reordered++;
