@@ -271,6 +271,7 @@ class ManyConnections(NativeCase):
             resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 256), hard))
         sel = selectors.DefaultSelector()
         socks = []
+        heap_before = telemetry(self.srv, "/segcached/net")["malloc_bytes_in_use"]
         try:
             # All open at once before any request is sent.
             for i in range(n):
@@ -314,6 +315,13 @@ class ManyConnections(NativeCase):
                 self.assertEqual(got[i], expected[i], "connection %d" % i)
             # All of them were open at the same time on the server.
             self.assertGreaterEqual(curr_connections(self.srv), n)
+            # Answered and idle, a connection costs the application its
+            # state only (docs/net.md "Memory": about 400 bytes), no
+            # output buffer (one was 16 KiB each before)
+            heap = telemetry(self.srv, "/segcached/net")["malloc_bytes_in_use"]
+            per_conn = (heap - heap_before) / n
+            print("C heap per idle connection: %.0f bytes" % per_conn, file=sys.stderr)
+            self.assertLess(per_conn, 1024)
         finally:
             sel.close()
             for s in socks:

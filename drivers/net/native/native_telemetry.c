@@ -12,6 +12,7 @@
  * The callbacks run on the telemetry thread and only read counters that
  * the lcores write; a mutex keeps them away from a stack being torn down.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,14 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(d, "tcp_buf_pairs_per_worker",
 					  native_buf_pairs_per_worker(nat));
 		rte_tel_data_add_dict_u64(d, "tcp_buf_pair_bytes", NATIVE_BUF_PAIR);
+	}
+	{
+		/* the C heap (glibc) in use: per-connection state beyond
+		 * lib/net's (struct native_conn, its command state, output
+		 * held for a slow reader, a large request being assembled) */
+		struct mallinfo2 mi = mallinfo2();
+
+		rte_tel_data_add_dict_u64(d, "malloc_bytes_in_use", mi.uordblks + mi.hblkhd);
 	}
 	add_counters(d, nat, -1);
 	rc = 0;
