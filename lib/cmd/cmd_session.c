@@ -30,6 +30,24 @@ cmd_session_fini(struct cmd_session *s)
 	proto_out_fini(&s->out);
 }
 
+void
+cmd_session_out_borrow(struct cmd_session *s, struct proto_out *spare)
+{
+	if (!proto_out_holds_memory(&s->out) && proto_out_holds_memory(spare))
+		proto_out_move(&s->out, spare);
+}
+
+void
+cmd_session_out_give_back(struct cmd_session *s, struct proto_out *spare)
+{
+	if (!proto_out_holds_memory(&s->out) || proto_out_pending(&s->out) > 0)
+		return;
+	if (!proto_out_holds_memory(spare) && s->out.cap <= CMD_SESSION_OUT_KEEP)
+		proto_out_move(spare, &s->out);
+	else
+		proto_out_release(&s->out);
+}
+
 int
 cmd_session_open(struct cmd_session *s, const struct cmd_settings *settings,
 		 struct engine_worker *w)

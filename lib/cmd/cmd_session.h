@@ -89,6 +89,19 @@ int cmd_session_init(struct cmd_session *s, size_t item_max);
 /* Frees what cmd_session_init() allocated. */
 void cmd_session_fini(struct cmd_session *s);
 
+/* A session needs output memory of its own only while it holds bytes the
+ * transport did not take. A stack that sends replies as soon as they are
+ * composed lets its sessions compose in one per-worker buffer instead:
+ * borrow `spare`'s memory before running requests (when the session holds
+ * none) and give it back once everything was sent (to `spare` when it has
+ * none again and the buffer did not grow past CMD_SESSION_OUT_KEEP, else
+ * to free()). Replies are then written to lines still in cache, and an idle
+ * connection holds no output buffer (release it with proto_out_release
+ * after cmd_session_init or cmd_session_close). Never call them while the
+ * session runs (from a flush callback). */
+void cmd_session_out_borrow(struct cmd_session *s, struct proto_out *spare);
+void cmd_session_out_give_back(struct cmd_session *s, struct proto_out *spare);
+
 /* A connection opens on this session: creates its executor state. The
  * callbacks and stall counter are set by the caller before or after.
  * 0, or -1 for lack of memory. */

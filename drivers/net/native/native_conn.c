@@ -80,43 +80,15 @@ conn_maybe_close(struct native_conn *c)
 	net_tcp_close(c->nc);
 }
 
-/* Before composing: a connection without an output buffer of its own
- * borrows the worker's (struct native_worker.out). */
-static void
-out_borrow(struct native_conn *c)
-{
-	struct native_worker *w = c->w;
-
-	if (!proto_out_holds_memory(&c->ses.out) && proto_out_holds_memory(&w->out))
-		proto_out_move(&c->ses.out, &w->out);
-}
-
-/* After composing and flushing: once TCP took every byte, the buffer goes
- * back to the worker (or, when the worker already has one again, or it
- * grew for a large reply, to free()). A connection whose reply TCP could
- * not take keeps it until on_writable has flushed the rest. */
-static void
-out_give_back(struct native_conn *c)
-{
-	struct native_worker *w = c->w;
-
-	if (!proto_out_holds_memory(&c->ses.out) || out_pending(c) > 0)
-		return;
-	if (!proto_out_holds_memory(&w->out) && c->ses.out.cap <= CMD_SESSION_OUT_KEEP)
-		proto_out_move(&w->out, &c->ses.out);
-	else
-		proto_out_release(&c->ses.out);
-}
-
 /* Runs the session loop over buf[0..len); returns the bytes consumed. */
 static size_t
 conn_execute(struct native_conn *c, const char *buf, size_t len)
 {
 	size_t used;
 
-	out_borrow(c);
+	cmd_session_out_borrow(&c->ses, &c->w->out); /* w->out, while c holds no bytes */
 	used = cmd_session_execute(&c->ses, buf, len);
-	out_give_back(c);
+	cmd_session_out_give_back(&c->ses, &c->w->out);
 	NATIVE_ADD(c->w, bytes_read, used);
 	return used;
 }
@@ -233,7 +205,7 @@ on_writable(void *app, struct net_conn *nc)
 	if (c == NULL)
 		return;
 	conn_flush(c);
-	out_give_back(c);
+	cmd_session_out_give_back(&c->ses, &c->w->out);
 	if (c->in_len > 0 && !c->ses.closing)
 		conn_run_aside(c);
 	conn_watch(c);
@@ -298,7 +270,7 @@ conn_get(struct native_worker *w)
 		free(c);
 		return NULL;
 	}
-	proto_out_release(&c->ses.out); /* it borrows the worker's (out_borrow) */
+	proto_out_release(&c->ses.out); /* it borrows w->out (conn_execute) */
 	c->ses.flush = conn_flush;
 	c->ses.flush_arg = c;
 	c->ses.on_shutdown = w->nat->cfg.on_shutdown;
@@ -323,7 +295,7 @@ conn_put(struct native_worker *w, struct native_conn *c)
 		free(c);
 		return;
 	}
-	out_give_back(c);
+	cmd_session_out_give_back(&c->ses, &c->w->out);
 	c->next_free = w->free_list;
 	w->free_list = c;
 }

@@ -120,9 +120,12 @@ struct posix_worker {
 	pthread_mutex_t open_lock;
 	struct posix_conn *open;
 	struct posix_conn *free_list; /* closed connections kept for reuse */
-	/* UDP: one executor context and buffers for all datagrams. */
+	/* UDP: one executor context for all datagrams. */
 	struct cmd_conn *udp_cmd;
-	struct proto_out udp_out;
+	/* Where replies are composed: every UDP reply, and a TCP
+	 * connection's while it holds no unsent bytes (lent to its session
+	 * for conn_service, cmd_session_out_borrow). */
+	struct proto_out out;
 	uint8_t *udp_buf;
 	bool accept_paused;          /* listening sockets out of the epoll set */
 	uint64_t accept_resume_ms;

@@ -177,7 +177,7 @@ worker_init(struct posix_stack *s, struct posix_worker *w, unsigned id,
 		w->udp_buf = malloc(POSIX_UDP_MAX);
 		w->udp_cmd = cmd_conn_create(s->cfg.cmd, w->ew, true);
 		if (w->udp_buf == NULL || w->udp_cmd == NULL ||
-		    proto_out_init(&w->udp_out, 0, s->out_limit) < 0) {
+		    proto_out_init(&w->out, 0, s->out_limit) < 0) {
 			util_fail(err, errlen, "out of memory for UDP");
 			return -1;
 		}
@@ -192,8 +192,8 @@ worker_fini(struct posix_worker *w)
 	if (w->udp_cmd)
 		cmd_conn_destroy(w->udp_cmd);
 	free(w->udp_buf);
-	if (w->udp_out.data)
-		proto_out_fini(&w->udp_out);
+	if (w->out.data)
+		proto_out_fini(&w->out);
 	if (w->stack != NULL)
 		posix_inbox_close(w);
 	engine_worker_destroy(w->ew);

@@ -150,6 +150,7 @@ conn_get(struct posix_worker *w)
 	}
 	c->ses.on_shutdown = w->stack->cfg.on_shutdown;
 	c->ses.on_shutdown_arg = w->stack->cfg.on_shutdown_arg;
+	proto_out_release(&c->ses.out); /* it borrows w->out (conn_service) */
 	posix_count(w, POSIX_C_conn_structures, 1);
 	return c;
 }
@@ -204,6 +205,7 @@ conn_close(struct posix_conn *c)
 		posix_count(w, POSIX_C_conn_structures, (uint64_t)-1);
 		return;
 	}
+	cmd_session_out_give_back(&c->ses, &w->out);
 	c->events = 0;
 	c->prev = NULL;
 	c->next = w->free_list;
@@ -489,6 +491,8 @@ conn_execute(struct posix_conn *c)
 static bool
 conn_service(struct posix_conn *c)
 {
+	/* replies are composed in w->out while c holds no unsent bytes */
+	cmd_session_out_borrow(&c->ses, &c->w->out);
 	for (;;) {
 		bool progress = conn_execute(c);
 		bool had_output = out_pending(c) > 0;
@@ -507,6 +511,7 @@ conn_service(struct posix_conn *c)
 		if (c->in_end == c->in_start)
 			break;
 	}
+	cmd_session_out_give_back(&c->ses, &c->w->out);
 	/* With no output left, nothing more can be executed now either: a
 	 * connection whose client stopped sending is finished. */
 	if (cmd_session_finished(&c->ses)) {

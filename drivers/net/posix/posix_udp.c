@@ -18,7 +18,7 @@ static void
 send_response(struct posix_worker *w, int fd, const struct sockaddr *to,
 	      socklen_t tolen, uint16_t request_id)
 {
-	struct proto_out *o = &w->udp_out;
+	struct proto_out *o = &w->out;
 	const char *data = o->data + o->head;
 	size_t len = proto_out_pending(o);
 	unsigned total, seq;
@@ -101,7 +101,7 @@ posix_udp_readable(struct posix_worker *w, struct posix_socket *us)
 		while (reqlen > 0) {
 			unsigned actions = 0;
 			size_t used = cmd_process(w->udp_cmd, req, reqlen,
-						  &w->udp_out, &actions);
+						  &w->out, &actions);
 
 			send_response(w, us->fd, (struct sockaddr *)&from,
 				      fromlen, h.req_id);
