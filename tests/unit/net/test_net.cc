@@ -128,6 +128,21 @@ protected:
 		return out;
 	}
 
+	// "The NIC" takes what the stack built and has not sent it yet; the
+	// test frees the packets when it likes.
+	std::vector<rte_mbuf *> poll_and_hold()
+	{
+		std::vector<rte_mbuf *> held;
+		rte_mbuf **tx;
+		uint16_t n;
+		net_stack_poll(s);
+		while ((n = net_stack_tx_burst_prepare(s, &tx)) > 0) {
+			held.insert(held.end(), tx, tx + n);
+			net_stack_tx_burst_done(s, n);
+		}
+		return held;
+	}
+
 	std::vector<Pkt> step()
 	{
 		net_stack_poll(s);
@@ -2479,12 +2494,7 @@ TEST_F(Net, LargeSegmentsLeaveWithoutACopyAndKeepTheirPairUntilFreed)
 		reply[i] = char('a' + i % 23);
 	ASSERT_EQ(net_tcp_send(c, reply.data(), reply.size()), reply.size());
 
-	// "The NIC" takes the segments and has not sent them yet.
-	net_stack_poll(s);
-	rte_mbuf **tx;
-	uint16_t n = net_stack_tx_burst_prepare(s, &tx);
-	std::vector<rte_mbuf *> held(tx, tx + n);
-	net_stack_tx_burst_done(s, n);
+	std::vector<rte_mbuf *> held = poll_and_hold();
 	ASSERT_EQ(held.size(), 3u);
 	std::string got;
 	for (size_t i = 0; i < held.size(); i++) {
@@ -2544,11 +2554,7 @@ TEST_F(Net, StackDestroyedWhileTheDriverHoldsZeroCopySegments)
 	ASSERT_NE(c, nullptr);
 	std::string reply(5000, 'z');
 	ASSERT_EQ(net_tcp_send(c, reply.data(), reply.size()), reply.size());
-	net_stack_poll(s);
-	rte_mbuf **tx;
-	uint16_t n = net_stack_tx_burst_prepare(s, &tx);
-	std::vector<rte_mbuf *> held(tx, tx + n);
-	net_stack_tx_burst_done(s, n);
+	std::vector<rte_mbuf *> held = poll_and_hold();
 	ASSERT_EQ(held.size(), 4u);
 	net_stack_destroy(s);
 	s = nullptr;
