@@ -162,6 +162,12 @@ struct net_stack_config {
 	 * 0: always copy. Set it only for a port that sends chained mbufs
 	 * (RTE_ETH_TX_OFFLOAD_MULTI_SEGS). */
 	uint32_t tx_zero_copy_min;
+	/* TCP segmentation offload: a segment sent without a copy may carry
+	 * up to this many bytes (at most 65,000), which the NIC cuts into
+	 * MSS-sized ones (RTE_MBUF_F_TX_TCP_SEG). 0: off. Only with
+	 * tx_cksum_offload and tx_zero_copy_min; set it only for a port that
+	 * offers RTE_ETH_TX_OFFLOAD_TCP_TSO. */
+	uint32_t tx_tso_max;
 
 	uint16_t tcp_ports[NET_MAX_LISTEN]; /* listening ports; 0 = unused */
 	uint16_t udp_ports[NET_MAX_LISTEN];

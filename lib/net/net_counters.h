@@ -57,6 +57,7 @@
 	X(tcp_rx_segs, "TCP segments received (valid headers)")                \
 	X(tcp_tx_segs, "TCP segments built for transmission")                  \
 	X(tcp_tx_zero_copy, "TCP segments sent without copying their data")   \
+	X(tcp_tx_tso, "TCP segments larger than the MSS, cut by the NIC (TSO)") \
 	X(drop_tcp_bad_cksum, "TCP: bad checksum")                             \
 	X(drop_tcp_bad_header, "TCP: bad data offset or options")              \
 	X(drop_tcp_no_conn, "TCP: no connection or listener (RST sent)")       \

@@ -150,6 +150,9 @@ struct net_bufs_tail {
 TAILQ_HEAD(net_bufs_list, net_bufs_tail);
 
 #define NET_DEFAULT_BUF (64u << 10) /* sndbuf and rcvbuf when 0 */
+/* The largest TSO payload: an IPv4 packet and an mbuf's buf_len both stop
+ * at 65,535 bytes, headers included. */
+#define NET_TSO_MAX 65000u
 
 /* The tail follows the ring and the receive buffer, on its own lines. */
 static inline size_t

@@ -111,6 +111,12 @@ fill_defaults(struct net_stack_config *c)
 	DEFAULT(ooo_max, 8);
 	if (c->max_buf_pairs == 0 || c->max_buf_pairs > c->max_conns)
 		c->max_buf_pairs = c->max_conns;
+	/* TSO carries a payload only an mbuf pointing into the ring can hold,
+	 * and leaves the checksums to the NIC */
+	if (!c->tx_cksum_offload || c->tx_zero_copy_min == 0 ||
+	    c->tx_zero_copy_min > (uint32_t)c->mtu - 40)
+		c->tx_tso_max = 0;
+	c->tx_tso_max = RTE_MIN(c->tx_tso_max, NET_TSO_MAX);
 	DEFAULT(rto_initial_us, 1000 * 1000);
 	DEFAULT(rto_min_us, 200 * 1000);
 	DEFAULT(rto_max_us, 60ull * 1000 * 1000);

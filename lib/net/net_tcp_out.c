@@ -17,16 +17,17 @@
 #define TCP_OPT_WS_LEN 4 /* NOP + kind 3 + len 3 + shift */
 
 /* Build Ethernet, IPv4 and TCP headers (options included) for a segment
- * with `len` payload bytes; the payload and checksum are left to the
- * caller. */
+ * with `len` payload bytes, with room for them after the headers unless
+ * the payload goes elsewhere (`chained`: an mbuf pointing into the send
+ * ring); the payload and checksum are left to the caller. */
 static struct rte_mbuf *
 tcp_build(struct net_stack *s, const struct rte_ether_addr *mac,
 	  const struct net_conn_key *k, uint32_t seq, uint32_t ack, uint8_t flags,
-	  uint16_t wnd, uint16_t mss_opt, int ws_opt, uint32_t len,
+	  uint16_t wnd, uint16_t mss_opt, int ws_opt, uint32_t len, bool chained,
 	  struct rte_ipv4_hdr **ipp, struct rte_tcp_hdr **thp)
 {
 	uint16_t optlen = (mss_opt ? TCP_OPT_MSS_LEN : 0) + (ws_opt >= 0 ? TCP_OPT_WS_LEN : 0);
-	uint16_t l4_len = sizeof(struct rte_tcp_hdr) + optlen + len;
+	uint16_t l4_len = (uint16_t)(sizeof(struct rte_tcp_hdr) + optlen + len);
 	struct rte_mbuf *m = net_tx_alloc(s);
 	struct rte_ipv4_hdr *ip;
 	struct rte_tcp_hdr *th;
@@ -34,7 +35,8 @@ tcp_build(struct net_stack *s, const struct rte_ether_addr *mac,
 
 	if (m == NULL)
 		return NULL;
-	if (rte_pktmbuf_append(m, sizeof(struct rte_ether_hdr) + sizeof(*ip) + l4_len) == NULL) {
+	if (rte_pktmbuf_append(m, (uint16_t)(sizeof(struct rte_ether_hdr) + sizeof(*ip) + l4_len -
+					     (chained ? len : 0))) == NULL) {
 		rte_pktmbuf_free(m);
 		NET_INC(s, mempool_empty);
 		return NULL;
@@ -89,7 +91,7 @@ tcp_send_raw(struct net_stack *s, const struct rte_ether_addr *mac,
 	struct rte_ipv4_hdr *ip;
 	struct rte_tcp_hdr *th;
 	struct rte_mbuf *m = tcp_build(s, mac, k, seq, ack, flags, wnd, mss_opt, ws_opt, 0,
-				       &ip, &th);
+				       false, &ip, &th);
 
 	if (m != NULL)
 		tcp_finish(s, m, ip, th);
@@ -102,7 +104,8 @@ tcp_send_raw_data(struct net_stack *s, const struct rte_ether_addr *mac,
 {
 	struct rte_ipv4_hdr *ip;
 	struct rte_tcp_hdr *th;
-	struct rte_mbuf *m = tcp_build(s, mac, k, seq, ack, flags, 0, 0, -1, len, &ip, &th);
+	struct rte_mbuf *m = tcp_build(s, mac, k, seq, ack, flags, 0, 0, -1, len, false, &ip,
+				       &th);
 
 	if (m == NULL)
 		return;
@@ -110,32 +113,45 @@ tcp_send_raw_data(struct net_stack *s, const struct rte_ether_addr *mac,
 	tcp_finish(s, m, ip, th);
 }
 
-/* Instead of copying the send ring's bytes [off, off + len) into m (whose
- * last len bytes were reserved for them), chain an mbuf that points at
- * them: the pair's count keeps its memory out of the pool until the driver
- * frees that mbuf (struct net_bufs_tail). False when this segment must be
- * copied: its bytes wrap around the ring's end, the pair is not contiguous
- * in IOVA space, or no mbuf is left. */
+/* Where the send ring's byte `off` bytes after its head lies. */
+static uint32_t
+tcp_ring_pos(const struct net_stack *s, const struct net_conn *c, uint32_t off)
+{
+	uint32_t pos = c->snd.head + off;
+
+	return pos >= s->cfg.sndbuf ? pos - s->cfg.sndbuf : pos;
+}
+
+/* Whether the ring's bytes [off, off + len) can leave without a copy:
+ * enough of them, not wrapping round the ring's end, in a pair contiguous
+ * in IOVA space. */
+static bool
+tcp_zero_copy_ok(const struct net_stack *s, const struct net_conn *c, uint32_t off,
+		 uint32_t len)
+{
+	return s->cfg.tx_zero_copy_min != 0 && len >= s->cfg.tx_zero_copy_min &&
+	       tcp_ring_pos(s, c, off) + len <= s->cfg.sndbuf &&
+	       tcp_bufs_tail(s, c->bufs)->iova != RTE_BAD_IOVA;
+}
+
+/* Chains to m (headers only) an mbuf pointing at the ring's bytes [off,
+ * off + len): the pair's count keeps its memory out of the pool until the
+ * driver frees that mbuf (struct net_bufs_tail). False when no mbuf is
+ * left. */
 static bool
 tcp_chain_ring(struct net_stack *s, struct net_conn *c, struct rte_mbuf *m, uint32_t off,
 	       uint32_t len)
 {
 	struct net_bufs_tail *t = tcp_bufs_tail(s, c->bufs);
-	uint32_t pos = c->snd.head + off;
-	struct rte_mbuf *d;
+	uint32_t pos = tcp_ring_pos(s, c, off);
+	struct rte_mbuf *d = net_tx_alloc_extra(s);
 
-	if (pos >= s->cfg.sndbuf)
-		pos -= s->cfg.sndbuf;
-	if (pos + len > s->cfg.sndbuf || t->iova == RTE_BAD_IOVA)
-		return false;
-	d = net_tx_alloc_extra(s);
 	if (d == NULL)
 		return false;
 	rte_mbuf_ext_refcnt_update(&t->shared, 1);
 	rte_pktmbuf_attach_extbuf(d, c->bufs + pos, t->iova + pos, (uint16_t)len, &t->shared);
 	d->data_len = (uint16_t)len;
 	d->pkt_len = len;
-	rte_pktmbuf_trim(m, (uint16_t)len);
 	rte_pktmbuf_chain(m, d); /* two segments: cannot fail */
 	NET_INC(s, tcp_tx_zero_copy);
 	return true;
@@ -149,7 +165,9 @@ tcp_xmit(struct net_stack *s, struct net_conn *c, uint32_t seq, uint32_t len,
 	uint32_t space = tcp_rcv_space(c);
 	struct rte_ipv4_hdr *ip;
 	struct rte_tcp_hdr *th;
+	uint32_t off = seq - tcp_data_seq(c);
 	struct rte_mbuf *m;
+	bool zero_copy;
 	uint16_t wnd;
 	int ws_opt = -1;
 
@@ -160,15 +178,27 @@ tcp_xmit(struct net_stack *s, struct net_conn *c, uint32_t seq, uint32_t len,
 	} else {
 		wnd = (uint16_t)RTE_MIN(space >> c->rcv_wscale, 0xffffu);
 	}
+	zero_copy = len > 0 && tcp_zero_copy_ok(s, c, off, len);
 	m = tcp_build(s, &c->peer_mac, &c->key, seq, c->rcv_nxt, flags, wnd,
-		      syn ? s->mss : 0, ws_opt, len, &ip, &th);
+		      syn ? s->mss : 0, ws_opt, len, zero_copy, &ip, &th);
 	if (m == NULL)
 		return false;
-	if (len > 0 &&
-	    (s->cfg.tx_zero_copy_min == 0 || len < s->cfg.tx_zero_copy_min ||
-	     !tcp_chain_ring(s, c, m, seq - tcp_data_seq(c), len)))
-		net_sndbuf_copy(&c->snd, c->bufs, s->cfg.sndbuf, seq - tcp_data_seq(c),
+	if (zero_copy) {
+		if (!tcp_chain_ring(s, c, m, off, len)) {
+			rte_pktmbuf_free(m);
+			NET_INC(s, mempool_empty);
+			return false;
+		}
+		if (len > c->mss) {
+			/* TSO (tcp_seg_max): the NIC cuts it into MSS segments */
+			m->ol_flags |= RTE_MBUF_F_TX_TCP_SEG;
+			m->tso_segsz = c->mss;
+			NET_INC(s, tcp_tx_tso);
+		}
+	} else if (len > 0) {
+		net_sndbuf_copy(&c->snd, c->bufs, s->cfg.sndbuf, off,
 				(uint8_t *)th + (th->data_off >> 4) * 4, len);
+	}
 	tcp_finish(s, m, ip, th);
 	if (flags & RTE_TCP_ACK_FLAG) {
 		uint32_t edge = c->rcv_nxt + ((uint32_t)wnd << (syn ? 0 : c->rcv_wscale));
@@ -212,6 +242,21 @@ tcp_retransmit_first(struct net_stack *s, struct net_conn *c)
 		NET_INC(s, tcp_retransmits);
 		c->flags &= ~CF_RTT_TIMING; /* Karn */
 	}
+}
+
+/* The most data one segment may carry now: the MSS, or with TSO as many
+ * whole MSS as lie contiguous in the send ring from snd_nxt (a segment is
+ * one mbuf pointing into the ring), up to tx_tso_max. */
+static uint32_t
+tcp_seg_max(const struct net_stack *s, const struct net_conn *c)
+{
+	uint32_t room;
+
+	if (s->cfg.tx_tso_max <= c->mss || tcp_bufs_tail(s, c->bufs)->iova == RTE_BAD_IOVA)
+		return c->mss;
+	room = RTE_MIN(s->cfg.sndbuf - tcp_ring_pos(s, c, c->snd_nxt - tcp_data_seq(c)),
+		       s->cfg.tx_tso_max);
+	return room > c->mss ? room - room % c->mss : c->mss;
 }
 
 static uint32_t
@@ -283,7 +328,8 @@ tcp_output(struct net_stack *s, struct net_conn *c)
 		uint32_t in_flight = c->snd_nxt - c->snd_una;
 		uint32_t wnd = RTE_MIN(c->snd_wnd, c->cwnd);
 		uint32_t usable = wnd > in_flight ? wnd - in_flight : 0;
-		uint32_t len = RTE_MIN(RTE_MIN(unsent, usable), (uint32_t)c->mss);
+		uint32_t len = RTE_MIN(RTE_MIN(unsent, usable),
+				       unsent > c->mss ? tcp_seg_max(s, c) : (uint32_t)c->mss);
 		bool fin = (c->flags & CF_FIN_QUEUED) && c->snd_nxt + len == c->fin_seq;
 		uint8_t flags = RTE_TCP_ACK_FLAG;
 

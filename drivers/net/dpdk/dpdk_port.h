@@ -66,6 +66,8 @@ struct dpdk_port {
 	/* The port sends chained mbufs (a header and a payload elsewhere),
 	 * so TCP can send large segments without copying them. */
 	bool tx_multi_seg;
+	/* TCP segmentation offload, with chained mbufs and checksum offload. */
+	bool tx_tso;
 	char rx_offloads[160]; /* names, for logs and telemetry */
 	char tx_offloads[160];
 	/* RSS: on only with several queues and a port that can hash. */

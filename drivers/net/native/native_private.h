@@ -39,6 +39,9 @@ extern int native_logtype;
  * checksums (native_stack.c). Below it a copy costs less than the second
  * mbuf. */
 #define NATIVE_TX_ZERO_COPY_MIN 1024
+/* With TSO, a segment carries up to this much of a reply (lib/net's
+ * largest): a 64 KiB send ring is one or two packets for the stack. */
+#define NATIVE_TX_TSO_MAX 65000
 
 struct native_worker;
 

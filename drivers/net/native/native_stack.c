@@ -203,6 +203,7 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	 * in cache costs what the second mbuf does (docs/performance.md). */
 	nc.tx_zero_copy_min =
 		nat->port.tx_multi_seg && nat->port.tx_cksum ? NATIVE_TX_ZERO_COPY_MIN : 0;
+	nc.tx_tso_max = nat->port.tx_tso ? NATIVE_TX_TSO_MAX : 0;
 	nc.tcp_ports[0] = cfg->tcp_port;
 	nc.udp_ports[0] = cfg->udp_port;
 	nc.max_conns = slots_per_lcore(cfg, nat->nworkers);

@@ -90,6 +90,7 @@ add_port(struct rte_tel_data *d, const struct dpdk_port *p)
 	rte_tel_data_add_dict_u64(d, "rx_cksum_offload", p->rx_cksum);
 	rte_tel_data_add_dict_u64(d, "tx_cksum_offload", p->tx_cksum);
 	rte_tel_data_add_dict_u64(d, "tx_multi_seg", p->tx_multi_seg);
+	rte_tel_data_add_dict_u64(d, "tx_tso", p->tx_tso);
 	rte_tel_data_add_dict_string(d, "rx_offloads", p->rx_offloads);
 	rte_tel_data_add_dict_string(d, "tx_offloads", p->tx_offloads);
 	rte_tel_data_add_dict_u64(d, "rss", p->rss);

@@ -2542,6 +2542,68 @@ TEST_F(Net, LargeSegmentsLeaveWithoutACopyAndKeepTheirPairUntilFreed)
 	EXPECT_EQ(m.buffers, 2 * pair);
 }
 
+// With TSO (and checksum offload, and segments without a copy) one
+// segment carries as many whole MSS of the send ring as the windows allow;
+// the NIC cuts it (RTE_MBUF_F_TX_TCP_SEG, tso_segsz). Every byte still goes
+// out once, in order.
+TEST_F(Net, TsoSegmentsCarrySeveralMssForTheNicToCut)
+{
+	cfg.tx_cksum_offload = true;
+	cfg.tx_zero_copy_min = 1024;
+	cfg.tx_tso_max = 65000;
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	std::string data(40000, '\0');
+	for (size_t i = 0; i < data.size(); i++)
+		data[i] = char('A' + i % 31);
+	ASSERT_EQ(net_tcp_send(c, data.data(), data.size()), data.size());
+	std::string got;
+	unsigned tso = 0;
+	for (int round = 0; round < 10 && got.size() < data.size(); round++) {
+		std::vector<rte_mbuf *> held = poll_and_hold();
+		for (rte_mbuf *m : held) {
+			Pkt k = parse(m);
+			ASSERT_TRUE(k.is_tcp());
+			EXPECT_EQ(k.seq, p.srv_iss + 1 + uint32_t(got.size())) << "in order";
+			if (k.payload.size() > 1460) {
+				EXPECT_TRUE(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
+				EXPECT_EQ(m->tso_segsz, 1460u);
+				if (got.size() + k.payload.size() < data.size())
+					EXPECT_EQ(k.payload.size() % 1460, 0u) << "whole MSS, but the last";
+				EXPECT_EQ(k.segs, 2u);
+				tso++;
+			} else {
+				EXPECT_FALSE(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
+			}
+			got += k.payload;
+			rte_pktmbuf_free(m);
+		}
+		p.rcv_nxt = p.srv_iss + 1 + uint32_t(got.size());
+		inject(seg(p, ACK)); // everything so far; what it lets out comes next round
+	}
+	EXPECT_TRUE(got == data);
+	EXPECT_GT(tso, 0u);
+	EXPECT_EQ(ctr(NET_C_tcp_tx_tso), tso);
+}
+
+// TSO needs the checksums offloaded: without, segments stay at the MSS.
+TEST_F(Net, NoTsoWithoutChecksumOffload)
+{
+	cfg.tx_zero_copy_min = 1024;
+	cfg.tx_tso_max = 65000;
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	std::string data(10000, 'q');
+	ASSERT_EQ(net_tcp_send(c, data.data(), data.size()), data.size());
+	for (const Pkt &k : tcp_to(step(), p))
+		EXPECT_LE(k.payload.size(), 1460u);
+	EXPECT_EQ(ctr(NET_C_tcp_tx_tso), 0u);
+}
+
 // A stack destroyed while the driver still holds mbufs pointing into its
 // pairs: the last of them frees the pair, and nothing is left behind.
 TEST_F(Net, StackDestroyedWhileTheDriverHoldsZeroCopySegments)
