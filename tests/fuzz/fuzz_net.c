@@ -348,6 +348,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.syn_backlog = 2;
 	cfg.sndbuf = 4096;
 	cfg.tx_zero_copy_min = 64;
+	/* checksums "offloaded", so that segments of several MSS (TSO) are
+	 * built too */
+	cfg.tx_cksum_offload = true;
+	cfg.tx_tso_max = 65000;
 	cfg.rcvbuf = 4096;
 	cfg.ooo_max = 4;
 	cfg.idle_timeout_us = 30 * 1000 * 1000;
