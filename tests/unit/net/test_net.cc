@@ -2570,8 +2570,9 @@ TEST_F(Net, TsoSegmentsCarrySeveralMssForTheNicToCut)
 			if (k.payload.size() > 1460) {
 				EXPECT_TRUE(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
 				EXPECT_EQ(m->tso_segsz, 1460u);
-				if (got.size() + k.payload.size() < data.size())
+				if (got.size() + k.payload.size() < data.size()) {
 					EXPECT_EQ(k.payload.size() % 1460, 0u) << "whole MSS, but the last";
+				}
 				EXPECT_EQ(k.segs, 2u);
 				tso++;
 			} else {
