@@ -173,6 +173,11 @@ enum net_tcp_state {
 	TCP_STATE__COUNT
 };
 
+/* Buffer pairs kept for connections to cfg.reserved_port when
+ * max_buf_pairs caps the others (at most reserved_slots): enough for an
+ * operator's `stats` while every other connection waits for a pair. */
+#define NET_RESERVED_BUF_PAIRS 2u
+
 struct net_conn_key {
 	uint32_t raddr; /* host order */
 	uint16_t rport;
@@ -383,6 +388,10 @@ struct net_stack {
 	 * millisecond to try the allocation again. */
 	struct net_conn_list buf_waiters;
 	uint64_t buf_retry_at;         /* us */
+	/* Pairs the ports other than cfg.reserved_port may hold together:
+	 * cfg.max_buf_pairs. buf_pool.max adds the reserved port's own
+	 * (NET_RESERVED_BUF_PAIRS at most, only under a real cap). */
+	uint32_t buf_cap;
 	struct net_wheel wheel;
 	bool in_event;
 
