@@ -173,11 +173,6 @@ enum net_tcp_state {
 	TCP_STATE__COUNT
 };
 
-/* Buffer pairs kept for connections to cfg.reserved_port when
- * max_buf_pairs caps the others (at most reserved_slots): enough for an
- * operator's `stats` while every other connection waits for a pair. */
-#define NET_RESERVED_BUF_PAIRS 2u
-
 struct net_conn_key {
 	uint32_t raddr; /* host order */
 	uint16_t rport;
