@@ -110,12 +110,12 @@ cmd_session_execute(struct cmd_session *s, const char *in, size_t len)
 }
 
 enum cmd_session_wait
-cmd_session_wait(struct cmd_session *s, bool input_left, bool *restart)
+cmd_session_wait(struct cmd_session *s, bool input_left, bool out_held, bool *restart)
 {
 	enum cmd_session_wait w = CMD_WAIT_NONE;
 	uint64_t done = cmd_conn_requests(s->cmd);
 
-	if (proto_out_pending(&s->out) > 0)
+	if (proto_out_pending(&s->out) > 0 || out_held)
 		w = CMD_WAIT_WRITE;
 	else if (!s->closing && !s->eof && (input_left || cmd_conn_busy(s->cmd)))
 		w = CMD_WAIT_REQUEST;

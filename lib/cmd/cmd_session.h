@@ -135,9 +135,11 @@ size_t cmd_session_execute(struct cmd_session *s, const char *in, size_t len);
  * received bytes wait unconsumed (an incomplete request, when the output
  * is not over the bound). Returns what the connection waits for now, and
  * sets *restart when its deadline is to start over:
- *  - CMD_WAIT_WRITE (unsent replies the transport cannot take): restarts
- *    whenever the client took some (`sent`), so only a client that takes
- *    nothing for the whole timeout is cut off;
+ *  - CMD_WAIT_WRITE (unsent replies the transport cannot take, or, with
+ *    out_held, replies the transport holds in memory of ours that the
+ *    client has not acknowledged): restarts whenever the client took some
+ *    (`sent`), so only a client that takes nothing for the whole timeout
+ *    is cut off;
  *  - CMD_WAIT_REQUEST (a request begun and not complete): restarts only
  *    when a request completed since the last call, so a request dribbled a
  *    byte at a time (slowloris) has the timeout once, while a pipelining
@@ -145,7 +147,8 @@ size_t cmd_session_execute(struct cmd_session *s, const char *in, size_t len);
  *  - CMD_WAIT_NONE: idle connections, with nothing begun, never time out
  *    (that is the idle timeout's business).
  * A change of kind restarts too. */
-enum cmd_session_wait cmd_session_wait(struct cmd_session *s, bool input_left, bool *restart);
+enum cmd_session_wait cmd_session_wait(struct cmd_session *s, bool input_left, bool out_held,
+				       bool *restart);
 
 /* The close rule: quit, bad input or the client's FIN, and every reply
  * handed to the transport. */

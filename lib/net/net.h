@@ -138,6 +138,11 @@ struct net_cidr {
 
 #define NET_ALLOW_MAX 32
 
+/* Buffer pairs kept for connections to reserved_port when max_buf_pairs
+ * caps the others (at most reserved_slots): enough for an operator's
+ * `stats` while every other connection waits for a pair. */
+#define NET_RESERVED_BUF_PAIRS 2u
+
 struct net_stack_config {
 	const char *name;               /* for logs and the connection hash */
 	int socket_id;                  /* NUMA node for tables and buffers */
@@ -189,6 +194,9 @@ struct net_stack_config {
 	 * the other ports filled the table); 0: none. */
 	uint16_t reserved_port;
 	uint32_t reserved_slots;
+	/* Under max_buf_pairs below max_conns, reserved_port's connections
+	 * also have min(reserved_slots, NET_RESERVED_BUF_PAIRS) buffer pairs
+	 * beyond the cap, which the other ports' cannot take. */
 	uint32_t sndbuf;                /* send buffer per connection; 0 = 64 KiB */
 	uint32_t rcvbuf;                /* receive buffer per connection; 0 = 64 KiB */
 	/* Buffer pairs (sndbuf + rcvbuf) held at once, by all connections

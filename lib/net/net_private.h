@@ -391,6 +391,10 @@ struct net_stack {
 	 * millisecond to try the allocation again. */
 	struct net_conn_list buf_waiters;
 	uint64_t buf_retry_at;         /* us */
+	/* Pairs the ports other than cfg.reserved_port may hold together:
+	 * cfg.max_buf_pairs. buf_pool.max adds the reserved port's own
+	 * (NET_RESERVED_BUF_PAIRS at most, only under a real cap). */
+	uint32_t buf_cap;
 	struct net_wheel wheel;
 	bool in_event;
 

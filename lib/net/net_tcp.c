@@ -125,17 +125,22 @@ net_tcp_init(struct net_stack *s, char *err, size_t errlen)
 	};
 	size_t tail_off = net_bufs_tail_offset(cfg->sndbuf, cfg->rcvbuf);
 	size_t pair = net_buf_pair_bytes(cfg->sndbuf, cfg->rcvbuf);
+	/* Under a real cap the reserved port gets pairs of its own, beyond
+	 * it (without one every connection can hold a pair anyway). */
+	uint32_t reserve = cfg->max_buf_pairs < cfg->max_conns ?
+			   RTE_MIN(cfg->reserved_slots, NET_RESERVED_BUF_PAIRS) : 0;
 
 	snprintf(hname, sizeof(hname), "net_conns_%u",
 		 __atomic_fetch_add(&instance, 1, __ATOMIC_RELAXED));
 	net_wheel_init(&s->wheel, s->now, conn_timer_cb);
 	s->bufs_tail_off = tail_off;
+	s->buf_cap = cfg->max_buf_pairs;
 	TAILQ_INIT(&s->bufs_in_flight);
 	s->conns = rte_zmalloc_socket("net_conns", sizeof(*s->conns) * cfg->max_conns,
 				      RTE_CACHE_LINE_SIZE, cfg->socket_id);
 	s->conn_hash = rte_hash_create(&hp);
 	if (s->conns == NULL || s->conn_hash == NULL ||
-	    net_pool_init(&s->buf_pool, "net_bufs", pair, cfg->max_buf_pairs,
+	    net_pool_init(&s->buf_pool, "net_bufs", pair, cfg->max_buf_pairs + reserve,
 			  cfg->socket_id) < 0 ||
 	    net_pool_init(&s->ooo_pool, "net_ooo", sizeof(struct net_ooo_range) * cfg->ooo_max,
 			  cfg->max_conns, cfg->socket_id) < 0) {
@@ -607,17 +612,35 @@ tcp_app_resume(struct net_stack *s, struct net_conn *c)
 	return !(c->flags & CF_RELEASED);
 }
 
+/* c waits for a pair: the reserved port's connections at the head of
+ * the list, so that they are resumed first and a waiter at the head that
+ * may not take a pair means none behind it may either. */
+void
+tcp_buf_wait(struct net_stack *s, struct net_conn *c)
+{
+	if (c->flags & CF_BUF_WAIT)
+		return;
+	c->flags |= CF_BUF_WAIT;
+	if (tcp_conn_reserved(s, c))
+		TAILQ_INSERT_HEAD(&s->buf_waiters, c, wait_link);
+	else
+		TAILQ_INSERT_TAIL(&s->buf_waiters, c, wait_link);
+}
+
 /* Resume connections that found no buffer pair: one per free pair in the
  * pool, or the first once per millisecond, when the pool must allocate
  * and the allocation may succeed now (never at max_buf_pairs: there
- * only a pair given back helps). A connection that finds none again
- * goes back to the end of the list and ends the round. */
+ * only a pair given back helps; the reserved port's pairs are for its
+ * connections only). A connection that finds none again goes back to the
+ * list and ends the round. */
 void
 net_tcp_wake_buf_waiters(struct net_stack *s)
 {
 	struct net_conn *c;
 
 	while ((c = TAILQ_FIRST(&s->buf_waiters)) != NULL) {
+		if (!tcp_bufs_allowed(s, c))
+			return;
 		if (s->buf_pool.n_free == 0) {
 			if (s->buf_pool.n_made >= s->buf_pool.max || s->now < s->buf_retry_at)
 				return;
@@ -829,10 +852,7 @@ net_tcp_send(struct net_conn *c, const void *data, size_t len)
 		/* Nothing will be acknowledged to call writable: wait for a
 		 * buffer pair instead (net_tcp_wake_buf_waiters). */
 		c->flags |= CF_WANT_WRITE;
-		if (!(c->flags & CF_BUF_WAIT)) {
-			c->flags |= CF_BUF_WAIT;
-			TAILQ_INSERT_TAIL(&c->stack->buf_waiters, c, wait_link);
-		}
+		tcp_buf_wait(c->stack, c);
 		return 0;
 	}
 	n = net_sndbuf_append(&c->snd, c->bufs, c->stack->cfg.sndbuf, data, (uint32_t)len);

@@ -58,12 +58,29 @@ tcp_bufs_tail(const struct net_stack *s, uint8_t *bufs)
 
 /* Take a buffer pair for c if it holds none; false when none can be had
  * (counted: the caller drops or refuses the bytes). */
+/* A connection accepted on cfg.reserved_port (the administration port). */
+static inline bool
+tcp_conn_reserved(const struct net_stack *s, const struct net_conn *c)
+{
+	return s->cfg.reserved_port != 0 && c->key.lport == s->cfg.reserved_port &&
+	       !(c->flags & CF_ACTIVE);
+}
+
+/* Whether c may take a pair now: the other ports' connections only while
+ * fewer than buf_cap are out; the reserved port's may take the rest. */
+static inline bool
+tcp_bufs_allowed(const struct net_stack *s, const struct net_conn *c)
+{
+	return s->buf_pool.n_made - s->buf_pool.n_free < s->buf_cap || tcp_conn_reserved(s, c);
+}
+
 static inline bool
 tcp_bufs_attach(struct net_stack *s, struct net_conn *c)
 {
 	if (likely(c->bufs != NULL))
 		return true;
-	c->bufs = (uint8_t *)net_pool_get(&s->buf_pool);
+	c->bufs = unlikely(!tcp_bufs_allowed(s, c)) ? NULL :
+		  (uint8_t *)net_pool_get(&s->buf_pool);
 	if (unlikely(c->bufs == NULL)) {
 		NET_INC(s, tcp_no_buffers);
 		return false;
@@ -76,6 +93,8 @@ tcp_bufs_attach(struct net_stack *s, struct net_conn *c)
 /* Let go of a pair: to the pool, or to bufs_in_flight while mbufs still
  * point into it (net_tcp.c). */
 void tcp_bufs_put(struct net_stack *s, uint8_t *bufs);
+/* c found no pair: on buf_waiters until net_tcp_wake_buf_waiters(). */
+void tcp_buf_wait(struct net_stack *s, struct net_conn *c);
 
 /* c lets go of its buffer pair. */
 static inline void

@@ -539,6 +539,92 @@ class BufferBudget(NativeCase):
         self.assertIn("TCP buffers for 4 busy connections per lcore", self.srv.log())
 
 
+class SlowReaders(NativeCase):
+    """--request-timeout counts what TCP holds unacknowledged as output
+    still owed: a client that takes a reply fitting in the 64 KiB send ring
+    and then keeps its window shut is reset, and its buffer pair freed; a
+    client that reads slowly but steadily is not."""
+    server_args = {"threads": 1,
+                   "seg_extra": ["--request-timeout", "2", "--tcp-buffer-memory", "384K"]}
+
+    def stats(self):
+        c = self.srv.connect()
+        try:
+            return c.stats()
+        finally:
+            c.close()
+
+    def set_value(self, key, size):
+        v = os.urandom(size)
+        c = self.srv.connect()
+        try:
+            self.assertEqual(c.cmd(b"set %s 0 0 %d\r\n%s\r\n" % (key, size, v)), b"STORED\r\n")
+        finally:
+            c.close()
+        return v
+
+    def small_window_client(self):
+        # A 4 KiB receive buffer, set before the handshake: the window
+        # the kernel offers stays small, and shuts when the app stops
+        # reading.
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(harness.IO_TIMEOUT)
+        s.connect((harness.HOST, self.srv.port))
+        return s
+
+    def test_window_shut_on_a_reply_in_the_ring_is_reset(self):
+        self.set_value(b"ring40k", 40000)
+        before = int(self.stats()["conns_write_timeouts"])
+        s = self.small_window_client()
+        try:
+            # The whole reply fits TCP's send ring at once: nothing waits
+            # in the session's output, only unacknowledged bytes.
+            s.sendall(b"get ring40k\r\n")
+            wait_for("the non-reader to be reset",
+                     lambda: int(self.stats()["conns_write_timeouts"]) > before, 30)
+            self.assert_no_leak()
+            wait_for("its buffer pair back",
+                     lambda: telemetry(self.srv, "/segcached/net")["tcp_buffer_bytes_in_use"]
+                     == 0, 30)
+            # The reset reaches the client, after what it did receive.
+            got = 0
+            with self.assertRaises(ConnectionResetError):
+                for _ in range(100):
+                    d = s.recv(65536)
+                    if not d:
+                        break
+                    got += len(d)
+            self.assertLess(got, 40000)
+        finally:
+            s.close()
+
+    def test_slow_steady_reader_is_kept(self):
+        # 2 KB every 100 ms of a 95 KB value, about 5 s. The ring takes
+        # 64 KiB, the rest when half of it is acknowledged; from then on
+        # about 62 KB wait in the ring alone, with no call into the server
+        # (writable comes only after a send was cut short), for longer
+        # than the timeout: ACKs seen at its expiry keep the client.
+        v = self.set_value(b"slow100k", 95000)
+        before = int(self.stats()["conns_write_timeouts"])
+        s = self.small_window_client()
+        try:
+            s.sendall(b"get slow100k\r\n")
+            want = b"VALUE slow100k 0 95000\r\n" + v + b"\r\nEND\r\n"
+            got = b""
+            for _ in range(1000):  # at most 100 s
+                if len(got) >= len(want):
+                    break
+                got += s.recv(2048)
+                time.sleep(0.1)
+            self.assertEqual(got, want)
+            s.sendall(b"version\r\n")
+            self.assertRegex(s.recv(100), rb"^VERSION ")
+        finally:
+            s.close()
+        self.assertEqual(int(self.stats()["conns_write_timeouts"]), before)
+
+
 class ChecksumOffload(unittest.TestCase):
     """net_tap offers IPv4/TCP/UDP checksum offloads (done in software by
     the PMD): the stack then leaves checksums to the port and trusts its RX

@@ -49,17 +49,27 @@ conn_flush(void *arg)
 
 /* --request-timeout: after each turn of the connection, start, restart
  * or stop its timer (cmd_session_wait() has the rule). The timer is
- * lib/net's, one per connection; pushing it back is a store. */
+ * lib/net's, one per connection; pushing it back is a store.
+ * Bytes in TCP's send ring that the client has not acknowledged are
+ * output still owed: they hold a buffer pair (memory of ours, and under
+ * --tcp-buffer-memory a share of the budget), so a client that keeps its
+ * window shut, or never acknowledges, is timed like one whose reply waits
+ * in ses.out. The client acknowledging bytes is progress (`sent`). */
 static void
 conn_watch(struct native_conn *c)
 {
 	uint64_t t = c->w->nat->request_timeout_us;
 	uint8_t was = c->ses.wait;
+	uint32_t queued;
 	bool restart;
 
 	if (t == 0)
 		return;
-	if (cmd_session_wait(&c->ses, c->rx_left > 0 || c->in_len > 0, &restart) ==
+	queued = (uint32_t)net_tcp_send_queued(c->nc);
+	if (queued < c->watch_queued)
+		c->ses.sent = true;
+	c->watch_queued = queued;
+	if (cmd_session_wait(&c->ses, c->rx_left > 0 || c->in_len > 0, queued > 0, &restart) ==
 	    CMD_WAIT_NONE) {
 		if (was != CMD_WAIT_NONE)
 			net_tcp_set_timer(c->nc, 0);
@@ -241,6 +251,13 @@ on_timer(void *app, struct net_conn *nc)
 
 	if (c == NULL || c->ses.wait == CMD_WAIT_NONE)
 		return;
+	if (c->ses.wait == CMD_WAIT_WRITE && net_tcp_send_queued(nc) < c->watch_queued) {
+		/* The client acknowledged bytes since the timer was armed, or
+		 * all of them: it is reading; look again (a new deadline, or
+		 * none). */
+		conn_watch(c);
+		return;
+	}
 	if (c->ses.wait == CMD_WAIT_WRITE) {
 		NATIVE_INC(w, conns_write_timeouts);
 		NATIVE_LOG(INFO, "lcore %u: resetting a connection that took no reply for %u s",
@@ -291,6 +308,7 @@ conn_put(struct native_worker *w, struct native_conn *c)
 	c->admin = false;
 	c->src_counted = false;
 	c->rx_left = 0;
+	c->watch_queued = 0;
 	if (cmd_session_close(&c->ses, w->nat->cfg.item_max) < 0) {
 		free(c);
 		return;

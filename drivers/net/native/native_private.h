@@ -79,6 +79,9 @@ struct native_conn {
 	bool admin;             /* from the admin port */
 	bool src_counted;       /* holds a count in the worker's source table */
 	uint32_t rx_left;       /* bytes on_recv left in TCP's buffer last time */
+	/* net_tcp_send_queued() when conn_watch() last looked: less now means
+	 * the client acknowledged bytes since (ACKs do not call us). */
+	uint32_t watch_queued;
 };
 
 struct native_worker {

@@ -97,7 +97,8 @@ tx_array_size(const struct native_config *cfg, unsigned nworkers)
 
 /* EAL memory for --no-huge, before the EAL starts: per worker its
  * connection slots and their state, the TCP buffers they may hold at
- * once (a pair per slot, or --tcp-buffer-memory's share) and its mbuf
+ * once (a pair per slot, or --tcp-buffer-memory's share and the admin
+ * port's reserved pairs) and its mbuf
  * pool. */
 static unsigned
 eal_memory_mb(unsigned max_conns, size_t tcp_buffer_memory, unsigned lcores)
@@ -108,7 +109,9 @@ eal_memory_mb(unsigned max_conns, size_t tcp_buffer_memory, unsigned lcores)
 	unsigned workers = RTE_MAX(lcores, 2u) - 1;
 	uint64_t slots = slots_per_lcore(&cfg, workers);
 	uint64_t pairs = buf_pairs_per_lcore(&cfg, workers);
-	uint64_t per = slots * 4096 + (pairs != 0 ? pairs : slots) * NATIVE_BUF_PAIR +
+	/* a budget leaves the admin port pairs of its own beyond it */
+	uint64_t per = slots * 4096 +
+		       (pairs != 0 ? pairs + NET_RESERVED_BUF_PAIRS : slots) * NATIVE_BUF_PAIR +
 		       16384ull * 2600;
 
 	return (unsigned)((workers * per) >> 20) + 128;

@@ -101,7 +101,10 @@ conn_watch(struct posix_conn *c)
 
 	if (t == 0)
 		return;
-	if (cmd_session_wait(&c->ses, c->in_end > c->in_start, &restart) == CMD_WAIT_NONE)
+	/* What the kernel holds unacknowledged is in its socket buffer, not
+	 * in memory of ours: out_held false. */
+	if (cmd_session_wait(&c->ses, c->in_end > c->in_start, false, &restart) ==
+	    CMD_WAIT_NONE)
 		timed_unlink(c);
 	else if (restart || !c->timed)
 		timed_append(c, posix_now_ms() + t);

@@ -186,40 +186,40 @@ TEST_F(Session, WaitRuleForTheRequestTimeout)
 	bool restart = true;
 
 	/* Idle, nothing begun: never timed. */
-	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_NONE);
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_NONE);
 	EXPECT_FALSE(restart);
 
 	/* A request begun: the deadline starts ... */
 	std::string part = "get some";
 	EXPECT_EQ(run(part), 0u);
-	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_REQUEST);
+	EXPECT_EQ(cmd_session_wait(&ses, true, false, &restart), CMD_WAIT_REQUEST);
 	EXPECT_TRUE(restart);
 	/* ... and more bytes of the same request do not push it back. */
 	part += "ke";
 	EXPECT_EQ(run(part), 0u);
-	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_REQUEST);
+	EXPECT_EQ(cmd_session_wait(&ses, true, false, &restart), CMD_WAIT_REQUEST);
 	EXPECT_FALSE(restart);
 
 	/* A pipelining client: the request completes, the next one is begun
 	 * in the same read. A new request, a new deadline. */
 	std::string in = part + "y\r\nget ot";
 	EXPECT_EQ(run(in), part.size() + 3);
-	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_REQUEST);
+	EXPECT_EQ(cmd_session_wait(&ses, true, false, &restart), CMD_WAIT_REQUEST);
 	EXPECT_TRUE(restart);
 
 	/* Completed, nothing begun: back to idle. */
 	EXPECT_EQ(run("get other\r\n"), 11u);
-	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_NONE);
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_NONE);
 	EXPECT_FALSE(restart);
 
 	/* A value being swallowed (over -I): the parser holds the request,
 	 * no byte is left over, and it is still a request begun. */
 	std::string huge = "set h 0 0 2000000\r\n" + std::string(1000, 'z');
 	EXPECT_EQ(run(huge), huge.size());
-	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_REQUEST);
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_REQUEST);
 	EXPECT_TRUE(restart);
 	EXPECT_EQ(run(std::string(5000, 'z')), 5000u);
-	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_REQUEST);
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_REQUEST);
 	EXPECT_FALSE(restart); /* swallowed bytes are no completed request */
 }
 
@@ -229,31 +229,50 @@ TEST_F(Session, WaitRuleForRepliesNotTaken)
 	std::string set = "set big 0 0 100000\r\n" + std::string(100000, 'x') + "\r\n";
 
 	ASSERT_EQ(run(set), set.size());
-	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_NONE);
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_NONE);
 	room = 1000; /* a reader that takes a little */
 	run("get big\r\n");
-	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_WRITE);
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_WRITE);
 	EXPECT_TRUE(restart);
 	/* It took something since: the deadline starts over. */
 	flush(this);
-	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_WRITE);
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_WRITE);
 	EXPECT_TRUE(restart);
 	/* It takes nothing any more: the deadline stands, however much the
 	 * client sends meanwhile. */
 	room = 0;
 	flush(this);
 	run("get big\r\nget big\r\n");
-	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_WRITE);
+	EXPECT_EQ(cmd_session_wait(&ses, true, false, &restart), CMD_WAIT_WRITE);
 	EXPECT_FALSE(restart);
-	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_WRITE);
+	EXPECT_EQ(cmd_session_wait(&ses, true, false, &restart), CMD_WAIT_WRITE);
 	EXPECT_FALSE(restart);
 	/* Everything taken: idle again, whatever the client had begun is for
 	 * the next call to see. */
 	room = SIZE_MAX;
 	flush(this);
-	EXPECT_EQ(cmd_session_wait(&ses, false, &restart), CMD_WAIT_NONE);
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_NONE);
 	/* The client's FIN: nothing more can come; no request is waited for. */
 	run("get bi");
 	ses.eof = true;
-	EXPECT_EQ(cmd_session_wait(&ses, true, &restart), CMD_WAIT_NONE);
+	EXPECT_EQ(cmd_session_wait(&ses, true, false, &restart), CMD_WAIT_NONE);
+}
+
+/* Replies the transport took but the client has not acknowledged (the
+ * native stack's send ring, memory of ours) are owed output like unsent
+ * ones: the deadline runs, and restarts only when the client takes some. */
+TEST_F(Session, WaitRuleForRepliesHeldUnacknowledged)
+{
+	bool restart = false;
+
+	run("get nothing\r\n");
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_NONE);
+	EXPECT_EQ(cmd_session_wait(&ses, false, true, &restart), CMD_WAIT_WRITE);
+	EXPECT_TRUE(restart);
+	EXPECT_EQ(cmd_session_wait(&ses, false, true, &restart), CMD_WAIT_WRITE);
+	EXPECT_FALSE(restart); /* nothing acknowledged since */
+	ses.sent = true;       /* the stack saw the client acknowledge bytes */
+	EXPECT_EQ(cmd_session_wait(&ses, false, true, &restart), CMD_WAIT_WRITE);
+	EXPECT_TRUE(restart);
+	EXPECT_EQ(cmd_session_wait(&ses, false, false, &restart), CMD_WAIT_NONE);
 }

@@ -38,6 +38,7 @@ constexpr uint8_t SYN = RTE_TCP_SYN_FLAG, ACK = RTE_TCP_ACK_FLAG, FIN = RTE_TCP_
 struct Peer {
 	uint32_t ip = CLI_IP;
 	uint16_t port = 40000;
+	uint16_t lport = PORT; // the server's port
 	uint32_t iss = 1000;
 	uint32_t snd_nxt = 0, rcv_nxt = 0;
 	uint16_t win = 65535;
@@ -170,7 +171,7 @@ protected:
 		t.src_ip = p.ip;
 		t.dst_ip = SRV_IP;
 		t.sport = p.port;
-		t.dport = PORT;
+		t.dport = p.lport;
 		t.seq = seq;
 		t.ack = (flags & ACK) ? p.rcv_nxt : 0;
 		t.flags = flags;
@@ -745,6 +746,74 @@ TEST_F(Net, AtMaxBufPairsDataIsRefusedAndSendsWaitForAPair)
 	EXPECT_EQ(app.recv_calls, 2u);
 	net_stack_memory_read(s, &m);
 	EXPECT_EQ(m.buffers, net_buf_pair_bytes(cfg.sndbuf, cfg.rcvbuf));
+}
+
+/* The administration port keeps pairs of its own beyond max_buf_pairs:
+ * with the one pair taken on the main port, a request on the reserved
+ * port is still served, and the main port's clients still wait. */
+TEST_F(Net, ReservedPortHasBufPairsBeyondTheCap)
+{
+	constexpr uint16_t ADMIN = 11299;
+	cfg.max_buf_pairs = 1;
+	cfg.tcp_ports[1] = ADMIN;
+	cfg.reserved_port = ADMIN;
+	cfg.reserved_slots = 4;
+	make();
+	Peer p1, p2, a1, a2, a3;
+	p1.port = 41001;
+	p2.port = 41002;
+	a1.port = 42001;
+	a2.port = 42002;
+	a3.port = 42003;
+	a1.lport = a2.lport = a3.lport = ADMIN;
+	net_conn *c1 = open(p1), *c2 = open(p2);
+	net_conn *d1 = open(a1), *d2 = open(a2), *d3 = open(a3);
+	ASSERT_TRUE(c1 != nullptr && c2 != nullptr && d1 != nullptr && d2 != nullptr &&
+		    d3 != nullptr);
+	app.on_recv = [](net_conn *c, const uint8_t *, size_t n) {
+		net_tcp_send(c, "STAT x 1\r\nEND\r\n", 15);
+		return n;
+	};
+	ASSERT_EQ(tcp_to(send_frame(seg(p1, ACK | PSH, "get a\r\n")), p1).size(), 1u);
+
+	// The main port is at the cap: c2's request is refused.
+	uint64_t refused = ctr(NET_C_tcp_no_buffers);
+	auto out = tcp_to(send_frame(seg(p2, ACK | PSH, "get b\r\n")), p2);
+	ASSERT_EQ(out.size(), 1u) << dump();
+	EXPECT_TRUE(out[0].payload.empty());
+	EXPECT_EQ(ctr(NET_C_tcp_no_buffers), refused + 1);
+	p2.snd_nxt -= 7;
+
+	// The admin port is served, twice at once (min(reserved_slots, 2)).
+	for (Peer *a : {&a1, &a2}) {
+		out = tcp_to(send_frame(seg(*a, ACK | PSH, "stats\r\n")), *a);
+		ASSERT_EQ(out.size(), 1u) << dump();
+		EXPECT_EQ(out[0].payload, "STAT x 1\r\nEND\r\n");
+		EXPECT_EQ(out[0].ack, a->snd_nxt);
+	}
+	net_stack_memory m;
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers_in_use, 3u);
+	EXPECT_EQ(m.buffers_max, 3 * net_buf_pair_bytes(cfg.sndbuf, cfg.rcvbuf));
+	// A third admin request waits like any other: the reserve is two.
+	out = tcp_to(send_frame(seg(a3, ACK | PSH, "stats\r\n")), a3);
+	ASSERT_EQ(out.size(), 1u) << dump();
+	EXPECT_TRUE(out[0].payload.empty());
+	a3.snd_nxt -= 7;
+
+	// An admin pair given back does not let the main port past its cap.
+	a1.rcv_nxt += 15;
+	EXPECT_TRUE(tcp_to(send_frame(seg(a1, ACK)), a1).empty());
+	net_stack_memory_read(s, &m);
+	EXPECT_EQ(m.buffers_in_use, 2u);
+	out = tcp_to(send_frame(seg(p2, ACK | PSH, "get b\r\n")), p2);
+	ASSERT_EQ(out.size(), 1u) << dump();
+	EXPECT_TRUE(out[0].payload.empty());
+	p2.snd_nxt -= 7;
+	// The admin port's may take it.
+	out = tcp_to(send_frame(seg(a3, ACK | PSH, "stats\r\n")), a3);
+	ASSERT_EQ(out.size(), 1u) << dump();
+	EXPECT_EQ(out[0].payload, "STAT x 1\r\nEND\r\n");
 }
 
 TEST_F(Net, DelayedAckTimerAndEverySecondFullSegment)
