@@ -185,8 +185,7 @@ tcp_xmit(struct net_stack *s, struct net_conn *c, uint32_t seq, uint32_t len,
 		return false;
 	if (zero_copy) {
 		if (!tcp_chain_ring(s, c, m, off, len)) {
-			rte_pktmbuf_free(m);
-			NET_INC(s, mempool_empty);
+			rte_pktmbuf_free(m); /* counted as mempool_empty */
 			return false;
 		}
 		if (len > c->mss) {
