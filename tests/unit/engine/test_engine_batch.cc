@@ -17,6 +17,7 @@
 
 #include "baseline/baseline.h"
 #include "seg/seg.h"
+#include "../test_rand.h"
 
 namespace {
 
@@ -34,15 +35,6 @@ struct EngineKind {
 	const char *name;
 	engine_create_fn create;
 };
-
-uint64_t next_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
 struct Engine {
 	struct engine *e = nullptr;

@@ -26,6 +26,7 @@
 
 #include "seg/seg.h"
 #include "seg/seg_test.h"
+#include "../test_rand.h"
 
 namespace {
 
@@ -51,15 +52,6 @@ const int64_t kTtls[] = {1, 2, 3, 7, 30, 200, 3000, kMaxTtl, kFarExptime, 0, 0, 
 bool is_counter(unsigned key) { return key % 4 == 3; }
 uint32_t flags_of(unsigned key) { return key * 2654435761u | 1; }
 std::string key_name(unsigned key) { return "t" + std::to_string(key); }
-
-uint64_t next_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
 // A blob value is a run of chunks "<key.nonce.len>payload"; the payload is
 // derived from (key, nonce), so a reader can check that every byte it got
