@@ -19,9 +19,7 @@ net_sndbuf_append(struct net_sndbuf *b, uint8_t *base, uint32_t cap, const void 
 		len = room;
 	if (len == 0)
 		return 0;
-	tail = b->head + b->len;
-	if (tail >= cap)
-		tail -= cap;
+	tail = net_sndbuf_pos(b, cap, b->len);
 	first = RTE_MIN(len, cap - tail);
 	memcpy(base + tail, data, first);
 	if (len > first)
@@ -34,11 +32,9 @@ void
 net_sndbuf_copy(const struct net_sndbuf *b, const uint8_t *base, uint32_t cap, uint32_t off,
 		void *dst, uint32_t len)
 {
-	uint32_t pos = b->head + off;
+	uint32_t pos = net_sndbuf_pos(b, cap, off);
 	uint32_t first;
 
-	if (pos >= cap)
-		pos -= cap;
 	first = RTE_MIN(len, cap - pos);
 	memcpy(dst, base + pos, first);
 	if (len > first)

@@ -132,15 +132,11 @@ net_burst_prepare(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n)
 	 * sixth of the worker's time. */
 	for (unsigned j = 0; j < nk; j++) {
 		const struct net_conn *c = s->rx.slot[frame_of[j]].conn;
-		uint32_t tail;
 
 		if (c == NULL || c->bufs == NULL)
 			continue;
-		tail = c->snd.head + c->snd.len;
-		if (tail >= s->cfg.sndbuf)
-			tail -= s->cfg.sndbuf;
 		rte_prefetch0(c->bufs + s->cfg.sndbuf + c->rcv.tail);
-		rte_prefetch0(c->bufs + tail);
+		rte_prefetch0(c->bufs + net_sndbuf_pos(&c->snd, s->cfg.sndbuf, c->snd.len));
 	}
 }
 

@@ -75,6 +75,15 @@ struct net_sndbuf {
 	uint32_t len;  /* bytes held */
 };
 
+/* Ring offset of the byte `off` bytes after the head (off <= cap). */
+static inline uint32_t
+net_sndbuf_pos(const struct net_sndbuf *b, uint32_t cap, uint32_t off)
+{
+	uint32_t pos = b->head + off;
+
+	return pos >= cap ? pos - cap : pos;
+}
+
 uint32_t net_sndbuf_append(struct net_sndbuf *b, uint8_t *base, uint32_t cap,
 			   const void *data, uint32_t len);
 /* Copy len bytes starting off bytes after the head into dst. */

@@ -113,15 +113,6 @@ tcp_send_raw_data(struct net_stack *s, const struct rte_ether_addr *mac,
 	tcp_finish(s, m, ip, th);
 }
 
-/* Where the send ring's byte `off` bytes after its head lies. */
-static uint32_t
-tcp_ring_pos(const struct net_stack *s, const struct net_conn *c, uint32_t off)
-{
-	uint32_t pos = c->snd.head + off;
-
-	return pos >= s->cfg.sndbuf ? pos - s->cfg.sndbuf : pos;
-}
-
 /* Whether the ring's bytes [off, off + len) can leave without a copy:
  * enough of them, not wrapping round the ring's end, in a pair contiguous
  * in IOVA space. */
@@ -130,7 +121,7 @@ tcp_zero_copy_ok(const struct net_stack *s, const struct net_conn *c, uint32_t o
 		 uint32_t len)
 {
 	return s->cfg.tx_zero_copy_min != 0 && len >= s->cfg.tx_zero_copy_min &&
-	       tcp_ring_pos(s, c, off) + len <= s->cfg.sndbuf &&
+	       net_sndbuf_pos(&c->snd, s->cfg.sndbuf, off) + len <= s->cfg.sndbuf &&
 	       tcp_bufs_tail(s, c->bufs)->iova != RTE_BAD_IOVA;
 }
 
@@ -143,7 +134,7 @@ tcp_chain_ring(struct net_stack *s, struct net_conn *c, struct rte_mbuf *m, uint
 	       uint32_t len)
 {
 	struct net_bufs_tail *t = tcp_bufs_tail(s, c->bufs);
-	uint32_t pos = tcp_ring_pos(s, c, off);
+	uint32_t pos = net_sndbuf_pos(&c->snd, s->cfg.sndbuf, off);
 	struct rte_mbuf *d = net_tx_alloc_extra(s);
 
 	if (d == NULL)
@@ -249,12 +240,12 @@ tcp_retransmit_first(struct net_stack *s, struct net_conn *c)
 static uint32_t
 tcp_seg_max(const struct net_stack *s, const struct net_conn *c)
 {
-	uint32_t room;
+	uint32_t pos, room;
 
 	if (s->cfg.tx_tso_max <= c->mss || tcp_bufs_tail(s, c->bufs)->iova == RTE_BAD_IOVA)
 		return c->mss;
-	room = RTE_MIN(s->cfg.sndbuf - tcp_ring_pos(s, c, c->snd_nxt - tcp_data_seq(c)),
-		       s->cfg.tx_tso_max);
+	pos = net_sndbuf_pos(&c->snd, s->cfg.sndbuf, c->snd_nxt - tcp_data_seq(c));
+	room = RTE_MIN(s->cfg.sndbuf - pos, s->cfg.tx_tso_max);
 	return room > c->mss ? room - room % c->mss : c->mss;
 }
 
