@@ -306,6 +306,20 @@ struct net_conn *net_tcp_connect(struct net_stack *s, uint32_t addr,
 size_t net_tcp_send(struct net_conn *c, const void *data, size_t len);
 /* Free bytes in the send buffer (0 when sending is no longer possible). */
 size_t net_tcp_send_space(const struct net_conn *c);
+/* Composing in place, one copy fewer than net_tcp_send: the free bytes
+ * that follow the send buffer's queued ones without wrapping round its
+ * end (*room of them, fewer than net_tcp_send_space when the ring wraps).
+ * The application writes its bytes there and queues the first n with
+ * net_tcp_send_commit(c, at, n), at being the returned pointer moved on
+ * by what was committed since. Nothing else may change the send buffer
+ * in between (net_tcp_send, the stack's input or poll). NULL with
+ * *room 0 when sending is no longer possible, or no buffer pair is free
+ * (net_tcp_send then waits for one). */
+void *net_tcp_send_window(struct net_conn *c, size_t *room);
+/* Queues n bytes written at `at` in the window; returns how many were
+ * taken: all, unless the connection can no longer send or `at` is not
+ * where the queued bytes end (then none: the caller still holds them). */
+size_t net_tcp_send_commit(struct net_conn *c, const void *at, size_t n);
 /* Bytes sent or queued and not yet acknowledged. */
 size_t net_tcp_send_queued(const struct net_conn *c);
 /* Graceful close: FIN after every queued byte; no more sends. Bytes that

@@ -860,6 +860,36 @@ net_tcp_send(struct net_conn *c, const void *data, size_t len)
 	return n;
 }
 
+void *
+net_tcp_send_window(struct net_conn *c, size_t *room)
+{
+	uint32_t cap = c->stack->cfg.sndbuf;
+	uint32_t tail;
+
+	*room = 0;
+	if (net_tcp_send_space(c) == 0 || !tcp_bufs_attach(c->stack, c))
+		return NULL;
+	tail = net_sndbuf_pos(&c->snd, cap, c->snd.len);
+	*room = RTE_MIN(cap - tail, cap - c->snd.len);
+	return c->bufs + tail;
+}
+
+size_t
+net_tcp_send_commit(struct net_conn *c, const void *at, size_t n)
+{
+	uint32_t cap = c->stack->cfg.sndbuf;
+	uint32_t tail;
+
+	if (n == 0 || c->bufs == NULL || n > net_tcp_send_space(c))
+		return 0;
+	tail = net_sndbuf_pos(&c->snd, cap, c->snd.len);
+	if ((const uint8_t *)at != c->bufs + tail || tail + n > cap)
+		return 0;
+	c->snd.len += (uint32_t)n;
+	tcp_want_output(c->stack, c);
+	return n;
+}
+
 void
 net_tcp_close(struct net_conn *c)
 {

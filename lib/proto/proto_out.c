@@ -40,7 +40,7 @@ void
 proto_out_fini(struct proto_out *o)
 {
 	if (!o->fixed)
-		free(o->data);
+		free(o->lent ? o->own : o->data);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -59,10 +59,64 @@ void
 proto_out_release(struct proto_out *o)
 {
 	if (!o->fixed)
-		free(o->data);
+		free(o->lent ? o->own : o->data);
+	o->lent = false;
+	o->own = NULL;
+	o->own_cap = 0;
+	o->kept = NULL;
+	o->kept_len = 0;
 	o->data = NULL;
 	o->cap = 0;
 	o->head = o->len = 0;
+}
+
+void
+proto_out_lend(struct proto_out *o, void *win, size_t room)
+{
+	o->own = o->data;
+	o->own_cap = o->cap;
+	o->data = win;
+	o->cap = room;
+	o->head = o->len = 0;
+	o->lent = true;
+}
+
+/* A reply outgrew the window: its pending bytes stay there, to be sent
+ * first, and o composes in its own memory from now on. */
+static void
+leave_window(struct proto_out *o)
+{
+	o->kept = o->data + o->head;
+	o->kept_len = o->len - o->head;
+	o->data = o->own;
+	o->cap = o->own_cap;
+	o->head = o->len = 0;
+	o->own = NULL;
+	o->own_cap = 0;
+	o->lent = false;
+}
+
+bool
+proto_out_end_loan(struct proto_out *o)
+{
+	size_t kept, rest;
+
+	if (o->lent)
+		leave_window(o);
+	kept = o->kept_len;
+	if (kept == 0)
+		return true;
+	o->kept_len = 0; /* the reserve counts only what o itself holds */
+	if (proto_out_reserve(o, kept) == NULL) {
+		o->kept = NULL;
+		return false;
+	}
+	rest = o->len - o->head;
+	memmove(o->data + o->head + kept, o->data + o->head, rest);
+	memcpy(o->data + o->head, o->kept, kept);
+	o->len += kept;
+	o->kept = NULL;
+	return true;
 }
 
 char *
@@ -73,6 +127,13 @@ proto_out_reserve(struct proto_out *o, size_t n)
 
 	if (o->cap - o->len >= n)
 		return o->data + o->len;
+	if (o->lent) {
+		if (n > o->limit - proto_out_pending(o))
+			return NULL;
+		leave_window(o);
+		if (o->cap - o->len >= n)
+			return o->data + o->len;
+	}
 	/* first take back the bytes already sent */
 	if (o->head > 0) {
 		memmove(o->data, o->data + o->head, o->len - o->head);
@@ -81,7 +142,7 @@ proto_out_reserve(struct proto_out *o, size_t n)
 		if (o->cap - o->len >= n)
 			return o->data + o->len;
 	}
-	if (o->fixed || n > o->limit - o->len)
+	if (o->fixed || n > o->limit - o->kept_len - o->len)
 		return NULL;
 	want = o->len + n;
 	cap = o->cap ? o->cap : PROTO_OUT_DEFAULT_CAP;
@@ -153,11 +214,23 @@ proto_out_stat_u64(struct proto_out *o, const char *name, uint64_t v)
 void
 proto_out_consume(struct proto_out *o, size_t n)
 {
+	size_t k = n < o->kept_len ? n : o->kept_len;
+
+	o->kept += k; /* the window's bytes go first */
+	o->kept_len -= k;
+	n -= k;
 	if (n > o->len - o->head)
 		n = o->len - o->head;
 	o->head += n;
-	if (o->head == o->len)
+	if (o->lent) {
+		/* the transport owns what was taken: the window starts after it */
+		o->data += o->head;
+		o->cap -= o->head;
+		o->len -= o->head;
+		o->head = 0;
+	} else if (o->head == o->len) {
 		o->head = o->len = 0;
+	}
 }
 
 void

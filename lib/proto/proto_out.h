@@ -30,6 +30,15 @@ struct proto_out {
 	 * reply (an item of the largest size plus its header). */
 	size_t backpressure;
 	bool fixed;          /* data is the caller's memory: never reallocated */
+	/* data is a window lent by the transport (proto_out_lend); the
+	 * output's own memory waits in own/own_cap meanwhile */
+	bool lent;
+	char *own;
+	size_t own_cap;
+	/* Bytes a window held when a reply outgrew it: they stay where they
+	 * are, the first kept_len pending bytes, ahead of data[head..len). */
+	const char *kept;
+	size_t kept_len;
 };
 
 /* Allocates cap bytes (0: a small default); grows up to limit. Returns 0
@@ -46,7 +55,11 @@ char *proto_out_reserve(struct proto_out *o, size_t n);
 
 static inline char *proto_out_tail(const struct proto_out *o) { return o->data + o->len; }
 static inline size_t proto_out_room(const struct proto_out *o) { return o->cap - o->len; }
-static inline size_t proto_out_pending(const struct proto_out *o) { return o->len - o->head; }
+static inline size_t
+proto_out_pending(const struct proto_out *o)
+{
+	return o->kept_len + o->len - o->head;
+}
 static inline void proto_out_commit(struct proto_out *o, size_t n) { o->len += n; }
 
 /* An output's memory, while it holds no unsent bytes, can serve another
@@ -60,6 +73,32 @@ void proto_out_move(struct proto_out *to, struct proto_out *from);
 void proto_out_release(struct proto_out *o);
 static inline bool proto_out_holds_memory(const struct proto_out *o) { return o->data != NULL; }
 
+/* Composing where the transport sends from (drivers/net/native: the free
+ * space at the end of TCP's send ring), so that a value is copied once,
+ * from the heap into the bytes the NIC sends. o must hold no pending
+ * bytes. While lent, the transport takes composed bytes from data + head
+ * and reports them with proto_out_consume(), which moves the window on
+ * past them. A reserve the window cannot hold ends the loan: the window's
+ * pending bytes stay where they are (kept, sent first) and composing goes
+ * on in o's own memory, allocated if needed; nothing is copied twice. */
+void proto_out_lend(struct proto_out *o, void *win, size_t room);
+static inline bool proto_out_is_lent(const struct proto_out *o) { return o->lent; }
+/* The bytes to send first: the kept window bytes, else data + head. */
+static inline const char *
+proto_out_front(const struct proto_out *o, size_t *n)
+{
+	if (o->kept_len > 0) {
+		*n = o->kept_len;
+		return o->kept;
+	}
+	*n = o->len - o->head;
+	return o->data + o->head;
+}
+/* Ends a loan for good: window bytes the transport did not take move into
+ * o's own memory, ahead of the rest. False only when they could not (no
+ * memory): o then holds none of them. */
+bool proto_out_end_loan(struct proto_out *o);
+
 /* Appends bytes; false when over the limit (nothing is appended then). */
 bool proto_out_append(struct proto_out *o, const void *p, size_t n);
 /* Appends s and "\r\n". */
@@ -72,12 +111,16 @@ bool proto_out_stat_u64(struct proto_out *o, const char *name, uint64_t v);
 void proto_out_consume(struct proto_out *o, size_t n);
 /* A position in the composed bytes that survives compaction, and a way
  * back to it (drops everything composed after the mark). */
-static inline size_t proto_out_mark(const struct proto_out *o) { return o->len - o->head; }
+static inline size_t proto_out_mark(const struct proto_out *o) { return proto_out_pending(o); }
 static inline void
 proto_out_truncate(struct proto_out *o, size_t mark)
 {
-	if (o->head + mark < o->len)
-		o->len = o->head + mark;
+	if (mark < o->kept_len) {
+		o->kept_len = mark;
+		o->len = o->head;
+	} else if (o->head + (mark - o->kept_len) < o->len) {
+		o->len = o->head + (mark - o->kept_len);
+	}
 }
 
 /* Puts a header of hlen bytes in front of a body of blen bytes that was

@@ -226,6 +226,39 @@ class Basics(NativeCase):
         self.assertEqual(errors, [])
         self.assertEqual(telemetry(self.srv, "/segcached/net")["conns_oversized"], 0)
 
+    def test_replies_composed_in_tcps_send_ring(self):
+        # Replies are composed in the free space of TCP's send ring (one
+        # copy fewer); one that does not fit before the ring's end goes
+        # through the worker's buffer instead. 40 pipelined gets of up to
+        # 20 KB fill the 64 KiB ring several times over within one
+        # segment's requests, so both paths run, and every byte must
+        # arrive in order.
+        rng = random.Random(8)
+        vals = {b"ring%d" % i: os.urandom(rng.choice((10, 100, 3000, 9000, 20000)))
+                for i in range(40)}
+        c = self.srv.connect()
+        try:
+            for k, v in vals.items():
+                self.assertEqual(c.cmd(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v)),
+                                 b"STORED\r\n")
+            before = telemetry(self.srv, "/segcached/net")
+            stream, expect = b"", b""
+            for k, v in vals.items():
+                stream += b"get %s\r\n" % k
+                expect += b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v)
+                stream += b"mg %s v\r\n" % k
+                expect += b"VA %d\r\n%s\r\n" % (len(v), v)
+            c.send(stream)
+            self.assertEqual(c.exact(len(expect)), expect)
+        finally:
+            c.close()
+        after = telemetry(self.srv, "/segcached/net")
+        in_place = after["bytes_composed_in_place"] - before["bytes_composed_in_place"]
+        written = after["bytes_written"] - before["bytes_written"]
+        self.assertGreater(in_place, 0)
+        self.assertGreater(written, in_place, "no reply went through the worker's buffer")
+        self.assertEqual(after["conns_out_of_memory"], 0)
+
     def test_stats_conns(self):
         a, b = self.srv.connect(), self.srv.connect()
         try:

@@ -28,23 +28,70 @@ out_pending(const struct native_conn *c)
 	return proto_out_pending(&c->ses.out);
 }
 
+static void conn_lend_send_space(struct native_conn *c);
+
 /* Moves composed replies into TCP's send buffer, as far as it has room.
- * The session loop calls it before each request: a send here is a copy,
- * so replies leave the output buffer as soon as TCP can take them. */
+ * The session loop calls it before each request, so replies leave the
+ * output buffer as soon as TCP can take them. Bytes composed in TCP's
+ * own free space (conn_lend_send_space) are queued where they lie;
+ * others are copied. */
 static void
 conn_flush(void *arg)
 {
 	struct native_conn *c = arg;
+	struct proto_out *o = &c->ses.out;
 
 	while (out_pending(c) > 0) {
-		size_t k = net_tcp_send(c->nc, c->ses.out.data + c->ses.out.head, out_pending(c));
+		bool in_ring = proto_out_is_lent(o) || o->kept_len > 0;
+		size_t n, k;
+		const char *p = proto_out_front(o, &n);
 
+		k = in_ring ? net_tcp_send_commit(c->nc, p, n) : net_tcp_send(c->nc, p, n);
 		if (k == 0)
 			break;
-		proto_out_consume(&c->ses.out, k);
+		proto_out_consume(o, k);
 		c->ses.sent = true;
 		NATIVE_ADD(c->w, bytes_written, k);
+		if (in_ring)
+			NATIVE_ADD(c->w, bytes_composed_in_place, k);
 	}
+	/* all sent, and more replies to come: compose them in place again */
+	if (c->executing && out_pending(c) == 0 && !proto_out_is_lent(o))
+		conn_lend_send_space(c);
+}
+
+/* Lends the free space at the end of TCP's send ring to the session's
+ * output, so that replies are composed where TCP sends them from: a value
+ * is copied once, from the heap into the ring (which the NIC reads
+ * without a copy where it offloads checksums), instead of into the
+ * worker's buffer and then into the ring. Only while the output holds no
+ * bytes, which would have to go first, and only while the session runs
+ * (conn_execute): lib/net may move the ring's free space in between. */
+static void
+conn_lend_send_space(struct native_conn *c)
+{
+	size_t room;
+	void *win;
+
+	if (out_pending(c) > 0)
+		return;
+	win = net_tcp_send_window(c->nc, &room);
+	if (win != NULL && room >= NATIVE_LEND_MIN)
+		proto_out_lend(&c->ses.out, win, room);
+}
+
+/* The session's output composes in its own memory again; bytes it
+ * composed in TCP's ring and TCP did not take (it can no longer send)
+ * move there. Without memory for them they are dropped, and the
+ * connection closes after the replies before them: the client never sees
+ * a reply with a hole in it. */
+static void
+conn_end_loan(struct native_conn *c)
+{
+	if (proto_out_end_loan(&c->ses.out))
+		return;
+	NATIVE_INC(c->w, conns_out_of_memory);
+	c->ses.closing = true;
 }
 
 /* --request-timeout: after each turn of the connection, start, restart
@@ -97,7 +144,11 @@ conn_execute(struct native_conn *c, const char *buf, size_t len)
 	size_t used;
 
 	cmd_session_out_borrow(&c->ses, &c->w->out); /* w->out, while c holds no bytes */
-	used = cmd_session_execute(&c->ses, buf, len);
+	c->executing = true;
+	conn_lend_send_space(c);
+	used = cmd_session_execute(&c->ses, buf, len); /* ends with conn_flush */
+	c->executing = false;
+	conn_end_loan(c);
 	cmd_session_out_give_back(&c->ses, &c->w->out);
 	NATIVE_ADD(c->w, bytes_read, used);
 	return used;

@@ -32,6 +32,10 @@ extern int native_logtype;
 #define NATIVE_RCVBUF (32u << 10)
 #define NATIVE_SPILL (NATIVE_RCVBUF / 2)
 #define NATIVE_BUF_PAIR net_buf_pair_bytes(NATIVE_SNDBUF, NATIVE_RCVBUF)
+/* Replies are composed in the free space at the end of TCP's send ring
+ * when at least this much lies there without a wrap: a get reserves room
+ * for a 4 KiB value and its header before the engine copies (lib/cmd). */
+#define NATIVE_LEND_MIN (8u << 10)
 /* --tcp-buffer-memory: the fewest pairs an lcore gets, whatever the budget */
 #define NATIVE_MIN_BUF_PAIRS 4u
 /* TCP segments with at least this many data bytes point at the send ring
@@ -78,6 +82,7 @@ struct native_conn {
 	bool close_sent;        /* net_tcp_close() was called */
 	bool admin;             /* from the admin port */
 	bool src_counted;       /* holds a count in the worker's source table */
+	bool executing;         /* in conn_execute: its output may be lent TCP's ring */
 	uint32_t rx_left;       /* bytes on_recv left in TCP's buffer last time */
 	/* net_tcp_send_queued() when conn_watch() last looked: less now means
 	 * the client acknowledged bytes since (ACKs do not call us). */

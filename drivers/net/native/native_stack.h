@@ -33,6 +33,8 @@
 	X(conns_reset, "TCP connections that ended by reset, timeout or idleness") \
 	X(bytes_read, "request bytes consumed (TCP and UDP payload)")             \
 	X(bytes_written, "response bytes handed to TCP or sent in datagrams")    \
+	X(bytes_composed_in_place, "of those, bytes composed in TCP's send ring itself " \
+	  "(one copy fewer)")                                                      \
 	X(backpressure_stalls, "times a connection's requests waited for its output to drain") \
 	X(large_requests, "requests larger than the receive buffer, assembled aside") \
 	X(conns_oversized, "connections closed: a request over the item limit")  \
@@ -50,6 +52,8 @@
 	  "--request-timeout")                                                   \
 	X(conns_write_timeouts, "TCP connections reset: replies not taken within " \
 	  "--request-timeout")                                                   \
+	X(conns_out_of_memory, "TCP connections closed: no memory to keep replies TCP " \
+	  "could not take")                                                      \
 	X(admin_conns_opened, "admin port connections accepted")                 \
 	X(admin_conns_closed, "admin port connections closed")                   \
 	X(admin_conns_rejected, "admin port connections refused: over 16 at once")

@@ -1267,6 +1267,61 @@ TEST_F(Net, SendBufferBackpressureAndRedelivery)
 	EXPECT_LT(net_tcp_send(c, std::string(8000, 'y').data(), 8000), 8000u);
 }
 
+// Composing in place: the window is the free space after the queued
+// bytes up to the ring's end; committed bytes leave in order, through a
+// wrap of the ring, and a commit that is not at the queued bytes' end, or
+// larger than the space, takes nothing.
+TEST_F(Net, BytesComposedInTheSendWindowLeaveInOrder)
+{
+	cfg.sndbuf = 4096;
+	make();
+	Peer p;
+	net_conn *c = open(p);
+	ASSERT_NE(c, nullptr);
+	auto compose = [&](char ch, size_t n) {
+		size_t room;
+		char *w = (char *)net_tcp_send_window(c, &room);
+		EXPECT_NE(w, nullptr);
+		EXPECT_GE(room, n);
+		memset(w, ch, n);
+		EXPECT_EQ(net_tcp_send_commit(c, w + 1, n), 0u) << "not where the bytes end";
+		EXPECT_EQ(net_tcp_send_commit(c, w, room + 1), 0u) << "beyond the window";
+		EXPECT_EQ(net_tcp_send_commit(c, w, n), n);
+	};
+	size_t room;
+	ASSERT_NE(net_tcp_send_window(c, &room), nullptr);
+	EXPECT_EQ(room, 4096u) << "an empty ring starts at its beginning";
+
+	compose('a', 3000);
+	std::string got;
+	for (auto &k : tcp_to(step(), p))
+		got += k.payload;
+	EXPECT_EQ(got, std::string(3000, 'a'));
+	// 1460 acknowledged: 1096 bytes to the ring's end, then 1460 after
+	// the wrap (where the acknowledged bytes were)
+	p.rcv_nxt += 1460;
+	send_frame(seg(p, ACK));
+	ASSERT_NE(net_tcp_send_window(c, &room), nullptr);
+	EXPECT_EQ(room, 1096u);
+	compose('b', 1096);
+	ASSERT_NE(net_tcp_send_window(c, &room), nullptr);
+	EXPECT_EQ(room, 1460u);
+	compose('c', 1460);
+	EXPECT_EQ(net_tcp_send_window(c, &room), nullptr) << "the ring is full";
+	EXPECT_EQ(room, 0u);
+	got.clear();
+	for (auto &k : tcp_to(step(), p))
+		got += k.payload;
+	// the peer's window may hold some back; what went out is in order
+	EXPECT_EQ(got, std::string(1096, 'b') + std::string(got.size() - 1096, 'c'));
+	EXPECT_EQ(net_tcp_send_queued(c), 4096u);
+
+	// a closed connection can compose no more
+	net_tcp_close(c);
+	EXPECT_EQ(net_tcp_send_window(c, &room), nullptr);
+	EXPECT_EQ(net_tcp_send_commit(c, nullptr, 1), 0u);
+}
+
 TEST_F(Net, RtoFollowsMeasuredRtt)
 {
 	cfg.rto_min_us = 10000;

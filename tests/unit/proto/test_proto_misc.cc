@@ -162,6 +162,100 @@ TEST(ProtoOut, FixedBufferNeverGrows)
 	proto_out_fini(&o);
 }
 
+static std::string
+front(const proto_out &o)
+{
+	size_t n;
+	const char *p = proto_out_front(&o, &n);
+	return std::string(p, n);
+}
+
+// A transport lends the free space it sends from: replies are composed
+// there, what it took moves the window on, and a reply the window cannot
+// hold is composed in the output's own memory, behind the window's bytes,
+// which stay where they are and go first: nothing is copied twice or lost.
+TEST(ProtoOut, LentWindowComposesInPlaceAndKeepsWhatItCannotHold)
+{
+	char win[64];
+	proto_out o;
+
+	ASSERT_EQ(proto_out_init(&o, 16, 64), 0);
+	proto_out_lend(&o, win, 40);
+	EXPECT_TRUE(proto_out_is_lent(&o));
+	ASSERT_TRUE(proto_out_line(&o, "abc"));
+	EXPECT_EQ(std::string(win, 5), "abc\r\n");
+	EXPECT_EQ(front(o), "abc\r\n");
+	proto_out_consume(&o, 5); /* the transport took them */
+	EXPECT_EQ(o.data, win + 5);
+	EXPECT_EQ(proto_out_room(&o), 35u);
+	ASSERT_TRUE(proto_out_append(&o, std::string(30, 'x').data(), 30));
+	EXPECT_EQ(std::string(win + 5, 30), std::string(30, 'x'));
+	size_t mark = proto_out_mark(&o);
+	/* over the limit even in own memory: refused, still lent, intact */
+	EXPECT_EQ(proto_out_reserve(&o, 40), nullptr);
+	EXPECT_TRUE(proto_out_is_lent(&o));
+	/* 10 more do not fit the window's 5: composed in own memory, the 30
+	 * stay in the window and go first */
+	ASSERT_TRUE(proto_out_append(&o, "0123456789", 10));
+	EXPECT_FALSE(proto_out_is_lent(&o));
+	EXPECT_EQ(proto_out_pending(&o), 40u);
+	EXPECT_EQ(front(o), std::string(30, 'x'));
+	EXPECT_EQ(std::string(o.data + o.head, o.len - o.head), "0123456789");
+	/* the limit counts both */
+	EXPECT_EQ(proto_out_reserve(&o, 25), nullptr);
+	/* a mark taken in the window still truncates to the same byte */
+	ASSERT_TRUE(proto_out_append(&o, "!", 1));
+	proto_out_truncate(&o, mark + 10);
+	EXPECT_EQ(proto_out_pending(&o), 40u);
+	proto_out_consume(&o, 12); /* 12 of the window's 30 */
+	EXPECT_EQ(front(o), std::string(18, 'x'));
+	proto_out_consume(&o, 20); /* the rest of them, and 2 of own */
+	EXPECT_EQ(front(o), "23456789");
+	proto_out_truncate(&o, 0);
+	EXPECT_EQ(proto_out_pending(&o), 0u);
+	EXPECT_TRUE(proto_out_end_loan(&o)); /* nothing lent, nothing kept */
+
+	/* a loan ended with window bytes the transport did not take keeps
+	 * them, ahead of what followed in own memory */
+	proto_out_lend(&o, win, 8);
+	ASSERT_TRUE(proto_out_append(&o, "abcd", 4));
+	ASSERT_TRUE(proto_out_append(&o, "0123456789", 10));
+	EXPECT_TRUE(proto_out_end_loan(&o));
+	EXPECT_FALSE(proto_out_is_lent(&o));
+	EXPECT_EQ(o.kept_len, 0u);
+	EXPECT_EQ(front(o), "abcd0123456789");
+	/* a window cut back entirely by a truncate keeps nothing */
+	proto_out_consume(&o, proto_out_pending(&o));
+	proto_out_lend(&o, win, 8);
+	ASSERT_TRUE(proto_out_append(&o, "abcd", 4));
+	ASSERT_TRUE(proto_out_append(&o, "0123456789", 10));
+	proto_out_truncate(&o, 2);
+	EXPECT_EQ(front(o), "ab");
+	EXPECT_EQ(o.len, o.head);
+	EXPECT_TRUE(proto_out_end_loan(&o));
+	EXPECT_EQ(front(o), "ab");
+	proto_out_consume(&o, 2);
+
+	/* a loan ended with everything taken: own memory back, as it was */
+	char *own = o.data;
+	proto_out_lend(&o, win, sizeof(win));
+	ASSERT_TRUE(proto_out_append(&o, "x", 1));
+	proto_out_consume(&o, 1);
+	EXPECT_TRUE(proto_out_end_loan(&o));
+	EXPECT_EQ(o.data, own);
+	EXPECT_EQ(proto_out_pending(&o), 0u);
+
+	/* released (or finished) while lent: own memory freed, never the
+	 * window (ASan checks both) */
+	proto_out_lend(&o, win, sizeof(win));
+	proto_out_release(&o);
+	EXPECT_FALSE(proto_out_holds_memory(&o));
+	proto_out_lend(&o, win, 10); /* lent with no own memory */
+	ASSERT_NE(proto_out_reserve(&o, 50), nullptr); /* allocates it */
+	EXPECT_FALSE(proto_out_is_lent(&o));
+	proto_out_fini(&o);
+}
+
 TEST(ProtoOut, PlaceHeaderBeforeABodyWrittenFirst)
 {
 	for (size_t gap : { 3, 5, 8 }) {
