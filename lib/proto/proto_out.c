@@ -214,11 +214,14 @@ proto_out_stat_u64(struct proto_out *o, const char *name, uint64_t v)
 void
 proto_out_consume(struct proto_out *o, size_t n)
 {
-	size_t k = n < o->kept_len ? n : o->kept_len;
+	if (o->kept_len > 0) {
+		/* the window's bytes go first */
+		size_t k = n < o->kept_len ? n : o->kept_len;
 
-	o->kept += k; /* the window's bytes go first */
-	o->kept_len -= k;
-	n -= k;
+		o->kept += k;
+		o->kept_len -= k;
+		n -= k;
+	}
 	if (n > o->len - o->head)
 		n = o->len - o->head;
 	o->head += n;

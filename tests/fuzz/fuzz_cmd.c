@@ -6,8 +6,11 @@
  * (sizes from the first input byte) with a small backpressure bound, so
  * cmd_process() stops and resumes often. Both engines see the same request
  * sequence forever, so their replies must be byte-identical (lines over
- * PROTO_LINE_MAX excepted: there, arrival legitimately matters). ASan and
- * UBSan watch everything else.
+ * PROTO_LINE_MAX excepted: there, arrival legitimately matters). Side B
+ * also composes in a lent window of a random size before each call, as
+ * the native stack does in TCP's send ring (proto_out_lend), so replies
+ * outgrow it at every possible point. ASan and UBSan watch everything
+ * else.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,6 +61,25 @@ static void side_fini(struct side *sd)
 	engine_destroy(sd->e);
 }
 
+/* The largest window side B is lent: up to three 4 KiB value replies. */
+#define WINDOW_MAX 16384
+
+/* Hashes and consumes everything sd composed, the kept window bytes first
+ * (proto_out_front), as a transport takes them. */
+static void
+take_output(struct side *sd, uint64_t *hash, size_t *bytes)
+{
+	while (proto_out_pending(&sd->out) > 0) {
+		size_t n;
+		const unsigned char *o = (const unsigned char *)proto_out_front(&sd->out, &n);
+
+		for (size_t i = 0; i < n; i++)
+			*hash = (*hash ^ o[i]) * 1099511628211ull;
+		*bytes += n;
+		proto_out_consume(&sd->out, n);
+	}
+}
+
 struct result {
 	uint64_t hash;
 	size_t bytes;
@@ -69,9 +91,10 @@ static void run(struct side *sd, const uint8_t *data, size_t size, unsigned seed
 {
 	struct cmd_conn *c = cmd_conn_create(&sd->s, sd->w, false);
 	char *buf = malloc(size + 1);
+	char *win = seed ? malloc(WINDOW_MAX) : NULL;
 	size_t pend = 0, fed = 0;
 
-	if (!c || !buf)
+	if (!c || !buf || (seed && !win))
 		abort();
 	res->hash = 14695981039346656037ull;
 	res->bytes = 0;
@@ -91,16 +114,22 @@ static void run(struct side *sd, const uint8_t *data, size_t size, unsigned seed
 		fed += take;
 		for (;;) {
 			unsigned actions = 0;
-			size_t used = cmd_process(c, buf, pend, &sd->out, &actions);
-			const unsigned char *o = (const unsigned char *)sd->out.data + sd->out.head;
-			size_t olen = proto_out_pending(&sd->out);
+			size_t used;
 
+			if (win) {
+				seed = seed * 1103515245u + 12345u;
+				proto_out_lend(&sd->out, win, 1 + (seed >> 8) % WINDOW_MAX);
+			}
+			used = cmd_process(c, buf, pend, &sd->out, &actions);
 			if (used > pend)
 				abort();
-			for (size_t i = 0; i < olen; i++)
-				res->hash = (res->hash ^ o[i]) * 1099511628211ull;
-			res->bytes += olen;
-			proto_out_consume(&sd->out, olen);
+			take_output(sd, &res->hash, &res->bytes);
+			if (win) {
+				if (!proto_out_end_loan(&sd->out))
+					abort();
+				/* bytes read from the window after this are garbage */
+				memset(win, 0xa5, WINDOW_MAX);
+			}
 			memmove(buf, buf + used, pend - used);
 			pend -= used;
 			if (actions) {
@@ -116,6 +145,7 @@ static void run(struct side *sd, const uint8_t *data, size_t size, unsigned seed
 done:
 	cmd_conn_destroy(c);
 	free(buf);
+	free(win);
 }
 
 static bool has_long_line(const uint8_t *d, size_t n)
