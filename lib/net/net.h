@@ -252,8 +252,8 @@ void net_stack_poll(struct net_stack *s);
 /* The packets to transmit: *pkts points at the stack's TX array. */
 uint16_t net_stack_tx_burst_prepare(struct net_stack *s, struct rte_mbuf ***pkts);
 /* `sent` of the prepared packets (the first ones) were taken by the NIC;
- * the rest stay queued, in order, and lead the next prepare (counted as
- * tx_nic_deferred). The queue holds at most tx_ring_size packets: while
+ * the rest stay queued, in order, and lead the next prepare (the burst is
+ * counted in tx_nic_deferred). The queue holds at most tx_ring_size packets: while
  * it is full TCP builds nothing (its bytes wait in the send buffers) and
  * only stateless replies are dropped (tx_queue_full). */
 void net_stack_tx_burst_done(struct net_stack *s, uint16_t sent);

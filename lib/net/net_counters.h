@@ -18,7 +18,8 @@
 	X(rx_bytes, "bytes handed to the stack (frame length)")                \
 	X(tx_packets, "packets the NIC accepted")                              \
 	X(tx_bytes, "bytes the NIC accepted")                                  \
-	X(tx_nic_deferred, "packets the NIC did not take at once (kept, in order)") \
+	X(tx_nic_deferred, "TX bursts the NIC took only in part, its ring full (the " \
+	  "rest kept, in order, for the next)")                                \
 	X(tx_queue_full, "packets not built: the TX array was full")           \
 	X(mempool_empty, "packets not built: the TX mempool was empty")        \
 	X(drop_truncated, "frames shorter than their headers say")             \

@@ -334,7 +334,8 @@ net_stack_tx_burst_done(struct net_stack *s, uint16_t sent)
 	 * later. The array's size bounds the queue; output that finds the
 	 * array full waits in the connection's send buffer. */
 	NET_ADD(s, tx_packets, sent);
-	NET_ADD(s, tx_nic_deferred, n - sent);
+	if (sent < n)
+		NET_INC(s, tx_nic_deferred); /* once per burst: a full ring, not a packet count */
 	for (uint16_t i = 0; i < sent; i++)
 		bytes += s->tx_len[s->tx_head + i];
 	NET_ADD(s, tx_bytes, bytes);

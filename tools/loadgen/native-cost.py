@@ -34,7 +34,10 @@ def snapshot(path):
     s.close()
     return {"busy_cycles": int(net["busy_cycles"]), "tsc_hz": int(net["tsc_hz"]),
             "busy_loops": int(net["busy_loops"]), "loops": int(net["loops"]),
-            "cmd_get": int(stats["cmd_get"])}
+            "cmd_get": int(stats["cmd_get"]),
+            # older builds lack the counter: 0 there
+            "bytes_written": int(net.get("bytes_written", 0)),
+            "bytes_composed_in_place": int(net.get("bytes_composed_in_place", 0))}
 
 
 def main():
@@ -47,7 +50,10 @@ def main():
         ns = d["busy_cycles"] * 1e9 / now["tsc_hz"] / keys
         now = {"server_busy_ns_per_key": round(ns, 1),
                "server_keys_per_busy_core_s": round(1e9 / ns) if ns > 0 else 0,
-               "server_keys": d["cmd_get"]}
+               "server_keys": d["cmd_get"],
+               # the share of reply bytes composed in TCP's send ring
+               "server_in_place_share": round(d["bytes_composed_in_place"] /
+                                              max(d["bytes_written"], 1), 3)}
     json.dump(now, sys.stdout)
     print()
 
