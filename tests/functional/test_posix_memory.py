@@ -10,7 +10,7 @@ keeps bytes of its own only while part of a request waits
 `malloc_bytes_in_use` in the /segcached/stats telemetry.
 
     test_posix_memory.py --segcached build/app/segcached/segcached
-    test_posix_memory.py --target memcached   (the pieces test only)
+    test_posix_memory.py --target memcached   (the request tests only)
 """
 
 import json
@@ -124,9 +124,9 @@ class IdleConnections(unittest.TestCase):
 
 
 def pieces(data, rng):
-    """data cut into 4 pieces: the first ends inside the command line (so
-    every connection then holds a few bytes of a request), the others at
-    random places (inside the value, between \\r and \\n, inside the get
+    """data cut into up to 4 pieces: the first ends inside the command
+    line (so every connection then holds a few bytes of a request), the
+    others at random places in the rest (the value, its \\r\\n, the get
     that follows)."""
     line_end = data.index(b"\r\n")
     cuts = sorted({rng.randrange(1, line_end)} |
@@ -172,10 +172,13 @@ class RequestsInPieces(unittest.TestCase):
                     if p < len(x):
                         c.send(x[p])
                         sent += len(x[p])
+                # A pause: every piece is read apart from the next.
+                if counts_heap():
+                    wait_for("pieces %d read" % p, lambda: bytes_read(self.srv) >= sent)
+                else:
+                    time.sleep(0.05)
                 if p == 0 and before is not None:
                     # Every connection holds the start of a command line.
-                    wait_for("the first pieces read",
-                             lambda: bytes_read(self.srv) >= sent)
                     per_conn = (heap(self.srv) - before) / n
                     print("C heap per connection holding a few bytes: %.0f bytes" % per_conn,
                           file=sys.stderr)
