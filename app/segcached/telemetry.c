@@ -4,7 +4,8 @@
  * DPDK telemetry of the server (dpdk-telemetry.py, or any client of the
  * telemetry socket):
  *
- *   /segcached/stats     server and engine figures (what `stats` shows)
+ *   /segcached/stats     server and engine figures (what `stats` shows), and
+ *                        the C heap in use (malloc_bytes_in_use)
  *
  * The network stack registers its own commands (the native stack's
  * /segcached/net). The callback runs on the telemetry thread and only reads
@@ -16,6 +17,7 @@
 #include <rte_telemetry.h>
 
 #include "server.h"
+#include "util/util_heap.h"
 
 static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct server *srv_tel; /* NULL while no server runs */
@@ -51,6 +53,9 @@ tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "conns_write_timeouts", ss.conns_write_timeouts);
 	rte_tel_data_add_dict_u64(d, "bytes_read", ss.bytes_read);
 	rte_tel_data_add_dict_u64(d, "bytes_written", ss.bytes_written);
+	/* what connections cost outside -m, on the posix stack as well
+	 * (the native stack's /segcached/net has it too) */
+	rte_tel_data_add_dict_u64(d, "malloc_bytes_in_use", util_heap_in_use());
 	rte_tel_data_add_dict_u64(d, "curr_items", es.curr_items);
 	rte_tel_data_add_dict_u64(d, "bytes", es.bytes);
 	rte_tel_data_add_dict_u64(d, "limit_maxbytes", es.limit_maxbytes);

@@ -12,7 +12,6 @@
  * The callbacks run on the telemetry thread and only read counters that
  * the lcores write; a mutex keeps them away from a stack being torn down.
  */
-#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <rte_telemetry.h>
 
 #include "drivers/net/native/native_private.h"
+#include "util/util_heap.h"
 
 static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct native *tel_nat; /* NULL while no native stack runs */
@@ -196,14 +196,10 @@ tel_net(const char *cmd, const char *params, struct rte_tel_data *d)
 					  native_buf_pairs_per_worker(nat));
 		rte_tel_data_add_dict_u64(d, "tcp_buf_pair_bytes", NATIVE_BUF_PAIR);
 	}
-	{
-		/* the C heap (glibc) in use: per-connection state beyond
-		 * lib/net's (struct native_conn, its command state, output
-		 * held for a slow reader, a large request being assembled) */
-		struct mallinfo2 mi = mallinfo2();
-
-		rte_tel_data_add_dict_u64(d, "malloc_bytes_in_use", mi.uordblks + mi.hblkhd);
-	}
+	/* the C heap (glibc) in use: per-connection state beyond lib/net's
+	 * (struct native_conn, its command state, output held for a slow
+	 * reader, a large request being assembled) */
+	rte_tel_data_add_dict_u64(d, "malloc_bytes_in_use", util_heap_in_use());
 	add_counters(d, nat, -1);
 	rc = 0;
 out:

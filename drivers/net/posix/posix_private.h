@@ -37,11 +37,17 @@ extern int posix_logtype;
 
 #define POSIX_SOCKETS_MAX 32
 #define POSIX_EVENTS_BURST 64
-/* Connection input buffer: starts small, grows for large requests up to
- * what one request can need (cmd_session_in_max()), and shrinks back when
- * the connection closes. Reading stops while the session's output is over
- * its high-water mark (resumed on EPOLLOUT). */
-#define POSIX_IN_INITIAL (16u << 10)
+/* Input: a connection reads into its worker's buffer (POSIX_IN_WORKER
+ * bytes), so an idle one holds no input buffer. What a read leaves
+ * unconsumed (a request not yet complete, or requests held back by the
+ * output bound) moves to a buffer of the connection's own, freed once it
+ * is empty. Up to POSIX_IN_MOVE_MAX such bytes move back to the front of
+ * the worker's buffer for the next read; more (a large request) stay and
+ * are read after in their own buffer, which grows up to what one request
+ * can need (cmd_session_in_max()). Reading stops while the session's
+ * output is over its high-water mark (resumed on EPOLLOUT). */
+#define POSIX_IN_WORKER (16u << 10)
+#define POSIX_IN_MOVE_MAX (POSIX_IN_WORKER / 2)
 /* Largest UDP datagram we accept. */
 #define POSIX_UDP_MAX 65536
 /* Work done per wake-up for one socket, so that others get their turn. */
@@ -82,7 +88,10 @@ struct posix_conn {
 	const struct posix_socket *listen; /* the socket it came from */
 	char peer[160];      /* "tcp:127.0.0.1:51234", for stats conns */
 	struct cmd_session ses; /* requests and replies; ses.out is unsent */
-	char *in;            /* received bytes not yet consumed */
+	/* Received bytes not yet consumed, in[in_start..in_end): NULL while
+	 * it holds none; the worker's `in` during a read (conn_in_borrow),
+	 * else memory of its own. */
+	char *in;
 	size_t in_start, in_end, in_cap;
 	uint32_t events;     /* epoll mask registered now */
 	bool admin;          /* from the admin port */
@@ -126,6 +135,9 @@ struct posix_worker {
 	 * connection's while it holds no unsent bytes (lent to its session
 	 * for conn_service, cmd_session_out_borrow). */
 	struct proto_out out;
+	/* Where a TCP connection that holds no input of its own reads
+	 * (POSIX_IN_WORKER bytes; lent for one read, conn_in_borrow). */
+	char *in;
 	uint8_t *udp_buf;
 	bool accept_paused;          /* listening sockets out of the epoll set */
 	uint64_t accept_resume_ms;

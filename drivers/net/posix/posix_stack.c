@@ -173,6 +173,11 @@ worker_init(struct posix_stack *s, struct posix_worker *w, unsigned id,
 			   "the engine refused worker %u (too many workers?)", id);
 		return -1;
 	}
+	w->in = malloc(POSIX_IN_WORKER);
+	if (w->in == NULL) {
+		util_fail(err, errlen, "out of memory for worker %u", id);
+		return -1;
+	}
 	if (s->cfg.udp_port != 0) {
 		w->udp_buf = malloc(POSIX_UDP_MAX);
 		w->udp_cmd = cmd_conn_create(s->cfg.cmd, w->ew, true);
@@ -192,6 +197,7 @@ worker_fini(struct posix_worker *w)
 	if (w->udp_cmd)
 		cmd_conn_destroy(w->udp_cmd);
 	free(w->udp_buf);
+	free(w->in);
 	if (w->out.data)
 		proto_out_fini(&w->out);
 	if (w->stack != NULL)

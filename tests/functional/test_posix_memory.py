@@ -1,0 +1,247 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+"""What connections cost the posix stack in C heap, and requests that
+arrive in pieces on many connections at once.
+
+An idle connection holds no input buffer: it reads into its worker's, and
+keeps bytes of its own only while part of a request waits
+(drivers/net/posix/posix_tcp.c, conn_in_borrow). The heap is read from
+`malloc_bytes_in_use` in the /segcached/stats telemetry.
+
+    test_posix_memory.py --segcached build/app/segcached/segcached
+    test_posix_memory.py --target memcached   (the request tests only)
+"""
+
+import json
+import os
+import random
+import shutil
+import socket
+import sys
+import threading
+import time
+import unittest
+
+import harness
+from harness import wait_for
+
+# C heap per connection, idle or holding part of a request, that the tests
+# allow. Measured: 643 bytes idle (struct posix_conn and its command state),
+# 664 holding a few bytes, up to about 1,000 after large replies (the
+# workers keep output buffers of up to 64 KiB for the next replies);
+# 17,026 when every connection had a 16 KiB input buffer.
+HEAP_PER_CONN_MAX = 2048
+
+_prefixes = iter(range(1, 1 << 30))
+
+
+def telemetry(srv, cmd):
+    """One DPDK telemetry command to the server; returns its value."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(harness.IO_TIMEOUT)
+    try:
+        s.connect(srv.telemetry_path())
+        json.loads(s.recv(16384).decode())  # the greeting
+        s.send(cmd.encode())
+        reply = json.loads(s.recv(1 << 20).decode())
+    finally:
+        s.close()
+    return reply[cmd.split(",")[0]]
+
+
+def heap(srv):
+    return telemetry(srv, "/segcached/stats")["malloc_bytes_in_use"]
+
+
+def bytes_read(srv):
+    return telemetry(srv, "/segcached/stats")["bytes_read"]
+
+
+def counts_heap():
+    return harness.is_segcached() and not harness.is_native()
+
+
+def heap_or_none(srv):
+    """The C heap in use, or None where malloc_bytes_in_use reads 0: a
+    sanitizer's allocator, which mallinfo2 does not see."""
+    if not counts_heap():
+        return None
+    return heap(srv) or None
+
+
+def start_server(name, **kw):
+    """A posix server with a telemetry socket of its own (segcached), or
+    memcached."""
+    if counts_heap():
+        prefix = "scpm%d_%d" % (os.getpid(), next(_prefixes))
+        srv = harness.Server(name=name, eal=["--no-shconf", "--file-prefix", prefix], **kw)
+        srv.file_prefix = prefix  # where telemetry_path() looks; removed at exit
+    else:
+        srv = harness.Server(name=name, **kw)
+    return srv.start()
+
+
+def connect(srv):
+    s = socket.create_connection((harness.HOST, srv.port), timeout=harness.IO_TIMEOUT)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return harness.Conn(s)
+
+
+class IdleConnections(unittest.TestCase):
+    def setUp(self):
+        if not counts_heap():
+            self.skipTest("segcached's posix stack only (its telemetry)")
+        self.srv = start_server("IdleConnections", max_conns=2000)
+
+    def tearDown(self):
+        try:
+            self.srv.stop_clean("IdleConnections")
+        finally:
+            shutil.rmtree(self.srv.logdir, ignore_errors=True)
+
+    def test_thousand_idle_connections_hold_no_input_buffer(self):
+        n = 1000
+        before = heap_or_none(self.srv)
+        if before is None:
+            self.skipTest("malloc_bytes_in_use reads 0 (not glibc's malloc)")
+        conns = []
+        try:
+            for i in range(n):
+                c = connect(self.srv)
+                conns.append(c)
+                v = b"idle-%d-" % i + os.urandom(8).hex().encode()
+                c.send(b"set idle%d 0 0 %d\r\n%s\r\nget idle%d\r\n" % (i, len(v), v, i))
+                self.assertEqual(c.until(b"END\r\n"),
+                                 b"STORED\r\nVALUE idle%d 0 %d\r\n%s\r\nEND\r\n" % (i, len(v), v))
+            # All n are open and idle, each answered once.
+            per_conn = (heap(self.srv) - before) / n
+            print("C heap per idle connection: %.0f bytes" % per_conn, file=sys.stderr)
+            self.assertLess(per_conn, HEAP_PER_CONN_MAX)
+        finally:
+            for c in conns:
+                c.close()
+
+
+def pieces(data, rng):
+    """data cut into up to 4 pieces: the first ends inside the command
+    line (so every connection then holds a few bytes of a request), the
+    others at random places in the rest (the value, its \\r\\n, the get
+    that follows)."""
+    line_end = data.index(b"\r\n")
+    cuts = sorted({rng.randrange(1, line_end)} |
+                  {rng.randrange(line_end, len(data)) for _ in range(3)})
+    cuts = [0] + cuts + [len(data)]
+    return [data[a:b] for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
+class RequestsInPieces(unittest.TestCase):
+    """300 connections at once each send a set and a get in pieces, one
+    piece on every connection and then the next: the server holds part of
+    a request on all of them at the same time. Some values are larger than
+    the worker's 16 KiB input buffer, so that their connections' own
+    buffers grow; every value is read back exact."""
+
+    def setUp(self):
+        self.srv = start_server("RequestsInPieces", max_conns=2000, item_max="1m")
+
+    def tearDown(self):
+        try:
+            self.srv.stop_clean("RequestsInPieces")
+        finally:
+            shutil.rmtree(self.srv.logdir, ignore_errors=True)
+
+    def test_sets_in_pieces_on_many_connections(self):
+        n = 300
+        rng = random.Random(20261123)
+        conns, expected, parts = [], [], []
+        before = heap_or_none(self.srv)
+        try:
+            for i in range(n):
+                conns.append(connect(self.srv))
+                size = (10, 1000, 40000, 300000)[i % 4] + rng.randrange(100)
+                v = bytes(rng.getrandbits(8) for _ in range(64)) * (size // 64 + 1)
+                v = v[:size]
+                k = b"piece-%d" % i
+                data = b"set %s %d 0 %d\r\n%s\r\nget %s\r\n" % (k, i, len(v), v, k)
+                parts.append(pieces(data, rng))
+                expected.append(b"STORED\r\nVALUE %s %d %d\r\n%s\r\nEND\r\n" % (k, i, len(v), v))
+            sent = 0
+            for p in range(max(len(x) for x in parts)):
+                for c, x in zip(conns, parts):
+                    if p < len(x):
+                        c.send(x[p])
+                        sent += len(x[p])
+                # A pause: every piece is read apart from the next.
+                if counts_heap():
+                    wait_for("pieces %d read" % p, lambda: bytes_read(self.srv) >= sent)
+                else:
+                    time.sleep(0.05)
+                if p == 0 and before is not None:
+                    # Every connection holds the start of a command line.
+                    per_conn = (heap(self.srv) - before) / n
+                    print("C heap per connection holding a few bytes: %.0f bytes" % per_conn,
+                          file=sys.stderr)
+                    self.assertLess(per_conn, HEAP_PER_CONN_MAX)
+            for i, c in enumerate(conns):
+                self.assertEqual(c.exact(len(expected[i])), expected[i], "connection %d" % i)
+            if before is not None:
+                # Answered: the buffers of the large requests are gone too.
+                per_conn = (heap(self.srv) - before) / n
+                print("C heap per connection answered: %.0f bytes" % per_conn,
+                      file=sys.stderr)
+                self.assertLess(per_conn, HEAP_PER_CONN_MAX)
+        finally:
+            for c in conns:
+                c.close()
+
+
+class HeldBackRequests(unittest.TestCase):
+    """More pipelined requests than the worker's 16 KiB input buffer holds
+    while the client reads nothing: the server stops at its output bound
+    with complete requests read and not yet run, keeps them (more than
+    half a buffer: in a buffer of the connection's own that it then reads
+    after), and runs them in order once the client reads."""
+
+    def setUp(self):
+        self.srv = start_server("HeldBackRequests")
+
+    def tearDown(self):
+        try:
+            self.srv.stop_clean("HeldBackRequests")
+        finally:
+            shutil.rmtree(self.srv.logdir, ignore_errors=True)
+
+    def test_pipeline_larger_than_the_input_buffer_with_a_slow_reader(self):
+        c = connect(self.srv)
+        try:
+            big = bytes(range(256)) * 80  # 20,480 bytes
+            c.send(b"set held-big 0 0 %d\r\n%s\r\n" % (len(big), big))
+            self.assertEqual(c.line(), b"STORED\r\n")
+            req, expect = [], []
+            for i in range(4000):
+                if i % 2:
+                    req.append(b"get held-big\r\n")
+                    expect.append(b"VALUE held-big 0 %d\r\n%s\r\nEND\r\n" % (len(big), big))
+                else:
+                    v = b"%d" % i * (1 + i % 7)
+                    req.append(b"set held-%d 0 0 %d\r\n%s\r\nget held-%d\r\n" %
+                               (i, len(v), v, i))
+                    expect.append(b"STORED\r\nVALUE held-%d 0 %d\r\n%s\r\nEND\r\n" %
+                                  (i, len(v), v))
+            req = b"".join(req)
+            self.assertGreater(len(req), 64 * 1024)
+            sender = threading.Thread(target=c.sock.sendall, args=(req,))
+            sender.start()
+            time.sleep(0.5)  # the server fills its output bound meanwhile
+            for i, e in enumerate(expect):
+                self.assertEqual(c.exact(len(e)), e, "reply %d" % i)
+            sender.join(harness.IO_TIMEOUT)
+            self.assertFalse(sender.is_alive())
+            self.assertRegex(c.cmd(b"version\r\n"), rb"^VERSION ")
+        finally:
+            c.close()
+
+
+if __name__ == "__main__":
+    unittest.main(argv=harness.setup())
