@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proto/proto_out.h"
+
 /* Longest response line we accept before calling the stream bad. */
 #define LG_LINE_MAX 1024
 
@@ -17,21 +19,6 @@ lg_req_wire_size(const struct lg_workload *w, const struct lg_req *r)
 	if (r->op == LG_OP_GET)
 		return 6 + (size_t)r->nkeys * (klen + 1);
 	return 4 + klen + 40 + r->vlen + 2;
-}
-
-static size_t
-put_u32(char *p, uint32_t v)
-{
-	char tmp[10];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (size_t i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i];
-	return n;
 }
 
 size_t
@@ -60,11 +47,11 @@ lg_req_build(const struct lg_workload *w, const struct lg_req *r,
 	uint64_t seed = lg_value_seed(p, klen, r->version, r->vlen);
 	p += klen;
 	*p++ = ' ';
-	p += put_u32(p, r->version);
+	p += proto_u64_to_dec(r->version, p);
 	*p++ = ' ';
-	p += put_u32(p, r->ttl);
+	p += proto_u64_to_dec(r->ttl, p);
 	*p++ = ' ';
-	p += put_u32(p, r->vlen);
+	p += proto_u64_to_dec(r->vlen, p);
 	*p++ = '\r';
 	*p++ = '\n';
 	lg_value_fill(p, seed, 0, r->vlen);

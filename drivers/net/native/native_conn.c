@@ -334,7 +334,7 @@ conn_get(struct native_worker *w)
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
-	if (cmd_session_init(&c->ses, w->nat->cfg.item_max) < 0) {
+	if (cmd_session_init(&c->ses, w->nat->cfg.cmd->item_max) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -360,7 +360,7 @@ conn_put(struct native_worker *w, struct native_conn *c)
 	c->src_counted = false;
 	c->rx_left = 0;
 	c->watch_queued = 0;
-	if (cmd_session_close(&c->ses, w->nat->cfg.item_max) < 0) {
+	if (cmd_session_close(&c->ses, w->nat->cfg.cmd->item_max) < 0) {
 		free(c);
 		return;
 	}

@@ -51,7 +51,7 @@ struct native_worker;
 
 struct native {
 	struct stack base;        /* first: the stack interface */
-	struct native_config cfg;
+	struct stack_config cfg;
 	struct dpdk_port port;
 	struct native_worker *workers;
 	unsigned nworkers;

@@ -44,7 +44,7 @@ native_worker_lcores(void)
  * TIME_WAIT). A slot costs about 400 bytes; TCP buffers are taken only
  * while a connection holds bytes (docs/net.md, "Memory"). */
 static uint32_t
-slots_per_lcore(const struct native_config *cfg, unsigned nworkers)
+slots_per_lcore(const struct stack_config *cfg, unsigned nworkers)
 {
 	uint64_t share = 2 * (uint64_t)cfg->max_conns / nworkers + 64;
 
@@ -58,7 +58,7 @@ slots_per_lcore(const struct native_config *cfg, unsigned nworkers)
  * budget, so that some requests are always served, and never more pairs
  * than slots. */
 static uint32_t
-buf_pairs_per_lcore(const struct native_config *cfg, unsigned nworkers)
+buf_pairs_per_lcore(const struct stack_config *cfg, unsigned nworkers)
 {
 	uint32_t slots = slots_per_lcore(cfg, nworkers);
 	uint64_t pairs;
@@ -88,7 +88,7 @@ source_limit_per_lcore(unsigned limit, unsigned nworkers)
 /* lib/net's TX array: every connection may have a segment to send in one
  * loop iteration, within reason. */
 static uint16_t
-tx_array_size(const struct native_config *cfg, unsigned nworkers)
+tx_array_size(const struct stack_config *cfg, unsigned nworkers)
 {
 	uint32_t n = slots_per_lcore(cfg, nworkers);
 
@@ -104,7 +104,7 @@ static unsigned
 eal_memory_mb(unsigned max_conns, size_t tcp_buffer_memory, unsigned lcores)
 {
 	/* an admin port or not: its slots are counted either way */
-	const struct native_config cfg = { .max_conns = max_conns, .admin_port = 1,
+	const struct stack_config cfg = { .max_conns = max_conns, .admin_port = 1,
 					   .tcp_buffer_memory = tcp_buffer_memory };
 	unsigned workers = RTE_MAX(lcores, 2u) - 1;
 	uint64_t slots = slots_per_lcore(&cfg, workers);
@@ -178,7 +178,7 @@ static int
 worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned lcore,
 	    char *err, size_t errlen)
 {
-	const struct native_config *cfg = &nat->cfg;
+	const struct stack_config *cfg = &nat->cfg;
 	struct net_stack_config nc;
 	char name[32], why[256];
 
@@ -271,7 +271,7 @@ worker_fini(struct native_worker *w)
 }
 
 struct native *
-native_create(const struct native_config *cfg, char *err, size_t errlen)
+native_create(const struct stack_config *cfg, char *err, size_t errlen)
 {
 	unsigned avail = native_worker_lcores(), nworkers, lcores[DPDK_PORT_MAX_QUEUES];
 	struct dpdk_port_config pc;
@@ -323,8 +323,8 @@ native_create(const struct native_config *cfg, char *err, size_t errlen)
 	memset(nat, 0, sizeof(*nat));
 	nat->base.ops = &native_stack_ops;
 	nat->cfg = *cfg;
-	nat->in_max = cmd_session_in_max(cfg->item_max);
-	nat->out_limit = cmd_session_out_limit(cfg->item_max);
+	nat->in_max = cmd_session_in_max(cfg->cmd->item_max);
+	nat->out_limit = cmd_session_out_limit(cfg->cmd->item_max);
 	atomic_init(&nat->stop, false);
 	atomic_init(&nat->curr_conns, 0);
 	atomic_init(&nat->admin_conns, 0);
@@ -522,38 +522,10 @@ of_const(const struct stack *s)
 static struct stack *
 ops_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_failed)
 {
-	struct native_config nc = {
-		.ip = cfg->ip,
-		.prefix_len = cfg->prefix_len,
-		.port_id = cfg->port_id,
-		.queues = cfg->queues,
-		.rx_desc = cfg->rx_desc,
-		.tx_desc = cfg->tx_desc,
-		.mtu = cfg->mtu,
-		.link_timeout_ms = cfg->link_timeout_ms,
-		.tcp_port = cfg->tcp_port,
-		.udp_port = cfg->udp_port,
-		.max_conns = cfg->max_conns,
-		.idle_timeout_s = cfg->idle_timeout_s,
-		.rss_key = cfg->rss_key,
-		.rss_key_len = cfg->rss_key_len,
-		.udp_any_source = cfg->udp_any_source,
-		.tcp_buffer_memory = cfg->tcp_buffer_memory,
-		.allow = cfg->allow,
-		.n_allow = cfg->n_allow,
-		.item_max = cfg->cmd->item_max,
-		.engine = cfg->engine,
-		.cmd = cfg->cmd,
-		.on_shutdown = cfg->on_shutdown,
-		.on_shutdown_arg = cfg->on_shutdown_arg,
-		.max_conns_per_source = cfg->max_conns_per_source,
-		.request_timeout_s = cfg->request_timeout_s,
-		.admin_port = cfg->admin_port,
-	};
 	struct native *nat;
 
 	*bind_failed = false;
-	nat = native_create(&nc, err, errlen);
+	nat = native_create(cfg, err, errlen);
 	return nat != NULL ? &nat->base : NULL;
 }
 

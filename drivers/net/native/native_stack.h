@@ -22,6 +22,7 @@
 
 #include "cmd/cmd.h"
 #include "drivers/net/dpdk/dpdk_port.h"
+#include "drivers/net/stack.h"
 #include "net/net.h"
 
 /* Counters of the application side of one worker lcore; lib/net keeps
@@ -67,35 +68,6 @@ enum native_counter {
 
 extern const char *const native_counter_names[NATIVE_C_MAX];
 
-struct native_config {
-	uint32_t ip;              /* host byte order */
-	uint8_t prefix_len;
-	int port_id;              /* -1: the first port */
-	unsigned queues;          /* 0: one per worker lcore */
-	uint16_t rx_desc, tx_desc;
-	uint16_t mtu;
-	unsigned link_timeout_ms;
-	uint16_t tcp_port;        /* 0: no TCP */
-	uint16_t udp_port;        /* 0: no UDP */
-	unsigned max_conns;       /* over all lcores */
-	unsigned idle_timeout_s;  /* 0: never */
-	const uint8_t *rss_key;   /* NULL: random */
-	uint8_t rss_key_len;
-	bool udp_any_source;      /* answer UDP from beyond the subnet */
-	size_t tcp_buffer_memory; /* all lcores' TCP buffers, bytes; 0: no limit */
-	const struct stack_cidr *allow; /* n_allow 0: everyone */
-	unsigned n_allow;
-	size_t item_max;
-	struct engine *engine;
-	const struct cmd_settings *cmd;
-	void (*on_shutdown)(void *arg); /* `shutdown` from a client (any lcore) */
-	void *on_shutdown_arg;
-	/* 0: no limit; each lcore admits its share (native_stack.c) */
-	unsigned max_conns_per_source;
-	unsigned request_timeout_s;     /* 0: none */
-	uint16_t admin_port;            /* TCP, administration only; 0: none */
-};
-
 /* The running stack; opaque outside drivers/net/native. */
 struct native;
 
@@ -108,7 +80,10 @@ unsigned native_worker_lcores(void);
 
 /* Sets up the port, the per-lcore stacks and engine workers. Returns NULL
  * with an operator-facing message in err. */
-struct native *native_create(const struct native_config *cfg, char *err, size_t errlen);
+/* Its part of cfg: both stacks' settings and the native ones
+ * (drivers/net/stack.h); cfg is kept by value, the memory its pointers
+ * point to must outlive the stack. */
+struct native *native_create(const struct stack_config *cfg, char *err, size_t errlen);
 /* Launches the worker lcores (rte_eal_remote_launch). */
 int native_start(struct native *n, char *err, size_t errlen);
 /* Stops the lcores (each closes its connections) and waits for them.
