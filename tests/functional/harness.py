@@ -18,6 +18,7 @@ queues of the af_packet port).
 import argparse
 import atexit
 import glob
+import json
 import os
 import shutil
 import signal
@@ -117,6 +118,21 @@ def free_port(udp_too=False):
         if ok:
             return port
     raise RuntimeError("no free port found")
+
+
+def telemetry(srv, cmd):
+    """One DPDK telemetry command to a server (its telemetry_path());
+    returns its value."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(IO_TIMEOUT)
+    try:
+        s.connect(srv.telemetry_path())
+        json.loads(s.recv(16384).decode())  # the greeting
+        s.send(cmd.encode())
+        reply = json.loads(s.recv(1 << 20).decode())
+    finally:
+        s.close()
+    return reply[cmd.split(",")[0]]
 
 
 def wait_for(what, cond, timeout=120.0):

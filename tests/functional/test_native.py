@@ -12,7 +12,6 @@ The server answers as 198.18.0.2 from the server namespace over
 net_af_packet on a veth pair. Every loop here is bounded in count and time.
 """
 
-import json
 import os
 import random
 import resource
@@ -26,24 +25,10 @@ import time
 import unittest
 
 import harness
-from harness import wait_for
+from harness import telemetry, wait_for
 
 # Bounds against hangs, not timing checks.
 PHASE_TIMEOUT = 120.0
-
-
-def telemetry(srv, cmd):
-    """One DPDK telemetry command to a native server; returns its value."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(harness.IO_TIMEOUT)
-    try:
-        s.connect(srv.telemetry_path())
-        json.loads(s.recv(16384).decode())  # the greeting
-        s.send(cmd.encode())
-        reply = json.loads(s.recv(1 << 20).decode())
-    finally:
-        s.close()
-    return reply[cmd.split(",")[0]]
 
 
 def nft(*args):

@@ -13,7 +13,6 @@ keeps bytes of its own only while part of a request waits
     test_posix_memory.py --target memcached   (the request tests only)
 """
 
-import json
 import os
 import random
 import shutil
@@ -24,7 +23,7 @@ import time
 import unittest
 
 import harness
-from harness import wait_for
+from harness import telemetry, wait_for
 
 # C heap per connection, idle or holding part of a request, that the tests
 # allow. Measured: 643 bytes idle (struct posix_conn and its command state),
@@ -34,20 +33,6 @@ from harness import wait_for
 HEAP_PER_CONN_MAX = 2048
 
 _prefixes = iter(range(1, 1 << 30))
-
-
-def telemetry(srv, cmd):
-    """One DPDK telemetry command to the server; returns its value."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(harness.IO_TIMEOUT)
-    try:
-        s.connect(srv.telemetry_path())
-        json.loads(s.recv(16384).decode())  # the greeting
-        s.send(cmd.encode())
-        reply = json.loads(s.recv(1 << 20).decode())
-    finally:
-        s.close()
-    return reply[cmd.split(",")[0]]
 
 
 def heap(srv):
