@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdalign.h>
 #include <stdint.h>
 
 #include <sys/socket.h>
@@ -25,9 +26,10 @@
 extern "C" {
 #endif
 
-/* IPv4 as an IPv4-mapped IPv6 address (::ffff:a.b.c.d); IPv6 as its /64. */
+/* IPv4 as an IPv4-mapped IPv6 address (::ffff:a.b.c.d); IPv6 as its /64.
+ * 8-byte aligned: rte_hash_crc reads the key 8 bytes at a time. */
 struct stack_source {
-	uint8_t addr[16];
+	alignas(8) uint8_t addr[16];
 };
 
 void stack_source_ipv4(struct stack_source *src, uint32_t addr);
