@@ -73,17 +73,28 @@ def connect(srv):
     return harness.Conn(s)
 
 
-class IdleConnections(unittest.TestCase):
+class ServerCase(unittest.TestCase):
+    """A server of its own per test (start_server with server_args), named
+    after the class, stopped cleanly and its logs removed afterwards."""
+    server_args = {}
+
     def setUp(self):
-        if not counts_heap():
-            self.skipTest("segcached's posix stack only (its telemetry)")
-        self.srv = start_server("IdleConnections", max_conns=2000)
+        self.srv = start_server(type(self).__name__, **self.server_args)
 
     def tearDown(self):
         try:
-            self.srv.stop_clean("IdleConnections")
+            self.srv.stop_clean(type(self).__name__)
         finally:
             shutil.rmtree(self.srv.logdir, ignore_errors=True)
+
+
+class IdleConnections(ServerCase):
+    server_args = {"max_conns": 2000}
+
+    def setUp(self):
+        if not counts_heap():
+            self.skipTest("segcached's posix stack only (its telemetry)")
+        super().setUp()
 
     def test_thousand_idle_connections_hold_no_input_buffer(self):
         n = 1000
@@ -120,21 +131,14 @@ def pieces(data, rng):
     return [data[a:b] for a, b in zip(cuts, cuts[1:]) if b > a]
 
 
-class RequestsInPieces(unittest.TestCase):
+class RequestsInPieces(ServerCase):
     """300 connections at once each send a set and a get in pieces, one
     piece on every connection and then the next: the server holds part of
     a request on all of them at the same time. Some values are larger than
     the worker's 16 KiB input buffer, so that their connections' own
     buffers grow; every value is read back exact."""
 
-    def setUp(self):
-        self.srv = start_server("RequestsInPieces", max_conns=2000, item_max="1m")
-
-    def tearDown(self):
-        try:
-            self.srv.stop_clean("RequestsInPieces")
-        finally:
-            shutil.rmtree(self.srv.logdir, ignore_errors=True)
+    server_args = {"max_conns": 2000, "item_max": "1m"}
 
     def test_sets_in_pieces_on_many_connections(self):
         n = 300
@@ -181,21 +185,12 @@ class RequestsInPieces(unittest.TestCase):
                 c.close()
 
 
-class HeldBackRequests(unittest.TestCase):
+class HeldBackRequests(ServerCase):
     """More pipelined requests than the worker's 16 KiB input buffer holds
     while the client reads nothing: the server stops at its output bound
     with complete requests read and not yet run, keeps them (more than
     half a buffer: in a buffer of the connection's own that it then reads
     after), and runs them in order once the client reads."""
-
-    def setUp(self):
-        self.srv = start_server("HeldBackRequests")
-
-    def tearDown(self):
-        try:
-            self.srv.stop_clean("HeldBackRequests")
-        finally:
-            shutil.rmtree(self.srv.logdir, ignore_errors=True)
 
     def test_pipeline_larger_than_the_input_buffer_with_a_slow_reader(self):
         c = connect(self.srv)
