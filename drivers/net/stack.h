@@ -41,7 +41,7 @@ struct stack_config {
 	uint16_t udp_port;        /* 0: no UDP */
 	unsigned max_conns;       /* client connections over it are refused */
 	struct engine *engine;
-	const struct cmd_settings *cmd; /* shared by every connection */
+	struct cmd_settings *cmd; /* shared by every connection (lib/cmd writes its rt) */
 	/* Called (from a worker) when a client sent `shutdown`. */
 	void (*on_shutdown)(void *arg);
 	void *on_shutdown_arg;

@@ -11,7 +11,7 @@
 #include "cmd/cmd_private.h"
 
 struct cmd_conn *
-cmd_conn_create(const struct cmd_settings *s, struct engine_worker *w, bool udp)
+cmd_conn_create(struct cmd_settings *s, struct engine_worker *w, bool udp)
 {
 	struct cmd_conn *c = calloc(1, sizeof(*c));
 	size_t value_max;
@@ -19,8 +19,8 @@ cmd_conn_create(const struct cmd_settings *s, struct engine_worker *w, bool udp)
 	if (!c)
 		return NULL;
 	c->s = s;
-	/* cmd_settings is documented as owned by the server except rt */
-	c->rt = (struct cmd_runtime *)&s->rt;
+	/* the settings are read-only here except rt, which lib/cmd owns */
+	c->rt = &s->rt;
 	c->w = w;
 	c->udp = udp;
 	/* A value longer than the item limit cannot be stored whatever its

@@ -141,7 +141,7 @@ struct cmd_settings {            /* server-wide, read-only after start */
  * what a multi-key get or a swallowed data block left pending. */
 struct cmd_conn;
 
-struct cmd_conn *cmd_conn_create(const struct cmd_settings *s, struct engine_worker *w,
+struct cmd_conn *cmd_conn_create(struct cmd_settings *s, struct engine_worker *w,
 				 bool udp);
 void cmd_conn_destroy(struct cmd_conn *c);
 /* Forgets partial input (call before each UDP datagram: requests never

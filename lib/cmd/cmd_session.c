@@ -49,7 +49,7 @@ cmd_session_out_give_back(struct cmd_session *s, struct proto_out *spare)
 }
 
 int
-cmd_session_open(struct cmd_session *s, const struct cmd_settings *settings,
+cmd_session_open(struct cmd_session *s, struct cmd_settings *settings,
 		 struct engine_worker *w)
 {
 	s->cmd = cmd_conn_create(settings, w, false);

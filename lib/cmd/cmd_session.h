@@ -105,7 +105,7 @@ void cmd_session_out_give_back(struct cmd_session *s, struct proto_out *spare);
 /* A connection opens on this session: creates its executor state. The
  * callbacks and stall counter are set by the caller before or after.
  * 0, or -1 for lack of memory. */
-int cmd_session_open(struct cmd_session *s, const struct cmd_settings *settings,
+int cmd_session_open(struct cmd_session *s, struct cmd_settings *settings,
 		     struct engine_worker *w);
 /* The connection is gone: forgets its state and keeps the output buffer
  * for the next one (a large one is replaced by a small one). -1 when no

@@ -45,19 +45,6 @@ map_anonymous(size_t len)
 	return p;
 }
 
-enum engine_status seg_op_get(struct engine_worker *, const void *, size_t, int64_t, void *, size_t,
-			      struct engine_item *);
-void seg_op_get_batch(struct engine_worker *, const struct engine_key *, unsigned,
-		      const struct engine_get_sink *);
-void seg_op_prefetch(struct engine_worker *, const struct engine_key *, unsigned);
-enum engine_status seg_op_store(struct engine_worker *, enum engine_store_mode, const void *,
-				size_t, const void *, size_t, uint32_t, int64_t, uint64_t,
-				uint64_t *);
-enum engine_status seg_op_delete(struct engine_worker *, const void *, size_t, uint64_t);
-enum engine_status seg_op_arith(struct engine_worker *, const void *, size_t, bool, uint64_t,
-				uint64_t *, uint64_t *);
-enum engine_status seg_op_touch(struct engine_worker *, const void *, size_t, int64_t);
-
 struct seg_layout {
 	uint32_t seg_size, seg_shift, off_shift, item_max, nseg, workers;
 	uint64_t buckets;

@@ -496,4 +496,20 @@ unsigned seg_expire_all(struct seg_engine *e);
 void seg_flush_now(struct seg_engine *e);
 void seg_flush_if_due(struct seg_engine *e, int64_t now);
 
+/* ---- seg_ops.c: the engine_ops entries seg_engine.c installs ---- */
+enum engine_status seg_op_get(struct engine_worker *ew, const void *key, size_t klen,
+			      int64_t touch, void *buf, size_t buflen, struct engine_item *it);
+void seg_op_get_batch(struct engine_worker *ew, const struct engine_key *keys, unsigned n,
+		      const struct engine_get_sink *sink);
+void seg_op_prefetch(struct engine_worker *ew, const struct engine_key *keys, unsigned n);
+enum engine_status seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
+				const void *key, size_t klen, const void *val, size_t vlen,
+				uint32_t flags, int64_t exptime, uint64_t cas, uint64_t *cas_out);
+enum engine_status seg_op_delete(struct engine_worker *ew, const void *key, size_t klen,
+				 uint64_t cas);
+enum engine_status seg_op_arith(struct engine_worker *ew, const void *key, size_t klen,
+				bool incr, uint64_t delta, uint64_t *result, uint64_t *cas_out);
+enum engine_status seg_op_touch(struct engine_worker *ew, const void *key, size_t klen,
+				int64_t exptime);
+
 #endif /* SEGCACHED_SEG_PRIVATE_H */

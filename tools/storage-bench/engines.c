@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <rte_eal.h>
+#include <rte_common.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 
@@ -53,7 +54,8 @@ sb_engine_available(enum sb_engine_kind kind)
 int
 sb_eal_init(const struct sb_options *o)
 {
-	char lcore[16], mem[32];
+	/* the default EAL words, writable as rte_eal_init wants them */
+	static char words[16][32];
 	char *defaults[16];
 	char **argv;
 	int argc, rc;
@@ -80,19 +82,20 @@ sb_eal_init(const struct sb_options *o)
 				}
 			}
 		}
-		snprintf(lcore, sizeof(lcore), "%d", first_cpu);
-		snprintf(mem, sizeof(mem), "%zu", mb + (mb / 2 > 256 ? mb / 2 : 256));
+		static const char *const fixed[] = {
+			"segcached-storage-bench", "--no-huge", "--no-shconf", "--no-pci",
+			"--no-telemetry", "--log-level=error",
+		};
+
 		argc = 0;
-		defaults[argc++] = (char *)"segcached-storage-bench";
-		defaults[argc++] = (char *)"--no-huge";
-		defaults[argc++] = (char *)"--no-shconf";
-		defaults[argc++] = (char *)"--no-pci";
-		defaults[argc++] = (char *)"--no-telemetry";
-		defaults[argc++] = (char *)"-l";
-		defaults[argc++] = lcore;
-		defaults[argc++] = (char *)"-m";
-		defaults[argc++] = mem;
-		defaults[argc++] = (char *)"--log-level=error";
+		for (size_t i = 0; i < RTE_DIM(fixed); i++)
+			snprintf(words[argc++], sizeof(words[0]), "%s", fixed[i]);
+		snprintf(words[argc++], sizeof(words[0]), "-l");
+		snprintf(words[argc++], sizeof(words[0]), "%d", first_cpu);
+		snprintf(words[argc++], sizeof(words[0]), "-m");
+		snprintf(words[argc++], sizeof(words[0]), "%zu", mb + (mb / 2 > 256 ? mb / 2 : 256));
+		for (int i = 0; i < argc; i++)
+			defaults[i] = words[i];
 		defaults[argc] = NULL;
 		argv = defaults;
 	}

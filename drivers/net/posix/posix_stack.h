@@ -44,7 +44,7 @@ struct posix_stack_config {
 	unsigned n_allow;
 	int backlog;             /* listen(2) backlog */
 	struct engine *engine;
-	const struct cmd_settings *cmd; /* shared by every connection */
+	struct cmd_settings *cmd; /* shared by every connection (lib/cmd writes its rt) */
 	/* Called (from a worker) when a client sent `shutdown`. */
 	void (*on_shutdown)(void *arg);
 	void *on_shutdown_arg;
