@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * The operations of the baseline engine, with memcached's semantics (see
- * lib/engine/engine.h).
+ * The single-key operations of the baseline engine, with memcached's
+ * semantics (see lib/engine/engine.h); the batched get is in bl_batch.c.
  *
  * Reads (get) are lock-free: RCU-online, rte_hash lookup, copy, offline.
  * Every write holds its key's stripe lock from its lookup to its link, so
@@ -14,112 +14,10 @@
  */
 #include <errno.h>
 
-#include <rte_prefetch.h>
-
-#include "baseline/bl_private.h"
+#include "baseline/bl_op.h"
 
 #define BL_LINK_IDLE_ROUNDS 64
 #define BL_LINK_ROUNDS (1u << 20)
-
-static inline struct bl_worker *
-bl_w(struct engine_worker *w)
-{
-	return (struct bl_worker *)w;
-}
-
-/* Non-EAL threads borrow an lcore id for an operation that changes the
- * table when their worker was created on another thread (rare). */
-static inline bool
-bl_op_enter(bool *ok)
-{
-	if (likely(rte_lcore_id() != LCORE_ID_ANY)) {
-		*ok = true;
-		return false;
-	}
-	return bl_lcore_get(ok);
-}
-
-/* One keyed operation: its key, where the key lives (fingerprint, stripe)
- * and the time it runs at. */
-struct bl_op {
-	struct bl_worker *w;
-	struct bl_engine *e;
-	const void *key;
-	size_t klen;
-	uint64_t fp;
-	struct bl_stripe *s;
-	int64_t now;
-	bool registered; /* by bl_op_begin: bl_op_end gives the lcore id back */
-};
-
-/* Fills op for a valid key and applies a flush_all that has come due, so
- * that the operation sees the cache as of op->now. */
-static inline void
-bl_op_init(struct bl_op *op, struct bl_worker *w,
-	   const void *key, size_t klen)
-{
-	op->w = w;
-	op->e = w->e;
-	op->key = key;
-	op->klen = klen;
-	op->fp = bl_fingerprint(key, klen);
-	op->s = bl_stripe_of(op->e, op->fp);
-	op->now = bl_now(op->e);
-	op->registered = false;
-	bl_flush_check(op->e, op->now);
-}
-
-/* bl_op_init for an operation that changes the table, after making sure
- * the thread has an lcore id (bl_op_enter). ENGINE_NO_MEMORY when none is
- * left: nothing to undo then. Otherwise end with bl_op_end(). */
-static inline enum engine_status
-bl_op_begin(struct bl_op *op, struct bl_worker *w, const void *key,
-	    size_t klen)
-{
-	bool registered, ok;
-
-	registered = bl_op_enter(&ok);
-	if (unlikely(!ok))
-		return ENGINE_NO_MEMORY;
-	bl_op_init(op, w, key, klen);
-	op->registered = registered;
-	return ENGINE_OK;
-}
-
-static inline void
-bl_op_end(struct bl_op *op)
-{
-	bl_lcore_put(op->registered);
-}
-
-/* Takes the key's stripe lock (offline, rule 3), goes online and returns
- * what the table holds under the fingerprint. Undo with bl_op_unlock(). */
-static inline struct bl_item *
-bl_op_lock(struct bl_op *op)
-{
-	bl_stripe_lock(op->w, op->s);
-	bl_online(op->w);
-	return bl_lookup(op->e, op->fp);
-}
-
-static inline void
-bl_op_unlock(struct bl_op *op)
-{
-	bl_offline(op->w);
-	bl_stripe_unlock(op->s);
-}
-
-/* The live item of this key among what the table holds under its
- * fingerprint: not another key, not expired, not flushed. */
-static inline struct bl_item *
-bl_current(const struct bl_engine *e, struct bl_item *found,
-	   const void *key, size_t klen, int64_t now)
-{
-	if (found == NULL || !bl_item_is(found, key, klen) ||
-	    bl_item_expired(found, now) || bl_item_flushed(e, found))
-		return NULL;
-	return found;
-}
 
 static inline uint64_t
 bl_next_cas(struct bl_engine *e)
@@ -164,9 +62,7 @@ bl_link(struct bl_worker *w, struct bl_item *it, uint64_t fp,
 	}
 }
 
-/* Removes a dead (expired or flushed) item found by a lookup that held no
- * lock, if it is still there. Caller offline. */
-static void
+void
 bl_unlink_dead(struct bl_op *op, struct bl_item *found)
 {
 	struct bl_worker *w = op->w;
@@ -194,68 +90,6 @@ bl_unlink_dead(struct bl_op *op, struct bl_item *found)
 		BL_ADD(w->expired, 1);
 		bl_defer(w, found, pos, BL_R_EXPIRED);
 	}
-}
-
-/* Fills *out from it. Caller online. */
-static void
-bl_read_meta(const struct bl_engine *e, const struct bl_item *it, struct engine_item *out)
-{
-	out->flags = it->flags;
-	out->vlen = it->vlen;
-	out->cas = bl_cas_visible(e, it);
-	out->expires_at = __atomic_load_n(&it->expires_at, __ATOMIC_RELAXED);
-	out->fetched_before = __atomic_load_n(&it->fetched, __ATOMIC_RELAXED) != 0;
-}
-
-/* Copies the value to buf when fits, and only then counts a read
- * (fetched, LRU time); *out is bl_read_meta()'s. Caller online. */
-static enum engine_status
-bl_deliver(struct bl_item *it, int64_t now, void *buf, bool fits,
-	   const struct engine_item *out)
-{
-	uint32_t t = (uint32_t)now;
-
-	if (!fits)
-		return ENGINE_BUF_SMALL;
-	if (out->vlen > 0)
-		memcpy(buf, it->data + it->klen, out->vlen);
-	/* Shared cache line: write only on change (once, once a second). */
-	if (!out->fetched_before)
-		__atomic_store_n(&it->fetched, 1, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&it->atime, __ATOMIC_RELAXED) != t)
-		__atomic_store_n(&it->atime, t, __ATOMIC_RELAXED);
-	return ENGINE_OK;
-}
-
-/* Fills *out and copies the value when it fits cap (no buffer: meta data
- * only, whatever the value's length). Caller online. */
-static enum engine_status
-bl_read(const struct bl_engine *e, struct bl_item *it, int64_t now,
-	void *buf, size_t cap, struct engine_item *out)
-{
-	bl_read_meta(e, it, out);
-	return bl_deliver(it, now, buf, buf != NULL && out->vlen <= cap, out);
-}
-
-static void
-bl_count_get(struct bl_worker *w, enum engine_status rc, const struct bl_item *found,
-	     bool expired, bool flushed)
-{
-	uint64_t *c = w->base.counters;
-
-	RTE_SET_USED(found);
-	if (rc == ENGINE_BUF_SMALL)
-		return; /* the caller retries with a bigger buffer: count that */
-	c[ENGINE_C_cmd_get]++;
-	if (rc == ENGINE_OK) {
-		c[ENGINE_C_get_hits]++;
-		return;
-	}
-	c[ENGINE_C_get_misses]++;
-	if (expired)
-		c[ENGINE_C_get_expired]++;
-	else if (flushed)
-		c[ENGINE_C_get_flushed]++;
 }
 
 /* gat/gats: a get that also sets the expiry, under the stripe lock. */
@@ -686,156 +520,4 @@ bl_touch(struct engine_worker *wb, const void *key, size_t klen, int64_t exptime
 	w->base.counters[ENGINE_C_cmd_touch]++;
 	w->base.counters[cur != NULL ? ENGINE_C_touch_hits : ENGINE_C_touch_misses]++;
 	return cur != NULL ? ENGINE_OK : ENGINE_MISS;
-}
-
-/* ---- batched get ---------------------------------------------------------- */
-
-/* Was it already found dead by an earlier key of this batch? */
-static bool
-bl_seen_dead(struct bl_item *const *dead, unsigned ndead, const struct bl_item *it)
-{
-	for (unsigned j = 0; j < ndead; j++)
-		if (dead[j] == it)
-			return true;
-	return false;
-}
-
-/* The fingerprints of m keys: key i's is fp[slot[i]] (slot[i] -1 for an
- * invalid key), with kp[] and sig[] as rte_hash's bulk lookup takes them.
- * Returns how many keys are valid. */
-static unsigned
-group_sigs(const struct engine_key *keys, unsigned m, uint64_t *fp, const void **kp,
-	   hash_sig_t *sig, int *slot)
-{
-	unsigned nv = 0;
-
-	for (unsigned i = 0; i < m; i++) {
-		slot[i] = -1;
-		if (unlikely(keys[i].klen == 0 || keys[i].klen > ENGINE_KEY_MAX))
-			continue;
-		fp[nv] = bl_fingerprint(keys[i].key, keys[i].klen);
-		kp[nv] = &fp[nv];
-		sig[nv] = (hash_sig_t)fp[nv];
-		slot[i] = (int)nv++;
-	}
-	return nv;
-}
-
-/* One rte_hash bulk lookup of nv fingerprints (it prefetches its buckets
- * and keys across them) and a prefetch of every item found; bit j of the
- * result says data[j] is fingerprint j's item. Call RCU-online. */
-static uint64_t
-group_lookup(struct bl_engine *e, const void **kp, hash_sig_t *sig, unsigned nv, void **data)
-{
-	uint64_t hits = 0;
-
-	if (nv > 0 && rte_hash_lookup_with_hash_bulk_data(e->h, kp, sig, nv, &hits, data) < 0)
-		hits = 0;
-	for (unsigned j = 0; j < nv; j++)
-		if (hits & (1ull << j))
-			rte_prefetch0(data[j]);
-	return hits;
-}
-
-/* One group of keys: fingerprints, one rte_hash bulk lookup (which
- * prefetches its buckets and keys across the group), a prefetch of every
- * item found, then each key as bl_get() reads it, in order, all in one
- * RCU read-side section. Dead items are unlinked afterwards, offline (as
- * bl_get() does); a repeat of a key whose item this group found dead
- * misses as it would after that unlink, without counting the expiry
- * twice. Returns false when the sink ended the batch. */
-static bool
-bl_get_group(struct bl_worker *w, const struct engine_key *keys, unsigned base, unsigned m,
-	     const struct engine_get_sink *sink)
-{
-	struct bl_engine *e = w->e;
-	uint64_t fp[ENGINE_BATCH_GROUP];
-	const void *kp[ENGINE_BATCH_GROUP];
-	hash_sig_t sig[ENGINE_BATCH_GROUP];
-	void *data[ENGINE_BATCH_GROUP];
-	int slot[ENGINE_BATCH_GROUP];
-	struct bl_item *dead[ENGINE_BATCH_GROUP];
-	unsigned dead_key[ENGINE_BATCH_GROUP];
-	const bool unlinks = rte_lcore_id() != LCORE_ID_ANY;
-	unsigned nv, ndead = 0;
-	bool more = true;
-	uint64_t hits;
-	int64_t now = bl_now(e);
-
-	bl_flush_check(e, now);
-	nv = group_sigs(keys + base, m, fp, kp, sig, slot);
-	bl_online(w);
-	hits = group_lookup(e, kp, sig, nv, data);
-	for (unsigned i = 0; i < m; i++) {
-		const struct engine_key *k = &keys[base + i];
-		struct bl_item *found = NULL;
-		struct engine_item out = { 0 };
-		enum engine_status rc = ENGINE_MISS;
-		bool expired = false, flushed = false;
-
-		if (slot[i] < 0) {
-			if (!(more = sink->done(sink->arg, base + i, ENGINE_INVALID, &out)))
-				break;
-			continue;
-		}
-		if (hits & (1ull << slot[i]))
-			found = data[slot[i]];
-		if (found != NULL && unlinks && bl_seen_dead(dead, ndead, found))
-			found = NULL;
-		if (likely(found != NULL && bl_item_is(found, k->key, k->klen))) {
-			expired = bl_item_expired(found, now);
-			flushed = !expired && bl_item_flushed(e, found);
-			if (likely(!expired && !flushed)) {
-				void *buf;
-
-				bl_read_meta(e, found, &out);
-				buf = sink->value_buf(sink->arg, base + i, &out);
-				rc = bl_deliver(found, now, buf, buf != NULL, &out);
-			} else if (!bl_seen_dead(dead, ndead, found)) {
-				dead[ndead] = found;
-				dead_key[ndead++] = base + i;
-			}
-		}
-		bl_count_get(w, rc, found, expired, flushed);
-		if (!(more = sink->done(sink->arg, base + i, rc, &out)))
-			break;
-	}
-	bl_offline(w);
-	for (unsigned j = 0; j < ndead; j++) {
-		struct bl_op op;
-
-		bl_op_init(&op, w, keys[dead_key[j]].key, keys[dead_key[j]].klen);
-		bl_unlink_dead(&op, dead[j]); /* lazy expiry */
-	}
-	return more;
-}
-
-void
-bl_get_batch(struct engine_worker *wb, const struct engine_key *keys, unsigned n,
-	     const struct engine_get_sink *sink)
-{
-	for (unsigned base = 0; base < n; base += ENGINE_BATCH_GROUP)
-		if (!bl_get_group(bl_w(wb), keys, base,
-				  RTE_MIN(n - base, (unsigned)ENGINE_BATCH_GROUP), sink))
-			return;
-}
-
-/* engine_prefetch: a group's bulk lookup, its results dropped. */
-void
-bl_prefetch(struct engine_worker *wb, const struct engine_key *keys, unsigned n)
-{
-	struct bl_worker *w = bl_w(wb);
-	uint64_t fp[ENGINE_BATCH_GROUP];
-	const void *kp[ENGINE_BATCH_GROUP];
-	hash_sig_t sig[ENGINE_BATCH_GROUP];
-	void *data[ENGINE_BATCH_GROUP];
-	int slot[ENGINE_BATCH_GROUP];
-	unsigned nv = group_sigs(keys, RTE_MIN(n, (unsigned)ENGINE_BATCH_GROUP), fp, kp, sig,
-				 slot);
-
-	if (nv == 0)
-		return;
-	bl_online(w);
-	group_lookup(w->e, kp, sig, nv, data);
-	bl_offline(w);
 }
