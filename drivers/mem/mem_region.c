@@ -88,7 +88,7 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	struct pmem2_source *src = NULL;
 	struct pmem2_map *map = NULL;
 	struct stat st;
-	size_t have = 0;
+	size_t have = 0, align = 1, map_len;
 	int fd, rc;
 
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -107,25 +107,33 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 		util_fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
 		goto out;
 	}
-	/* A regular file is grown to the heap size with its blocks
-	 * allocated, so a full file system fails now, not with SIGBUS when
-	 * a segment is first written. A device DAX has the size it has. */
-	if (S_ISREG(st.st_mode) && (size_t)st.st_size < len) {
-		rc = posix_fallocate(fd, 0, (off_t)len);
-		if (rc != 0) {
-			util_fail(err, errlen, "cannot size %s to %zu bytes: %s", path,
-			     len, strerror(rc));
-			goto out;
-		}
-	}
 	if (pmem2_source_from_fd(&src, fd) != 0 ||
-	    pmem2_source_size(src, &have) != 0) {
+	    pmem2_source_alignment(src, &align) != 0) {
 		util_fail(err, errlen, "%s: %s", path, pmem2_errormsg());
 		goto out;
 	}
-	if (have < len) {
-		util_fail(err, errlen, "%s holds %zu bytes, the heap needs %zu", path,
-		     have, len);
+	/* A mapping's length must be a multiple of the source's alignment:
+	 * the page size for a file, 2 MiB or 1 GiB for a device DAX. The
+	 * heap uses len bytes of it. */
+	map_len = (len + align - 1) / align * align;
+	/* A regular file is grown to the mapping's size with its blocks
+	 * allocated, so a full file system fails now, not with SIGBUS when
+	 * a segment is first written. A device DAX has the size it has. */
+	if (S_ISREG(st.st_mode) && (size_t)st.st_size < map_len) {
+		rc = posix_fallocate(fd, 0, (off_t)map_len);
+		if (rc != 0) {
+			util_fail(err, errlen, "cannot size %s to %zu bytes: %s", path,
+			     map_len, strerror(rc));
+			goto out;
+		}
+	}
+	if (pmem2_source_size(src, &have) != 0) {
+		util_fail(err, errlen, "%s: %s", path, pmem2_errormsg());
+		goto out;
+	}
+	if (have < map_len) {
+		util_fail(err, errlen, "%s holds %zu bytes, the heap needs %zu (%zu rounded up to "
+			  "the device's alignment of %zu)", path, have, map_len, len, align);
 		goto out;
 	}
 	/* Page granularity is the least we require, so the mapping works on
@@ -133,7 +141,7 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	 * mapping really has: cache lines on DAX, bytes with eADR. */
 	if (pmem2_config_new(&cfg) != 0 ||
 	    pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) != 0 ||
-	    pmem2_config_set_length(cfg, len) != 0 ||
+	    pmem2_config_set_length(cfg, map_len) != 0 ||
 	    pmem2_map_new(&map, cfg, src) != 0) {
 		util_fail(err, errlen, "cannot map %s: %s", path, pmem2_errormsg());
 		goto out;

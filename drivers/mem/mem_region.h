@@ -56,8 +56,9 @@ bool mem_region_hugepages_available(void);
 
 /* Reserves len bytes of the given kind. name: the memzone name for
  * hugepages (at most 31 characters), the path for a file (created when
- * missing and grown to len; a device DAX must be at least len). Returns 0,
- * or -1 with a message. */
+ * missing and grown to len rounded up to the source's alignment, the page
+ * size; a device DAX must hold len rounded up to its alignment, 2 MiB or
+ * 1 GiB). Returns 0, or -1 with a message. */
 int mem_region_create(struct mem_region *r, enum mem_region_kind kind,
 		      const char *name, size_t len, char *err, size_t errlen);
 
