@@ -158,8 +158,9 @@ class Restart(unittest.TestCase):
             os.unlink(self.heap)
 
     def server(self, memory_mb=256, extra=(), shutdown=False):
+        # -v: the start-up log names the heap file's persistence granularity
         srv = harness.Server(name="restart%d" % len(self.servers), memory_mb=memory_mb,
-                             threads=2, extra=["-A"] if shutdown else [],
+                             threads=2, extra=["-v"] + (["-A"] if shutdown else []),
                              seg_extra=["--heap-file", self.heap] + list(extra))
         self.servers.append(srv)
         return srv.start()
@@ -184,6 +185,12 @@ class Restart(unittest.TestCase):
         model = Model(self.objects)
         srv = self.server(shutdown=True)
         self.assertEqual(self.stats(srv)["restart_state"], "cold")
+        forced = os.environ.get("PMEM2_FORCE_GRANULARITY")
+        if forced:
+            # libpmem2 maps the file with the granularity forced on it
+            # (the meson tests restart-cache-line and restart-byte).
+            name = {"BYTE": "byte", "CACHE_LINE": "cache line", "PAGE": "page"}[forced]
+            self.assertIn("persistence granularity %s " % name, srv.log())
         c = srv.connect()
         self.assertEqual(pipeline(c, model.requests), [], "errors while filling")
         # What the clients saw before the stop: values, flags and cas.
