@@ -101,26 +101,11 @@ start_stack(struct server *srv)
 		.cmd = &srv->cmd,
 		.on_shutdown = control_request_shutdown,
 		.on_shutdown_arg = srv,
-		.listen = o->listen,
-		.threads = o->threads,
-		.backlog = o->backlog,
-		.ip = o->ip_addr,
-		.prefix_len = o->ip_prefix,
-		.port_id = o->port_id,
-		.queues = o->queues,
-		.rx_desc = o->rx_desc,
-		.tx_desc = o->tx_desc,
-		.mtu = o->mtu,
-		.tcp_buffer_memory = o->tcp_buffer_memory,
-		.link_timeout_ms = o->link_timeout * 1000u,
-		.idle_timeout_s = o->idle_timeout,
-		.rss_key = o->rss_key_len ? o->rss_key : NULL,
-		.rss_key_len = o->rss_key_len,
-		.udp_any_source = o->udp_any_source,
 		.allow = o->allow,
 		.n_allow = o->n_allow,
 		.max_conns_per_source = o->max_conns_per_source,
 		.request_timeout_s = o->request_timeout,
+		.idle_timeout_s = o->idle_timeout,
 		.admin_port = o->admin_port,
 	};
 	char err[1024], line[256];
@@ -128,15 +113,38 @@ start_stack(struct server *srv)
 	static cpu_set_t cpus[RTE_MAX_LCORE];
 	unsigned lcore;
 
-	/* Worker i on the i-th EAL lcore (main lcore included, in lcore id
-	 * order), or every worker on every CPU the process started with. */
-	if (srv->lcores_pinned) {
-		RTE_LCORE_FOREACH(lcore)
-			cpus[sc.ncpus++] = rte_lcore_cpuset(lcore);
-	} else if (CPU_COUNT(&srv->startup_cpus) > 0) {
-		cpus[sc.ncpus++] = srv->startup_cpus;
+	if (o->stack == STACK_POSIX) {
+		struct stack_posix_config *pc = &sc.posix;
+
+		pc->listen = o->listen;
+		pc->threads = o->threads;
+		pc->backlog = o->backlog;
+		/* Worker i on the i-th EAL lcore (main lcore included, in lcore
+		 * id order), or every worker on every CPU the process started
+		 * with. */
+		if (srv->lcores_pinned) {
+			RTE_LCORE_FOREACH(lcore)
+				cpus[pc->ncpus++] = rte_lcore_cpuset(lcore);
+		} else if (CPU_COUNT(&srv->startup_cpus) > 0) {
+			cpus[pc->ncpus++] = srv->startup_cpus;
+		}
+		pc->cpus = cpus;
+	} else {
+		sc.native = (struct stack_native_config){
+			.ip = o->ip_addr,
+			.prefix_len = o->ip_prefix,
+			.port_id = o->port_id,
+			.queues = o->queues,
+			.rx_desc = o->rx_desc,
+			.tx_desc = o->tx_desc,
+			.mtu = o->mtu,
+			.link_timeout_ms = o->link_timeout * 1000u,
+			.rss_key = o->rss_key_len ? o->rss_key : NULL,
+			.rss_key_len = o->rss_key_len,
+			.udp_any_source = o->udp_any_source,
+			.tcp_buffer_memory = o->tcp_buffer_memory,
+		};
 	}
-	sc.cpus = cpus;
 	srv->stack = stack_create(ops, &sc, err, sizeof(err), &bind_failed);
 	if (srv->stack == NULL) {
 		APP_LOG(ERR, "%s", err);
