@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
-#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_eal.h>
@@ -183,67 +182,6 @@ free_hugepages(void)
 	return total;
 }
 
-/* Does the EAL command line have this option? */
-static bool
-eal_has(const struct eal_args *ea, const char *opt)
-{
-	for (int i = 1; i < ea->eal_argc; i++)
-		if (strcmp(ea->eal_argv[i], opt) == 0)
-			return true;
-	return false;
-}
-
-/* Upper bound of the lcores the EAL will run, from -l/--lcores/-c, else
- * every CPU: enough to size --no-huge memory before the EAL starts. */
-static unsigned
-eal_lcores_upper(const struct eal_args *ea)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-
-	for (int i = 1; i < ea->eal_argc; i++) {
-		const char *a = ea->eal_argv[i];
-		const char *v = i + 1 < ea->eal_argc ? ea->eal_argv[i + 1] : "";
-		unsigned n = 0;
-
-		/* -l LIST, -lLIST, --lcores LIST, --lcores=LIST; "(0-3)@..." too */
-		if (strncmp(a, "--lcores=", 9) == 0)
-			a = "--lcores", v = ea->eal_argv[i] + 9;
-		else if (strncmp(a, "-l", 2) == 0 && a[2] != '\0' && a[1] != '-')
-			a = "-l", v = ea->eal_argv[i] + 2;
-		if (strcmp(a, "-l") == 0 || strcmp(a, "--lcores") == 0) {
-			/* "0-3,5": count the numbers each range covers. */
-			const char *p = v;
-
-			while (*p == '(')
-				p++;
-			while (*p) {
-				char *end;
-				unsigned long lo = strtoul(p, &end, 10), hi = lo;
-
-				if (end == p)
-					break;
-				p = end;
-				if (*p == '-') {
-					hi = strtoul(p + 1, &end, 10);
-					p = end;
-				}
-				n += hi >= lo ? (unsigned)(hi - lo + 1) : 1;
-				while (*p && *p != ',')
-					p++;
-				if (*p == ',')
-					p++;
-			}
-			if (n > 0)
-				return n;
-		} else if (strcmp(a, "-c") == 0) {
-			unsigned long long mask = strtoull(v, NULL, 16);
-
-			return (unsigned)__builtin_popcountll(mask);
-		}
-	}
-	return ncpu > 0 ? (unsigned)ncpu : 1;
-}
-
 /* EAL memory for --no-huge: the baseline engine's items, and per lcore
  * the stack's connection buffers and the mbuf pool. */
 static unsigned
@@ -256,7 +194,7 @@ eal_memory_mb(const struct options *o, const struct eal_args *ea)
 		mb += (unsigned)(o->memory >> 20) * 2 + 128;
 	if (ops->eal_memory_mb != NULL)
 		mb += ops->eal_memory_mb(o->max_conns, o->tcp_buffer_memory,
-					 eal_lcores_upper(ea));
+					 eal_args_lcores_max(ea));
 	return mb;
 }
 
@@ -308,7 +246,7 @@ main(int argc, char **argv)
 	srv.lcores_pinned = eal_args_pins_lcores(&ea);
 	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
 	if (rc < 0) {
-		bool no_huge = eal_has(&ea, "--no-huge");
+		bool no_huge = eal_args_has(&ea, "--no-huge");
 
 		/* The EAL fails with EACCES when it finds no hugepages. */
 		if (!no_huge && rte_errno == EACCES && free_hugepages() <= 0)
