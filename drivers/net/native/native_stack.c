@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * The native stack's set-up and its lcore loop.
+ * The native stack behind native_stack_ops: set-up, the lcore loop, stats.
  */
 #include <inttypes.h>
 #include <stdio.h>

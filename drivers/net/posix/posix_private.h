@@ -4,7 +4,8 @@
  * Internals of the posix stack, shared by its files: posix_stack.c (set-up,
  * threads, the event loop, the stack ops), posix_sockets.c (listening
  * sockets), posix_handoff.c (accepted connections dealt round-robin to the
- * workers), posix_tcp.c (connections) and posix_udp.c (datagrams).
+ * workers), posix_accept.c (accepting, --max-conns), posix_tcp.c
+ * (connections) and posix_udp.c (datagrams).
  * Outside drivers/net/posix the stack is posix_stack_ops (stack.h) only.
  *
  * The stack: memcached over kernel TCP and UDP sockets.
@@ -289,11 +290,18 @@ void posix_handoff_receive(struct posix_worker *w);
 /* Wakes the worker (stop). */
 void posix_inbox_wake(struct posix_worker *w);
 
-/* posix_tcp.c */
+/* posix_accept.c */
 void posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls);
-/* A client connection accepted (and counted in curr_conns and the source
- * table) that will not be served after all: closes it and releases both. */
+/* A client connection accepted (and counted in curr_conns) that will not
+ * be served after all: closes it and gives its count back. */
 void posix_tcp_abandon(struct posix_stack *s, int fd);
+/* Takes the listening sockets out of the worker's epoll set for a moment
+ * (accept failed for lack of descriptors), and puts them back (the worker
+ * loop, once posix_worker.accept_resume_ms has come). */
+void posix_tcp_accept_pause(struct posix_worker *w);
+void posix_tcp_accept_resume(struct posix_worker *w);
+
+/* posix_tcp.c */
 /* Resets the connections whose --request-timeout deadline has passed;
  * returns the milliseconds until the next one (-1: none). */
 int posix_tcp_expire(struct posix_worker *w);
@@ -306,12 +314,6 @@ void posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *
 void posix_tcp_event(struct posix_conn *c, uint32_t events);
 void posix_tcp_close_all(struct posix_worker *w);
 void posix_tcp_free_all(struct posix_worker *w);
-/* Takes the listening sockets out of the worker's epoll set for a moment
- * (accept failed for lack of descriptors), and puts them back (the worker
- * loop, once posix_worker.accept_resume_ms has come). */
-void posix_tcp_accept_pause(struct posix_worker *w);
-void posix_tcp_accept_resume(struct posix_worker *w);
-
 /* posix_udp.c */
 void posix_udp_readable(struct posix_worker *w, struct posix_socket *us);
 

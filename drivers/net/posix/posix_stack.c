@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * Set-up, worker threads and the event loop of the posix stack.
+ * The posix stack behind posix_stack_ops: set-up, the worker threads and
+ * their event loop, stats.
  */
 #include "drivers/net/posix/posix_private.h"
 
