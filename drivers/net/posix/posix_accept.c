@@ -53,7 +53,7 @@ accept_admin(struct posix_worker *w, int fd, const struct posix_socket *ls)
  * each connection to the worker whose turn it is (posix_handoff.c). The
  * --max-conns check happens here, before any worker takes it. */
 void
-posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
+posix_accept(struct posix_worker *w, struct posix_socket *ls)
 {
 	struct posix_stack *s = w->stack;
 	int i;
@@ -77,7 +77,7 @@ posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
 				POSIX_LOG(WARNING,
 					  "accept on %s: %s; pausing accepts",
 					  ls->name, strerror(errno));
-				posix_tcp_accept_pause(w);
+				posix_accept_pause(w);
 			}
 			return;
 		}
@@ -105,7 +105,7 @@ posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
 }
 
 void
-posix_tcp_abandon(struct posix_stack *s, int fd)
+posix_accept_abandon(struct posix_stack *s, int fd)
 {
 	close(fd);
 	atomic_fetch_sub_explicit(&s->curr_conns, 1, memory_order_relaxed);
@@ -115,7 +115,7 @@ posix_tcp_abandon(struct posix_stack *s, int fd)
  * queued, so a level-triggered epoll would report it again at once. Take
  * the listening sockets out of this worker's set for a moment instead. */
 void
-posix_tcp_accept_pause(struct posix_worker *w)
+posix_accept_pause(struct posix_worker *w)
 {
 	struct posix_stack *s = w->stack;
 	unsigned i;
@@ -131,7 +131,7 @@ posix_tcp_accept_pause(struct posix_worker *w)
 }
 
 void
-posix_tcp_accept_resume(struct posix_worker *w)
+posix_accept_resume(struct posix_worker *w)
 {
 	struct posix_stack *s = w->stack;
 	unsigned i;

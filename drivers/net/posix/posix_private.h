@@ -291,15 +291,15 @@ void posix_handoff_receive(struct posix_worker *w);
 void posix_inbox_wake(struct posix_worker *w);
 
 /* posix_accept.c */
-void posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls);
+void posix_accept(struct posix_worker *w, struct posix_socket *ls);
 /* A client connection accepted (and counted in curr_conns) that will not
  * be served after all: closes it and gives its count back. */
-void posix_tcp_abandon(struct posix_stack *s, int fd);
+void posix_accept_abandon(struct posix_stack *s, int fd);
 /* Takes the listening sockets out of the worker's epoll set for a moment
  * (accept failed for lack of descriptors), and puts them back (the worker
  * loop, once posix_worker.accept_resume_ms has come). */
-void posix_tcp_accept_pause(struct posix_worker *w);
-void posix_tcp_accept_resume(struct posix_worker *w);
+void posix_accept_pause(struct posix_worker *w);
+void posix_accept_resume(struct posix_worker *w);
 
 /* posix_tcp.c */
 /* Resets the connections whose --request-timeout deadline has passed;

@@ -99,7 +99,7 @@ worker_main(void *arg)
 			uint64_t now = posix_now_ms();
 
 			if (now >= w->accept_resume_ms) {
-				posix_tcp_accept_resume(w);
+				posix_accept_resume(w);
 			} else if (timeout < 0 || (int)(w->accept_resume_ms - now) < timeout) {
 				timeout = (int)(w->accept_resume_ms - now);
 			}
@@ -124,7 +124,7 @@ worker_main(void *arg)
 				posix_handoff_receive(w);
 				break;
 			case POSIX_POLL_LISTEN:
-				posix_tcp_accept(w, (struct posix_socket *)p);
+				posix_accept(w, (struct posix_socket *)p);
 				break;
 			case POSIX_POLL_UDP:
 				posix_udp_readable(w, (struct posix_socket *)p);

@@ -288,7 +288,7 @@ adopt_failed(struct posix_worker *w, int fd, const struct posix_socket *ls)
 		close(fd);
 		atomic_fetch_sub_explicit(&w->stack->admin_conns, 1, memory_order_relaxed);
 	} else {
-		posix_tcp_abandon(w->stack, fd);
+		posix_accept_abandon(w->stack, fd);
 	}
 	posix_count(w, POSIX_C_accept_errors, 1);
 }
