@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The EAL half of the command line: split from segcached's options, read
+ * (which options it has, how many lcores -l/--lcores/-c give) and
+ * completed with defaults, before the EAL starts.
  */
 #include "eal_args.h"
 
@@ -7,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Room for the defaults eal_args_add_defaults() may append. */
 #define EAL_ARGS_EXTRA 6
@@ -39,8 +44,8 @@ eal_args_split(struct eal_args *a, int argc, char **argv)
 }
 
 /* Is the option given, as `--opt`, `--opt=value` or (short) `-oVALUE`? */
-static bool
-has_arg(const struct eal_args *a, const char *opt)
+bool
+eal_args_has(const struct eal_args *a, const char *opt)
 {
 	size_t n = strlen(opt);
 	int i;
@@ -67,14 +72,14 @@ void
 eal_args_add_defaults(struct eal_args *a, bool posix_stack,
 		      unsigned eal_memory_mb)
 {
-	if (!has_arg(a, "--file-prefix") && !has_arg(a, "--in-memory") &&
-	    !has_arg(a, "--no-shconf"))
-		add(a, has_arg(a, "--no-huge") ? "--no-shconf" : "--in-memory");
-	if (posix_stack && !has_arg(a, "--no-pci") && !has_arg(a, "-a") &&
-	    !has_arg(a, "--allow") && !has_arg(a, "-b") && !has_arg(a, "--block"))
+	if (!eal_args_has(a, "--file-prefix") && !eal_args_has(a, "--in-memory") &&
+	    !eal_args_has(a, "--no-shconf"))
+		add(a, eal_args_has(a, "--no-huge") ? "--no-shconf" : "--in-memory");
+	if (posix_stack && !eal_args_has(a, "--no-pci") && !eal_args_has(a, "-a") &&
+	    !eal_args_has(a, "--allow") && !eal_args_has(a, "-b") && !eal_args_has(a, "--block"))
 		add(a, "--no-pci");
-	if (eal_memory_mb != 0 && has_arg(a, "--no-huge") && !has_arg(a, "-m") &&
-	    !has_arg(a, "--socket-mem")) {
+	if (eal_memory_mb != 0 && eal_args_has(a, "--no-huge") && !eal_args_has(a, "-m") &&
+	    !eal_args_has(a, "--socket-mem")) {
 		snprintf(a->mem_arg, sizeof(a->mem_arg), "%u", eal_memory_mb);
 		add(a, "-m");
 		add(a, a->mem_arg);
@@ -84,7 +89,78 @@ eal_args_add_defaults(struct eal_args *a, bool posix_stack,
 bool
 eal_args_pins_lcores(const struct eal_args *a)
 {
-	return has_arg(a, "-l") || has_arg(a, "--lcores") || has_arg(a, "-c");
+	return eal_args_has(a, "-l") || eal_args_has(a, "--lcores") || eal_args_has(a, "-c");
+}
+
+/* The value of option `opt` (`-l`, `--lcores`) if eal_argv[*i] is it:
+ * `-l VALUE`, `-lVALUE`, `--lcores VALUE` or `--lcores=VALUE`; a
+ * separate VALUE is stepped over. NULL if eal_argv[*i] is another. */
+static const char *
+opt_value(const struct eal_args *a, int *i, const char *opt)
+{
+	const char *s = a->eal_argv[*i];
+	size_t n = strlen(opt);
+
+	if (strncmp(s, opt, n) != 0)
+		return NULL;
+	if (s[n] == '\0') {
+		if (*i + 1 >= a->eal_argc)
+			return "";
+		return a->eal_argv[++*i];
+	}
+	if (opt[1] == '-')
+		return s[n] == '=' ? s + n + 1 : NULL;
+	return s + n;
+}
+
+/* The lcores a list names, "0-3,5" or "(0-3)@..." (the CPUs after an @
+ * count nothing): the numbers each range covers. */
+static unsigned
+count_lcore_list(const char *p)
+{
+	unsigned n = 0;
+
+	while (*p == '(')
+		p++;
+	while (*p) {
+		char *end;
+		unsigned long lo = strtoul(p, &end, 10), hi = lo;
+
+		if (end == p)
+			break;
+		p = end;
+		if (*p == '-') {
+			hi = strtoul(p + 1, &end, 10);
+			p = end;
+		}
+		n += hi >= lo ? (unsigned)(hi - lo + 1) : 1;
+		while (*p && *p != ',')
+			p++;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
+
+unsigned
+eal_args_lcores_max(const struct eal_args *a)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	for (int i = 1; i < a->eal_argc; i++) {
+		const char *v;
+
+		if ((v = opt_value(a, &i, "-l")) != NULL ||
+		    (v = opt_value(a, &i, "--lcores")) != NULL) {
+			unsigned n = count_lcore_list(v);
+
+			if (n > 0)
+				return n;
+		} else if ((v = opt_value(a, &i, "-c")) != NULL) {
+			return (unsigned)__builtin_popcountll(strtoull(v, NULL, 16));
+		}
+	}
+	return ncpu > 0 ? (unsigned)ncpu : 1;
 }
 
 void

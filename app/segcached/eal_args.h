@@ -31,6 +31,15 @@ int eal_args_split(struct eal_args *a, int argc, char **argv);
 void eal_args_add_defaults(struct eal_args *a, bool posix_stack,
 			   unsigned eal_memory_mb);
 
+/* Is an EAL option given, as `--opt`, `--opt=value` or (short, "-m")
+ * `-mVALUE`? */
+bool eal_args_has(const struct eal_args *a, const char *opt);
+
+/* Upper bound of the lcores the EAL will run, from -l/--lcores/-c (each
+ * as one word with its value or two), else every CPU: enough to size
+ * --no-huge memory before the EAL starts. */
+unsigned eal_args_lcores_max(const struct eal_args *a);
+
 /* Does the EAL command line choose the lcores (-l, --lcores, -c)? Then the
  * posix stack's threads run on those lcores' CPUs, else on every CPU the
  * process was started with. */

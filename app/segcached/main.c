@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
-#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_eal.h>
@@ -101,26 +100,11 @@ start_stack(struct server *srv)
 		.cmd = &srv->cmd,
 		.on_shutdown = control_request_shutdown,
 		.on_shutdown_arg = srv,
-		.listen = o->listen,
-		.threads = o->threads,
-		.backlog = o->backlog,
-		.ip = o->ip_addr,
-		.prefix_len = o->ip_prefix,
-		.port_id = o->port_id,
-		.queues = o->queues,
-		.rx_desc = o->rx_desc,
-		.tx_desc = o->tx_desc,
-		.mtu = o->mtu,
-		.tcp_buffer_memory = o->tcp_buffer_memory,
-		.link_timeout_ms = o->link_timeout * 1000u,
-		.idle_timeout_s = o->idle_timeout,
-		.rss_key = o->rss_key_len ? o->rss_key : NULL,
-		.rss_key_len = o->rss_key_len,
-		.udp_any_source = o->udp_any_source,
 		.allow = o->allow,
 		.n_allow = o->n_allow,
 		.max_conns_per_source = o->max_conns_per_source,
 		.request_timeout_s = o->request_timeout,
+		.idle_timeout_s = o->idle_timeout,
 		.admin_port = o->admin_port,
 	};
 	char err[1024], line[256];
@@ -128,15 +112,38 @@ start_stack(struct server *srv)
 	static cpu_set_t cpus[RTE_MAX_LCORE];
 	unsigned lcore;
 
-	/* Worker i on the i-th EAL lcore (main lcore included, in lcore id
-	 * order), or every worker on every CPU the process started with. */
-	if (srv->lcores_pinned) {
-		RTE_LCORE_FOREACH(lcore)
-			cpus[sc.ncpus++] = rte_lcore_cpuset(lcore);
-	} else if (CPU_COUNT(&srv->startup_cpus) > 0) {
-		cpus[sc.ncpus++] = srv->startup_cpus;
+	if (o->stack == STACK_POSIX) {
+		struct stack_posix_config *pc = &sc.posix;
+
+		pc->listen = o->listen;
+		pc->threads = o->threads;
+		pc->backlog = o->backlog;
+		/* Worker i on the i-th EAL lcore (main lcore included, in lcore
+		 * id order), or every worker on every CPU the process started
+		 * with. */
+		if (srv->lcores_pinned) {
+			RTE_LCORE_FOREACH(lcore)
+				cpus[pc->ncpus++] = rte_lcore_cpuset(lcore);
+		} else if (CPU_COUNT(&srv->startup_cpus) > 0) {
+			cpus[pc->ncpus++] = srv->startup_cpus;
+		}
+		pc->cpus = cpus;
+	} else {
+		sc.native = (struct stack_native_config){
+			.ip = o->ip_addr,
+			.prefix_len = o->ip_prefix,
+			.port_id = o->port_id,
+			.queues = o->queues,
+			.rx_desc = o->rx_desc,
+			.tx_desc = o->tx_desc,
+			.mtu = o->mtu,
+			.link_timeout_ms = o->link_timeout * 1000u,
+			.rss_key = o->rss_key_len ? o->rss_key : NULL,
+			.rss_key_len = o->rss_key_len,
+			.udp_any_source = o->udp_any_source,
+			.tcp_buffer_memory = o->tcp_buffer_memory,
+		};
 	}
-	sc.cpus = cpus;
 	srv->stack = stack_create(ops, &sc, err, sizeof(err), &bind_failed);
 	if (srv->stack == NULL) {
 		APP_LOG(ERR, "%s", err);
@@ -175,67 +182,6 @@ free_hugepages(void)
 	return total;
 }
 
-/* Does the EAL command line have this option? */
-static bool
-eal_has(const struct eal_args *ea, const char *opt)
-{
-	for (int i = 1; i < ea->eal_argc; i++)
-		if (strcmp(ea->eal_argv[i], opt) == 0)
-			return true;
-	return false;
-}
-
-/* Upper bound of the lcores the EAL will run, from -l/--lcores/-c, else
- * every CPU: enough to size --no-huge memory before the EAL starts. */
-static unsigned
-eal_lcores_upper(const struct eal_args *ea)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-
-	for (int i = 1; i < ea->eal_argc; i++) {
-		const char *a = ea->eal_argv[i];
-		const char *v = i + 1 < ea->eal_argc ? ea->eal_argv[i + 1] : "";
-		unsigned n = 0;
-
-		/* -l LIST, -lLIST, --lcores LIST, --lcores=LIST; "(0-3)@..." too */
-		if (strncmp(a, "--lcores=", 9) == 0)
-			a = "--lcores", v = ea->eal_argv[i] + 9;
-		else if (strncmp(a, "-l", 2) == 0 && a[2] != '\0' && a[1] != '-')
-			a = "-l", v = ea->eal_argv[i] + 2;
-		if (strcmp(a, "-l") == 0 || strcmp(a, "--lcores") == 0) {
-			/* "0-3,5": count the numbers each range covers. */
-			const char *p = v;
-
-			while (*p == '(')
-				p++;
-			while (*p) {
-				char *end;
-				unsigned long lo = strtoul(p, &end, 10), hi = lo;
-
-				if (end == p)
-					break;
-				p = end;
-				if (*p == '-') {
-					hi = strtoul(p + 1, &end, 10);
-					p = end;
-				}
-				n += hi >= lo ? (unsigned)(hi - lo + 1) : 1;
-				while (*p && *p != ',')
-					p++;
-				if (*p == ',')
-					p++;
-			}
-			if (n > 0)
-				return n;
-		} else if (strcmp(a, "-c") == 0) {
-			unsigned long long mask = strtoull(v, NULL, 16);
-
-			return (unsigned)__builtin_popcountll(mask);
-		}
-	}
-	return ncpu > 0 ? (unsigned)ncpu : 1;
-}
-
 /* EAL memory for --no-huge: the baseline engine's items, and per lcore
  * the stack's connection buffers and the mbuf pool. */
 static unsigned
@@ -248,7 +194,7 @@ eal_memory_mb(const struct options *o, const struct eal_args *ea)
 		mb += (unsigned)(o->memory >> 20) * 2 + 128;
 	if (ops->eal_memory_mb != NULL)
 		mb += ops->eal_memory_mb(o->max_conns, o->tcp_buffer_memory,
-					 eal_lcores_upper(ea));
+					 eal_args_lcores_max(ea));
 	return mb;
 }
 
@@ -300,7 +246,7 @@ main(int argc, char **argv)
 	srv.lcores_pinned = eal_args_pins_lcores(&ea);
 	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
 	if (rc < 0) {
-		bool no_huge = eal_has(&ea, "--no-huge");
+		bool no_huge = eal_args_has(&ea, "--no-huge");
 
 		/* The EAL fails with EACCES when it finds no hugepages. */
 		if (!no_huge && rte_errno == EACCES && free_hugepages() <= 0)

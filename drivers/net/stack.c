@@ -5,8 +5,6 @@
  */
 #include <string.h>
 
-#include "drivers/net/native/native_stack.h"
-#include "drivers/net/posix/posix_stack.h"
 #include "drivers/net/stack.h"
 
 static const struct stack_ops *const stacks[] = {

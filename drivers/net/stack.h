@@ -24,7 +24,6 @@ struct cmd_settings;
 struct engine;
 struct proto_out;
 
-/* Everything a stack may need; each takes its own section. */
 /* One entry of --allow: an IPv4 network, host byte order. */
 struct stack_cidr {
 	uint32_t addr;
@@ -35,25 +34,19 @@ struct stack_cidr {
 /* Connections the admin port (--admin-port) takes at once, beyond -c. */
 #define STACK_ADMIN_CONNS 16
 
-struct stack_config {
-	/* both stacks */
-	uint16_t tcp_port;        /* 0: no TCP */
-	uint16_t udp_port;        /* 0: no UDP */
-	unsigned max_conns;       /* client connections over it are refused */
-	struct engine *engine;
-	struct cmd_settings *cmd; /* shared by every connection (lib/cmd writes its rt) */
-	/* Called (from a worker) when a client sent `shutdown`. */
-	void (*on_shutdown)(void *arg);
-	void *on_shutdown_arg;
-	/* posix */
+/* The posix stack's own settings (stack_config.posix). */
+struct stack_posix_config {
 	const char *listen;       /* comma-separated HOST, HOST:PORT, [V6]:PORT */
 	unsigned threads;         /* worker threads, >= 1 */
-	int backlog;              /* listen(2) backlog */
+	int backlog;              /* listen(2) backlog; <= 0: 1024 */
 	/* CPUs of the worker threads: thread i runs on cpus[i % ncpus];
 	 * ncpus 0: they keep the CPUs of the thread that starts them. */
 	const cpu_set_t *cpus;
 	unsigned ncpus;
-	/* native */
+};
+
+/* The native stack's own settings (stack_config.native). */
+struct stack_native_config {
 	uint32_t ip;              /* host byte order */
 	uint8_t prefix_len;
 	int port_id;              /* -1: the first port */
@@ -65,14 +58,33 @@ struct stack_config {
 	uint8_t rss_key_len;
 	bool udp_any_source;      /* answer UDP from beyond the subnet */
 	size_t tcp_buffer_memory; /* all TCP buffers, bytes; 0: no limit */
-	/* both stacks: clients allowed; n_allow 0 = everyone */
+};
+
+/* What create() is given. A stack keeps it by value; the memory its
+ * pointers point to must outlive the stack unless the stack says it
+ * copies it. */
+struct stack_config {
+	uint16_t tcp_port;        /* 0: no TCP */
+	uint16_t udp_port;        /* 0: no UDP */
+	unsigned max_conns;       /* client connections over it are refused */
+	struct engine *engine;
+	struct cmd_settings *cmd; /* shared by every connection (lib/cmd writes its rt) */
+	/* Called (from a worker) when a client sent `shutdown`. */
+	void (*on_shutdown)(void *arg);
+	void *on_shutdown_arg;
+	/* clients allowed; n_allow 0 = everyone */
 	const struct stack_cidr *allow;
 	unsigned n_allow;
-	/* both stacks: hardening (docs/operations.md, Security) */
+	/* hardening (docs/operations.md, Security) */
 	unsigned max_conns_per_source; /* 0: no limit */
 	unsigned request_timeout_s;    /* 0: none (cmd_session_wait()) */
 	unsigned idle_timeout_s;       /* close TCP connections silent this long; 0: never */
 	uint16_t admin_port;           /* TCP, administration only; 0: none */
+	/* the part of the stack that runs, by stack_ops.name */
+	union {
+		struct stack_posix_config posix;
+		struct stack_native_config native;
+	};
 };
 
 struct stack;
@@ -98,8 +110,6 @@ struct stack_ops {
 	/* Start-up log line i (what it listens on), or NULL past the last. */
 	const char *(*describe)(const struct stack *s, unsigned i, char *buf, size_t len);
 	unsigned (*workers)(const struct stack *s);
-	/* Client connections open now, over all workers. Any thread. */
-	uint64_t (*curr_conns)(const struct stack *s);
 	/* Fills the connection, traffic and worker fields of `stats` and
 	 * `stats workers` (threads, connections, bytes, engine workers).
 	 * Any thread while running. */
@@ -119,6 +129,11 @@ struct stack_ops {
 struct stack {
 	const struct stack_ops *ops;
 };
+
+/* The stacks. A driver's functions are its ops, and its ops are all it
+ * shows outside its folder (drivers/net/posix, drivers/net/native). */
+extern const struct stack_ops posix_stack_ops;
+extern const struct stack_ops native_stack_ops;
 
 /* The stack called `name`, or NULL. */
 const struct stack_ops *stack_find(const char *name);
@@ -154,12 +169,6 @@ stack_destroy(struct stack *s)
 }
 
 static inline const char *
-stack_name(const struct stack *s)
-{
-	return s->ops->name;
-}
-
-static inline const char *
 stack_describe(const struct stack *s, unsigned i, char *buf, size_t len)
 {
 	return s->ops->describe(s, i, buf, len);
@@ -169,12 +178,6 @@ static inline unsigned
 stack_workers(const struct stack *s)
 {
 	return s->ops->workers(s);
-}
-
-static inline uint64_t
-stack_curr_conns(const struct stack *s)
-{
-	return s->ops->curr_conns(s);
 }
 
 static inline void

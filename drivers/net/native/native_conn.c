@@ -654,22 +654,23 @@ ip_port(char *buf, size_t len, const char *proto, uint32_t addr, uint16_t port)
 }
 
 void
-native_stats_conns(struct native *nat, struct proto_out *out)
+native_stats_conns(struct stack *s, struct proto_out *out)
 {
+	struct native *nat = native_of(s);
 	char listen_tcp[48], listen_admin[48], buf[48];
 
 	/* Listening "sockets" first, with ids below any connection's. */
-	ip_port(listen_tcp, sizeof(listen_tcp), "tcp", nat->cfg.ip, nat->cfg.tcp_port);
+	ip_port(listen_tcp, sizeof(listen_tcp), "tcp", nat->cfg.native.ip, nat->cfg.tcp_port);
 	if (nat->cfg.tcp_port != 0) {
 		conn_stat(out, 0, "addr", listen_tcp);
 		conn_stat(out, 0, "state", "conn_listening");
 	}
 	if (nat->cfg.udp_port != 0) {
-		ip_port(buf, sizeof(buf), "udp", nat->cfg.ip, nat->cfg.udp_port);
+		ip_port(buf, sizeof(buf), "udp", nat->cfg.native.ip, nat->cfg.udp_port);
 		conn_stat(out, 1, "addr", buf);
 		conn_stat(out, 1, "state", "conn_read");
 	}
-	ip_port(listen_admin, sizeof(listen_admin), "tcp", nat->cfg.ip, nat->cfg.admin_port);
+	ip_port(listen_admin, sizeof(listen_admin), "tcp", nat->cfg.native.ip, nat->cfg.admin_port);
 	if (nat->cfg.admin_port != 0) {
 		conn_stat(out, 2, "addr", listen_admin);
 		conn_stat(out, 2, "state", "conn_listening");

@@ -1,8 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * Internals of the native stack shared by native_stack.c (set-up and the
- * lcore loop) and native_conn.c (what lib/net's callbacks do).
+ * Internals of the native stack, shared by its files: native_stack.c
+ * (set-up, the lcore loop and the stack ops), native_conn.c (what lib/net's
+ * callbacks do, `stats conns`) and native_telemetry.c (/segcached/net).
+ * Outside drivers/net/native the stack is native_stack_ops (stack.h) only.
+ *
+ * The stack: memcached on DPDK with lib/net, run to completion.
+ *
+ * Every worker lcore owns one RX/TX queue pair of the port, one lib/net
+ * stack instance and one engine_worker, and loops
+ *
+ *	rx_burst -> net_stack_input (-> recv callbacks -> cmd_process)
+ *	         -> net_stack_poll -> tx_burst
+ *
+ * without blocking, sleeping or taking a lock per request. A TCP
+ * connection lives on the lcore whose queue RSS (or the device's own flow
+ * distribution) gives its packets, so no packet is ever handled by two
+ * lcores. The main lcore only runs the control loop (control.c).
  */
 #ifndef SEGCACHED_NATIVE_PRIVATE_H
 #define SEGCACHED_NATIVE_PRIVATE_H
@@ -14,10 +29,12 @@
 #include <rte_mbuf.h>
 #include <rte_spinlock.h>
 
+#include "cmd/cmd.h"
 #include "cmd/cmd_session.h"
-#include "drivers/net/native/native_stack.h"
+#include "drivers/net/dpdk/dpdk_port.h"
 #include "drivers/net/stack.h"
 #include "drivers/net/stack_sources.h"
+#include "net/net.h"
 #include "proto/proto_out.h"
 
 extern int native_logtype;
@@ -47,8 +64,52 @@ extern int native_logtype;
  * largest): a 64 KiB send ring is one or two packets for the stack. */
 #define NATIVE_TX_TSO_MAX 65000
 
+/* Counters of the application side of one worker lcore; lib/net keeps
+ * the packet and TCP counters. One table. */
+#define NATIVE_COUNTERS(X)                                                       \
+	X(conns_opened, "TCP connections accepted and kept")                     \
+	X(conns_closed, "TCP connections closed (any reason)")                   \
+	X(conns_rejected, "TCP connections refused: over --max-conns")           \
+	X(conns_reset, "TCP connections that ended by reset, timeout or idleness") \
+	X(bytes_read, "request bytes consumed (TCP and UDP payload)")             \
+	X(bytes_written, "response bytes handed to TCP or sent in datagrams")    \
+	X(bytes_composed_in_place, "of those, bytes composed in TCP's send ring itself " \
+	  "(one copy fewer)")                                                      \
+	X(backpressure_stalls, "times a connection's requests waited for its output to drain") \
+	X(large_requests, "requests larger than the receive buffer, assembled aside") \
+	X(conns_oversized, "connections closed: a request over the item limit")  \
+	X(udp_requests, "UDP datagrams received")                                \
+	X(udp_bad_frames, "UDP datagrams without a valid frame header")          \
+	X(udp_responses, "UDP response datagrams sent")                          \
+	X(udp_send_failed, "UDP response datagrams that could not be sent")      \
+	X(loops, "iterations of the lcore loop")                                 \
+	X(busy_loops, "iterations that received or sent packets")                \
+	X(busy_cycles, "TSC cycles spent in those iterations: the lcore's work, whatever " \
+	  "its load (divided by the requests served, the cost of one)")           \
+	X(conns_refused_per_source, "TCP connections reset at once: over the lcore's " \
+	  "share of --max-conns-per-source")                                     \
+	X(conns_request_timeouts, "TCP connections reset: a request not whole within " \
+	  "--request-timeout")                                                   \
+	X(conns_write_timeouts, "TCP connections reset: replies not taken within " \
+	  "--request-timeout")                                                   \
+	X(conns_out_of_memory, "TCP connections closed: no memory to keep replies TCP " \
+	  "could not take")                                                      \
+	X(admin_conns_opened, "admin port connections accepted")                 \
+	X(admin_conns_closed, "admin port connections closed")                   \
+	X(admin_conns_rejected, "admin port connections refused: over 16 at once")
+
+enum native_counter {
+#define NATIVE_COUNTER_ENUM(name, desc) NATIVE_C_##name,
+	NATIVE_COUNTERS(NATIVE_COUNTER_ENUM)
+#undef NATIVE_COUNTER_ENUM
+	NATIVE_C_MAX
+};
+
+extern const char *const native_counter_names[NATIVE_C_MAX];
+
 struct native_worker;
 
+/* The running stack (struct stack for the ops). */
 struct native {
 	struct stack base;        /* first: the stack interface */
 	struct stack_config cfg;
@@ -131,5 +192,44 @@ void native_conn_close_all(struct native_worker *w);
 
 /* memcached's refusal of a connection over -c: one error line, then close */
 #define NATIVE_TOO_MANY_CONNS "ERROR Too many open connections\r\n"
+
+static inline struct native *
+native_of(struct stack *s)
+{
+	return (struct native *)s;
+}
+
+static inline const struct native *
+native_of_const(const struct stack *s)
+{
+	return (const struct native *)s;
+}
+
+/* native_stack.c: for stats and telemetry; safe from any thread while
+ * running (counters may be a few packets old). */
+void native_counters(const struct native *n, int worker, uint64_t out[NATIVE_C_MAX]);
+uint64_t native_net_counter(const struct native *n, int worker, enum net_counter_id id);
+/* Every lib/net counter of worker `worker`, or summed over all (< 0). */
+void native_net_counters(const struct native *n, int worker, uint64_t out[NET_C__COUNT]);
+unsigned native_worker_lcore(const struct native *n, unsigned worker);
+uint32_t native_worker_conns(const struct native *n, unsigned worker);
+/* lib/net connection slots of a worker in use (any TCP state), and how
+ * many each worker has. */
+uint32_t native_worker_slots_in_use(const struct native *n, unsigned worker);
+uint32_t native_slots_per_worker(const struct native *n);
+/* Buffer pairs a worker may hold at once (--tcp-buffer-memory's share, or
+ * one per slot), and a worker's buffer bytes: allocated so far, and held
+ * by connections now. */
+uint32_t native_buf_pairs_per_worker(const struct native *n);
+void native_worker_buffers(const struct native *n, unsigned worker, uint64_t *bytes,
+			   uint64_t *in_use);
+
+/* native_conn.c: the stats_conns op. */
+void native_stats_conns(struct stack *s, struct proto_out *out);
+
+/* native_telemetry.c: the telemetry ops, /segcached/net. */
+int native_telemetry_register(void);
+void native_telemetry_attach(struct stack *s);
+void native_telemetry_detach(struct stack *s);
 
 #endif /* SEGCACHED_NATIVE_PRIVATE_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * The native stack's set-up and its lcore loop.
+ * The native stack behind native_stack_ops: set-up, the lcore loop, stats.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,8 +30,9 @@ const char *const native_counter_names[NATIVE_C_MAX] = {
  * with FIN exchanges rather than silently. */
 #define DRAIN_MS 500
 
-unsigned
-native_worker_lcores(void)
+/* Worker lcores available besides the main lcore. */
+static unsigned
+worker_lcores(void)
 {
 	unsigned n = rte_lcore_count();
 
@@ -63,9 +64,9 @@ buf_pairs_per_lcore(const struct stack_config *cfg, unsigned nworkers)
 	uint32_t slots = slots_per_lcore(cfg, nworkers);
 	uint64_t pairs;
 
-	if (cfg->tcp_buffer_memory == 0)
+	if (cfg->native.tcp_buffer_memory == 0)
 		return 0;
-	pairs = cfg->tcp_buffer_memory / nworkers / NATIVE_BUF_PAIR;
+	pairs = cfg->native.tcp_buffer_memory / nworkers / NATIVE_BUF_PAIR;
 	return (uint32_t)RTE_MIN(RTE_MAX(pairs, (uint64_t)NATIVE_MIN_BUF_PAIRS),
 				 (uint64_t)slots);
 }
@@ -98,14 +99,16 @@ tx_array_size(const struct stack_config *cfg, unsigned nworkers)
 /* EAL memory for --no-huge, before the EAL starts: per worker its
  * connection slots and their state, the TCP buffers they may hold at
  * once (a pair per slot, or --tcp-buffer-memory's share and the admin
- * port's reserved pairs) and its mbuf
- * pool. */
+ * port's reserved pairs) and its mbuf pool. */
 static unsigned
 eal_memory_mb(unsigned max_conns, size_t tcp_buffer_memory, unsigned lcores)
 {
 	/* an admin port or not: its slots are counted either way */
-	const struct stack_config cfg = { .max_conns = max_conns, .admin_port = 1,
-					   .tcp_buffer_memory = tcp_buffer_memory };
+	const struct stack_config cfg = {
+		.max_conns = max_conns,
+		.admin_port = 1,
+		.native.tcp_buffer_memory = tcp_buffer_memory,
+	};
 	unsigned workers = RTE_MAX(lcores, 2u) - 1;
 	uint64_t slots = slots_per_lcore(&cfg, workers);
 	uint64_t pairs = buf_pairs_per_lcore(&cfg, workers);
@@ -194,8 +197,8 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	nc.name = name;
 	nc.socket_id = (int)rte_lcore_to_socket_id(lcore);
 	nc.mac = nat->port.mac;
-	nc.ip = cfg->ip;
-	nc.prefix_len = cfg->prefix_len;
+	nc.ip = cfg->native.ip;
+	nc.prefix_len = cfg->native.prefix_len;
 	nc.mtu = nat->port.mtu;
 	nc.tx_pool = nat->port.pools[id];
 	nc.tx_ring_size = tx_array_size(cfg, nat->nworkers);
@@ -224,7 +227,7 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	nc.idle_timeout_us = (uint64_t)cfg->idle_timeout_s * 1000000u;
 	/* a handshake lib/net has no slot for gets what -c refuses with */
 	nc.full_reply = NATIVE_TOO_MANY_CONNS;
-	nc.udp_off_subnet = cfg->udp_any_source;
+	nc.udp_off_subnet = cfg->native.udp_any_source;
 	/* struct stack_cidr and struct net_cidr are the same two words */
 	RTE_BUILD_BUG_ON(sizeof(struct stack_cidr) != sizeof(struct net_cidr));
 	nc.allow = (const struct net_cidr *)cfg->allow;
@@ -270,14 +273,20 @@ worker_fini(struct native_worker *w)
 	w->ew = NULL;
 }
 
-struct native *
-native_create(const struct stack_config *cfg, char *err, size_t errlen)
+static void native_destroy(struct stack *s);
+
+/* Sets up the port, the per-lcore stacks and engine workers. Its part of
+ * cfg: the shared settings and cfg->native; cfg is kept by value, the
+ * memory its pointers point to must outlive the stack. */
+static struct stack *
+native_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_failed)
 {
-	unsigned avail = native_worker_lcores(), nworkers, lcores[DPDK_PORT_MAX_QUEUES];
+	unsigned avail = worker_lcores(), nworkers, lcores[DPDK_PORT_MAX_QUEUES];
 	struct dpdk_port_config pc;
 	struct native *nat;
 	unsigned lcore, i = 0;
 
+	*bind_failed = false;
 	if (avail == 0) {
 		util_fail(err, errlen,
 			  "the native stack needs at least two lcores: "
@@ -286,13 +295,13 @@ native_create(const struct stack_config *cfg, char *err, size_t errlen)
 			  "give e.g. -l 0-1 (EAL option)");
 		return NULL;
 	}
-	nworkers = cfg->queues ? cfg->queues : avail;
+	nworkers = cfg->native.queues ? cfg->native.queues : avail;
 	if (nworkers > avail) {
 		util_fail(err, errlen,
 			  "--queues %u needs %u worker lcores besides the main lcore, "
 			  "but the EAL has %u;\n"
 			  "  give more lcores (e.g. -l 0-%u) or fewer queues",
-			  cfg->queues, cfg->queues, avail, cfg->queues);
+			  cfg->native.queues, cfg->native.queues, avail, cfg->native.queues);
 		return NULL;
 	}
 	if (nworkers > DPDK_PORT_MAX_QUEUES) {
@@ -331,17 +340,17 @@ native_create(const struct stack_config *cfg, char *err, size_t errlen)
 	nat->request_timeout_us = (uint64_t)cfg->request_timeout_s * 1000000u;
 
 	memset(&pc, 0, sizeof(pc));
-	pc.port_id = cfg->port_id;
+	pc.port_id = cfg->native.port_id;
 	pc.nb_queues = (uint16_t)nworkers;
 	pc.lcores = lcores;
-	pc.rx_desc = cfg->rx_desc;
-	pc.tx_desc = cfg->tx_desc;
-	pc.mtu = cfg->mtu;
+	pc.rx_desc = cfg->native.rx_desc;
+	pc.tx_desc = cfg->native.tx_desc;
+	pc.mtu = cfg->native.mtu;
 	/* a queued packet sent without a copy is two mbufs */
 	pc.extra_mbufs = 2 * tx_array_size(cfg, nworkers) + NET_TX_BULK;
-	pc.link_timeout_ms = cfg->link_timeout_ms;
-	pc.rss_key = cfg->rss_key;
-	pc.rss_key_len = cfg->rss_key_len;
+	pc.link_timeout_ms = cfg->native.link_timeout_ms;
+	pc.rss_key = cfg->native.rss_key;
+	pc.rss_key_len = cfg->native.rss_key_len;
 	if (dpdk_port_setup(&nat->port, &pc, err, errlen) < 0) {
 		free(nat);
 		return NULL;
@@ -352,23 +361,26 @@ native_create(const struct stack_config *cfg, char *err, size_t errlen)
 	nat->engine_workers = calloc(nworkers, sizeof(*nat->engine_workers));
 	if (nat->workers == NULL || nat->engine_workers == NULL) {
 		util_fail(err, errlen, "out of memory for %u workers", nworkers);
-		native_destroy(nat);
+		native_destroy(&nat->base);
 		return NULL;
 	}
 	nat->nworkers = nworkers;
 	for (i = 0; i < nworkers; i++) {
 		if (worker_init(nat, &nat->workers[i], i, lcores[i], err, errlen) < 0) {
-			native_destroy(nat);
+			native_destroy(&nat->base);
 			return NULL;
 		}
 		nat->engine_workers[i] = nat->workers[i].ew;
 	}
-	return nat;
+	return &nat->base;
 }
 
-int
-native_start(struct native *nat, char *err, size_t errlen)
+/* Launches the worker lcores (rte_eal_remote_launch). */
+static int
+native_start(struct stack *s, char *err, size_t errlen)
 {
+	struct native *nat = native_of(s);
+
 	for (unsigned i = 0; i < nat->nworkers; i++) {
 		struct native_worker *w = &nat->workers[i];
 		int rc = rte_eal_remote_launch(worker_main, w, w->lcore);
@@ -385,21 +397,26 @@ native_start(struct native *nat, char *err, size_t errlen)
 	return 0;
 }
 
-void
-native_stop(struct native *nat)
+/* Stops the lcores (each closes its connections) and waits for them.
+ * Idempotent. */
+static void
+native_stop(struct stack *s)
 {
+	struct native *nat = native_of(s);
+
 	atomic_store(&nat->stop, true);
 	if (nat->launched)
 		rte_eal_mp_wait_lcore();
 	nat->launched = false;
 }
 
-void
-native_destroy(struct native *nat)
+/* Stops, closes every connection, releases the port. */
+static void
+native_destroy(struct stack *s)
 {
-	if (nat == NULL)
-		return;
-	native_stop(nat);
+	struct native *nat = native_of(s);
+
+	native_stop(s);
 	if (nat->workers != NULL)
 		for (unsigned i = 0; i < nat->nworkers; i++)
 			worker_fini(&nat->workers[i]);
@@ -446,12 +463,6 @@ native_net_counters(const struct native *nat, int worker, uint64_t out[NET_C__CO
 		for (unsigned c = 0; c < NET_C__COUNT; c++)
 			out[c] += one[c];
 	}
-}
-
-uint64_t
-native_curr_conns(const struct native *nat)
-{
-	return atomic_load_explicit(&nat->curr_conns, memory_order_relaxed);
 }
 
 unsigned
@@ -505,53 +516,13 @@ native_worker_buffers(const struct native *nat, unsigned worker, uint64_t *bytes
 	*in_use = (uint64_t)m.buffers_in_use * NATIVE_BUF_PAIR;
 }
 
-/* The stack interface. */
-
-static struct native *
-of(struct stack *s)
-{
-	return (struct native *)s;
-}
-
-static const struct native *
-of_const(const struct stack *s)
-{
-	return (const struct native *)s;
-}
-
-static struct stack *
-ops_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_failed)
-{
-	struct native *nat;
-
-	*bind_failed = false;
-	nat = native_create(cfg, err, errlen);
-	return nat != NULL ? &nat->base : NULL;
-}
-
-static int
-ops_start(struct stack *s, char *err, size_t errlen)
-{
-	return native_start(of(s), err, errlen);
-}
-
-static void
-ops_stop(struct stack *s)
-{
-	native_stop(of(s));
-}
-
-static void
-ops_destroy(struct stack *s)
-{
-	native_destroy(of(s));
-}
+/* The rest of the stack ops. */
 
 static const char *
-ops_describe(const struct stack *s, unsigned i, char *buf, size_t len)
+native_describe(const struct stack *s, unsigned i, char *buf, size_t len)
 {
-	const struct native *nat = of_const(s);
-	uint32_t ip = nat->cfg.ip;
+	const struct native *nat = native_of_const(s);
+	uint32_t ip = nat->cfg.native.ip;
 
 	if (i > 1)
 		return NULL;
@@ -566,7 +537,7 @@ ops_describe(const struct stack *s, unsigned i, char *buf, size_t len)
 		 "native stack: %u.%u.%u.%u/%u on port %u (%s), %u worker lcore(s), "
 		 "TCP port %u, UDP port %u; TCP buffers for %u busy connections per lcore "
 		 "(%" PRIu64 " MiB in all)",
-		 ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff, nat->cfg.prefix_len,
+		 ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff, nat->cfg.native.prefix_len,
 		 nat->port.port_id, nat->port.name, nat->nworkers, nat->cfg.tcp_port,
 		 nat->cfg.udp_port, native_buf_pairs_per_worker(nat),
 		 ((uint64_t)native_buf_pairs_per_worker(nat) * nat->nworkers *
@@ -575,26 +546,20 @@ ops_describe(const struct stack *s, unsigned i, char *buf, size_t len)
 }
 
 static unsigned
-ops_workers(const struct stack *s)
+native_workers(const struct stack *s)
 {
-	return of_const(s)->nworkers;
-}
-
-static uint64_t
-ops_curr_conns(const struct stack *s)
-{
-	return native_curr_conns(of_const(s));
+	return native_of_const(s)->nworkers;
 }
 
 static void
-ops_stats(const struct stack *s, struct cmd_server_stats *out)
+native_stats(const struct stack *s, struct cmd_server_stats *out)
 {
-	const struct native *nat = of_const(s);
+	const struct native *nat = native_of_const(s);
 	uint64_t n[NATIVE_C_MAX];
 
 	native_counters(nat, -1, n);
 	out->threads = nat->nworkers;
-	out->curr_connections = native_curr_conns(nat);
+	out->curr_connections = atomic_load_explicit(&nat->curr_conns, memory_order_relaxed);
 	out->total_connections = n[NATIVE_C_conns_opened];
 	out->rejected_connections = n[NATIVE_C_conns_rejected];
 	out->connection_structures = n[NATIVE_C_conns_opened] - n[NATIVE_C_conns_closed];
@@ -610,39 +575,19 @@ ops_stats(const struct stack *s, struct cmd_server_stats *out)
 	out->idle_kicks = native_net_counter(nat, -1, NET_C_tcp_idle_timeouts);
 }
 
-static void
-ops_stats_conns(struct stack *s, struct proto_out *out)
-{
-	native_stats_conns(of(s), out);
-}
-
-static void
-ops_telemetry_attach(struct stack *s)
-{
-	native_telemetry_attach(of(s));
-}
-
-static void
-ops_telemetry_detach(struct stack *s)
-{
-	(void)s;
-	native_telemetry_detach();
-}
-
 const struct stack_ops native_stack_ops = {
 	.name = "native",
 	.workers_noun = "worker lcores",
 	.eal_memory_mb = eal_memory_mb,
-	.create = ops_create,
-	.start = ops_start,
-	.stop = ops_stop,
-	.destroy = ops_destroy,
-	.describe = ops_describe,
-	.workers = ops_workers,
-	.curr_conns = ops_curr_conns,
-	.stats = ops_stats,
-	.stats_conns = ops_stats_conns,
+	.create = native_create,
+	.start = native_start,
+	.stop = native_stop,
+	.destroy = native_destroy,
+	.describe = native_describe,
+	.workers = native_workers,
+	.stats = native_stats,
+	.stats_conns = native_stats_conns,
 	.telemetry_register = native_telemetry_register,
-	.telemetry_attach = ops_telemetry_attach,
-	.telemetry_detach = ops_telemetry_detach,
+	.telemetry_attach = native_telemetry_attach,
+	.telemetry_detach = native_telemetry_detach,
 };

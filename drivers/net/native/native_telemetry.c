@@ -217,16 +217,17 @@ native_telemetry_register(void)
 }
 
 void
-native_telemetry_attach(struct native *nat)
+native_telemetry_attach(struct stack *s)
 {
 	pthread_mutex_lock(&tel_lock);
-	tel_nat = nat;
+	tel_nat = native_of(s);
 	pthread_mutex_unlock(&tel_lock);
 }
 
 void
-native_telemetry_detach(void)
+native_telemetry_detach(struct stack *s)
 {
+	(void)s;
 	pthread_mutex_lock(&tel_lock);
 	tel_nat = NULL;
 	pthread_mutex_unlock(&tel_lock);

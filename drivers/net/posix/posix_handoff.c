@@ -57,7 +57,7 @@ posix_inbox_close(struct posix_worker *w)
 		while ((n = read(w->inbox_rd, h, sizeof(h))) > 0)
 			for (size_t i = 0; i < (size_t)n / sizeof(h[0]); i++)
 				if (h[i].fd >= 0)
-					posix_tcp_abandon(w->stack, h[i].fd);
+					posix_accept_abandon(w->stack, h[i].fd);
 		close(w->inbox_rd);
 	}
 	if (w->inbox_wr >= 0)
@@ -113,7 +113,7 @@ posix_handoff_receive(struct posix_worker *w)
 		if (h[i].fd < 0)
 			continue; /* a wake-up: the loop condition sees the flag */
 		if (h[i].listen >= s->nsockets) {
-			posix_tcp_abandon(s, h[i].fd);
+			posix_accept_abandon(s, h[i].fd);
 			continue;
 		}
 		posix_tcp_adopt(w, h[i].fd, &s->sockets[h[i].listen]);

@@ -2,9 +2,21 @@
  * Copyright (c) 2026 The segcached authors
  *
  * Internals of the posix stack, shared by its files: posix_stack.c (set-up,
- * threads, the event loop), posix_sockets.c (listening sockets),
- * posix_handoff.c (accepted connections dealt round-robin to the workers),
- * posix_tcp.c (connections) and posix_udp.c (datagrams).
+ * threads, the event loop, the stack ops), posix_sockets.c (listening
+ * sockets), posix_handoff.c (accepted connections dealt round-robin to the
+ * workers), posix_accept.c (accepting, --max-conns), posix_tcp.c
+ * (connections) and posix_udp.c (datagrams).
+ * Outside drivers/net/posix the stack is posix_stack_ops (stack.h) only.
+ *
+ * The stack: memcached over kernel TCP and UDP sockets.
+ *
+ * N worker threads, each with its own epoll instance and its own
+ * engine_worker, each on its own CPU set (stack_config.posix.cpus). The
+ * listening TCP socket and the UDP socket of each address are shared by all
+ * workers (EPOLLEXCLUSIVE wakes one); the worker that accepts a connection
+ * hands it to the next worker in round-robin order, as memcached does
+ * (posix_handoff.c), and the connection stays there. Every request goes
+ * through lib/cmd's cmd_process(), the executor the DPDK stack uses too.
  */
 #ifndef SEGCACHED_POSIX_PRIVATE_H
 #define SEGCACHED_POSIX_PRIVATE_H
@@ -26,7 +38,6 @@
 #include "proto/proto.h"
 #include "proto/proto_out.h"
 #include "proto/proto_udp.h"
-#include "drivers/net/posix/posix_stack.h"
 #include "drivers/net/stack.h"
 #include "drivers/net/stack_sources.h"
 #include "util/util_err.h"
@@ -57,6 +68,37 @@ extern int posix_logtype;
 #define POSIX_IDLE_BURST 32
 #define POSIX_UDP_BURST 32
 #define POSIX_READ_ROUNDS 4
+
+/* Counters kept by each worker thread, summed by posix_counters() (posix_stack.c).
+ * One table; each counter is written by its own worker only. */
+#define POSIX_STACK_COUNTERS(X)                                                         \
+	X(bytes_read, "bytes received, TCP and UDP payloads")                           \
+	X(bytes_written, "bytes sent")                                                  \
+	X(conns_opened, "client connections accepted and kept")                         \
+	X(conns_closed, "client connections closed (any reason)")                       \
+	X(conns_rejected, "connections refused: over --max-conns")                      \
+	X(conns_not_allowed, "connections closed at once: the peer is not in --allow")  \
+	X(udp_not_allowed, "datagrams dropped: the source is not in --allow")          \
+	X(conn_structures, "connection objects allocated")                              \
+	X(accept_errors, "accept(2) failures (EMFILE, ...)")                            \
+	X(listen_disabled, "times accepts paused for lack of descriptors")              \
+	X(udp_requests, "datagrams received")                                           \
+	X(udp_bad_frames, "datagrams without a valid frame header")                     \
+	X(udp_responses, "datagrams sent")                                              \
+	X(conns_refused_per_source, "connections reset: over --max-conns-per-source")   \
+	X(conns_request_timeouts, "connections reset: a request not whole in time")     \
+	X(conns_write_timeouts, "connections reset: replies not taken in time")         \
+	X(idle_kicks, "connections closed: nothing received for --idle-timeout")        \
+	X(admin_conns_opened, "admin port connections accepted")                        \
+	X(admin_conns_closed, "admin port connections closed")                          \
+	X(admin_conns_rejected, "admin port connections refused: over 16 at once")
+
+enum posix_stack_counter {
+#define POSIX_COUNTER_ENUM(name, desc) POSIX_C_##name,
+	POSIX_STACK_COUNTERS(POSIX_COUNTER_ENUM)
+#undef POSIX_COUNTER_ENUM
+	POSIX_C_MAX
+};
 
 enum posix_poll_kind {
 	POSIX_POLL_INBOX,  /* the worker's inbox pipe: connections handed over, stop */
@@ -119,7 +161,7 @@ struct posix_worker {
 	int epfd;
 	/* The inbox, a pipe: whichever worker accepted a connection writes a
 	 * struct posix_handoff here when it is this worker's turn to serve
-	 * it; posix_stack_stop() writes one with fd -1 to wake the worker. */
+	 * it; posix_stop() writes one with fd -1 to wake the worker. */
 	struct posix_pollable inbox;
 	int inbox_rd, inbox_wr;
 	struct engine_worker *ew;
@@ -156,7 +198,7 @@ struct posix_worker {
 
 struct posix_stack {
 	struct stack base;            /* first: the stack interface */
-	struct posix_stack_config cfg;
+	struct stack_config cfg;      /* cfg.posix.listen and .allow: the copies below */
 	char listen[512];
 	struct posix_socket sockets[POSIX_SOCKETS_MAX];
 	unsigned nsockets;
@@ -248,11 +290,18 @@ void posix_handoff_receive(struct posix_worker *w);
 /* Wakes the worker (stop). */
 void posix_inbox_wake(struct posix_worker *w);
 
+/* posix_accept.c */
+void posix_accept(struct posix_worker *w, struct posix_socket *ls);
+/* A client connection accepted (and counted in curr_conns) that will not
+ * be served after all: closes it and gives its count back. */
+void posix_accept_abandon(struct posix_stack *s, int fd);
+/* Takes the listening sockets out of the worker's epoll set for a moment
+ * (accept failed for lack of descriptors), and puts them back (the worker
+ * loop, once posix_worker.accept_resume_ms has come). */
+void posix_accept_pause(struct posix_worker *w);
+void posix_accept_resume(struct posix_worker *w);
+
 /* posix_tcp.c */
-void posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls);
-/* A client connection accepted (and counted in curr_conns and the source
- * table) that will not be served after all: closes it and releases both. */
-void posix_tcp_abandon(struct posix_stack *s, int fd);
 /* Resets the connections whose --request-timeout deadline has passed;
  * returns the milliseconds until the next one (-1: none). */
 int posix_tcp_expire(struct posix_worker *w);
@@ -265,12 +314,6 @@ void posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *
 void posix_tcp_event(struct posix_conn *c, uint32_t events);
 void posix_tcp_close_all(struct posix_worker *w);
 void posix_tcp_free_all(struct posix_worker *w);
-/* Takes the listening sockets out of the worker's epoll set for a moment
- * (accept failed for lack of descriptors), and puts them back (the worker
- * loop, once posix_worker.accept_resume_ms has come). */
-void posix_tcp_accept_pause(struct posix_worker *w);
-void posix_tcp_accept_resume(struct posix_worker *w);
-
 /* posix_udp.c */
 void posix_udp_readable(struct posix_worker *w, struct posix_socket *us);
 

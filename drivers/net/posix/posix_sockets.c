@@ -161,7 +161,7 @@ bind_one(struct posix_stack *s, const char *host, const char *port, int type,
 		if (ai->ai_family == AF_INET6)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
-		    (type == SOCK_STREAM && listen(fd, s->cfg.backlog) < 0)) {
+		    (type == SOCK_STREAM && listen(fd, s->cfg.posix.backlog) < 0)) {
 			util_fail(err, errlen, "cannot listen on %s: %s", ps->name,
 				   strerror(errno));
 			close(fd);
@@ -190,7 +190,7 @@ posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
 	char *list, *save = NULL, *entry;
 	int rc = -1;
 
-	list = strdup(s->cfg.listen);
+	list = strdup(s->cfg.posix.listen);
 	if (list == NULL) {
 		util_fail(err, errlen, "out of memory");
 		return -1;

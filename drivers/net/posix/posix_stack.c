@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * Set-up, worker threads and the event loop of the posix stack.
+ * The posix stack behind posix_stack_ops: set-up, the worker threads and
+ * their event loop, stats.
  */
 #include "drivers/net/posix/posix_private.h"
 
@@ -20,12 +21,6 @@
 #include "engine/engine.h"
 
 RTE_LOG_REGISTER(posix_logtype, segcached.net.posix, NOTICE);
-
-const char *const posix_stack_counter_names[POSIX_C_MAX] = {
-#define POSIX_COUNTER_NAME(name, desc) #name,
-	POSIX_STACK_COUNTERS(POSIX_COUNTER_NAME)
-#undef POSIX_COUNTER_NAME
-};
 
 /* File descriptors besides client connections: sockets, epoll and the
  * inbox pipe per worker, EAL and logs. */
@@ -104,7 +99,7 @@ worker_main(void *arg)
 			uint64_t now = posix_now_ms();
 
 			if (now >= w->accept_resume_ms) {
-				posix_tcp_accept_resume(w);
+				posix_accept_resume(w);
 			} else if (timeout < 0 || (int)(w->accept_resume_ms - now) < timeout) {
 				timeout = (int)(w->accept_resume_ms - now);
 			}
@@ -129,7 +124,7 @@ worker_main(void *arg)
 				posix_handoff_receive(w);
 				break;
 			case POSIX_POLL_LISTEN:
-				posix_tcp_accept(w, (struct posix_socket *)p);
+				posix_accept(w, (struct posix_socket *)p);
 				break;
 			case POSIX_POLL_UDP:
 				posix_udp_readable(w, (struct posix_socket *)p);
@@ -211,16 +206,35 @@ worker_fini(struct posix_worker *w)
 	w->epfd = w->inbox_rd = w->inbox_wr = -1;
 }
 
-struct posix_stack *
-posix_stack_create(const struct posix_stack_config *cfg, char *err,
-		   size_t errlen, bool *bind_failed)
+static struct posix_stack *
+posix_of(struct stack *s)
 {
+	return (struct posix_stack *)s;
+}
+
+static const struct posix_stack *
+posix_of_const(const struct stack *s)
+{
+	return (const struct posix_stack *)s;
+}
+
+static void posix_stop(struct stack *st);
+static void posix_destroy(struct stack *st);
+
+/* Binds the sockets and prepares the workers (epoll instances, engine
+ * workers, per-worker buffers); no thread runs yet. Raises the open file
+ * limit to what max_conns needs. Its part of cfg: the shared settings and
+ * cfg->posix; the listen string, --allow and the CPU sets are copied. */
+static struct stack *
+posix_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_failed)
+{
+	const struct stack_posix_config *pc = &cfg->posix;
 	struct posix_stack *s;
 	unsigned i;
 
 	*bind_failed = false;
-	if (cfg->threads == 0 || cfg->engine == NULL || cfg->cmd == NULL ||
-	    cfg->listen == NULL || (cfg->tcp_port == 0 && cfg->udp_port == 0)) {
+	if (pc->threads == 0 || cfg->engine == NULL || cfg->cmd == NULL ||
+	    pc->listen == NULL || (cfg->tcp_port == 0 && cfg->udp_port == 0)) {
 		util_fail(err, errlen, "posix stack: incomplete configuration");
 		return NULL;
 	}
@@ -242,11 +256,11 @@ posix_stack_create(const struct posix_stack_config *cfg, char *err,
 	for (i = 0; i < cfg->n_allow; i++)
 		s->allow[i] = cfg->allow[i];
 	s->cfg.allow = NULL; /* the caller's array may go; s->allow is the copy */
-	snprintf(s->listen, sizeof(s->listen), "%s", cfg->listen);
-	s->cfg.listen = s->listen;
-	if (s->cfg.backlog <= 0)
-		s->cfg.backlog = 1024;
-	s->nworkers = cfg->threads;
+	snprintf(s->listen, sizeof(s->listen), "%s", pc->listen);
+	s->cfg.posix.listen = s->listen;
+	if (s->cfg.posix.backlog <= 0)
+		s->cfg.posix.backlog = 1024;
+	s->nworkers = pc->threads;
 	/* The largest request: a storage command line and an item's data. */
 	s->in_max = cmd_session_in_max(cfg->cmd->item_max);
 	/* Output: the backpressure bound plus the largest single reply. */
@@ -271,24 +285,24 @@ posix_stack_create(const struct posix_stack_config *cfg, char *err,
 	}
 	for (i = 0; i < s->nworkers; i++)
 		s->workers[i].epfd = s->workers[i].inbox_rd = s->workers[i].inbox_wr = -1;
-	if (cfg->ncpus > 0) {
-		s->cpus = malloc(sizeof(*s->cpus) * cfg->ncpus);
+	if (pc->ncpus > 0) {
+		s->cpus = malloc(sizeof(*s->cpus) * pc->ncpus);
 		if (s->cpus == NULL) {
 			util_fail(err, errlen, "out of memory");
 			goto fail;
 		}
-		memcpy(s->cpus, cfg->cpus, sizeof(*s->cpus) * cfg->ncpus);
-		s->ncpus = cfg->ncpus;
+		memcpy(s->cpus, pc->cpus, sizeof(*s->cpus) * pc->ncpus);
+		s->ncpus = pc->ncpus;
 	}
-	s->cfg.cpus = NULL; /* s->cpus is the copy */
+	s->cfg.posix.cpus = NULL; /* s->cpus is the copy */
 	for (i = 0; i < s->nworkers; i++) {
 		if (worker_init(s, &s->workers[i], i, err, errlen) < 0)
 			goto fail;
 		s->engine_workers[i] = s->workers[i].ew;
 	}
-	return s;
+	return &s->base;
 fail:
-	posix_stack_destroy(s);
+	posix_destroy(&s->base);
 	return NULL;
 }
 
@@ -328,9 +342,11 @@ set_worker_cpus(struct posix_stack *s, unsigned i, pthread_attr_t *attr)
 	POSIX_LOG(INFO, "worker %u runs on CPUs %s", i, list);
 }
 
-int
-posix_stack_start(struct posix_stack *s, char *err, size_t errlen)
+/* Starts the worker threads. */
+static int
+posix_start(struct stack *st, char *err, size_t errlen)
 {
+	struct posix_stack *s = posix_of(st);
 	sigset_t all, old;
 	unsigned i;
 	int rc;
@@ -356,7 +372,7 @@ posix_stack_start(struct posix_stack *s, char *err, size_t errlen)
 			util_fail(err, errlen, "cannot start worker thread %u: %s",
 				   i, strerror(rc));
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
-			posix_stack_stop(s);
+			posix_stop(st);
 			return -1;
 		}
 		w->started = true;
@@ -366,12 +382,14 @@ posix_stack_start(struct posix_stack *s, char *err, size_t errlen)
 	return 0;
 }
 
-void
-posix_stack_stop(struct posix_stack *s)
+/* Stops and joins the workers; connections are closed. Idempotent. */
+static void
+posix_stop(struct stack *st)
 {
+	struct posix_stack *s = posix_of(st);
 	unsigned i;
 
-	if (s == NULL || s->workers == NULL)
+	if (s->workers == NULL)
 		return;
 	atomic_store_explicit(&s->stopping, true, memory_order_release);
 	for (i = 0; i < s->nworkers; i++)
@@ -384,14 +402,13 @@ posix_stack_stop(struct posix_stack *s)
 	s->running = false;
 }
 
-void
-posix_stack_destroy(struct posix_stack *s)
+static void
+posix_destroy(struct stack *st)
 {
+	struct posix_stack *s = posix_of(st);
 	unsigned i;
 
-	if (s == NULL)
-		return;
-	posix_stack_stop(s);
+	posix_stop(st);
 	if (s->workers) {
 		for (i = 0; i < s->nworkers; i++)
 			worker_fini(&s->workers[i]);
@@ -405,15 +422,10 @@ posix_stack_destroy(struct posix_stack *s)
 	free(s);
 }
 
-unsigned
-posix_stack_threads(const struct posix_stack *s)
-{
-	return s->nworkers;
-}
-
-void
-posix_stack_counters(const struct posix_stack *s, int thread,
-		     uint64_t out[POSIX_C_MAX])
+/* Sums the counters of all workers (thread < 0) or reads one worker's.
+ * Any thread while the stack runs. */
+static void
+posix_counters(const struct posix_stack *s, int thread, uint64_t out[POSIX_C_MAX])
 {
 	unsigned i, c, first = 0, last = s->nworkers;
 
@@ -430,33 +442,23 @@ posix_stack_counters(const struct posix_stack *s, int thread,
 						       memory_order_relaxed);
 }
 
-uint64_t
-posix_stack_curr_conns(const struct posix_stack *s)
-{
-	return atomic_load_explicit(&s->curr_conns, memory_order_relaxed);
-}
-
-void
-posix_stack_worker_conns(const struct posix_stack *s, unsigned worker,
-			 uint64_t *curr, uint64_t *total)
+/* One worker's connections: open now and served since start
+ * (cmd_server_stats.worker_conns). Any thread. */
+static void
+posix_worker_conns(const void *arg, unsigned worker, uint64_t *curr, uint64_t *total)
 {
 	uint64_t c[POSIX_C_MAX];
 
-	posix_stack_counters(s, (int)worker, c);
+	posix_counters(arg, (int)worker, c);
 	/* Both counted by the worker that served the connection. */
 	*total = c[POSIX_C_conns_opened];
 	*curr = c[POSIX_C_conns_opened] - c[POSIX_C_conns_closed];
 }
 
-struct engine_worker *const *
-posix_stack_engine_workers(const struct posix_stack *s, unsigned *n)
-{
-	*n = s->nworkers;
-	return s->engine_workers;
-}
-
-bool
-posix_stack_accepting(const struct posix_stack *s)
+/* True while every worker accepts connections (none paused for lack of
+ * file descriptors). */
+static bool
+posix_accepting(const struct posix_stack *s)
 {
 	unsigned i;
 
@@ -475,9 +477,12 @@ conn_stat(struct proto_out *out, int fd, const char *field, const char *value)
 	proto_out_stat(out, name, value);
 }
 
-void
-posix_stack_stats_conns(struct posix_stack *s, struct proto_out *out)
+/* `stats conns`: memcached-style lines for every socket and open
+ * connection ("<fd>:addr", "<fd>:listen_addr", "<fd>:state"). */
+static void
+posix_stats_conns(struct stack *st, struct proto_out *out)
 {
+	struct posix_stack *s = posix_of(st);
 	unsigned i;
 
 	for (i = 0; i < s->nsockets; i++) {
@@ -502,119 +507,44 @@ posix_stack_stats_conns(struct posix_stack *s, struct proto_out *out)
 	}
 }
 
-const char *
-posix_stack_socket_name(const struct posix_stack *s, unsigned i)
-{
-	return i < s->nsockets ? s->sockets[i].name : NULL;
-}
-
-/* The stack interface. */
-
-static struct posix_stack *
-of(struct stack *s)
-{
-	return (struct posix_stack *)s;
-}
-
-static const struct posix_stack *
-of_const(const struct stack *s)
-{
-	return (const struct posix_stack *)s;
-}
-
-static struct stack *
-ops_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bind_failed)
-{
-	struct posix_stack_config pc = {
-		.listen = cfg->listen,
-		.tcp_port = cfg->tcp_port,
-		.udp_port = cfg->udp_port,
-		.threads = cfg->threads,
-		.cpus = cfg->cpus,
-		.ncpus = cfg->ncpus,
-		.max_conns = cfg->max_conns,
-		.allow = cfg->allow,
-		.n_allow = cfg->n_allow,
-		.backlog = cfg->backlog,
-		.engine = cfg->engine,
-		.cmd = cfg->cmd,
-		.on_shutdown = cfg->on_shutdown,
-		.on_shutdown_arg = cfg->on_shutdown_arg,
-		.max_conns_per_source = cfg->max_conns_per_source,
-		.request_timeout_s = cfg->request_timeout_s,
-		.idle_timeout_s = cfg->idle_timeout_s,
-		.admin_port = cfg->admin_port,
-	};
-	struct posix_stack *s = posix_stack_create(&pc, err, errlen, bind_failed);
-
-	return s != NULL ? &s->base : NULL;
-}
-
-static int
-ops_start(struct stack *s, char *err, size_t errlen)
-{
-	return posix_stack_start(of(s), err, errlen);
-}
-
-static void
-ops_stop(struct stack *s)
-{
-	posix_stack_stop(of(s));
-}
-
-static void
-ops_destroy(struct stack *s)
-{
-	posix_stack_destroy(of(s));
-}
-
+/* "listening on 127.0.0.1:11211 (tcp)" for bound socket i, or NULL past
+ * the last one; for the start-up log. */
 static const char *
-ops_describe(const struct stack *s, unsigned i, char *buf, size_t len)
+posix_describe(const struct stack *st, unsigned i, char *buf, size_t len)
 {
-	const char *name = posix_stack_socket_name(of_const(s), i);
+	const struct posix_stack *s = posix_of_const(st);
 
-	if (name == NULL)
+	if (i >= s->nsockets)
 		return NULL;
-	snprintf(buf, len, "listening on %s", name);
+	snprintf(buf, len, "listening on %s", s->sockets[i].name);
 	return buf;
 }
 
 static unsigned
-ops_workers(const struct stack *s)
+posix_workers(const struct stack *s)
 {
-	return posix_stack_threads(of_const(s));
-}
-
-static uint64_t
-ops_curr_conns(const struct stack *s)
-{
-	return posix_stack_curr_conns(of_const(s));
+	return posix_of_const(s)->nworkers;
 }
 
 static void
-ops_worker_conns(const void *arg, unsigned worker, uint64_t *curr, uint64_t *total)
+posix_stats(const struct stack *st, struct cmd_server_stats *out)
 {
-	posix_stack_worker_conns(arg, worker, curr, total);
-}
-
-static void
-ops_stats(const struct stack *st, struct cmd_server_stats *out)
-{
-	const struct posix_stack *s = of_const(st);
+	const struct posix_stack *s = posix_of_const(st);
 	uint64_t c[POSIX_C_MAX];
 
-	posix_stack_counters(s, -1, c);
+	posix_counters(s, -1, c);
 	out->threads = s->nworkers;
-	out->curr_connections = posix_stack_curr_conns(s);
+	out->curr_connections = atomic_load_explicit(&s->curr_conns, memory_order_relaxed);
 	out->total_connections = c[POSIX_C_conns_opened];
 	out->rejected_connections = c[POSIX_C_conns_rejected];
 	out->connection_structures = c[POSIX_C_conn_structures];
 	out->bytes_read = c[POSIX_C_bytes_read];
 	out->bytes_written = c[POSIX_C_bytes_written];
 	out->listen_disabled_num = c[POSIX_C_listen_disabled];
-	out->accepting_conns = posix_stack_accepting(s);
-	out->workers = posix_stack_engine_workers(s, &out->nworkers);
-	out->worker_conns = ops_worker_conns;
+	out->accepting_conns = posix_accepting(s);
+	out->workers = s->engine_workers;
+	out->nworkers = s->nworkers;
+	out->worker_conns = posix_worker_conns;
 	out->worker_conns_arg = s;
 	out->admin_connections = atomic_load_explicit(&s->admin_conns, memory_order_relaxed);
 	out->conns_refused_per_source = c[POSIX_C_conns_refused_per_source];
@@ -623,22 +553,15 @@ ops_stats(const struct stack *st, struct cmd_server_stats *out)
 	out->idle_kicks = c[POSIX_C_idle_kicks];
 }
 
-static void
-ops_stats_conns(struct stack *s, struct proto_out *out)
-{
-	posix_stack_stats_conns(of(s), out);
-}
-
 const struct stack_ops posix_stack_ops = {
 	.name = "posix",
 	.workers_noun = "posix threads",
-	.create = ops_create,
-	.start = ops_start,
-	.stop = ops_stop,
-	.destroy = ops_destroy,
-	.describe = ops_describe,
-	.workers = ops_workers,
-	.curr_conns = ops_curr_conns,
-	.stats = ops_stats,
-	.stats_conns = ops_stats_conns,
+	.create = posix_create,
+	.start = posix_start,
+	.stop = posix_stop,
+	.destroy = posix_destroy,
+	.describe = posix_describe,
+	.workers = posix_workers,
+	.stats = posix_stats,
+	.stats_conns = posix_stats_conns,
 };

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * TCP connections of the posix stack: accept (with --max-conns) and adopt
- * (the connection's owner sets it up after posix_handoff.c), read into
+ * TCP connections of the posix stack, on the worker that serves them:
+ * adopt (set up after posix_accept.c and posix_handoff.c), read into
  * the worker's input buffer (or the connection's own while it holds part
  * of a request), run lib/cmd's session loop over it
  * (cmd_session_execute()), write the output, and stop reading while too
@@ -21,9 +21,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-/* memcached's words, byte for byte. */
-static const char too_many_conns[] = "ERROR Too many open connections\r\n";
 
 /* Makes close(fd) send a reset rather than a FIN: nothing of it lingers
  * in the kernel (no FIN_WAIT, no TIME_WAIT, unsent replies dropped). */
@@ -282,98 +279,6 @@ conn_close(struct posix_conn *c)
 	w->free_list = c;
 }
 
-/* Refuses a connection the way memcached does: one error line, then close. */
-static void
-reject(struct posix_worker *w, int fd, enum posix_stack_counter why)
-{
-	ssize_t n = send(fd, too_many_conns, sizeof(too_many_conns) - 1,
-			 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-	if (n > 0)
-		posix_count(w, POSIX_C_bytes_written, (uint64_t)n);
-	close(fd);
-	posix_count(w, why, 1);
-}
-
-/* The admin port: not counted against -c, at most STACK_ADMIN_CONNS at
- * once, served by the worker that accepted it (no handoff: few, and an
- * operator's). */
-static void
-accept_admin(struct posix_worker *w, int fd, const struct posix_socket *ls)
-{
-	struct posix_stack *s = w->stack;
-
-	if (atomic_fetch_add_explicit(&s->admin_conns, 1, memory_order_relaxed) >=
-	    STACK_ADMIN_CONNS) {
-		atomic_fetch_sub_explicit(&s->admin_conns, 1, memory_order_relaxed);
-		reject(w, fd, POSIX_C_admin_conns_rejected);
-		return;
-	}
-	posix_tcp_adopt(w, fd, ls);
-}
-
-/* Accepts what the listening socket has queued (up to a burst) and deals
- * each connection to the worker whose turn it is (posix_handoff.c). The
- * --max-conns check happens here, before any worker takes it. */
-void
-posix_tcp_accept(struct posix_worker *w, struct posix_socket *ls)
-{
-	struct posix_stack *s = w->stack;
-	int i;
-
-	for (i = 0; i < POSIX_ACCEPT_BURST; i++) {
-		struct sockaddr_storage peer;
-		socklen_t peerlen = sizeof(peer);
-		uint64_t curr;
-		int fd;
-
-		fd = accept4(ls->fd, (struct sockaddr *)&peer, &peerlen,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			posix_count(w, POSIX_C_accept_errors, 1);
-			if (errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM) {
-				POSIX_LOG(WARNING,
-					  "accept on %s: %s; pausing accepts",
-					  ls->name, strerror(errno));
-				posix_tcp_accept_pause(w);
-			}
-			return;
-		}
-		/* The kernel completed the handshake; nothing of ours is
-		 * spent on a client outside --allow, not even a reply. */
-		if (!posix_peer_allowed(s, (const struct sockaddr *)&peer)) {
-			close(fd);
-			posix_count(w, POSIX_C_conns_not_allowed, 1);
-			continue;
-		}
-		if (ls->admin) {
-			accept_admin(w, fd, ls);
-			continue;
-		}
-		curr = atomic_fetch_add_explicit(&s->curr_conns, 1,
-						 memory_order_relaxed);
-		if (curr >= s->cfg.max_conns) {
-			atomic_fetch_sub_explicit(&s->curr_conns, 1,
-						  memory_order_relaxed);
-			reject(w, fd, POSIX_C_conns_rejected);
-			continue;
-		}
-		posix_handoff_dispatch(w, fd, ls);
-	}
-}
-
-void
-posix_tcp_abandon(struct posix_stack *s, int fd)
-{
-	close(fd);
-	atomic_fetch_sub_explicit(&s->curr_conns, 1, memory_order_relaxed);
-}
-
 /* Gives up a connection that could not be set up; it was counted in
  * curr_conns (or admin_conns) by the worker that accepted it. */
 static void
@@ -383,7 +288,7 @@ adopt_failed(struct posix_worker *w, int fd, const struct posix_socket *ls)
 		close(fd);
 		atomic_fetch_sub_explicit(&w->stack->admin_conns, 1, memory_order_relaxed);
 	} else {
-		posix_tcp_abandon(w->stack, fd);
+		posix_accept_abandon(w->stack, fd);
 	}
 	posix_count(w, POSIX_C_accept_errors, 1);
 }
@@ -485,38 +390,6 @@ fail:
 		pthread_mutex_unlock(&s->sources_lock);
 	}
 	adopt_failed(w, fd, ls);
-}
-
-/* accept() failing for lack of file descriptors leaves the connection
- * queued, so a level-triggered epoll would report it again at once. Take
- * the listening sockets out of this worker's set for a moment instead. */
-void
-posix_tcp_accept_pause(struct posix_worker *w)
-{
-	struct posix_stack *s = w->stack;
-	unsigned i;
-
-	if (w->accept_paused)
-		return;
-	for (i = 0; i < s->nsockets; i++)
-		if (s->sockets[i].p.kind == POSIX_POLL_LISTEN)
-			epoll_ctl(w->epfd, EPOLL_CTL_DEL, s->sockets[i].fd, NULL);
-	__atomic_store_n(&w->accept_paused, true, __ATOMIC_RELAXED);
-	w->accept_resume_ms = posix_now_ms() + 100;
-	posix_count(w, POSIX_C_listen_disabled, 1);
-}
-
-void
-posix_tcp_accept_resume(struct posix_worker *w)
-{
-	struct posix_stack *s = w->stack;
-	unsigned i;
-
-	for (i = 0; i < s->nsockets; i++)
-		if (s->sockets[i].p.kind == POSIX_POLL_LISTEN)
-			posix_epoll_add(w->epfd, s->sockets[i].fd,
-				  EPOLLIN | EPOLLEXCLUSIVE, &s->sockets[i]);
-	__atomic_store_n(&w->accept_paused, false, __ATOMIC_RELAXED);
 }
 
 /* Writes queued output. Returns false when the connection is dead. */

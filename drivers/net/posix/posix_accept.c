@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Accepting on the posix stack's listening TCP sockets: --allow,
+ * --max-conns and the admin port's limit are applied here, the way
+ * memcached refuses ("ERROR Too many open connections"), and accepts pause
+ * for a moment when descriptors run out. An accepted connection goes to
+ * the worker whose turn it is (posix_handoff.c), which adopts it
+ * (posix_tcp.c).
+ */
+#include "drivers/net/posix/posix_private.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* memcached's words, byte for byte. */
+static const char too_many_conns[] = "ERROR Too many open connections\r\n";
+
+/* Refuses a connection the way memcached does: one error line, then close. */
+static void
+reject(struct posix_worker *w, int fd, enum posix_stack_counter why)
+{
+	ssize_t n = send(fd, too_many_conns, sizeof(too_many_conns) - 1,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n > 0)
+		posix_count(w, POSIX_C_bytes_written, (uint64_t)n);
+	close(fd);
+	posix_count(w, why, 1);
+}
+
+/* The admin port: not counted against -c, at most STACK_ADMIN_CONNS at
+ * once, served by the worker that accepted it (no handoff: few, and an
+ * operator's). */
+static void
+accept_admin(struct posix_worker *w, int fd, const struct posix_socket *ls)
+{
+	struct posix_stack *s = w->stack;
+
+	if (atomic_fetch_add_explicit(&s->admin_conns, 1, memory_order_relaxed) >=
+	    STACK_ADMIN_CONNS) {
+		atomic_fetch_sub_explicit(&s->admin_conns, 1, memory_order_relaxed);
+		reject(w, fd, POSIX_C_admin_conns_rejected);
+		return;
+	}
+	posix_tcp_adopt(w, fd, ls);
+}
+
+/* Accepts what the listening socket has queued (up to a burst) and deals
+ * each connection to the worker whose turn it is (posix_handoff.c). The
+ * --max-conns check happens here, before any worker takes it. */
+void
+posix_accept(struct posix_worker *w, struct posix_socket *ls)
+{
+	struct posix_stack *s = w->stack;
+	int i;
+
+	for (i = 0; i < POSIX_ACCEPT_BURST; i++) {
+		struct sockaddr_storage peer;
+		socklen_t peerlen = sizeof(peer);
+		uint64_t curr;
+		int fd;
+
+		fd = accept4(ls->fd, (struct sockaddr *)&peer, &peerlen,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			posix_count(w, POSIX_C_accept_errors, 1);
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				POSIX_LOG(WARNING,
+					  "accept on %s: %s; pausing accepts",
+					  ls->name, strerror(errno));
+				posix_accept_pause(w);
+			}
+			return;
+		}
+		/* The kernel completed the handshake; nothing of ours is
+		 * spent on a client outside --allow, not even a reply. */
+		if (!posix_peer_allowed(s, (const struct sockaddr *)&peer)) {
+			close(fd);
+			posix_count(w, POSIX_C_conns_not_allowed, 1);
+			continue;
+		}
+		if (ls->admin) {
+			accept_admin(w, fd, ls);
+			continue;
+		}
+		curr = atomic_fetch_add_explicit(&s->curr_conns, 1,
+						 memory_order_relaxed);
+		if (curr >= s->cfg.max_conns) {
+			atomic_fetch_sub_explicit(&s->curr_conns, 1,
+						  memory_order_relaxed);
+			reject(w, fd, POSIX_C_conns_rejected);
+			continue;
+		}
+		posix_handoff_dispatch(w, fd, ls);
+	}
+}
+
+void
+posix_accept_abandon(struct posix_stack *s, int fd)
+{
+	close(fd);
+	atomic_fetch_sub_explicit(&s->curr_conns, 1, memory_order_relaxed);
+}
+
+/* accept() failing for lack of file descriptors leaves the connection
+ * queued, so a level-triggered epoll would report it again at once. Take
+ * the listening sockets out of this worker's set for a moment instead. */
+void
+posix_accept_pause(struct posix_worker *w)
+{
+	struct posix_stack *s = w->stack;
+	unsigned i;
+
+	if (w->accept_paused)
+		return;
+	for (i = 0; i < s->nsockets; i++)
+		if (s->sockets[i].p.kind == POSIX_POLL_LISTEN)
+			epoll_ctl(w->epfd, EPOLL_CTL_DEL, s->sockets[i].fd, NULL);
+	__atomic_store_n(&w->accept_paused, true, __ATOMIC_RELAXED);
+	w->accept_resume_ms = posix_now_ms() + 100;
+	posix_count(w, POSIX_C_listen_disabled, 1);
+}
+
+void
+posix_accept_resume(struct posix_worker *w)
+{
+	struct posix_stack *s = w->stack;
+	unsigned i;
+
+	for (i = 0; i < s->nsockets; i++)
+		if (s->sockets[i].p.kind == POSIX_POLL_LISTEN)
+			posix_epoll_add(w->epfd, s->sockets[i].fd,
+				  EPOLLIN | EPOLLEXCLUSIVE, &s->sockets[i]);
+	__atomic_store_n(&w->accept_paused, false, __ATOMIC_RELAXED);
+}
