@@ -214,6 +214,19 @@ class Usage(unittest.TestCase):
             self.assertIn("segcached: config file %s: cannot open it: Permission denied\n"
                           % path, p.stderr.decode())
 
+    def test_memory_above_ram(self):
+        # An anonymous heap larger than the host's RAM is refused with the
+        # numbers (it would start, and fail as it fills).
+        ram_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") >> 20
+        p = run("--no-huge", "--", "-m", str(4 * ram_mb), "--heap", "anon",
+                "-p", str(harness.free_port()), "-t", "1")
+        err = p.stderr.decode()
+        self.assertEqual(p.returncode, 1, err)
+        self.assertRegex(err, r"segcached: heap: --memory %d MiB needs a heap of \d+ MiB of "
+                         r"anonymous memory but this host has %d MiB of RAM: lower -m, or put "
+                         r"the heap in a file on persistent memory \(--heap-file\)\n"
+                         % (4 * ram_mb, ram_mb))
+
     def test_eal_error_explained(self):
         p = run("--no-such-eal-option", "--", "-p", "1")
         self.assertNotEqual(p.returncode, 0)
