@@ -962,6 +962,54 @@ unknown_hint(int letter, const char *name)
 	return NULL;
 }
 
+/* Edit distance of a[0..an) and b, capped: enough to catch a typo. */
+static unsigned
+edit_distance(const char *a, size_t an, const char *b)
+{
+	unsigned row[64], prev, cur;
+	size_t bn = strlen(b), i, j;
+
+	if (an >= RTE_DIM(row) || bn >= RTE_DIM(row))
+		return UINT_MAX;
+	for (j = 0; j <= bn; j++)
+		row[j] = (unsigned)j;
+	for (i = 1; i <= an; i++) {
+		prev = row[0];
+		row[0] = (unsigned)i;
+		for (j = 1; j <= bn; j++) {
+			cur = row[j];
+			row[j] = RTE_MIN(RTE_MIN(row[j] + 1, row[j - 1] + 1),
+					 prev + (a[i - 1] != b[j - 1]));
+			prev = cur;
+		}
+	}
+	return row[bn];
+}
+
+/* The long option closest to a mistyped name (with or without leading
+ * dashes and "=value"), or NULL when none is within two edits. */
+static const char *
+closest_option(const char *name)
+{
+	const char *best = NULL;
+	unsigned best_d = 3;
+	size_t n;
+
+	name += strspn(name, "-");
+	n = strcspn(name, "=");
+	if (n < 3)
+		return NULL;
+	for (size_t i = 0; i < OPT_COUNT; i++) {
+		unsigned d = edit_distance(name, n, opt_table[i].name);
+
+		if (d < best_d) {
+			best_d = d;
+			best = opt_table[i].name;
+		}
+	}
+	return best;
+}
+
 /* The sections a config file may have: before any section, or [segcached]. */
 static bool
 config_section_known(const char *name)
@@ -1041,7 +1089,12 @@ config_check_line(char *line, bool *is_entry, char *err, size_t errlen)
 				 value);
 	d = find_by_name(key);
 	if (d == NULL) {
+		const char *near = closest_option(key);
+
 		hint = unknown_hint(0, key);
+		if (hint == NULL && near != NULL)
+			return util_fail(err, errlen, "unknown option '%.64s' (did you mean '%s'?)",
+					 key, near);
 		return util_fail(err, errlen, "unknown option '%.64s': %s", key,
 				 hint ? hint : "keys are the long option names of --help");
 	}
@@ -1276,8 +1329,14 @@ options_parse(struct options *o, int argc, char **argv, char *err,
 				snprintf(name, sizeof(name), "-%c", optopt);
 			else
 				snprintf(name, sizeof(name), "%s", argv[optind - 1]);
-			util_fail(err, errlen, "unknown option %s%s%s", name, hint ? ": " : "",
-				  hint ? hint : "");
+			const char *near = letter || hint ? NULL : closest_option(name);
+
+			if (near != NULL)
+				util_fail(err, errlen, "unknown option %s (did you mean --%s?)", name,
+					  near);
+			else
+				util_fail(err, errlen, "unknown option %s%s%s", name,
+					  hint ? ": " : "", hint ? hint : "");
 			goto out;
 		}
 		if (c == ':') {

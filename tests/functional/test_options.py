@@ -58,7 +58,10 @@ class Usage(unittest.TestCase):
 
     def test_bad_options(self):
         cases = [
-            (["--bogus"], ["unknown option", "--bogus"]),
+            (["--bogus"], ["segcached: unknown option --bogus\n"]),
+            (["--memroy", "4G"], ["segcached: unknown option --memroy (did you mean --memory?)\n"]),
+            (["--eviciton=fifo"],
+             ["segcached: unknown option --eviciton=fifo (did you mean --eviction?)\n"]),
             (["-Z"], ["unknown option -Z"]),
             (["-p"], ["needs an argument"]),
             (["-p", "70000"], ["--port", "out of range"]),
@@ -149,6 +152,8 @@ class Usage(unittest.TestCase):
         cases = [
             ("[segcached]\nbogus = 1\n",
              "line 2: unknown option 'bogus': keys are the long option names of --help"),
+            ("[segcached]\nport = 11211\nmemroy = 4G\n",
+             "line 3: unknown option 'memroy' (did you mean 'memory'?)"),
             ("[segcached]\nmemory = lots\n",
              "line 2: --memory: 'lots' is not a size (megabytes, or a number with a K, M "
              "or G suffix)"),
