@@ -38,16 +38,16 @@ A marked block that fails fails the test. The blocks left unmarked, and why:
   (tools/systemd/, checked by systemd-analyze in test_systemd_units.py).
 """
 
-import argparse
 import os
 import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
+
+import harness
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = ["README.md", "docs/operations.md"]
@@ -56,7 +56,6 @@ SERVER_START_S = 60
 SERVER_STOP_S = 60
 COMMAND_S = 60
 
-ARGS = None
 
 
 def marked_blocks(path):
@@ -105,7 +104,7 @@ class DocExamples(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="segcached-doc-")
         bindir = os.path.join(self.tmp, "bin")
         os.mkdir(bindir)
-        os.symlink(os.path.abspath(ARGS.segcached), os.path.join(bindir, "segcached"))
+        os.symlink(os.path.abspath(harness.ARGS.segcached), os.path.join(bindir, "segcached"))
         self.env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
         self.isolate = os.geteuid() == 0 and shutil.which("unshare") is not None
 
@@ -198,9 +197,4 @@ class DocExamples(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--segcached", default=os.environ.get("SEGCACHED_BIN"))
-    ARGS, rest = parser.parse_known_args()
-    if not ARGS.segcached:
-        sys.exit("test_doc_examples.py: give --segcached PATH")
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    unittest.main(argv=harness.setup(), verbosity=2)

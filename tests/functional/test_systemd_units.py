@@ -10,7 +10,6 @@ Skipped (exit 77) without systemd-analyze (Debian package systemd).
     test_systemd_units.py --segcached build/app/segcached/segcached
 """
 
-import argparse
 import glob
 import os
 import shutil
@@ -19,10 +18,11 @@ import sys
 import tempfile
 import unittest
 
+import harness
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UNITS = sorted(glob.glob(os.path.join(ROOT, "tools", "systemd", "*.service")))
 INSTALLED = "/usr/local/bin/segcached"
-ARGS = None
 
 
 def verify(text, name):
@@ -30,7 +30,7 @@ def verify(text, name):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, name)
         with open(path, "w") as f:
-            f.write(text.replace(INSTALLED, os.path.abspath(ARGS.segcached)))
+            f.write(text.replace(INSTALLED, os.path.abspath(harness.ARGS.segcached)))
         p = subprocess.run(["systemd-analyze", "verify", "--man=no", path],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            stdin=subprocess.DEVNULL, timeout=120)
@@ -70,12 +70,8 @@ class Units(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--segcached", default=os.environ.get("SEGCACHED_BIN"))
-    ARGS, rest = parser.parse_known_args()
-    if not ARGS.segcached:
-        sys.exit("test_systemd_units.py: give --segcached PATH")
+    argv = harness.setup()
     if shutil.which("systemd-analyze") is None:
         print("systemd-analyze not found (Debian package systemd): skipped")
         sys.exit(77)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+    unittest.main(argv=argv, verbosity=2)
