@@ -3,7 +3,10 @@
  *
  * The option table and its two readers: getopt_long for the command line and
  * rte_cfgfile for the config file. A config file entry has an option's long
- * name as its key; flags take yes/no (true/false, on/off, 1/0).
+ * name as its key; flags take yes/no (true/false, on/off, 1/0). A pass over
+ * the file's lines comes before rte_cfgfile, which skips a line without '='
+ * without a word: every line is blank, a comment, a known [section] or a
+ * known key = value, or the start stops with the line's number.
  */
 #include "options.h"
 
