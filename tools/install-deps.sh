@@ -12,7 +12,7 @@ PACKAGES="
   clang libfuzzer-14-dev libclang-rt-14-dev
   memcached libmemcached-tools nutcracker
   python3 python3-pymemcache python3-matplotlib
-  iproute2 nftables ethtool procps
+  iproute2 nftables ethtool procps iputils-ping systemd
 "
 
 missing=""

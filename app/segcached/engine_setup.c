@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_lcore.h>
@@ -68,6 +69,27 @@ restart_load(struct engine_setup *es, const struct options *o, const cpu_set_t *
 	}
 }
 
+/* An anonymous heap larger than the host's RAM starts (it is reserved
+ * lazily) and fails later: swapped, or killed by the OOM killer as it
+ * fills. Refused at start with the numbers. */
+static int
+anon_heap_fits(size_t memory, size_t len, char *err, size_t errlen)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	size_t ram;
+
+	if (pages <= 0 || page <= 0)
+		return 0;
+	ram = (size_t)pages * (size_t)page;
+	if (len <= ram)
+		return 0;
+	return util_fail(err, errlen,
+			 "heap: --memory %zu MiB needs a heap of %zu MiB of anonymous memory "
+			 "but this host has %zu MiB of RAM: lower -m, or put the heap in a "
+			 "file on persistent memory (--heap-file)", memory >> 20, len >> 20,
+			 ram >> 20);
+}
+
 static int
 seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpus,
 	  char *err, size_t errlen)
@@ -108,6 +130,8 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 	 * where any later geometry still finds it), the segments after it. */
 	if (kind == MEM_REGION_FILE)
 		area = seg_restart_area_bytes(&es->cfg);
+	if (kind == MEM_REGION_ANON && anon_heap_fits(o->memory, len, err, errlen) < 0)
+		return -1;
 	rc = mem_region_create(&es->heap, kind,
 			       kind == MEM_REGION_FILE ? o->heap_file : "segcached_heap",
 			       area + len, why, sizeof(why));
@@ -115,6 +139,8 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 	if (rc < 0 && o->heap == HEAP_AUTO && kind == MEM_REGION_HUGEPAGE) {
 		APP_LOG(WARNING, "heap: %s; using anonymous memory instead", why);
 		kind = MEM_REGION_ANON;
+		if (anon_heap_fits(o->memory, len, err, errlen) < 0)
+			return -1;
 		rc = mem_region_create(&es->heap, kind, "segcached_heap", len,
 				       why, sizeof(why));
 	}

@@ -98,9 +98,13 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	 * saved cache of a warm restart belongs to one of them. The lock goes
 	 * with the descriptor, so a crash releases it too. */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		util_fail(err, errlen, errno == EWOULDBLOCK ? "%s is in use by another process"
-							    : "cannot lock %s: %s",
-			  path, strerror(errno));
+		if (errno == EWOULDBLOCK)
+			util_fail(err, errlen,
+				  "%s is in use by another process (another segcached serves "
+				  "from it: stop that one first, or give each its own --heap-file)",
+				  path);
+		else
+			util_fail(err, errlen, "cannot lock %s: %s", path, strerror(errno));
 		goto out;
 	}
 	if (fstat(fd, &st) < 0) {

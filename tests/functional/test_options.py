@@ -58,7 +58,10 @@ class Usage(unittest.TestCase):
 
     def test_bad_options(self):
         cases = [
-            (["--bogus"], ["unknown option", "--bogus"]),
+            (["--bogus"], ["segcached: unknown option --bogus\n"]),
+            (["--memroy", "4G"], ["segcached: unknown option --memroy (did you mean --memory?)\n"]),
+            (["--eviciton=fifo"],
+             ["segcached: unknown option --eviciton=fifo (did you mean --eviction?)\n"]),
             (["-Z"], ["unknown option -Z"]),
             (["-p"], ["needs an argument"]),
             (["-p", "70000"], ["--port", "out of range"]),
@@ -100,7 +103,10 @@ class Usage(unittest.TestCase):
             (["-o", "bogus"], ["illegal suboption -o bogus"]),
             (["-o", "hashpower"], ["-o hashpower needs a value"]),
             (["-o", "hashpower=40"], ["--extended", "out of range"]),
-            (["--config", "/nonexistent/segcached.ini"], ["config file", "/nonexistent"]),
+            (["--config", "/nonexistent/segcached.ini"],
+             ["config file /nonexistent/segcached.ini: cannot open it: "
+              "No such file or directory"]),
+            (["--config", "/tmp"], ["config file /tmp: cannot read it: Is a directory"]),
         ]
         for args, words in cases:
             self.assert_usage_error(["--no-huge", "--"] + args, words)
@@ -117,20 +123,114 @@ class Usage(unittest.TestCase):
                                 ["--tcp-buffer-memory applies to --stack native",
                                  "net.ipv4.tcp_mem"])
 
+    def test_memcached_options_without_a_counterpart(self):
+        # memcached's -u, -d, -P: refused with what to do instead.
+        user = ("segcached does not switch users: start it as that user (systemd's User=, "
+                "see tools/systemd/segcached.service; or runuser -u USER -- segcached ...)")
+        daemon = ("segcached has no daemon mode: run it under systemd (tools/systemd/), "
+                  "or in the background with '&'")
+        pidfile = ("segcached writes no pid file: systemd tracks the process (MainPID); "
+                   "after '&' a shell has it in $!")
+        for args, msg in ((["-u", "memcache"], "unknown option -u: " + user),
+                          (["--user=memcache"], "unknown option --user=memcache: " + user),
+                          (["-d"], "unknown option -d: " + daemon),
+                          (["--daemon"], "unknown option --daemon: " + daemon),
+                          (["-P", "/run/m.pid"], "unknown option -P: " + pidfile)):
+            self.assert_usage_error(["--no-huge", "--", "-m", "16"] + args,
+                                    ["segcached: %s\n" % msg])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "m.ini")
+            with open(path, "w") as f:
+                f.write("[segcached]\nuser = memcache\n")
+            self.assert_usage_error(["--no-huge", "--", "--config", path],
+                                    ["config file %s, line 2: unknown option 'user': %s"
+                                     % (path, user)])
+
     def test_bad_config_files(self):
+        # Every line parses or is refused with the file, the line and what
+        # was expected (rte_cfgfile alone skips a line without '=').
         cases = [
-            ("[segcached]\nbogus = 1\n", ["unknown option 'bogus'"]),
-            ("[segcached]\nmemory = lots\n", ["--memory", "not a size"]),
-            ("[segcached]\ndisable-cas = maybe\n", ["--disable-cas", "yes or no"]),
-            ("[segcached]\nhelp = yes\n", ["only valid on the command line"]),
-            ("[elsewhere]\nport = 1\n", ["unknown section [elsewhere]"]),
+            ("[segcached]\nbogus = 1\n",
+             "line 2: unknown option 'bogus': keys are the long option names of --help"),
+            ("[segcached]\nport = 11211\nmemroy = 4G\n",
+             "line 3: unknown option 'memroy' (did you mean 'memory'?)"),
+            ("[segcached]\nmemory = lots\n",
+             "line 2: --memory: 'lots' is not a size (megabytes, or a number with a K, M "
+             "or G suffix)"),
+            ("# c\n[segcached]\n\nport = 1\ndisable-cas = maybe  # no\n",
+             "line 5: --disable-cas: 'maybe' is not yes or no"),
+            ("[segcached]\nhelp = yes\n", "line 2: 'help' is only valid on the command line"),
+            ("[elsewhere]\nport = 1\n",
+             "line 1: unknown section [elsewhere] (options go in [segcached])"),
+            ("[segcached]\nport = 11211\nmemory 4G\n",
+             "line 3: expected key = value, got 'memory 4G' (write 'memory = 4G')"),
+            ("disable-flush-all\n",
+             "line 1: expected key = value, got 'disable-flush-all' "
+             "(write 'disable-flush-all = yes')"),
+            ("[segcached]\nmemory 4G # the budget\n",
+             "line 2: expected key = value, got 'memory 4G' (write 'memory = 4G')"),
+            ("port 11211 please\n",
+             "line 1: expected key = value, got 'port 11211 please' "
+             "(write 'port = 11211 please')"),
+            ("[segcached]\nwhatever\n",
+             "line 2: expected key = value, [section], a '#' comment or a blank line, "
+             "got 'whatever'"),
+            ("[segcached\nport = 1\n",
+             "line 1: expected a section header such as [segcached], got '[segcached'"),
+            ("[segcached] x\n",
+             "line 1: expected a section header such as [segcached], got '[segcached] x'"),
+            ("= 5\n", "line 1: expected an option name before '=', got '= 5'"),
+            ("\n\nmemory =\n", "line 3: expected a value after '=', as in 'memory = SIZE'"),
+            ("disable-cas = \n", "line 1: expected a value after '=', as in 'disable-cas = yes'"),
+            ("listen = %s\n" % ("a" * 300),
+             "line 1: expected a value of at most 255 characters, got 300"),
+            ("# %s\n" % ("c" * 400), "line 1: expected at most 322 characters on a line, got 402"),
+            ("port = 1\x00\n", "line 1: expected text, got a NUL byte"),
         ]
         with tempfile.TemporaryDirectory() as d:
-            for text, words in cases:
+            for text, msg in cases:
                 path = os.path.join(d, "bad.ini")
                 with open(path, "w") as f:
                     f.write(text)
-                self.assert_usage_error(["--no-huge", "--", "--config", path], words + [path])
+                self.assert_usage_error(["--no-huge", "--", "--config", path],
+                                        ["segcached: config file %s, %s\n" % (path, msg)])
+            # Neither a directory nor a file it may not read starts with defaults.
+            self.assert_usage_error(["--no-huge", "--", "--config", d],
+                                    ["segcached: config file %s: cannot read it: Is a "
+                                     "directory (give the path of an INI file)\n" % d])
+            fifo = os.path.join(d, "fifo")
+            os.mkfifo(fifo)
+            self.assert_usage_error(["--no-huge", "--", "--config", fifo],
+                                    ["config file %s: not a regular file" % fifo])
+            # A file it may not read (root reads anything: run as nobody).
+            path = os.path.join(d, "secret.ini")
+            with open(path, "w") as f:
+                f.write("port = 1\n")
+            os.chmod(path, 0)
+            os.chmod(d, 0o755)
+            args = [harness.ARGS.segcached, "--no-huge", "--", "--config", path]
+            if os.geteuid() == 0:
+                if not shutil.which("setpriv"):
+                    return
+                args = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + args
+            p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, timeout=60)
+            self.assertEqual(p.returncode, EX_USAGE, p.stderr.decode())
+            self.assertIn("segcached: config file %s: cannot open it: Permission denied\n"
+                          % path, p.stderr.decode())
+
+    def test_memory_above_ram(self):
+        # An anonymous heap larger than the host's RAM is refused with the
+        # numbers (it would start, and fail as it fills).
+        ram_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") >> 20
+        p = run("--no-huge", "--", "-m", str(4 * ram_mb), "--heap", "anon",
+                "-p", str(harness.free_port()), "-t", "1")
+        err = p.stderr.decode()
+        self.assertEqual(p.returncode, 1, err)
+        self.assertRegex(err, r"segcached: heap: --memory %d MiB needs a heap of \d+ MiB of "
+                         r"anonymous memory but this host has %d MiB of RAM: lower -m, or put "
+                         r"the heap in a file on persistent memory \(--heap-file\)\n"
+                         % (4 * ram_mb, ram_mb))
 
     def test_eal_error_explained(self):
         p = run("--no-such-eal-option", "--", "-p", "1")
@@ -255,7 +355,8 @@ class Settings(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "segcached.ini")
             with open(path, "w") as f:
-                f.write("# segcached test config\n[segcached]\nmemory = 48\n"
+                f.write("# segcached test config\n\n  # indented comment\n"
+                        "udp-port = 0   # before any section\n[segcached]\nmemory = 48\n"
                         "max-conns = 300\ndisable-cas = yes\nverbose = 1\n"
                         "eviction = fifo\n")
             # The command line (-c 200) wins over the file (300).

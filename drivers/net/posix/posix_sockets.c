@@ -162,8 +162,10 @@ bind_one(struct posix_stack *s, const char *host, const char *port, int type,
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
 		    (type == SOCK_STREAM && listen(fd, s->cfg.posix.backlog) < 0)) {
-			util_fail(err, errlen, "cannot listen on %s: %s", ps->name,
-				   strerror(errno));
+			util_fail(err, errlen, "cannot listen on %s: %s%s", ps->name,
+				   strerror(errno), errno == EADDRINUSE ?
+				   " (another server has it: stop that one, or give this one "
+				   "another -p or -l HOST:PORT)" : "");
 			close(fd);
 			*bind_failed = true;
 			goto fail;

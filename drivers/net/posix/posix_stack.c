@@ -45,7 +45,8 @@ raise_fd_limit(const struct posix_stack *s, char *err, size_t errlen)
 			return 0;
 		util_fail(err, errlen,
 			   "--max-conns %u needs %llu open files but the hard limit is %llu: "
-			   "lower -c or raise the limit (ulimit -Hn)",
+			   "lower -c or raise the limit (ulimit -Hn, or LimitNOFILE= in a "
+			   "systemd unit)",
 			   s->cfg.max_conns, (unsigned long long)need,
 			   (unsigned long long)rl.rlim_max);
 		return -1;
