@@ -11,13 +11,9 @@
 
 #include "seg/seg.h"
 #include "seg/seg_test.h"
+#include "seg_fixture.h"
 
 namespace {
-
-struct FakeClock {
-	int64_t now = 1700000000;
-	static int64_t read(void *arg) { return static_cast<FakeClock *>(arg)->now; }
-};
 
 // Runs `fn` the first time the engine reaches point `at`, and never again
 // (nor from inside fn itself).
@@ -36,35 +32,12 @@ struct OneShotHook {
 	}
 };
 
-class SegLifecycle : public ::testing::Test {
+class SegLifecycle : public seg_fixture::SegFixture {
 protected:
-	FakeClock clock;
-	struct engine *e = nullptr;
-	struct engine_worker *w = nullptr;
-
-	void make(size_t memory, enum engine_eviction ev = ENGINE_EVICT_MERGE, size_t seg_size = 0,
-		  size_t item_max = 0)
-	{
-		struct engine_config cfg = {};
-		char err[256] = "";
-
-		cfg.memory = memory;
-		cfg.eviction = ev;
-		cfg.segment_size = seg_size;
-		cfg.item_max = item_max;
-		cfg.max_workers = 8;
-		cfg.clock = FakeClock::read;
-		cfg.clock_arg = &clock;
-		e = seg_create(&cfg, err, sizeof(err));
-		ASSERT_NE(e, nullptr) << err;
-		w = engine_worker_create(e);
-		ASSERT_NE(w, nullptr);
-	}
 	void TearDown() override
 	{
 		seg_test_set_hook(nullptr, nullptr);
-		engine_worker_destroy(w);
-		engine_destroy(e);
+		SegFixture::TearDown();
 	}
 	void hook(OneShotHook *h) { seg_test_set_hook(OneShotHook::call, h); }
 
