@@ -48,6 +48,22 @@ seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t)
 	t->exp = expires_at > cap ? cap : expires_at;
 }
 
+/* Raises h's exp_max to exp unless it is that late already: an atomic
+ * max, as appenders to a shared segment raise it at once (a plain store
+ * after the compare let an earlier expiry overwrite a later one, and the
+ * segment expire under a live item: issue 21). */
+static void
+raise_exp_max(struct seg_hdr *h, int64_t exp)
+{
+	int64_t cur = atomic_load_explicit(&h->exp_max, memory_order_relaxed);
+
+	while (exp > cur) {
+		SEG_TEST_POINT(SEG_TP_EXP_MAX_RAISE);
+		if (atomic_compare_exchange_weak(&h->exp_max, &cur, exp))
+			break;
+	}
+}
+
 /* Tries to take span bytes of open segment seg for an item of t, if the
  * segment is still in the life `gen` (compared under gen_mask). Returns
  * with the segment's writers count held on success. A full segment, or
@@ -101,8 +117,7 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 			}
 		}
 		if (ok) {
-			if (t->exp > atomic_load_explicit(&h->exp_max, memory_order_relaxed))
-				atomic_store(&h->exp_max, t->exp);
+			raise_exp_max(h, t->exp);
 			out->seg = seg;
 			out->off = o;
 			out->span = span;
