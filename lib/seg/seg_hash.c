@@ -7,10 +7,12 @@
  * bucket becomes the link to the next one. Overflow buckets are carved
  * from heap segments, so the table grows into the same memory budget as
  * the items and never needs a resize: memory goes where the workload needs
- * it (tiny objects need many slots, large ones few).
+ * it (tiny objects need many slots, large ones few). The segment is
+ * handed in by the caller (seg_hash_take_bucket): taking one may evict,
+ * which unlinks through this file, so that is done above it.
  *
  * Readers never lock: they load slots atomically and validate what they
- * read (seg_ops.c). Writers hold the head bucket's lock for a few slot
+ * read (seg_read.c). Writers hold the head bucket's lock for a few slot
  * stores. When a chain grows, the item in the last slot moves into the
  * new bucket before the link replaces it, so a concurrent reader sees it
  * in one place or the other. When an item leaves, the chain's last item

@@ -33,12 +33,8 @@
  * saved, and new gens continue above the saved generation counter, so no
  * cas issued before the stop can match an item stored after it.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
 
 #include "seg/seg_private.h"
