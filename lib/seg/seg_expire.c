@@ -3,9 +3,9 @@
  *
  * Expiry: taking a whole segment's items out of the hash table
  * (seg_unlink_all, seg_reclaim_whole) and proactive expiration from the
- * heads of the TTL chains, which are sorted by expiry. Below seg_flush.c,
- * seg_merge.c and seg_evict.c, which reclaim through it; it calls
- * seg_hash.c and seg_segment.c only.
+ * heads of the TTL chains, which are sorted by expiry. seg_flush.c and
+ * seg_evict.c reclaim through it; it calls seg_hash.c and seg_segment.c
+ * only.
  */
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
