@@ -374,16 +374,13 @@ opt_stack(struct options *o, const char *arg, char *err, size_t errlen)
 static int
 opt_eviction(struct options *o, const char *arg, char *err, size_t errlen)
 {
-	static const char *const names[] = { "merge", "fifo", "random", "none", NULL };
-	static const enum engine_eviction values[] = {
-		ENGINE_EVICT_MERGE, ENGINE_EVICT_FIFO, ENGINE_EVICT_RANDOM,
-		ENGINE_EVICT_NONE,
-	};
-	int i = parse_choice(arg, names, err, errlen);
+	const struct engine_eviction_policy *p = engine_eviction_by_name(arg);
+	char names[128];
 
-	if (i < 0)
-		return -1;
-	o->eviction = values[i];
+	if (p == NULL)
+		return util_fail(err, errlen, "'%s' is not one of %s", arg,
+				 engine_eviction_names(names, sizeof(names)));
+	o->eviction = p->id;
 	return 0;
 }
 
@@ -778,7 +775,7 @@ static const struct opt_desc opt_table[] = {
 	  "more log output; repeat (-vv) for more; 'verbose = N' in a config file" },
 	{ "stack", NULL, 0, "posix|native", OPT_ANYWHERE, opt_stack,
 	  "network stack: posix = kernel sockets (default), native = DPDK" },
-	{ "eviction", NULL, 0, "merge|fifo|random|none", OPT_ANYWHERE, opt_eviction,
+	{ "eviction", NULL, 0, "POLICY", OPT_ANYWHERE, opt_eviction,
 	  "how memory is reclaimed when full (default: merge); none = -M" },
 	{ "segment-size", NULL, 0, "SIZE", OPT_ANYWHERE, opt_segment_size,
 	  "Segcache segment size; bytes, K/M/G suffixes (default: 1M)" },
@@ -1467,6 +1464,10 @@ options_usage(FILE *f, const char *prog)
 			if (*nl == '\0')
 				break;
 		}
+		if (d->parse == opt_eviction)
+			for (unsigned p = 0; p < ENGINE_EVICT_COUNT; p++)
+				fprintf(f, "          %-7s %s\n", engine_eviction_policies[p].name,
+					engine_eviction_policies[p].help);
 		if (d->alias)
 			fprintf(f, "        (also --%s, as in memcached)\n", d->alias);
 	}

@@ -10,18 +10,6 @@
 
 #include "server.h"
 
-static const char *
-eviction_name(enum engine_eviction e)
-{
-	switch (e) {
-	case ENGINE_EVICT_MERGE: return "merge";
-	case ENGINE_EVICT_FIFO: return "fifo";
-	case ENGINE_EVICT_RANDOM: return "random";
-	case ENGINE_EVICT_NONE: return "none";
-	}
-	return "unknown";
-}
-
 static uint64_t
 timeval_us(struct timeval tv)
 {
@@ -59,7 +47,7 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->tcp_backlog = (uint64_t)o->backlog;
 	out->idle_timeout = o->idle_timeout;
 	out->stack = o->stack == STACK_POSIX ? "posix" : "native";
-	out->eviction = eviction_name(o->eviction);
+	out->eviction = engine_eviction_name(o->eviction);
 	out->segment_size = srv->segment_size;
 	out->max_conns_per_source = o->max_conns_per_source;
 	out->request_timeout = o->request_timeout;

@@ -467,7 +467,7 @@ bl_check_config(const struct engine_config *cfg, char *err, size_t errlen)
 				 BL_MAX_WORKERS);
 	if (cfg->hash_power != 0 && (cfg->hash_power < 10 || cfg->hash_power > 30))
 		return util_fail(err, errlen, "hash_power %u outside 10..30", cfg->hash_power);
-	if ((unsigned)cfg->eviction > ENGINE_EVICT_NONE)
+	if (!engine_eviction_supported(cfg->eviction, ENGINE_KIND_BASELINE))
 		return util_fail(err, errlen, "unknown eviction mode %d", (int)cfg->eviction);
 	return 0;
 }

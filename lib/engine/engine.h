@@ -50,12 +50,42 @@ enum engine_store_mode {
 	ENGINE_CAS,
 };
 
+/* Eviction policies. Their names, help text and the engines that have
+ * each are one table, engine_eviction_policies (engine_eviction.c): adding
+ * a policy is a value here, its row there, and its code in the engines
+ * that list it. */
 enum engine_eviction {
 	ENGINE_EVICT_MERGE,  /* default for lib/seg: merge-based (Segcache paper) */
 	ENGINE_EVICT_FIFO,   /* oldest segment first */
 	ENGINE_EVICT_RANDOM, /* a random segment */
 	ENGINE_EVICT_NONE,   /* memcached -M: refuse writes when memory is full */
+	ENGINE_EVICT_COUNT,  /* not a policy: how many there are */
 };
+
+/* The engines, as bits of a policy's `engines`. */
+#define ENGINE_KIND_SEG (1u << 0)      /* lib/seg */
+#define ENGINE_KIND_BASELINE (1u << 1) /* lib/baseline */
+
+struct engine_eviction_policy {
+	enum engine_eviction id;
+	const char *name;  /* on the command line, in config files and stats */
+	const char *help;  /* one line for --help */
+	unsigned engines;  /* ENGINE_KIND_* bits of the engines that have it */
+};
+
+/* The table, ENGINE_EVICT_COUNT rows, in enum order. */
+extern const struct engine_eviction_policy engine_eviction_policies[ENGINE_EVICT_COUNT];
+/* The policy called `name`, or NULL. */
+const struct engine_eviction_policy *engine_eviction_by_name(const char *name);
+/* The row of `ev`, or NULL for a value that is no policy. */
+const struct engine_eviction_policy *engine_eviction_of(enum engine_eviction ev);
+/* The name of `ev`, or "unknown". */
+const char *engine_eviction_name(enum engine_eviction ev);
+/* Whether `ev` is a policy that an engine of `kind` (ENGINE_KIND_*) has. */
+bool engine_eviction_supported(enum engine_eviction ev, unsigned kind);
+/* The names joined by '|' ("merge|fifo|random|none") into buf, as many
+ * whole names as fit; returns buf. */
+char *engine_eviction_names(char *buf, size_t len);
 
 /* What a read returns besides the value bytes. */
 struct engine_item {

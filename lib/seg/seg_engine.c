@@ -345,6 +345,10 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	struct seg_layout l;
 	size_t heap_len;
 
+	if (!engine_eviction_supported(cfg->eviction, ENGINE_KIND_SEG)) {
+		util_fail(err, errlen, "unknown eviction mode %d", (int)cfg->eviction);
+		return NULL;
+	}
 	if (layout(cfg, &l, err, errlen) < 0)
 		return NULL;
 	if (cfg->heap) {

@@ -7,10 +7,12 @@
  * bucket becomes the link to the next one. Overflow buckets are carved
  * from heap segments, so the table grows into the same memory budget as
  * the items and never needs a resize: memory goes where the workload needs
- * it (tiny objects need many slots, large ones few).
+ * it (tiny objects need many slots, large ones few). The segment is
+ * handed in by the caller (seg_hash_take_bucket): taking one may evict,
+ * which unlinks through this file, so that is done above it.
  *
  * Readers never lock: they load slots atomically and validate what they
- * read (seg_ops.c). Writers hold the head bucket's lock for a few slot
+ * read (seg_read.c). Writers hold the head bucket's lock for a few slot
  * stores. When a chain grows, the item in the last slot moves into the
  * new bucket before the link replaces it, so a concurrent reader sees it
  * in one place or the other. When an item leaves, the chain's last item
@@ -317,47 +319,34 @@ seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
 }
 
 uint64_t
-seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w)
+seg_hash_take_bucket(struct seg_engine *e, struct seg_worker *w, int32_t *fresh)
 {
 	const uint32_t per_seg = e->seg_size / sizeof(struct seg_bucket);
-	int32_t fresh = SEG_NONE;
 	uint64_t link = 0;
 
-	for (;;) {
-		seg_spin_lock(&e->ovf_lock);
-		W_COUNT(w, lock_segment);
-		if (e->ovf_free) {
-			link = e->ovf_free;
-			e->ovf_free = atomic_load_explicit(&seg_hash_link_target(e, link)->slot[0],
-							   memory_order_relaxed);
-			seg_spin_unlock(&e->ovf_lock);
-			atomic_fetch_sub_explicit(&e->ovf_free_count, 1, memory_order_relaxed);
-			break;
-		}
-		if (e->ovf_seg == SEG_NONE || e->ovf_next == per_seg) {
-			if (fresh != SEG_NONE) {
-				atomic_store_explicit(&e->hdr[fresh].state, SEG_HASH,
-						      memory_order_release);
-				atomic_fetch_add_explicit(&e->ovf_segs, 1, memory_order_relaxed);
-				e->ovf_seg = fresh;
-				e->ovf_next = 0;
-				fresh = SEG_NONE;
-			}
-		}
-		if (e->ovf_seg != SEG_NONE && e->ovf_next < per_seg) {
-			link = slot_make(0, 1, (uint32_t)e->ovf_seg, e->ovf_next++);
-			seg_spin_unlock(&e->ovf_lock);
-			break;
-		}
+	seg_spin_lock(&e->ovf_lock);
+	W_COUNT(w, lock_segment);
+	if (e->ovf_free) {
+		link = e->ovf_free;
+		e->ovf_free = atomic_load_explicit(&seg_hash_link_target(e, link)->slot[0],
+						   memory_order_relaxed);
 		seg_spin_unlock(&e->ovf_lock);
-		/* Taking a segment may evict: never while holding ovf_lock. */
-		fresh = seg_acquire(e, w);
-		if (fresh == SEG_NONE)
-			return 0;
+		atomic_fetch_sub_explicit(&e->ovf_free_count, 1, memory_order_relaxed);
+		return link;
 	}
-	if (fresh != SEG_NONE) /* another thread carved a segment first */
-		seg_pool_push(e, fresh);
-	memset(seg_hash_link_target(e, link), 0, sizeof(struct seg_bucket));
+	if (e->ovf_seg == SEG_NONE || e->ovf_next == per_seg) {
+		if (*fresh != SEG_NONE) {
+			atomic_store_explicit(&e->hdr[*fresh].state, SEG_HASH,
+					      memory_order_release);
+			atomic_fetch_add_explicit(&e->ovf_segs, 1, memory_order_relaxed);
+			e->ovf_seg = *fresh;
+			e->ovf_next = 0;
+			*fresh = SEG_NONE;
+		}
+	}
+	if (e->ovf_seg != SEG_NONE && e->ovf_next < per_seg)
+		link = slot_make(0, 1, (uint32_t)e->ovf_seg, e->ovf_next++);
+	seg_spin_unlock(&e->ovf_lock);
 	return link;
 }
 

@@ -10,6 +10,29 @@
  * Nothing inside the heap holds an absolute pointer: the hash table names
  * items by (segment id, offset), overflow buckets by (segment id, index),
  * so a heap can be mapped at another address after a restart.
+ *
+ * One file per job, in layers: each file calls only files below it (its
+ * declarations are in the section below that names it, in this order):
+ *
+ *   seg_restart_load.c  warm restart: check and load a saved state
+ *   seg_restart.c       warm restart: the area's layout, and saving
+ *   seg_engine.c        create and destroy the engine, workers, stats
+ *   seg_ops.c           the operations, linking items under the bucket lock
+ *   seg_append.c        where appends go: TTL buckets, open segments
+ *   seg_read.c          the lock-free read of an item
+ *   seg_evict.c         a free segment by policy (FIFO, random; seg_acquire)
+ *   seg_merge.c         merge-based eviction
+ *   seg_flush.c         flush_all
+ *   seg_expire.c        a segment's items out of the table; expiry
+ *   seg_hash.c          the hash table
+ *   seg_segment.c       segment life cycle: pool, chains, gens, accounting
+ *
+ * (seg_test.c, the unit tests' hooks, stands beside them.) The one place
+ * where the hash table needs memory, overflow buckets, is where a circle
+ * would close: taking a segment may evict, and evicting unlinks items
+ * through the hash table. seg_hash.c therefore never takes a segment
+ * itself: seg_hash_take_bucket() is handed one (or says it needs one), and
+ * seg_append.c, above seg_evict.c, takes it with seg_acquire().
  */
 #ifndef SEGCACHED_SEG_PRIVATE_H
 #define SEGCACHED_SEG_PRIVATE_H
@@ -24,6 +47,7 @@
 #include <rte_pause.h>
 
 #include "seg/seg.h"
+#include "seg/seg_item.h"
 #include "seg/seg_test.h"
 
 #define SEG_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -294,6 +318,17 @@ struct seg_worker {
 
 #define W_COUNT(w, name) ((w)->base.counters[ENGINE_C_##name]++)
 
+/* A lock taken for a segment event, counted for the worker that takes it
+ * or, from the control thread (w NULL), as "other". */
+static inline void
+seg_count_lock(struct seg_engine *e, struct seg_worker *w, enum engine_worker_counter c)
+{
+	if (w)
+		w->base.counters[c]++;
+	else
+		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+}
+
 static inline struct seg_engine *
 seg_engine_of(struct engine *e)
 {
@@ -383,11 +418,36 @@ seg_iter_next(const struct seg_engine *e, struct seg_chain_iter *it,
 	return NULL;
 }
 
-/* ---- seg_engine.c ---- */
-/* The segments, their size and the head buckets seg_create() lays cfg out
- * in (before a caller's heap region caps the segments). 0, or -1. */
-int seg_geometry(const struct engine_config *cfg, uint32_t *nseg, uint32_t *seg_size,
-		 uint64_t *buckets);
+/* ---- seg_segment.c ---- */
+int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w);
+void seg_pool_push(struct seg_engine *e, int32_t seg);
+void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t exp_base,
+		   uint8_t unit_shift, int64_t now);
+void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg);
+void seg_chain_remove(struct seg_engine *e, int32_t seg);
+/* Replaces n consecutive claimed segments of chain ttl_bucket, which
+ * follow prev (SEG_NONE: the head), by the ndest segments dest[] in
+ * order (none: removes them). A destination may be a member of the run
+ * but not its last. Caller holds evict_lock (prev stays linked). */
+void seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, int32_t prev,
+			   const int32_t *run, unsigned n, const int32_t *dest, unsigned ndest);
+/* Closes a segment to appenders and waits for appends in flight. */
+void seg_close_and_drain(struct seg_engine *e, int32_t seg);
+/* Ends a segment's life: a new gen first (stale appenders and readers
+ * fail their checks), then waits for appenders that counted themselves in
+ * `writers` meanwhile, then marks it FREE. The caller owns the segment
+ * (RECLAIM) and no hash slot points into it. */
+void seg_retire(struct seg_engine *e, int32_t seg);
+/* seg_retire, then back into the pool. */
+void seg_release(struct seg_engine *e, int32_t seg);
+bool seg_claim(struct seg_engine *e, int32_t seg, uint8_t from);
+uint32_t seg_valid_end(const struct seg_engine *e, int32_t seg);
+uint64_t seg_new_gen(struct seg_engine *e);
+/* Live item accounting of the segment a slot value points into. */
+void seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size);
+void seg_account_remove(struct seg_engine *e, uint64_t v);
+/* Size in the segment of the item a slot points to (its aligned length). */
+uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
 
 /* ---- seg_hash.c ---- */
 struct seg_key {
@@ -438,8 +498,12 @@ bool seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k);
  * or 0. */
 uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
 			     uint32_t off_units, uint64_t gen);
-/* Reserves one overflow bucket (may take a segment, evicting for it). */
-uint64_t seg_hash_reserve_bucket(struct seg_engine *e, struct seg_worker *w);
+/* One try at an overflow bucket, under ovf_lock: from the free list, or
+ * carved from the current overflow segment, which *fresh (a free segment
+ * the caller took, or SEG_NONE) replaces when it is used up (then *fresh
+ * becomes SEG_NONE). 0 = none: the caller takes a segment (which may
+ * evict, so never here) and tries again. */
+uint64_t seg_hash_take_bucket(struct seg_engine *e, struct seg_worker *w, int32_t *fresh);
 /* Gives back a bucket reserved and never linked (a worker's spare). */
 void seg_hash_unreserve_bucket(struct seg_engine *e, uint64_t link);
 /* Clears every item slot (flush_all). */
@@ -448,53 +512,155 @@ void seg_hash_clear_all(struct seg_engine *e);
  * (a saved hash table is only valid under the same functions). */
 uint64_t seg_hash_fingerprint(void);
 
-/* ---- seg_segment.c ---- */
-int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w);
-void seg_pool_push(struct seg_engine *e, int32_t seg);
-/* Gets a free segment, evicting if the pool is empty; SEG_NONE if none. */
-int32_t seg_acquire(struct seg_engine *e, struct seg_worker *w);
-void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t exp_base,
-		   uint8_t unit_shift, int64_t now);
-void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg);
-void seg_chain_remove(struct seg_engine *e, int32_t seg);
-/* Replaces n consecutive claimed segments of chain ttl_bucket, which
- * follow prev (SEG_NONE: the head), by the ndest segments dest[] in
- * order (none: removes them). A destination may be a member of the run
- * but not its last. Caller holds evict_lock (prev stays linked). */
-void seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, int32_t prev,
-			   const int32_t *run, unsigned n, const int32_t *dest, unsigned ndest);
-/* Closes a segment to appenders and waits for appends in flight. */
-void seg_close_and_drain(struct seg_engine *e, int32_t seg);
-/* Ends a segment's life: a new gen first (stale appenders and readers
- * fail their checks), then waits for appenders that counted themselves in
- * `writers` meanwhile, then marks it FREE. The caller owns the segment
- * (RECLAIM) and no hash slot points into it. */
-void seg_retire(struct seg_engine *e, int32_t seg);
-/* seg_retire, then back into the pool. */
-void seg_release(struct seg_engine *e, int32_t seg);
-bool seg_claim(struct seg_engine *e, int32_t seg, uint8_t from);
+/* ---- seg_expire.c ---- */
 /* Walks the items of a claimed, drained segment and unlinks those the
  * hash table still points to. Returns how many were live. */
 enum seg_unlink_reason { UNLINK_EXPIRED, UNLINK_EVICTED, UNLINK_FLUSHED };
 unsigned seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why);
-uint32_t seg_valid_end(const struct seg_engine *e, int32_t seg);
-uint64_t seg_new_gen(struct seg_engine *e);
-/* Live item accounting of the segment a slot value points into. */
-void seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size);
-void seg_account_remove(struct seg_engine *e, uint64_t v);
-/* Size in the segment of the item a slot points to (its aligned length). */
-uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
+/* A claimed segment out of its chain, drained, its items unlinked, and
+ * back into the pool. */
+void seg_reclaim_whole(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why);
+/* Frees expired segments from the chain heads; returns the items that
+ * expired. Caller holds evict_lock. */
+unsigned seg_expire_locked(struct seg_engine *e, int64_t now);
+
+/* ---- seg_flush.c ---- */
+void seg_flush_now(struct seg_engine *e);
+void seg_flush_if_due(struct seg_engine *e, int64_t now);
+
+/* ---- seg_merge.c ---- */
+/* One merge pass over the sparsest run of sealed segments; false when
+ * none could be merged. Caller holds evict_lock. */
+bool seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now);
 
 /* ---- seg_evict.c ---- */
+/* Gets a free segment, evicting if the pool is empty; SEG_NONE if none. */
+int32_t seg_acquire(struct seg_engine *e, struct seg_worker *w);
 /* Makes at least one segment free (returns it to the caller) by expiring
  * or evicting; SEG_NONE if nothing can be reclaimed. */
 int32_t seg_evict_for(struct seg_engine *e, struct seg_worker *w);
 /* Evicts (by the policy) until the free pool holds pool_low segments,
  * unless another thread is reclaiming; returns the evictions done. */
 unsigned seg_reclaim_ahead(struct seg_engine *e);
+/* The control thread's second: a due flush, expiry, and reclaim ahead. */
 unsigned seg_expire_all(struct seg_engine *e);
-void seg_flush_now(struct seg_engine *e);
-void seg_flush_if_due(struct seg_engine *e, int64_t now);
+
+/* ---- seg_read.c ---- */
+/* An item's place (segment and offset) in its slot value; its cas unique
+ * (segment gen << 20 | offset); its bytes. */
+struct seg_read {
+	_Atomic uint64_t *slot;
+	uint64_t v;
+	uint64_t gen;
+	const uint8_t *item;
+	struct item_view iv;
+	int64_t expires_at;
+	bool copied; /* the value is in the read's destination */
+};
+
+/* Where a read copies the value: the caller's one buffer (get), or the
+ * buffer a batch sink gives once the item's size is known (get_batch);
+ * neither: meta data only. */
+struct read_dst {
+	void *buf;
+	size_t cap;
+	const struct engine_get_sink *sink;
+	unsigned idx;
+};
+
+static inline uint64_t
+seg_loc_of(uint64_t v)
+{
+	return v & SLOT_LOC_MASK;
+}
+
+static inline uint64_t
+seg_cas_of(const struct seg_engine *e, uint64_t gen, uint64_t v)
+{
+	return e->cas_enabled ? gen << 20 | slot_off(v) : 0;
+}
+
+static inline const uint8_t *
+seg_item_at(const struct seg_engine *e, uint64_t v)
+{
+	return seg_data(e, slot_seg(v)) + ((size_t)slot_off(v) << e->off_shift);
+}
+
+enum seg_read_res { FOUND, NOT_FOUND, RETRY };
+
+/* Was everything read from r's item consistent? */
+static inline bool
+seg_read_valid(const struct seg_engine *e, const struct seg_read *r)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->hdr[slot_seg(r->v)].gen, memory_order_relaxed) == r->gen;
+}
+
+void seg_fill_item(const struct seg_engine *e, const struct seg_read *r, struct engine_item *it);
+/* The item of k in its chain, read lock-free (or under the bucket lock):
+ * FOUND, NOT_FOUND, or RETRY when it changed under the reader. */
+int seg_lookup(struct seg_engine *e, const struct seg_key *k, bool locked, struct seg_read *r);
+void seg_bump_freq(struct seg_worker *w, const struct seg_read *r);
+/* A consistent snapshot of the live item for k, with its value copied to
+ * dst when it is wanted there (r->copied). Returns FOUND or NOT_FOUND
+ * (missing or expired; *expired tells which). */
+int seg_read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
+		  const struct read_dst *dst, struct seg_read *r, bool *expired);
+
+/* ---- seg_append.c ---- */
+struct ttl_place {
+	unsigned tb;
+	uint8_t unit;
+	int64_t lo;
+	int64_t base; /* exp_base of a segment opened now for this bucket */
+	int64_t exp;  /* expiry to store (capped for very long TTLs) */
+};
+
+struct seg_wloc {
+	int32_t seg;
+	uint32_t off; /* bytes */
+	uint32_t span;
+	uint8_t *p;
+	uint32_t delta;
+};
+
+/* Chooses the TTL bucket of an item expiring at expires_at (0 = never). */
+void seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t);
+/* Reserves span bytes for an item of t: in the segment the workers share
+ * for its TTL bucket or, for a bucket this worker keeps busy on a heap
+ * with segments to spare, in one of its own. Returns with the segment's
+ * writers count held: the caller links the item (or abandons it) and then
+ * calls seg_append_done(). */
+int seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t size,
+		struct seg_wloc *out);
+static inline void
+seg_append_done(struct seg_engine *e, const struct seg_wloc *wl)
+{
+	atomic_fetch_sub_explicit(&e->hdr[wl->seg].writers, 1, memory_order_release);
+}
+
+/* An append that was not linked (a failed condition, a lost race of a
+ * read-modify-write): gives its bytes back when they are still the last
+ * ones of the segment, so retries under contention do not fill segments
+ * with dead copies. Appenders to a segment claim bytes in order (its owner
+ * alone by fetch-and-add, sharers by compare-and-swap), so write_off still
+ * at our end means nobody claimed bytes after ours. Walkers read a segment
+ * only once it is closed (which sets the sealed bit, so then the exchange
+ * fails and the bytes stay, dead); no slot points there. */
+static inline void
+seg_append_abandon(struct seg_engine *e, const struct seg_wloc *wl)
+{
+	uint32_t end = wl->off + wl->span;
+
+	atomic_compare_exchange_strong(&e->hdr[wl->seg].write_off, &end, wl->off);
+	seg_append_done(e, wl);
+}
+
+/* Writes header and key; returns where the value goes. */
+uint8_t *seg_write_head(const struct seg_wloc *wl, const struct seg_key *k, uint32_t vlen,
+			uint32_t flags);
+/* Makes sure a chain can grow by one bucket (w's spare). */
+int seg_refill_spare(struct seg_worker *w);
 
 /* ---- seg_ops.c: the engine_ops entries seg_engine.c installs ---- */
 enum engine_status seg_op_get(struct engine_worker *ew, const void *key, size_t klen,
@@ -511,5 +677,69 @@ enum engine_status seg_op_arith(struct engine_worker *ew, const void *key, size_
 				bool incr, uint64_t delta, uint64_t *result, uint64_t *cas_out);
 enum engine_status seg_op_touch(struct engine_worker *ew, const void *key, size_t klen,
 				int64_t exptime);
+
+/* ---- seg_engine.c ---- */
+/* The segments, their size and the head buckets seg_create() lays cfg out
+ * in (before a caller's heap region caps the segments). 0, or -1. */
+int seg_geometry(const struct engine_config *cfg, uint32_t *nseg, uint32_t *seg_size,
+		 uint64_t *buckets);
+
+/* ---- seg_restart.c: the restart area, shared with seg_restart_load.c ---- */
+/* "SEGCRSTA" */
+#define RESTART_MAGIC 0x415453524347455full
+/* Bump on any change to the item format (seg_item.h), the slot layout,
+ * TTL bucket geometry, the segment image or this header. */
+#define RESTART_VERSION 1u
+#define RESTART_PAGE 4096u
+#define RESTART_ALIGN ((size_t)2 << 20)
+#define RESTART_MAX_THREADS 256u
+
+struct restart_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t clean;          /* 1 only after a complete seg_restart_save() */
+	uint64_t area_bytes;
+	uint64_t seg_size, nseg, buckets, off_shift;
+	uint64_t hash_fp;
+	uint64_t ttl_chains, image_size, bucket_size;
+	int64_t stop_wall;       /* wall clock at the stop, unix seconds */
+	int64_t stop_clock;      /* engine clock at the stop */
+	uint64_t gen_counter;    /* the cas generation */
+	int64_t flush_at;        /* pending delayed flush_all, 0 = none */
+	int64_t ovf_seg;
+	uint64_t ovf_next, ovf_free, ovf_used, ovf_free_count, ovf_segs;
+	int64_t merge_reserve;
+	uint64_t saved_items, saved_segments; /* for the log */
+};
+_Static_assert(sizeof(struct restart_hdr) <= RESTART_PAGE, "restart header fits a page");
+
+/* What a segment header keeps across a restart (the rest is recounted). */
+struct seg_image {
+	uint64_t gen;
+	int64_t exp_base, create_at, exp_max;
+	uint32_t write_off;      /* valid end in bytes (no sealed bit) */
+	int32_t prev, next;
+	uint16_t ttl_bucket;
+	uint8_t state;           /* FREE, SEALED or HASH */
+	uint8_t unit_shift;
+	int32_t live_items, live_bytes; /* as counted at the stop */
+	uint64_t reserved;
+};
+_Static_assert(sizeof(struct seg_image) == 64, "segment image is 64 bytes");
+
+struct area_layout {
+	size_t chains_off, segs_off, table_off, total;
+};
+
+/* Where the parts of the area lie for this geometry. */
+void seg_restart_layout(uint64_t nseg, uint64_t buckets, struct area_layout *al);
+/* The wall clock (the area's, in tests), unix seconds. */
+int64_t seg_restart_wall_now(const struct seg_restart_area *a);
+/* Makes len bytes at p durable (the area's persist hook). */
+void seg_restart_persist(const struct seg_restart_area *a, const void *p, size_t len);
+/* What the load's header check compares with the engine starting: the
+ * layout version and this engine's geometry. */
+void seg_restart_put_geometry(struct restart_hdr *h, const struct seg_engine *e,
+			      const struct area_layout *al);
 
 #endif /* SEGCACHED_SEG_PRIVATE_H */

@@ -21,15 +21,6 @@ seg_new_gen(struct seg_engine *e)
 	return atomic_fetch_add_explicit(&e->gen_counter, 1, memory_order_relaxed) + 1;
 }
 
-static void
-count_lock(struct seg_engine *e, struct seg_worker *w)
-{
-	if (w)
-		W_COUNT(w, lock_segment);
-	else
-		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
-}
-
 int32_t
 seg_pool_pop(struct seg_engine *e, struct seg_worker *w)
 {
@@ -38,7 +29,7 @@ seg_pool_pop(struct seg_engine *e, struct seg_worker *w)
 	if (!__atomic_load_n(&e->pool_count, __ATOMIC_RELAXED))
 		return SEG_NONE;
 	seg_spin_lock(&e->pool_lock);
-	count_lock(e, w);
+	seg_count_lock(e, w, ENGINE_C_lock_segment);
 	if (e->pool_count)
 		seg = e->pool[--e->pool_count];
 	seg_spin_unlock(&e->pool_lock);
@@ -52,14 +43,6 @@ seg_pool_push(struct seg_engine *e, int32_t seg)
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 	e->pool[e->pool_count++] = seg;
 	seg_spin_unlock(&e->pool_lock);
-}
-
-int32_t
-seg_acquire(struct seg_engine *e, struct seg_worker *w)
-{
-	int32_t seg = seg_pool_pop(e, w);
-
-	return seg != SEG_NONE ? seg : seg_evict_for(e, w);
 }
 
 void
@@ -94,7 +77,7 @@ seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg)
 	struct seg_chain *c = &e->chain[h->ttl_bucket];
 
 	seg_spin_lock(&c->lock);
-	count_lock(e, w);
+	seg_count_lock(e, w, ENGINE_C_lock_segment);
 	h->prev = c->tail;
 	h->next = SEG_NONE;
 	if (c->tail != SEG_NONE)
@@ -262,38 +245,4 @@ seg_account_remove(struct seg_engine *e, uint64_t v)
 	atomic_fetch_sub_explicit(&h->live_items, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&h->live_bytes, (int32_t)seg_item_span(e, v),
 				  memory_order_relaxed);
-}
-
-unsigned
-seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
-{
-	const uint32_t end = seg_valid_end(e, seg);
-	const uint32_t align = (1u << e->off_shift) - 1;
-	const uint8_t *data = seg_data(e, seg);
-	const uint64_t gen = atomic_load(&e->hdr[seg].gen); /* claimed: stable */
-	unsigned live = 0, unfetched = 0;
-
-	for (uint32_t off = 0; off < end;) {
-		struct item_view iv;
-		struct seg_key k;
-		uint64_t v;
-
-		if (!item_parse(data + off, end - off, &iv))
-			break;
-		seg_key_init(e, &k, data + off + iv.hdr_len, iv.klen);
-		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
-		v = seg_hash_unlink_loc(e, &k, (uint32_t)seg, off >> e->off_shift, gen);
-		if (v) {
-			live++;
-			unfetched += slot_freq(v) == 0;
-		}
-		off += (iv.total + align) & ~align;
-	}
-	if (why == UNLINK_EVICTED) {
-		atomic_fetch_add_explicit(&e->n_evictions, live, memory_order_relaxed);
-		atomic_fetch_add_explicit(&e->n_evicted_unfetched, unfetched, memory_order_relaxed);
-	} else if (why == UNLINK_EXPIRED) {
-		atomic_fetch_add_explicit(&e->n_expired, live, memory_order_relaxed);
-	}
-	return live;
 }

@@ -29,6 +29,9 @@ enum seg_test_point {
 	SEG_TP_RMW_READ,
 	/* a worker initialised a new open segment, before linking it */
 	SEG_TP_OPENING,
+	/* an append found its item's expiry above its segment's exp_max and
+	 * is about to raise it */
+	SEG_TP_EXP_MAX_RAISE,
 };
 
 typedef void (*seg_test_hook_fn)(enum seg_test_point at, void *arg);

@@ -88,7 +88,7 @@ sb_usage(FILE *f)
 "                                  back and prints ratios seg/baseline (both)\n"
 "  -m, --memory SIZE               total memory budget, K/M/G suffixes (1G; 64M\n"
 "                                  with --fill)\n"
-"      --eviction merge|fifo|random|none   (engine default)\n"
+"      --eviction POLICY           a policy of the list below (engine default)\n"
 "      --segment-size SIZE         lib/seg segment size (engine default, 1M)\n"
 "      --hash-power N              log2 of hash buckets (sized from memory)\n"
 "      --item-max SIZE             largest item (engine default, 1M)\n"
@@ -129,6 +129,10 @@ sb_usage(FILE *f)
 "\n"
 "example: segcached-storage-bench --engine both -t 2 --dist uniform -n 20000000\n"
 "         segcached-storage-bench --engine both --fill -m 64M --value-size 1\n");
+	fprintf(f, "\neviction policies (--eviction)\n");
+	for (unsigned i = 0; i < ENGINE_EVICT_COUNT; i++)
+		fprintf(f, "  %-8s %s\n", engine_eviction_policies[i].name,
+			engine_eviction_policies[i].help);
 }
 
 static int
@@ -280,23 +284,12 @@ parse_engine(const char *s, struct sb_options *o)
 static int
 parse_eviction(const char *s, enum engine_eviction *out)
 {
-	static const struct {
-		const char *name;
-		enum engine_eviction e;
-	} table[] = {
-		{"merge", ENGINE_EVICT_MERGE},
-		{"fifo", ENGINE_EVICT_FIFO},
-		{"random", ENGINE_EVICT_RANDOM},
-		{"none", ENGINE_EVICT_NONE},
-	};
+	const struct engine_eviction_policy *p = engine_eviction_by_name(s);
 
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		if (strcmp(s, table[i].name) == 0) {
-			*out = table[i].e;
-			return 0;
-		}
-	}
-	return -1;
+	if (p == NULL)
+		return -1;
+	*out = p->id;
+	return 0;
 }
 
 int
@@ -408,9 +401,13 @@ sb_parse_options(int argc, char **argv, struct sb_options *o)
 			memory_set = true;
 			break;
 		case OPT_EVICTION:
-			if (parse_eviction(optarg, &o->ecfg.eviction))
-				return fail("--eviction", optarg,
-					    "expected merge, fifo, random or none");
+			if (parse_eviction(optarg, &o->ecfg.eviction)) {
+				char names[128], why[160];
+
+				snprintf(why, sizeof(why), "expected one of %s",
+					 engine_eviction_names(names, sizeof(names)));
+				return fail("--eviction", optarg, why);
+			}
 			o->eviction_set = true;
 			break;
 		case OPT_SEGMENT_SIZE:

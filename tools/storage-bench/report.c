@@ -83,14 +83,7 @@ sb_metrics(const struct sb_run_result *r, struct sb_metrics *m)
 static const char *
 eviction_name(const struct sb_options *o)
 {
-	static const char *const names[] = {
-		[ENGINE_EVICT_MERGE] = "merge",
-		[ENGINE_EVICT_FIFO] = "fifo",
-		[ENGINE_EVICT_RANDOM] = "random",
-		[ENGINE_EVICT_NONE] = "none",
-	};
-
-	return o->eviction_set ? names[o->ecfg.eviction] : "default";
+	return o->eviction_set ? engine_eviction_name(o->ecfg.eviction) : "default";
 }
 
 void

@@ -235,7 +235,15 @@ TEST_F(BaselineConcurrency, SweepRacesWithWriters)
 	for (int i = 0; i < 3; i++)
 		engine_expire(e);
 	uint64_t live = 0;
-	for (int k = 0; k < 500; k++)
-		live += get("s:" + std::to_string(k)) != "<MISS>";
+	for (int k = 0; k < 500; k++) {
+		std::string v = get("s:" + std::to_string(k));
+		if (v == "<MISS>")
+			continue;
+		live++;
+		// Sets write "1" and incrs add 1: a live value is a whole number.
+		ASSERT_FALSE(v.empty()) << k;
+		EXPECT_EQ(v.find_first_not_of("0123456789"), std::string::npos) << k << ": " << v;
+		EXPECT_NE(v[0], '0') << k << ": " << v;
+	}
 	EXPECT_EQ(stats().curr_items, live);
 }

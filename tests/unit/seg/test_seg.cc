@@ -14,50 +14,15 @@
 #include <vector>
 
 #include "seg/seg.h"
+#include "seg_fixture.h"
 
 namespace {
 
-struct FakeClock {
-	std::atomic<int64_t> now{1700000000};
-	static int64_t read(void *arg) { return static_cast<FakeClock *>(arg)->now.load(); }
-	void advance(int64_t s) { now += s; }
-};
+using seg_fixture::SegFixture;
 
-class Seg : public ::testing::Test {
+class Seg : public SegFixture {
 protected:
-	FakeClock clock;
-	struct engine *e = nullptr;
-	struct engine_worker *w = nullptr;
-
-	void make(size_t memory = 16u << 20, enum engine_eviction ev = ENGINE_EVICT_MERGE,
-		  size_t seg_size = 0, size_t item_max = 0, unsigned hash_power = 0)
-	{
-		struct engine_config cfg = {};
-		char err[256] = "";
-
-		destroy();
-		cfg.memory = memory;
-		cfg.eviction = ev;
-		cfg.segment_size = seg_size;
-		cfg.item_max = item_max;
-		cfg.hash_power = hash_power;
-		cfg.max_workers = 8;
-		cfg.clock = FakeClock::read;
-		cfg.clock_arg = &clock;
-		e = seg_create(&cfg, err, sizeof(err));
-		ASSERT_NE(e, nullptr) << err;
-		w = engine_worker_create(e);
-		ASSERT_NE(w, nullptr);
-	}
-	void destroy()
-	{
-		engine_worker_destroy(w);
-		engine_destroy(e);
-		w = nullptr;
-		e = nullptr;
-	}
 	void SetUp() override { make(); }
-	void TearDown() override { destroy(); }
 
 	int set(const std::string &k, const std::string &v, int64_t exptime = 0, uint32_t flags = 0,
 		enum engine_store_mode mode = ENGINE_SET, uint64_t cas = 0,
@@ -87,12 +52,6 @@ protected:
 			*out = it;
 		buf.resize(it.vlen);
 		return buf;
-	}
-	struct engine_stats stats()
-	{
-		struct engine_stats st;
-		engine_stats(e, &st);
-		return st;
 	}
 	uint64_t counter(enum engine_worker_counter c) { return stats().counters[c]; }
 };
@@ -132,6 +91,10 @@ TEST_F(Seg, BadConfigIsRefused)
 	struct engine *e4 = seg_create(&cfg, err, sizeof(err));
 	EXPECT_NE(e4, nullptr) << err;
 	engine_destroy(e4);
+	// A value that is no policy of the table is refused, not run as none.
+	cfg.eviction = ENGINE_EVICT_COUNT;
+	EXPECT_EQ(seg_create(&cfg, err, sizeof(err)), nullptr);
+	EXPECT_NE(std::string(err).find("eviction"), std::string::npos) << err;
 }
 
 TEST_F(Seg, LargeSegmentsAlignItems)
@@ -202,8 +165,14 @@ TEST_P(SegEviction, SetsKeepSucceedingUnderPressure)
 		}
 	}
 	EXPECT_EQ(static_cast<uint64_t>(hits), stats().curr_items);
+	// Every key was written once, and nothing expired or was deleted: the
+	// keys gone are exactly the evictions counted.
+	EXPECT_EQ(static_cast<uint64_t>(n - hits), st.evictions);
+	EXPECT_EQ(st.expired, 0u);
 	EXPECT_EQ(get("key" + std::to_string(n - 1)), v + "key" + std::to_string(n - 1));
+	// The heap stays bounded: live bytes within it, no write refused.
 	EXPECT_LE(st.bytes, st.heap_bytes);
+	EXPECT_EQ(st.counters[ENGINE_C_set_no_memory], 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, SegEviction,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "seg/seg.h"
+#include "seg_fixture.h"
 
 namespace {
 
@@ -70,11 +71,12 @@ class SegBatch : public ::testing::TestWithParam<bool> {};
 
 TEST_P(SegBatch, ValueReusedWhileReadIsReadAgain)
 {
-	struct engine_config cfg = {};
+	seg_fixture::SegConfig c;
 	char err[256] = "";
-	cfg.memory = 4u << 20;
-	cfg.segment_size = 64u << 10;
-	cfg.max_workers = 4;
+	c.memory = 4u << 20;
+	c.segment_size = 64u << 10;
+	c.max_workers = 4;
+	struct engine_config cfg = seg_fixture::seg_test_config(c, nullptr);
 	struct engine *e = seg_create(&cfg, err, sizeof(err));
 	ASSERT_NE(e, nullptr) << err;
 	struct engine_worker *w = engine_worker_create(e);

@@ -11,13 +11,9 @@
 
 #include "seg/seg.h"
 #include "seg/seg_test.h"
+#include "seg_fixture.h"
 
 namespace {
-
-struct FakeClock {
-	int64_t now = 1700000000;
-	static int64_t read(void *arg) { return static_cast<FakeClock *>(arg)->now; }
-};
 
 // Runs `fn` the first time the engine reaches point `at`, and never again
 // (nor from inside fn itself).
@@ -36,35 +32,12 @@ struct OneShotHook {
 	}
 };
 
-class SegLifecycle : public ::testing::Test {
+class SegLifecycle : public seg_fixture::SegFixture {
 protected:
-	FakeClock clock;
-	struct engine *e = nullptr;
-	struct engine_worker *w = nullptr;
-
-	void make(size_t memory, enum engine_eviction ev = ENGINE_EVICT_MERGE, size_t seg_size = 0,
-		  size_t item_max = 0)
-	{
-		struct engine_config cfg = {};
-		char err[256] = "";
-
-		cfg.memory = memory;
-		cfg.eviction = ev;
-		cfg.segment_size = seg_size;
-		cfg.item_max = item_max;
-		cfg.max_workers = 8;
-		cfg.clock = FakeClock::read;
-		cfg.clock_arg = &clock;
-		e = seg_create(&cfg, err, sizeof(err));
-		ASSERT_NE(e, nullptr) << err;
-		w = engine_worker_create(e);
-		ASSERT_NE(w, nullptr);
-	}
 	void TearDown() override
 	{
 		seg_test_set_hook(nullptr, nullptr);
-		engine_worker_destroy(w);
-		engine_destroy(e);
+		SegFixture::TearDown();
 	}
 	void hook(OneShotHook *h) { seg_test_set_hook(OneShotHook::call, h); }
 
@@ -299,6 +272,42 @@ TEST_F(SegLifecycle, Bug6_AppendRetriesAfterAnInvalidRead)
 	seg_test_set_hook(nullptr, nullptr);
 	ASSERT_TRUE(h.fired);
 	EXPECT_EQ(get(w, "k"), "s" + std::string(30, 'x'));
+	EXPECT_EQ(check(), "");
+	engine_worker_destroy(b);
+}
+
+// Issue 21, bug 1: two appends to one shared segment raise its exp_max.
+// The one with the earlier expiry has compared (its expiry is above
+// exp_max) when the other raises exp_max further; a plain store then
+// lowers exp_max again, so the sweep takes the segment for expired while
+// the later item still lives, and loses it. Raising is an atomic max.
+TEST_F(SegLifecycle, Bug21_ConcurrentRaisesNeverLowerExpMax)
+{
+	make(16u << 20);
+	struct engine_worker *b = engine_worker_create(e);
+	ASSERT_NE(b, nullptr);
+	const int64_t t0 = clock.now;
+	// TTLs 17 and 23 share a TTL bucket (16..23 s), so both workers
+	// append to the bucket's one shared open segment.
+	OneShotHook h{SEG_TP_EXP_MAX_RAISE, [&] {
+		EXPECT_EQ(set(b, "late", "L", 23), ENGINE_OK);
+	}};
+	hook(&h);
+	ASSERT_EQ(set(w, "early", "E", 17), ENGINE_OK);
+	seg_test_set_hook(nullptr, nullptr);
+	ASSERT_TRUE(h.fired);
+	struct engine_item it = {};
+	ASSERT_EQ(get(w, "late", &it), "L");
+	ASSERT_EQ(it.expires_at, t0 + 23);
+	// Past the early item, before the late one: the sweep may take only
+	// the early one.
+	clock.now = t0 + 20;
+	engine_expire(e);
+	EXPECT_EQ(get(w, "early"), "<MISS>");
+	EXPECT_EQ(get(w, "late"), "L") << "the segment expired with its exp_max lowered";
+	clock.now = t0 + 23;
+	engine_expire(e);
+	EXPECT_EQ(get(w, "late"), "<MISS>");
 	EXPECT_EQ(check(), "");
 	engine_worker_destroy(b);
 }

@@ -26,6 +26,7 @@
 
 #include "seg/seg.h"
 #include "seg/seg_test.h"
+#include "seg_fixture.h"
 #include "../test_rand.h"
 
 namespace {
@@ -36,10 +37,8 @@ unsigned env_unsigned(const char *name, unsigned dflt)
 	return s && *s ? static_cast<unsigned>(strtoul(s, nullptr, 10)) : dflt;
 }
 
-struct RaceClock {
-	std::atomic<int64_t> now{1700000000};
-	static int64_t read(void *arg) { return static_cast<RaceClock *>(arg)->now.load(); }
-};
+// The engine clock that the clock thread races ahead.
+using RaceClock = seg_fixture::FakeClock;
 
 constexpr unsigned kKeys = 600;           // overlapping key space, over 64 head buckets
 constexpr int64_t kMaxTtl = 50000;        // longest relative TTL written
@@ -361,19 +360,18 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	const unsigned writers = std::max(1u, env_unsigned("SEG_TORTURE_THREADS", 4));
 	const unsigned readers = std::max(1u, writers / 2);
 	const unsigned watchdog_s = std::max(1u, env_unsigned("SEG_TORTURE_WATCHDOG", 30));
-	struct engine_config cfg = {};
+	seg_fixture::SegConfig c;
 	char err[256] = "";
 
 	// 2.5 MiB in 64 KiB segments (about 30) and 64 head buckets: every
 	// writer keeps several TTL buckets open, eviction runs all the time,
 	// and hash chains overflow into buckets carved from the heap.
-	cfg.memory = 5u << 19;
-	cfg.segment_size = 64u << 10;
-	cfg.hash_power = 6;
-	cfg.eviction = GetParam();
-	cfg.max_workers = writers + readers + 1;
-	cfg.clock = RaceClock::read;
-	cfg.clock_arg = &clock;
+	c.memory = 5u << 19;
+	c.segment_size = 64u << 10;
+	c.hash_power = 6;
+	c.eviction = GetParam();
+	c.max_workers = writers + readers + 1;
+	struct engine_config cfg = seg_fixture::seg_test_config(c, &clock);
 	e = seg_create(&cfg, err, sizeof(err));
 	ASSERT_NE(e, nullptr) << err;
 

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Where appends go: the TTL bucket of an item (seg_ttl_place) and the
+ * bytes it is appended to (seg_reserve), in the open segment the workers
+ * share for that bucket or in one of a worker's own; opening, sealing and
+ * sharing open segments; the overflow buckets a chain grows by
+ * (seg_refill_spare). Taking a segment may evict: this file sits above
+ * seg_evict.c. Called by seg_ops.c.
+ */
+#include <rte_common.h>
+#include <rte_prefetch.h>
+
+#include "seg/seg_private.h"
+#include "seg/seg_item.h"
+
+/* Chooses the TTL bucket of an item expiring at expires_at (0 = never). */
+void
+seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t)
+{
+	int64_t ttl, idx, cap;
+	unsigned range, width_shift;
+
+	if (expires_at == 0) {
+		*t = (struct ttl_place){ .tb = TTL_NEVER, .base = EXP_NEVER };
+		return;
+	}
+	ttl = expires_at - now;
+	range = ttl < 2048 ? 0 : ttl < 32768 ? 1 : ttl < 524288 ? 2 : 3;
+	width_shift = 3 + 4 * range;
+	idx = ttl >> width_shift;
+	if (idx > 255)
+		idx = 255;
+	t->tb = range * 256 + (unsigned)idx;
+	t->lo = idx << width_shift;
+	t->unit = (uint8_t)(4 * range);
+	/* Segment exp_bases sit on the unit's grid, so every stored expiry
+	 * does too, and rewriting an item (append, incr, merge) into another
+	 * segment keeps its expiry exactly: it is rounded down once, when
+	 * first stored, never again. */
+	t->base = (now + t->lo) & ~(((int64_t)1 << t->unit) - 1);
+	/* TTLs beyond ~97 days are capped (items die early, never late),
+	 * one unit short of the largest delta: a shared segment's exp_base
+	 * sits one unit below the grid (reserve_shared), and a segment just
+	 * opened for t must take t, or its writer would open segments (and
+	 * evict the heap for them) forever. */
+	cap = t->base + ((int64_t)(EXP_DELTA_MAX - 1) << t->unit);
+	t->exp = expires_at > cap ? cap : expires_at;
+}
+
+/* Raises h's exp_max to exp unless it is that late already: an atomic
+ * max, as appenders to a shared segment raise it at once (a plain store
+ * after the compare let an earlier expiry overwrite a later one, and the
+ * segment expire under a live item: issue 21). */
+static void
+raise_exp_max(struct seg_hdr *h, int64_t exp)
+{
+	int64_t cur = atomic_load_explicit(&h->exp_max, memory_order_relaxed);
+
+	while (exp > cur) {
+		SEG_TEST_POINT(SEG_TP_EXP_MAX_RAISE);
+		if (atomic_compare_exchange_weak(&h->exp_max, &cur, exp))
+			break;
+	}
+}
+
+/* Tries to take span bytes of open segment seg for an item of t, if the
+ * segment is still in the life `gen` (compared under gen_mask). Returns
+ * with the segment's writers count held on success. A full segment, or
+ * one whose expiry window the item is past, is sealed. A shared segment
+ * (other workers append too) gives bytes by compare-and-swap, so a failed
+ * claim never has to be undone while others claim; *lost counts the
+ * races lost. */
+enum { RESERVED, NO_ROOM };
+
+static int
+try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
+	    const struct ttl_place *t, uint32_t span, bool shared, unsigned *lost,
+	    struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
+	struct seg_hdr *h = &e->hdr[seg];
+	/* Another bucket's segment: the item must fit its expiry grid (no
+	 * coarser than its own bucket's, delta in range); one that does not
+	 * fit is left open for its own items. */
+	const bool foreign = h->ttl_bucket != t->tb;
+
+	atomic_fetch_add(&h->writers, 1);
+	SEG_TEST_POINT(SEG_TP_RESERVE_HELD);
+	if ((atomic_load(&h->gen) & gen_mask) == gen && atomic_load(&h->state) == SEG_OPEN) {
+		int64_t dd = t->tb == TTL_NEVER ? 0 : (t->exp - h->exp_base) >> h->unit_shift;
+		bool ok = false;
+		uint32_t o = 0;
+
+		if (foreign && (h->exp_base == EXP_NEVER || t->tb == TTL_NEVER ||
+				h->unit_shift > t->unit || dd < 0 || dd > EXP_DELTA_MAX)) {
+			atomic_fetch_sub(&h->writers, 1);
+			return NO_ROOM;
+		}
+
+		if (dd >= 0 && dd <= EXP_DELTA_MAX) {
+			if (!shared) {
+				o = atomic_fetch_add(&h->write_off, span);
+				ok = !(o & SEG_WOFF_SEALED) && o + span <= e->seg_size;
+				if (!ok)
+					atomic_fetch_sub(&h->write_off, span);
+			} else {
+				o = atomic_load(&h->write_off);
+				while (!(o & SEG_WOFF_SEALED) && o + span <= e->seg_size) {
+					if (atomic_compare_exchange_weak(&h->write_off, &o,
+									 o + span)) {
+						ok = true;
+						break;
+					}
+					++*lost;
+				}
+			}
+		}
+		if (ok) {
+			raise_exp_max(h, t->exp);
+			out->seg = seg;
+			out->off = o;
+			out->span = span;
+			out->p = seg_data(e, seg) + o;
+			out->delta = (uint32_t)dd;
+			return RESERVED;
+		}
+		/* Full, or the expiry is outside its window: seal it. */
+		uint8_t open = SEG_OPEN;
+
+		atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
+		atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
+	}
+	atomic_fetch_sub(&h->writers, 1);
+	return NO_ROOM;
+}
+
+/* Opens a segment for t's bucket and links it into the chain; SEG_NONE
+ * when no memory could be had. */
+static int32_t
+open_segment(struct seg_worker *w, const struct ttl_place *t, int64_t exp_base, int64_t now)
+{
+	struct seg_engine *e = w->e;
+	int32_t seg = seg_acquire(e, w);
+
+	if (seg == SEG_NONE)
+		return SEG_NONE;
+	seg_init_open(e, seg, t->tb, exp_base, t->unit, now);
+	SEG_TEST_POINT(SEG_TP_OPENING);
+	seg_chain_append(e, w, seg);
+	/* Claimable (and unlinkable) only once linked. */
+	atomic_store(&e->hdr[seg].state, SEG_OPEN);
+	return seg;
+}
+
+/* Reserves span bytes in the worker's own open segment for t's bucket,
+ * opening a new one when it is full or the expiry does not fit its window. */
+static int
+reserve_own(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t span,
+	    struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
+	struct seg_open_ref *ref = &w->open[t->tb];
+	unsigned lost = 0;
+
+	for (;;) {
+		if (ref->seg != SEG_NONE) {
+			if (try_reserve(w, ref->seg, ref->gen, UINT64_MAX, t, span, false, &lost,
+					out) == RESERVED)
+				return ENGINE_OK;
+			/* Sealed less than half full: the bucket is not busy
+			 * enough for a segment of this worker's own. */
+			if ((atomic_load(&e->hdr[ref->seg].write_off) & ~SEG_WOFF_SEALED) <
+			    e->seg_size / 2) {
+				ref->own = false;
+				ref->contention = 0;
+			}
+			ref->seg = SEG_NONE;
+		}
+		int32_t seg = open_segment(w, t, t->base, now);
+
+		if (seg == SEG_NONE)
+			return ENGINE_NO_MEMORY;
+		ref->seg = seg;
+		ref->gen = atomic_load(&e->hdr[seg].gen);
+	}
+}
+
+/* Is the shared open segment `packed` still open in the life it names? */
+static bool
+shared_live(const struct seg_engine *e, uint64_t packed)
+{
+	const struct seg_hdr *h = &e->hdr[seg_open_seg(packed)];
+
+	return packed && seg_open_gen_is(packed, atomic_load(&h->gen)) &&
+	       atomic_load(&h->state) == SEG_OPEN;
+}
+
+/* A newly opened shared segment joins the ring in place of one that is no
+ * longer open or else of the oldest, which is sealed: at most open_budget
+ * stay open. */
+static void
+ring_add(struct seg_worker *w, uint64_t packed)
+{
+	struct seg_engine *e = w->e;
+	uint64_t old;
+
+	unsigned at = UINT32_MAX;
+
+	seg_spin_lock(&e->open_ring_lock);
+	W_COUNT(w, lock_segment);
+	/* The place of one no longer open (sealed when full), else the oldest. */
+	for (unsigned i = 0; i < e->open_budget && at == UINT32_MAX; i++)
+		if (!shared_live(e, atomic_load(&e->open_ring[i])))
+			at = i;
+	if (at == UINT32_MAX) {
+		at = e->open_ring_next;
+		e->open_ring_next = (e->open_ring_next + 1) % e->open_budget;
+	}
+	old = atomic_load(&e->open_ring[at]);
+	atomic_store(&e->open_ring[at], packed);
+	seg_spin_unlock(&e->open_ring_lock);
+	if (shared_live(e, old)) {
+		struct seg_hdr *h = &e->hdr[seg_open_seg(old)];
+		uint8_t open = SEG_OPEN;
+
+		atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
+		atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
+	}
+}
+
+/* With every shared open segment of the budget in use, an item whose own
+ * bucket has none goes into one of another bucket whose expiry grid
+ * holds it, rather than seal one of them nearly empty. */
+static bool
+borrow_shared(struct seg_worker *w, const struct ttl_place *t, uint32_t span,
+	      struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
+	const uint64_t gen_mask = (1ull << SEG_OPEN_GEN_BITS) - 1;
+	unsigned live = 0, lost = 0;
+
+	for (unsigned i = 0; i < e->open_budget; i++)
+		live += shared_live(e, atomic_load(&e->open_ring[i]));
+	if (live < e->open_budget)
+		return false;
+	for (unsigned i = 0; i < e->open_budget; i++) {
+		uint64_t p = atomic_load(&e->open_ring[i]);
+
+		if (shared_live(e, p) &&
+		    try_reserve(w, seg_open_seg(p), p >> (64 - SEG_OPEN_GEN_BITS), gen_mask, t,
+				span, true, &lost, out) == RESERVED)
+			return true;
+	}
+	if (t->tb == TTL_NEVER)
+		return false;
+	/* None holds its expiry exactly: the one whose grid reaches furthest
+	 * towards it, the item's life cut at the grid's end (early, never
+	 * late; on a heap this small it is evicted long before). */
+	for (unsigned tries = 0; tries < 2; tries++) {
+		uint64_t best = 0;
+		int64_t best_end = 0;
+
+		for (unsigned i = 0; i < e->open_budget; i++) {
+			uint64_t p = atomic_load(&e->open_ring[i]);
+			const struct seg_hdr *h = &e->hdr[seg_open_seg(p)];
+			/* read once: the segment may be reopened under this scan */
+			int64_t base = __atomic_load_n(&h->exp_base, __ATOMIC_RELAXED);
+			int64_t end;
+
+			if (!shared_live(e, p) || base == EXP_NEVER ||
+			    h->unit_shift > t->unit || base > t->exp)
+				continue;
+			end = base + ((int64_t)EXP_DELTA_MAX << h->unit_shift);
+			if (end > best_end) {
+				best_end = end;
+				best = p;
+			}
+		}
+		if (!best)
+			return false;
+		struct ttl_place cut = *t;
+
+		cut.exp = best_end < t->exp ? best_end : t->exp;
+		if (try_reserve(w, seg_open_seg(best), best >> (64 - SEG_OPEN_GEN_BITS), gen_mask,
+				&cut, span, true, &lost, out) == RESERVED)
+			return true;
+	}
+	return false;
+}
+
+/* Reserves span bytes in the open segment that the workers share for t's
+ * bucket, opening it (one worker does, the others use it) when there is
+ * none or it is full (a shared segment's exp_base sits one unit below
+ * the grid, so that workers whose clocks straddle a second fit). */
+static int
+reserve_shared(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t span,
+	       struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
+	struct seg_chain *c = &e->chain[t->tb];
+	struct seg_open_ref *ref = &w->open[t->tb];
+	const uint64_t gen_mask = (1ull << SEG_OPEN_GEN_BITS) - 1;
+	/* One unit of slack below the grid: workers' clocks straddle seconds. */
+	const int64_t base = t->tb == TTL_NEVER ? t->base : t->base - ((int64_t)1 << t->unit);
+
+	for (;;) {
+		uint64_t cur = atomic_load_explicit(&c->shared_open, memory_order_acquire);
+		unsigned lost = 0;
+		int32_t seg;
+
+		if (cur) {
+			int rc = try_reserve(w, seg_open_seg(cur), cur >> (64 - SEG_OPEN_GEN_BITS),
+					     gen_mask, t, span, true, &lost, out);
+
+			if (lost && ref->contention < UINT16_MAX)
+				ref->contention++;
+			if (rc == RESERVED) {
+				if (ref->contention >= SEG_OWN_AFTER_CONTENTION && e->own_open_ok)
+					ref->own = true;
+				return ENGINE_OK;
+			}
+		}
+		if (borrow_shared(w, t, span, out))
+			return ENGINE_OK;
+		seg = seg_acquire(e, w);
+		if (seg == SEG_NONE)
+			return ENGINE_NO_MEMORY;
+		seg_spin_lock(&c->open_lock);
+		W_COUNT(w, lock_segment);
+		if (atomic_load_explicit(&c->shared_open, memory_order_relaxed) != cur) {
+			/* Another worker opened one meanwhile: use it. */
+			seg_spin_unlock(&c->open_lock);
+			seg_pool_push(e, seg);
+			continue;
+		}
+		seg_init_open(e, seg, t->tb, base, t->unit, now);
+		SEG_TEST_POINT(SEG_TP_OPENING);
+		seg_chain_append(e, w, seg);
+		atomic_store(&e->hdr[seg].state, SEG_OPEN);
+		atomic_store_explicit(&c->shared_open,
+				      seg_open_pack(seg, atomic_load(&e->hdr[seg].gen)),
+				      memory_order_release);
+		seg_spin_unlock(&c->open_lock);
+		ring_add(w, seg_open_pack(seg, atomic_load(&e->hdr[seg].gen)));
+	}
+}
+
+/* Reserves span bytes for an item of t: in the segment the workers share
+ * for its TTL bucket or, for a bucket this worker keeps busy on a heap
+ * with segments to spare, in one of its own. Returns with the segment's
+ * writers count held: the caller links the item (or abandons it) and then
+ * calls seg_append_done(). */
+int
+seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t size,
+	    struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
+	const uint32_t align = (1u << e->off_shift) - 1;
+	const uint32_t span = (size + align) & ~align;
+
+	if (!w->own_always && (!w->open[t->tb].own || !e->own_open_ok))
+		return reserve_shared(w, t, now, span, out);
+	return reserve_own(w, t, now, span, out);
+}
+
+/* Writes header and key; returns where the value goes. */
+uint8_t *
+seg_write_head(const struct seg_wloc *wl, const struct seg_key *k, uint32_t vlen,
+	       uint32_t flags)
+{
+	uint32_t n = item_write_hdr(wl->p, k->klen, vlen, flags, wl->delta);
+
+	memcpy(wl->p + n, k->key, k->klen);
+	return wl->p + n + k->klen;
+}
+
+/* Reserves one overflow bucket for w: from the hash table's free list or
+ * the segment it carves buckets from, else carving a fresh segment (which
+ * may evict: so it is taken here, above seg_evict.c, never while
+ * seg_hash.c holds ovf_lock). 0 if none. */
+static uint64_t
+reserve_bucket(struct seg_engine *e, struct seg_worker *w)
+{
+	int32_t fresh = SEG_NONE;
+	uint64_t link;
+
+	while (!(link = seg_hash_take_bucket(e, w, &fresh))) {
+		fresh = seg_acquire(e, w);
+		if (fresh == SEG_NONE)
+			return 0;
+	}
+	if (fresh != SEG_NONE) /* another thread carved a segment first */
+		seg_pool_push(e, fresh);
+	memset(seg_hash_link_target(e, link), 0, sizeof(struct seg_bucket));
+	return link;
+}
+
+/* Makes sure a chain can grow by one bucket. */
+int
+seg_refill_spare(struct seg_worker *w)
+{
+	if (!w->spare_bucket)
+		w->spare_bucket = reserve_bucket(w->e, w);
+	return w->spare_bucket ? ENGINE_OK : ENGINE_NO_MEMORY;
+}

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Merge-based eviction (the default policy): a run of sparse sealed
+ * segments of one TTL chain is compacted into fewer destinations keeping
+ * its most read items; the least read are evicted. One pass frees at
+ * least one segment. Caller holds evict_lock. Called by seg_evict.c;
+ * calls seg_hash.c and seg_segment.c.
+ */
+#include <sys/types.h>
+
+#include "seg/seg_private.h"
+#include "seg/seg_item.h"
+
+
+/* Segments merged per pass, at least: the run's most read items fill
+ * MERGE_N - 1 new segments and a pass frees one or more. A run whose
+ * live bytes do not fit in one segment fewer grows (run_walk), up to
+ * MERGE_GROW_MAX, so that a pass over dense segments frees one by
+ * evicting as few live items as it can (the least read of the run)
+ * instead of a whole segment's worth; and a run grows up to
+ * MERGE_RUN_MAX while the next segment needs no further destination (a
+ * run of mostly dead copies is compacted whole). The paper's four into
+ * one evicted three segments of live items for one freed, where most of
+ * a Twitter-shaped heap's waste is dead copies spread thin
+ * (docs/performance.md). */
+#define MERGE_N 2
+#define MERGE_GROW_MAX 4
+#define MERGE_RUN_MAX 16
+#define FREQ_LEVELS (SLOT_FREQ_MASK + 1)
+
+static uint64_t
+seg_live(const struct seg_engine *e, int32_t seg)
+{
+	int32_t lb = atomic_load_explicit(&e->hdr[seg].live_bytes, memory_order_relaxed);
+
+	return lb > 0 ? (uint64_t)lb : 0;
+}
+
+/* Which items of a run survive a merge: those read more often than
+ * `cutoff`, and of those read exactly `cutoff` times the first ones, up
+ * to `at_cutoff` bytes; so the most read items fill the destinations, not
+ * the first read items in offset order. Unread items only when fewer
+ * than the destinations' worth were read, and none from a run nobody
+ * read unless all of it fits. */
+struct merge_cut {
+	unsigned cutoff;
+	uint64_t at_cutoff;
+	uint64_t read_bytes; /* live bytes read at least once (all live bytes when
+			      * they fit): 0 = nothing survives */
+};
+
+/* Drains the run and counts its live bytes by read frequency (lock-free,
+ * an estimate: the keep decision is taken again under each bucket lock),
+ * then picks the cutoff so that about `keep` bytes survive. A run of two
+ * or more whose live bytes fit in `keep` keeps them all: no count, which
+ * would cost a hash lookup per item. */
+static struct merge_cut
+merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep,
+	     int64_t now)
+{
+	const uint32_t align = (1u << e->off_shift) - 1;
+	uint64_t bytes[FREQ_LEVELS] = { 0 };
+	uint64_t above = 0, live = 0;
+	struct merge_cut cut = { 1, UINT64_MAX, 0 };
+
+	for (unsigned r = 0; r < n; r++) {
+		seg_close_and_drain(e, run[r]);
+		live += seg_live(e, run[r]);
+	}
+	if (n > 1 && live <= keep)
+		return (struct merge_cut){ 0, UINT64_MAX, live };
+	for (unsigned r = 0; r < n; r++) {
+		const struct seg_hdr *sh = &e->hdr[run[r]];
+		const uint8_t *sdata = seg_data(e, run[r]);
+		const uint32_t end = seg_valid_end(e, run[r]);
+
+		for (uint32_t off = 0; off < end;) {
+			struct item_view iv;
+			struct seg_key k;
+			_Atomic uint64_t *slot;
+
+			if (!item_parse(sdata + off, end - off, &iv))
+				break;
+			seg_key_init(e, &k, sdata + off + iv.hdr_len, iv.klen);
+			slot = seg_hash_find_loc_locked(e, &k, (uint32_t)run[r],
+							off >> e->off_shift);
+			if (slot && !seg_expired(seg_item_expiry(sh, iv.exp_delta), now))
+				bytes[slot_freq(atomic_load_explicit(slot,
+								     memory_order_relaxed))] +=
+					(iv.total + align) & ~align;
+			off += (iv.total + align) & ~align;
+		}
+	}
+	for (unsigned f = 1; f < FREQ_LEVELS; f++)
+		cut.read_bytes += bytes[f];
+	/* A run with nothing read keeps nothing (and its chain turns cold). */
+	if (cut.read_bytes == 0)
+		return cut;
+	/* Else the destinations fill: the most read first, then, when fewer
+	 * than their worth were read, unread items in run order (a
+	 * destination a twentieth full wasted the rest of its segment, and a
+	 * chain of such destinations most of the heap). */
+	cut.cutoff = 0;
+	for (unsigned f = FREQ_LEVELS; f-- > 0;) {
+		if (above + bytes[f] > keep) {
+			cut.cutoff = f;
+			cut.at_cutoff = keep - above;
+			break;
+		}
+		above += bytes[f];
+	}
+	return cut;
+}
+
+/* A cursor into chain c: the segment recorded, while it is still in the
+ * life it was recorded in, else the chain's head. */
+static int32_t
+cursor_at(const struct seg_engine *e, const struct seg_chain *c, int32_t seg, uint64_t gen)
+{
+	return seg != SEG_NONE && atomic_load(&e->hdr[seg].gen) == gen ? seg : c->head;
+}
+
+/* Looks for a sparse segment (under 3/4 live) in chain c, going on where
+ * the last look stopped: at most RUN_SCAN_MAX segments a call, on to the
+ * head after the tail. Merged destinations are dense and stay where their
+ * run was, while segments written since fill with dead copies of
+ * rewritten keys: those are the ones worth merging. Caller holds the
+ * chain lock. */
+#define RUN_SCAN_MAX 32
+static int32_t
+find_sparse(const struct seg_engine *e, struct seg_chain *c)
+{
+	int32_t seg = cursor_at(e, c, c->sparse_next, c->sparse_gen);
+	int32_t found = SEG_NONE;
+
+	for (unsigned i = 0; i < RUN_SCAN_MAX && seg != SEG_NONE; i++) {
+		if (atomic_load(&e->hdr[seg].state) == SEG_SEALED &&
+		    seg_live(e, seg) < e->seg_size / 4 * 3) {
+			found = seg;
+			break;
+		}
+		seg = e->hdr[seg].next;
+	}
+	c->sparse_next = seg;
+	c->sparse_gen = seg != SEG_NONE ? atomic_load(&e->hdr[seg].gen) : 0;
+	return found;
+}
+
+/* Where a pass over chain c starts: a sparse segment when find_sparse()
+ * finds one; else the first sealed segment from the merge cursor (a pass
+ * there evicts, and the cursor moves past its run) or, from_head, from
+ * the head. Caller holds the chain lock. */
+static int32_t
+run_first(const struct seg_engine *e, struct seg_chain *c, bool from_head)
+{
+	int32_t seg = from_head ? SEG_NONE : find_sparse(e, c);
+
+	if (seg != SEG_NONE)
+		return seg;
+	seg = from_head ? c->head : cursor_at(e, c, c->merge_next, c->merge_gen);
+	while (seg != SEG_NONE && atomic_load(&e->hdr[seg].state) != SEG_SEALED)
+		seg = e->hdr[seg].next;
+	return seg;
+}
+
+/* Segments a pass over chain c takes at least (and a run needs): one
+ * while the chain is cold, MERGE_N else. */
+static unsigned
+run_min(const struct seg_chain *c)
+{
+	return c->merge_cold ? 1 : MERGE_N;
+}
+
+/* Segments needed to hold `live` bytes (at least one). */
+static uint64_t
+segs_for(const struct seg_engine *e, uint64_t live)
+{
+	return live ? (live + e->seg_size - 1) / e->seg_size : 1;
+}
+
+/* Whether a warm run of n segments holding `live` bytes takes the next
+ * one, holding `more`: while the run cannot free a segment without
+ * evicting live items (up to MERGE_GROW_MAX), or while the next one needs
+ * no further destination (up to MERGE_RUN_MAX, the caller's bound). */
+static bool
+run_grows(const struct seg_engine *e, unsigned n, uint64_t live, uint64_t more)
+{
+	if (n < MERGE_GROW_MAX && live > (uint64_t)(n - 1) * e->seg_size)
+		return true;
+	return segs_for(e, live + more) <= segs_for(e, live);
+}
+
+/* Walks the run a pass over warm or cold chain c takes from run_first():
+ * consecutive sealed segments, run_min() of them and, beyond that (warm
+ * chains), more while run_grows(): a run of dense segments grows until
+ * one segment fewer holds it, and a run of mostly dead copies (hot keys
+ * rewritten) is compacted whole instead of into destinations that would
+ * stay mostly empty. Claims the segments into run[] when run is not
+ * NULL. Returns how many; *live sums their live bytes. Caller holds the
+ * chain lock. */
+static unsigned
+run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run,
+	 uint64_t *live)
+{
+	int32_t seg = run_first(e, c, from_head);
+	const unsigned min = run_min(c);
+	unsigned n = 0;
+
+	*live = 0;
+	while (seg != SEG_NONE && n < MERGE_RUN_MAX &&
+	       atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
+		const uint64_t live_here = seg_live(e, seg);
+
+		if (n >= min && (c->merge_cold || !run_grows(e, n, *live, live_here)))
+			break;
+		if (run && !seg_claim(e, seg, SEG_SEALED))
+			break;
+		if (run)
+			run[n] = seg;
+		n++;
+		*live += live_here;
+		seg = e->hdr[seg].next;
+	}
+	return n;
+}
+
+/* Claims the run of chain c from its merge cursor or, when that gives
+ * fewer than run_min(), from its head (the cursor reached the end of the
+ * chain). Caller holds the chain lock. */
+static unsigned
+claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *run)
+{
+	uint64_t live;
+	unsigned n = 0;
+
+	for (int from_head = 0; from_head < 2 && n < run_min(c); from_head++) {
+		for (unsigned i = 0; i < n; i++)
+			atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
+		n = run_walk(e, c, from_head, run, &live);
+	}
+	return n;
+}
+
+#define DENSITY_NONE UINT32_MAX
+
+/* Live bytes per 1024 bytes of segment in the run that claim_run() would
+ * take from chain c, or DENSITY_NONE when it would take none (a merged
+ * destination counts whole: the part it never filled is wasted too).
+ * Caller holds the chain lock. */
+static uint32_t
+run_density(struct seg_engine *e, struct seg_chain *c)
+{
+	for (int from_head = 0; from_head < 2; from_head++) {
+		uint64_t live;
+		unsigned n = run_walk(e, c, from_head, NULL, &live);
+
+		if (n >= run_min(c))
+			return (uint32_t)(live * 1024 / ((uint64_t)n * e->seg_size));
+	}
+	return DENSITY_NONE;
+}
+
+/* The chain whose next run holds the fewest live bytes for its size: a
+ * pass there frees the most memory for the fewest live items evicted (a
+ * log-structured cleaner's greedy choice). Round robin over the chains,
+ * by which a pass used to choose, sends passes to chains of live items
+ * while others are mostly dead copies: a few hot keys rewritten with
+ * large values fill segments with dead bytes much faster than cold keys
+ * fill them with live ones. Equal chains take turns (the scan starts
+ * after the last chain chosen). */
+static struct seg_chain *
+sparsest_chain(struct seg_engine *e, struct seg_worker *w)
+{
+	struct seg_chain *best = NULL;
+	uint32_t best_density = DENSITY_NONE;
+	unsigned best_at = 0;
+
+	for (unsigned i = 0; i < TTL_CHAINS; i++) {
+		const unsigned at = (e->merge_cursor + i) % TTL_CHAINS;
+		struct seg_chain *c = &e->chain[at];
+		uint32_t d;
+
+		if (__atomic_load_n(&c->head, __ATOMIC_RELAXED) == SEG_NONE)
+			continue;
+		seg_spin_lock(&c->lock);
+		seg_count_lock(e, w, ENGINE_C_lock_segment);
+		d = run_density(e, c);
+		seg_spin_unlock(&c->lock);
+		if (d < best_density) {
+			best_density = d;
+			best = c;
+			best_at = at;
+		}
+	}
+	if (best)
+		e->merge_cursor = (best_at + 1) % TTL_CHAINS;
+	return best;
+}
+
+/* The destinations of a merge pass: the reserve segment first, then
+ * members of the run once every item in them has been moved or dropped
+ * (their memory is free again), at most `max` of them. All take the
+ * run's lowest exp_base, so every kept item's delta is >= 0 (workers'
+ * clocks may straddle a second, so a later segment of the chain can have
+ * a lower one). */
+struct merge_dests {
+	int32_t seg[MERGE_RUN_MAX];
+	unsigned n, max;
+	uint32_t off;      /* write offset in the last one */
+	int64_t exp_max;   /* of the last one */
+	int64_t exp_base;
+	uint64_t kept;     /* bytes, in all of them */
+};
+
+static void
+dest_open(struct seg_engine *e, struct merge_dests *md, const int32_t *run, int32_t seg)
+{
+	const struct seg_hdr *r = &e->hdr[run[0]];
+
+	seg_init_open(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift, r->create_at);
+	atomic_store(&e->hdr[seg].state, SEG_RECLAIM);
+	md->seg[md->n++] = seg;
+	md->off = 0;
+	md->exp_max = 0;
+}
+
+/* Seals the last destination: its items are in place, its slots point
+ * at them. */
+static void
+dest_seal(struct seg_engine *e, struct merge_dests *md)
+{
+	struct seg_hdr *d = &e->hdr[md->seg[md->n - 1]];
+
+	atomic_store_explicit(&d->exp_max, md->exp_max, memory_order_relaxed);
+	atomic_store_explicit(&d->write_off, md->off | SEG_WOFF_SEALED, memory_order_release);
+	atomic_store_explicit(&d->state, SEG_SEALED, memory_order_release);
+	md->kept += md->off;
+}
+
+/* Room for `span` more bytes: in the last destination, else in a new one
+ * made of run[md->n - 1] when the pass is past it (run[done - 1] is the
+ * last member wholly moved) and may take one more. A member's old life
+ * ends first: readers holding its gen fail validation. */
+static bool
+dest_room(struct seg_engine *e, struct merge_dests *md, const int32_t *run, unsigned done,
+	  uint32_t span)
+{
+	if (md->off + span <= e->seg_size)
+		return true;
+	if (md->n >= md->max || md->n > done || span > e->seg_size)
+		return false;
+	dest_seal(e, md);
+	seg_retire(e, run[md->n - 1]);
+	dest_open(e, md, run, run[md->n - 1]);
+	return true;
+}
+
+/* Copies the still-used items of the run into the destinations and
+ * unlinks the rest. Leaves the last destination unsealed. */
+static void
+merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
+	  unsigned n, struct merge_dests *md, const struct merge_cut cut, int64_t now)
+{
+	const uint32_t align = (1u << e->off_shift) - 1;
+	uint64_t used_at_cutoff = 0;
+	unsigned evicted = 0, expired = 0, unfetched = 0;
+
+	for (unsigned r = 0; r < n; r++) {
+		const int32_t src = run[r];
+		const struct seg_hdr *sh = &e->hdr[src];
+		const uint8_t *sdata = seg_data(e, src);
+		const uint32_t end = seg_valid_end(e, src); /* drained by merge_cutoff */
+
+		for (uint32_t off = 0; off < end;) {
+			struct item_view iv;
+			struct seg_key k;
+			_Atomic uint64_t *slot;
+			uint32_t span;
+			int64_t exp;
+
+			if (!item_parse(sdata + off, end - off, &iv))
+				break;
+			span = (iv.total + align) & ~align;
+			seg_key_init(e, &k, sdata + off + iv.hdr_len, iv.klen);
+			seg_bucket_lock(k.head);
+			seg_count_lock(e, w, ENGINE_C_lock_bucket);
+			slot = seg_hash_find_loc_locked(e, &k, (uint32_t)src, off >> e->off_shift);
+			if (slot) {
+				uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
+				unsigned freq = slot_freq(v);
+
+				exp = seg_item_expiry(sh, iv.exp_delta);
+				if (!seg_expired(exp, now) && freq >= cut.cutoff &&
+				    (freq > cut.cutoff || used_at_cutoff + span <= cut.at_cutoff) &&
+				    (!exp || exp >= md->exp_base) && dest_room(e, md, run, r, span)) {
+					const int32_t dest = md->seg[md->n - 1];
+					const struct seg_hdr *d = &e->hdr[dest];
+					uint8_t *ddata = seg_data(e, dest) + md->off;
+					uint32_t delta = 0;
+
+					memcpy(ddata, sdata + off, iv.total);
+					if (exp) {
+						int64_t dd = (exp - d->exp_base) >> d->unit_shift;
+
+						/* Merged items may die early, never late
+						 * (dest's exp_base is the run's lowest, so
+						 * dd >= 0). */
+						delta = dd > EXP_DELTA_MAX ? EXP_DELTA_MAX
+									   : (uint32_t)dd;
+						item_set_exp_delta(ddata, delta);
+						exp = seg_item_expiry(d, delta);
+						if (exp > md->exp_max)
+							md->exp_max = exp;
+					}
+					v = slot_make(k.tag, freq >> 1, (uint32_t)dest,
+						      md->off >> e->off_shift);
+					seg_account_remove(e, atomic_load_explicit(slot,
+							   memory_order_relaxed));
+					atomic_store_explicit(slot, v, memory_order_release);
+					seg_account_add(e, v, span);
+					md->off += span;
+					if (freq == cut.cutoff)
+						used_at_cutoff += span;
+				} else {
+					seg_hash_remove_locked(e, k.head, slot);
+					seg_account_remove(e, v);
+					if (seg_expired(exp, now)) {
+						expired++;
+					} else {
+						evicted++;
+						unfetched += freq == 0;
+					}
+				}
+			}
+			seg_bucket_unlock(k.head);
+			off += span;
+		}
+	}
+	atomic_fetch_add_explicit(&e->n_evictions, evicted, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->n_evicted_unfetched, unfetched, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->n_expired, expired, memory_order_relaxed);
+}
+
+/* One merge pass over the chain with the sparsest run (sparsest_chain).
+ * Returns false when no chain has a run.
+ *
+ * A chain whose last pass kept nothing (data written once and never read)
+ * is "cold": its passes take one segment, which goes whole when nothing in
+ * it was read, as FIFO would; MERGE_N at a time would keep MERGE_N - 1
+ * segments' worth of the pool empty for nothing. A read item in that one
+ * segment makes the chain warm again and the pass a full one (chosen
+ * afresh: at most once per cold chain, as no chain turns cold within a
+ * pass). */
+bool
+seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
+{
+	int32_t run[MERGE_RUN_MAX];
+
+	if (e->merge_reserve == SEG_NONE)
+		return false;
+	for (;;) {
+		struct seg_chain *c = sparsest_chain(e, w);
+		struct merge_dests md = { .n = 0 };
+		struct merge_cut cut;
+		unsigned n, tb;
+		int32_t prev;
+
+		if (!c)
+			return false;
+		seg_spin_lock(&c->lock);
+		seg_count_lock(e, w, ENGINE_C_lock_segment);
+		n = claim_run(e, c, run);
+		if (n < run_min(c)) {
+			/* Not what run_density saw (it cannot happen: under
+			 * evict_lock segments only become sealed); evict another
+			 * way. */
+			for (unsigned i = 0; i < n; i++)
+				atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
+			seg_spin_unlock(&c->lock);
+			return false;
+		}
+		prev = e->hdr[run[0]].prev;
+		seg_spin_unlock(&c->lock);
+
+		/* n - 1 destinations at most: a pass frees one segment or more. */
+		md.max = n > 1 ? n - 1 : 1;
+		cut = merge_cutoff(e, run, n, (uint64_t)md.max * e->seg_size, now);
+		if (n == 1 && cut.read_bytes > 0) {
+			/* Warm again: choose afresh with full passes here. */
+			atomic_store(&e->hdr[run[0]].state, SEG_SEALED);
+			c->merge_cold = false;
+			continue;
+		}
+		c->merge_cold = cut.read_bytes == 0;
+
+		tb = e->hdr[run[0]].ttl_bucket;
+		md.exp_base = e->hdr[run[0]].exp_base;
+		for (unsigned i = 1; i < n; i++)
+			if (e->hdr[run[i]].exp_base < md.exp_base)
+				md.exp_base = e->hdr[run[i]].exp_base;
+		dest_open(e, &md, run, e->merge_reserve);
+		merge_run(e, w, run, n, &md, cut, now);
+		if (md.n == 1 && md.off == 0) {
+			/* Nothing kept: free the whole run and keep the reserve,
+			 * rather than link an empty segment. */
+			seg_chain_replace_run(e, tb, prev, run, n, NULL, 0);
+			seg_retire(e, e->merge_reserve);
+			for (unsigned i = 0; i < n; i++)
+				seg_release(e, run[i]);
+			atomic_fetch_add_explicit(&e->n_seg_evicted, n, memory_order_relaxed);
+			return true;
+		}
+		dest_seal(e, &md);
+		seg_chain_replace_run(e, tb, prev, run, n, md.seg, md.n);
+		/* run[0 .. md.n - 2] are destinations now; the next member
+		 * becomes the next reserve, the rest go to the pool. Their
+		 * lives end like any other (stale appenders drained). */
+		seg_retire(e, run[md.n - 1]);
+		e->merge_reserve = run[md.n - 1];
+		for (unsigned i = md.n; i < n; i++)
+			seg_release(e, run[i]);
+		atomic_fetch_add_explicit(&e->n_seg_merged, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->n_seg_evicted, n - md.n, memory_order_relaxed);
+		return true;
+	}
+}
