@@ -35,7 +35,7 @@
 #define OWN_ERROR CMD_F_OWN_ERROR
 
 /* A duplicate row does not build (-Woverride-init is an error); a missing
- * one fails the unit test tests/unit/cmd/test_cmd_table.cc. */
+ * one fails the unit test tests/unit/cmd/test_cmd.cc. */
 const struct cmd_def cmd_table[PROTO_CMD_MAX] = {
 	/* not command words: an empty slot and the parse error */
 	ROW(NONE,	    "none",	       NONE,	      0, 0, NULL, 0),
