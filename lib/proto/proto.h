@@ -148,8 +148,9 @@ struct proto_grammar {
 	const struct proto_word *first[26][PROTO_GRAMMAR_LETTER_MAX + 1];
 };
 
-/* Adds a word (kept by pointer); false when its name is not a lower-case
- * word of at least two letters, is already there, or its letter is full. */
+/* Adds a word (kept by pointer); false when its name is not at least two
+ * of a-z and '_' starting with a letter, is already there, or its letter
+ * is full. */
 bool proto_grammar_add(struct proto_grammar *g, const struct proto_word *w);
 /* The word named by the len bytes at name, or NULL. */
 const struct proto_word *proto_grammar_find(const struct proto_grammar *g, const char *name,
@@ -256,6 +257,7 @@ struct proto_parser {
 	bool mget_end_pending;   /* streaming line: rest after a NUL is ignored */
 };
 
+/* g (not NULL) gives the command words; it must outlive the parser. */
 void proto_parser_init(struct proto_parser *p, const struct proto_grammar *g,
 		       size_t value_max);
 /* Forgets any partial state (a UDP datagram boundary). */

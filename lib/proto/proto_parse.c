@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * The request parser: command lines, storage data blocks, get lines one
- * key at a time, and the states that carry over between calls (a data
- * block still arriving, a refused block being swallowed, a long get line
- * being streamed). Replies to malformed input are memcached 1.6's, byte for
- * byte, including which error wins when several apply and which bytes are
- * skipped afterwards. Meta command flags are in proto_meta.c.
+ * The request parser: command lines (the word looked up in the grammar
+ * that lib/cmd's command table gives, then parsed by its syntax), storage
+ * data blocks, get lines one key at a time, and the states that carry over
+ * between calls (a data block still arriving, a refused block being
+ * swallowed, a long get line being streamed). Replies to malformed input
+ * are memcached 1.6's, byte for byte, including which error wins when
+ * several apply and which bytes are skipped afterwards. Meta command flags are in proto_meta.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,9 @@ proto_grammar_add(struct proto_grammar *g, const struct proto_word *w)
 	    w->syntax == PROTO_SYN_NONE)
 		return false;
 	for (size_t i = 0; i < w->len; i++)
-		if (w->name[i] == ' ' || w->name[i] == '\0' || w->name[i] == '\n')
+		if ((w->name[i] < 'a' || w->name[i] > 'z') && w->name[i] != '_')
 			return false;
-	letter = (unsigned)(unsigned char)w->name[0] - 'a';
+	letter = (unsigned)(w->name[0] - 'a');
 	if (letter >= 26 || proto_grammar_find(g, w->name, w->len))
 		return false;
 	while (g->first[letter][n])
@@ -41,9 +42,12 @@ proto_grammar_add(struct proto_grammar *g, const struct proto_word *w)
 const struct proto_word *
 proto_grammar_find(const struct proto_grammar *g, const char *name, size_t len)
 {
-	unsigned letter = (unsigned)(unsigned char)name[0] - 'a';
+	unsigned letter;
 
-	if (len == 0 || letter >= 26)
+	if (len == 0)
+		return NULL;
+	letter = (unsigned)(unsigned char)name[0] - 'a';
+	if (letter >= 26)
 		return NULL;
 	for (const struct proto_word *const *w = g->first[letter]; *w; w++)
 		if ((*w)->len == len && memcmp((*w)->name, name, len) == 0)
@@ -721,6 +725,8 @@ looks_like_http(const struct proto_tok *t, size_t ntokens)
 
 /* ---- the command line -------------------------------------------------------- */
 
+/* One line: its command word, the word's token counts, then the parse
+ * function of its syntax (one case per enum proto_syntax). */
 static enum proto_status
 parse_line(struct proto_parser *p, const char *buf, size_t len,
 	   struct proto_req *req, size_t *consumed)
