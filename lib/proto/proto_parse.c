@@ -7,7 +7,8 @@
  * between calls (a data block still arriving, a refused block being
  * swallowed, a long get line being streamed). Replies to malformed input
  * are memcached 1.6's, byte for byte, including which error wins when
- * several apply and which bytes are skipped afterwards. Meta command flags are in proto_meta.c.
+ * several apply and which bytes are skipped afterwards. Meta command flags
+ * are in proto_meta.c.
  */
 #include <stdlib.h>
 #include <string.h>
