@@ -18,6 +18,37 @@
 
 /* ---- the grammar ------------------------------------------------------------ */
 
+/* The parser's lookup, inlined into parse_line(): the words are short and
+ * share the first letter, so a byte loop beats a call to memcmp(). */
+static inline const struct proto_word *
+grammar_find(const struct proto_grammar *g, const char *name, size_t len)
+{
+	unsigned letter;
+
+	if (len == 0)
+		return NULL;
+	letter = (unsigned)(unsigned char)name[0] - 'a';
+	if (letter >= 26)
+		return NULL;
+	for (const struct proto_word *const *w = g->first[letter]; *w; w++) {
+		size_t i = 1;
+
+		if ((*w)->len != len)
+			continue;
+		while (i < len && (*w)->name[i] == name[i])
+			i++;
+		if (i == len)
+			return *w;
+	}
+	return NULL;
+}
+
+const struct proto_word *
+proto_grammar_find(const struct proto_grammar *g, const char *name, size_t len)
+{
+	return grammar_find(g, name, len);
+}
+
 bool
 proto_grammar_add(struct proto_grammar *g, const struct proto_word *w)
 {
@@ -30,7 +61,7 @@ proto_grammar_add(struct proto_grammar *g, const struct proto_word *w)
 		if ((w->name[i] < 'a' || w->name[i] > 'z') && w->name[i] != '_')
 			return false;
 	letter = (unsigned)(w->name[0] - 'a');
-	if (letter >= 26 || proto_grammar_find(g, w->name, w->len))
+	if (letter >= 26 || grammar_find(g, w->name, w->len))
 		return false;
 	while (g->first[letter][n])
 		n++;
@@ -38,22 +69,6 @@ proto_grammar_add(struct proto_grammar *g, const struct proto_word *w)
 		return false;
 	g->first[letter][n] = w;
 	return true;
-}
-
-const struct proto_word *
-proto_grammar_find(const struct proto_grammar *g, const char *name, size_t len)
-{
-	unsigned letter;
-
-	if (len == 0)
-		return NULL;
-	letter = (unsigned)(unsigned char)name[0] - 'a';
-	if (letter >= 26)
-		return NULL;
-	for (const struct proto_word *const *w = g->first[letter]; *w; w++)
-		if ((*w)->len == len && memcmp((*w)->name, name, len) == 0)
-			return *w;
-	return NULL;
 }
 
 /* ---- the parser's state ------------------------------------------------------ */
@@ -352,7 +367,7 @@ start_stream(struct proto_parser *p, const char *buf, size_t len,
 		;
 	if (pos == len || pos == i)
 		return PROTO_CLOSE;
-	w = proto_grammar_find(p->grammar, buf + i, pos - i);
+	w = grammar_find(p->grammar, buf + i, pos - i);
 	if (!w || (w->syntax != PROTO_SYN_GET && w->syntax != PROTO_SYN_GAT))
 		return PROTO_CLOSE;
 	pos++; /* the blank after the word */
@@ -759,7 +774,7 @@ parse_line(struct proto_parser *p, const char *buf, size_t len,
 	/* no command is shorter than two bytes */
 	if (ntokens < 2 || t[0].len < 2)
 		return req_error(req, PROTO_CMD_ERROR, "ERROR", false);
-	w = proto_grammar_find(p->grammar, t[0].p, t[0].len);
+	w = grammar_find(p->grammar, t[0].p, t[0].len);
 	if (!w) {
 		if (looks_like_http(t, ntokens))
 			return PROTO_CLOSE;
