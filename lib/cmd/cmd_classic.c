@@ -2,8 +2,8 @@
  * Copyright (c) 2026 The segcached authors
  *
  * The classic memcached commands: get/gets/gat/gats, the storage
- * commands, delete, incr/decr, touch, flush_all, shutdown, version and
- * verbosity, quit. Replies are memcached 1.6's, byte for byte; see
+ * commands, delete, incr/decr, touch, flush_all, shutdown, version,
+ * verbosity and quit. Replies are memcached 1.6's, byte for byte; see
  * docs/protocol.md for the few differences and why.
  */
 #include <string.h>
@@ -86,9 +86,7 @@ cmd_exec_store(struct cmd_conn *c, const struct proto_req *req)
 			  req->exptime, mode == ENGINE_CAS ? req->cas : 0, NULL);
 	if (rc == ENGINE_NO_MEMORY && mode == ENGINE_SET)
 		cmd_drop_key(c, req->key, req->klen);
-	reply_status(c, req, rc, "STORED",
-		     CMD_ST(ENGINE_NOT_STORED) | CMD_ST(ENGINE_EXISTS) | CMD_ST(ENGINE_MISS) |
-			     CMD_ST(ENGINE_TOO_LARGE) | CMD_ST(ENGINE_NO_MEMORY));
+	reply_status(c, req, rc, "STORED", CMD_ST_STORE);
 }
 
 /* ---- the other classic commands ------------------------------------------ */

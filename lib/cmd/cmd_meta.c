@@ -2,10 +2,10 @@
  * Copyright (c) 2026 The segcached authors
  *
  * Meta commands (mg, ms, md, ma, me, mn) against the engine, one handler
- * each (cmd_table.c). Return flags are
- * echoed in request order as memcached does. Flags that need per-item state
- * the engine does not keep (last access 'l'; the stale/win tokens behind
- * N, R and I) are handled as docs/protocol.md describes.
+ * each (cmd_table.c). Return flags are echoed in request order as memcached
+ * does. Flags that need per-item state the engine does not keep (last
+ * access 'l'; the stale/win tokens behind N, R and I) are handled as
+ * docs/protocol.md describes.
  */
 #include <string.h>
 
@@ -272,10 +272,7 @@ cmd_exec_ms(struct cmd_conn *c, const struct proto_req *req)
 	 * already did for a too large set) */
 	if ((rc == ENGINE_TOO_LARGE && mode != ENGINE_SET) || rc == ENGINE_NO_MEMORY)
 		cmd_drop_key(c, req->key, req->klen);
-	st = cmd_status_reply(CMD_META, rc,
-			      CMD_ST(ENGINE_OK) | CMD_ST(ENGINE_NOT_STORED) | CMD_ST(ENGINE_EXISTS) |
-				      CMD_ST(ENGINE_MISS) | CMD_ST(ENGINE_TOO_LARGE) |
-				      CMD_ST(ENGINE_NO_MEMORY));
+	st = cmd_status_reply(CMD_META, rc, CMD_ST_STORE);
 	if (st->error) {
 		cmd_reply(c, false, st->line);
 		return;
@@ -327,7 +324,7 @@ cmd_exec_md(struct cmd_conn *c, const struct proto_req *req)
 	}
 	if (rc == ENGINE_OK && m->quiet)
 		return;
-	status_reply(c, req, rc, CMD_ST(ENGINE_OK) | CMD_ST(ENGINE_MISS) | CMD_ST(ENGINE_EXISTS));
+	status_reply(c, req, rc, CMD_ST(ENGINE_MISS) | CMD_ST(ENGINE_EXISTS));
 }
 
 /* ---- ma ------------------------------------------------------------------ */

@@ -77,14 +77,18 @@ extern const struct cmd_def cmd_table[PROTO_CMD_MAX];
 #define CMD_E_NON_NUMERIC "CLIENT_ERROR cannot increment or decrement non-numeric value"
 #define CMD_E_GET_NO_MEMORY "SERVER_ERROR out of memory writing get response"
 
-/* The reply to an engine status, per dialect: classic STORED, NOT_STORED,
- * EXISTS, NOT_FOUND; meta HD, NS, EX, NF (a code the command follows with
- * its return flags); and the error lines, the same in both. A command
- * names the statuses it answers (CMD_ST bits); any other status, or one
- * without a line (classic success is each command's own line), is
- * PROTO_E_BAD_FORMAT, as memcached's fall-through is. */
+/* The reply to an engine status, per dialect (cmd_reply.c): classic
+ * NOT_STORED, EXISTS, NOT_FOUND (success is each command's own line:
+ * STORED, DELETED, ...); meta HD, NS, EX, NF (a code the command follows
+ * with its return flags); and the error lines, the same in both. A command
+ * names the statuses it answers besides success (CMD_ST bits); any other
+ * status is PROTO_E_BAD_FORMAT, as memcached's fall-through is. */
 enum cmd_dialect { CMD_CLASSIC, CMD_META };
 #define CMD_ST(status) (1u << (status))
+/* What a store answers (classic set & co and ms); success always is. */
+#define CMD_ST_STORE                                                               \
+	(CMD_ST(ENGINE_NOT_STORED) | CMD_ST(ENGINE_EXISTS) | CMD_ST(ENGINE_MISS) |  \
+	 CMD_ST(ENGINE_TOO_LARGE) | CMD_ST(ENGINE_NO_MEMORY))
 
 struct cmd_status_reply {
 	const char *line;

@@ -98,6 +98,7 @@ cmd_status_reply(enum cmd_dialect d, enum engine_status rc, unsigned answers)
 {
 	static const struct cmd_status_reply bad_format = { PROTO_E_BAD_FORMAT, true };
 
+	answers |= CMD_ST(ENGINE_OK);
 	if ((unsigned)rc > ENGINE_INVALID || !(answers & CMD_ST(rc)) ||
 	    !status_replies[d][rc].line)
 		return &bad_format;
