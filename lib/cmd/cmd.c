@@ -2,8 +2,9 @@
  * Copyright (c) 2026 The segcached authors
  *
  * The connection object, the request loop and dispatch: each parsed request
- * goes to the file of its role (cmd_classic.c, cmd_meta.c, cmd_stats.c),
- * which writes its replies through cmd_reply.c and reads items through
+ * runs the handler of its row in the command table (cmd_table.c), which
+ * also says whether it is served over UDP and on the admin port. Handlers
+ * write their replies through cmd_reply.c and read items through
  * cmd_fetch.c.
  */
 #include <stdlib.h>
@@ -28,7 +29,7 @@ cmd_conn_create(struct cmd_settings *s, struct engine_worker *w, bool udp)
 	value_max = s->item_max ? s->item_max : 1024 * 1024;
 	if (value_max > INT32_MAX)
 		value_max = INT32_MAX;
-	proto_parser_init(&c->parser, value_max);
+	proto_parser_init(&c->parser, cmd_grammar(), value_max);
 	/* a first guess for the header of the first value */
 	c->last.vlen = 100;
 	c->last.cas = 1;
@@ -66,90 +67,25 @@ cmd_conn_set_admin(struct cmd_conn *c)
 	c->admin = true;
 }
 
+/* Runs req by its row of the command table. A parse error is answered
+ * here, honouring noreply where the command takes it (meta errors are never
+ * quiet), unless the command answers it itself (CMD_F_OWN_ERROR). */
 static void
 exec(struct cmd_conn *c, const struct proto_req *req)
 {
-	switch (req->cmd) {
-	case PROTO_CMD_FLUSH_ALL:
-		cmd_exec_flush_all(c, req);
-		return;
-	case PROTO_CMD_SHUTDOWN:
-		cmd_exec_shutdown(c, req);
-		return;
-	case PROTO_CMD_MS:
-	case PROTO_CMD_MG:
-	case PROTO_CMD_MD:
-	case PROTO_CMD_MA:
-	case PROTO_CMD_ME:
-		if (req->error) {
-			/* meta errors are never quiet */
-			cmd_reply(c, false, req->error);
-			return;
-		}
-		cmd_exec_meta(c, req);
-		return;
-	default:
-		break;
-	}
-	if (req->error) {
-		if (req->cmd >= PROTO_CMD_GET && req->cmd <= PROTO_CMD_GATS)
+	const struct cmd_def *d = &cmd_table[req->cmd];
+
+	if (req->error && !(d->flags & CMD_F_OWN_ERROR)) {
+		/* a get line's error replaces the line's replies */
+		if (d->word.syntax == PROTO_SYN_GET || d->word.syntax == PROTO_SYN_GAT)
 			c->line_mark_valid = false;
-		cmd_reply(c, req->noreply, req->error);
+		cmd_reply(c, req->noreply && (d->flags & CMD_F_NOREPLY), req->error);
 		return;
 	}
-	switch (req->cmd) {
-	case PROTO_CMD_GET:
-	case PROTO_CMD_GETS:
-	case PROTO_CMD_GAT:
-	case PROTO_CMD_GATS:
-		cmd_exec_get(c, req);
-		break;
-	case PROTO_CMD_SET:
-	case PROTO_CMD_ADD:
-	case PROTO_CMD_REPLACE:
-	case PROTO_CMD_APPEND:
-	case PROTO_CMD_PREPEND:
-	case PROTO_CMD_CAS:
-		cmd_exec_store(c, req);
-		break;
-	case PROTO_CMD_DELETE:
-		cmd_exec_delete(c, req);
-		break;
-	case PROTO_CMD_INCR:
-	case PROTO_CMD_DECR:
-		cmd_exec_arith(c, req);
-		break;
-	case PROTO_CMD_TOUCH:
-		cmd_exec_touch(c, req);
-		break;
-	case PROTO_CMD_VERSION:
-		cmd_exec_version(c, req);
-		break;
-	case PROTO_CMD_VERBOSITY:
-		cmd_exec_verbosity(c, req);
-		break;
-	case PROTO_CMD_QUIT:
-		*c->actions |= CMD_ACT_CLOSE;
-		break;
-	case PROTO_CMD_STATS:
-		cmd_exec_stats(c, req);
-		break;
-	case PROTO_CMD_CACHE_MEMLIMIT:
-		cmd_exec_cache_memlimit(c, req);
-		break;
-	case PROTO_CMD_SLABS:
-		cmd_exec_slabs(c, req);
-		break;
-	case PROTO_CMD_LRU_CRAWLER:
-		cmd_exec_lru_crawler(c, req);
-		break;
-	case PROTO_CMD_MN:
-		cmd_exec_meta(c, req);
-		break;
-	default:
+	if (d->exec)
+		d->exec(c, req);
+	else
 		cmd_reply(c, false, "ERROR");
-		break;
-	}
 }
 
 /* Over UDP only reads are served unless --udp-writes: a forged source
@@ -157,20 +93,7 @@ exec(struct cmd_conn *c, const struct proto_req *req)
 static bool
 udp_servable(const struct cmd_conn *c, const struct proto_req *req)
 {
-	if (c->s->udp_writes)
-		return true;
-	switch (req->cmd) {
-	case PROTO_CMD_GET:
-	case PROTO_CMD_GETS:
-	case PROTO_CMD_GAT:
-	case PROTO_CMD_GATS:
-	case PROTO_CMD_MG:
-	case PROTO_CMD_MN:
-	case PROTO_CMD_VERSION:
-		return true;
-	default:
-		return false;
-	}
+	return c->s->udp_writes || (cmd_table[req->cmd].flags & CMD_F_UDP);
 }
 
 /* The admin port serves what an operator needs on a full or misbehaving
@@ -179,20 +102,7 @@ udp_servable(const struct cmd_conn *c, const struct proto_req *req)
 static bool
 admin_servable(const struct proto_req *req)
 {
-	switch (req->cmd) {
-	case PROTO_CMD_ERROR: /* answered with its error, as anywhere */
-	case PROTO_CMD_STATS:
-	case PROTO_CMD_VERSION:
-	case PROTO_CMD_VERBOSITY:
-	case PROTO_CMD_QUIT:
-	case PROTO_CMD_SHUTDOWN:
-	case PROTO_CMD_CACHE_MEMLIMIT:
-	case PROTO_CMD_SLABS:
-	case PROTO_CMD_LRU_CRAWLER:
-		return true;
-	default:
-		return false;
-	}
+	return cmd_table[req->cmd].flags & CMD_F_ADMIN;
 }
 
 /* The datagram's replies went over udp_reply_max: the last request's

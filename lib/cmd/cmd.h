@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
+#include "proto/proto.h"
 #include "proto/proto_out.h"
 
 #ifdef __cplusplus
@@ -172,6 +173,23 @@ void cmd_conn_set_admin(struct cmd_conn *c);
  * (the limit; *actions then has CMD_ACT_CLOSE). *actions is set to 0 first. */
 size_t cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *out,
 		   unsigned *actions);
+
+/* The command table (cmd_table.c): one row per enum proto_cmd with its
+ * name, syntax, handler and these flags. */
+#define CMD_F_UDP       (1u << 0) /* served over UDP without --udp-writes */
+#define CMD_F_ADMIN     (1u << 1) /* served on the admin port */
+#define CMD_F_NOREPLY   (1u << 2) /* takes classic noreply (an error line too) */
+#define CMD_F_WRITE     (1u << 3) /* stores, changes or removes items */
+#define CMD_F_OWN_ERROR (1u << 4) /* the handler answers a parse error itself */
+
+/* The command's name ("get", "cache_memlimit"; "none", "error"), or
+ * "unknown" for a value that is no command. */
+const char *cmd_name(enum proto_cmd cmd);
+/* Its CMD_F_* flags (0 for a value that is no command). */
+unsigned cmd_flags(enum proto_cmd cmd);
+/* The table's command words, for proto_parser_init(); built on first use,
+ * from any thread. */
+const struct proto_grammar *cmd_grammar(void);
 
 /* Current verbosity (the `verbosity` command changes it). */
 int cmd_verbosity(const struct cmd_settings *s);

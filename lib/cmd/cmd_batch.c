@@ -111,7 +111,7 @@ mg_done(struct cmd_conn *c, const struct cmd_batch_entry *e, const struct engine
 		proto_out_commit(out, 2);
 		c->last = *it;
 	} else if (e->meta.value) {
-		cmd_reply(c, false, "SERVER_ERROR out of memory writing get response");
+		cmd_reply(c, false, CMD_E_GET_NO_MEMORY);
 	} else {
 		/* the engine counts a read only when it copies the value */
 		c->w->counters[ENGINE_C_cmd_get]++;

@@ -2,13 +2,23 @@
  * Copyright (c) 2026 The segcached authors
  *
  * The classic memcached commands: get/gets/gat/gats, the storage
- * commands, delete, incr/decr, touch, flush_all, shutdown, version and
- * verbosity. Replies are memcached 1.6's, byte for byte; see
+ * commands, delete, incr/decr, touch, flush_all, shutdown, version,
+ * verbosity and quit. Replies are memcached 1.6's, byte for byte; see
  * docs/protocol.md for the few differences and why.
  */
 #include <string.h>
 
 #include "cmd/cmd_private.h"
+
+/* The classic reply to rc: ok on success, else the status's line when the
+ * command answers it (answers, CMD_ST bits), else PROTO_E_BAD_FORMAT. */
+static void
+reply_status(struct cmd_conn *c, const struct proto_req *req, enum engine_status rc,
+	     const char *ok, unsigned answers)
+{
+	cmd_reply(c, req->noreply,
+		  rc == ENGINE_OK ? ok : cmd_status_reply(CMD_CLASSIC, rc, answers)->line);
+}
 
 /* ---- get, gets, gat, gats -------------------------------------------------- */
 
@@ -69,36 +79,14 @@ cmd_exec_store(struct cmd_conn *c, const struct proto_req *req)
 		c->w->counters[ENGINE_C_set_too_large]++;
 		if (mode == ENGINE_SET)
 			cmd_drop_key(c, req->key, req->klen);
-		cmd_reply(c, req->noreply, "SERVER_ERROR object too large for cache");
+		cmd_reply(c, req->noreply, CMD_E_TOO_LARGE);
 		return;
 	}
 	rc = engine_store(c->w, mode, req->key, req->klen, req->value, req->vlen, req->flags,
 			  req->exptime, mode == ENGINE_CAS ? req->cas : 0, NULL);
-	switch (rc) {
-	case ENGINE_OK:
-		cmd_reply(c, req->noreply, "STORED");
-		break;
-	case ENGINE_NOT_STORED:
-		cmd_reply(c, req->noreply, "NOT_STORED");
-		break;
-	case ENGINE_EXISTS:
-		cmd_reply(c, req->noreply, "EXISTS");
-		break;
-	case ENGINE_MISS:
-		cmd_reply(c, req->noreply, "NOT_FOUND");
-		break;
-	case ENGINE_TOO_LARGE:
-		cmd_reply(c, req->noreply, "SERVER_ERROR object too large for cache");
-		break;
-	case ENGINE_NO_MEMORY:
-		if (mode == ENGINE_SET)
-			cmd_drop_key(c, req->key, req->klen);
-		cmd_reply(c, req->noreply, "SERVER_ERROR out of memory storing object");
-		break;
-	default:
-		cmd_reply(c, req->noreply, "CLIENT_ERROR bad command line format");
-		break;
-	}
+	if (rc == ENGINE_NO_MEMORY && mode == ENGINE_SET)
+		cmd_drop_key(c, req->key, req->klen);
+	reply_status(c, req, rc, "STORED", CMD_ST_STORE);
 }
 
 /* ---- the other classic commands ------------------------------------------ */
@@ -106,32 +94,24 @@ cmd_exec_store(struct cmd_conn *c, const struct proto_req *req)
 void
 cmd_exec_arith(struct cmd_conn *c, const struct proto_req *req)
 {
+	enum engine_status rc;
 	uint64_t v;
 	char num[24];
 	size_t n;
 
-	switch (engine_arith(c->w, req->key, req->klen, req->cmd == PROTO_CMD_INCR, req->delta,
-			     &v, NULL)) {
-	case ENGINE_OK:
+	rc = engine_arith(c->w, req->key, req->klen, req->cmd == PROTO_CMD_INCR, req->delta, &v,
+			  NULL);
+	if (rc == ENGINE_OK) {
 		if (req->noreply)
-			break;
+			return;
 		n = proto_u64_to_dec(v, num);
 		memcpy(num + n, "\r\n", 2);
 		cmd_put(c, num, n + 2);
-		break;
-	case ENGINE_MISS:
-		cmd_reply(c, req->noreply, "NOT_FOUND");
-		break;
-	case ENGINE_NON_NUMERIC:
-		cmd_reply(c, req->noreply,
-			  "CLIENT_ERROR cannot increment or decrement non-numeric value");
-		break;
-	case ENGINE_NO_MEMORY:
-		cmd_reply(c, req->noreply, "SERVER_ERROR out of memory");
-		break;
-	default:
-		cmd_reply(c, req->noreply, "CLIENT_ERROR bad command line format");
-		break;
+	} else if (rc == ENGINE_NO_MEMORY) {
+		/* memcached's incr and decr say only "out of memory" */
+		cmd_reply(c, req->noreply, CMD_E_NO_MEMORY);
+	} else {
+		reply_status(c, req, rc, NULL, CMD_ST(ENGINE_MISS) | CMD_ST(ENGINE_NON_NUMERIC));
 	}
 }
 
@@ -173,38 +153,18 @@ cmd_exec_shutdown(struct cmd_conn *c, const struct proto_req *req)
 void
 cmd_exec_delete(struct cmd_conn *c, const struct proto_req *req)
 {
-	switch (engine_delete(c->w, req->key, req->klen, 0)) {
-	case ENGINE_OK:
-		cmd_reply(c, req->noreply, "DELETED");
-		break;
-	case ENGINE_MISS:
-		cmd_reply(c, req->noreply, "NOT_FOUND");
-		break;
-	default:
-		cmd_reply(c, req->noreply, "CLIENT_ERROR bad command line format");
-		break;
-	}
+	reply_status(c, req, engine_delete(c->w, req->key, req->klen, 0), "DELETED",
+		     CMD_ST(ENGINE_MISS));
 }
 
 void
 cmd_exec_touch(struct cmd_conn *c, const struct proto_req *req)
 {
-	switch (engine_touch(c->w, req->key, req->klen, req->exptime)) {
-	case ENGINE_OK:
-		cmd_reply(c, req->noreply, "TOUCHED");
-		break;
-	case ENGINE_MISS:
-		cmd_reply(c, req->noreply, "NOT_FOUND");
-		break;
-	case ENGINE_NO_MEMORY:
-		/* segcache moves a touched item to its new TTL bucket's segment:
-		 * with eviction off and the heap full there is nowhere to put it */
-		cmd_reply(c, req->noreply, "SERVER_ERROR out of memory storing object");
-		break;
-	default:
-		cmd_reply(c, req->noreply, "CLIENT_ERROR bad command line format");
-		break;
-	}
+	/* ENGINE_NO_MEMORY: segcache moves a touched item to its new TTL
+	 * bucket's segment; with eviction off and the heap full there is
+	 * nowhere to put it */
+	reply_status(c, req, engine_touch(c->w, req->key, req->klen, req->exptime), "TOUCHED",
+		     CMD_ST(ENGINE_MISS) | CMD_ST(ENGINE_NO_MEMORY));
 }
 
 void
@@ -225,4 +185,11 @@ cmd_exec_verbosity(struct cmd_conn *c, const struct proto_req *req)
 
 	__atomic_store_n(&c->rt->verbosity_plus1, (int)level + 1, __ATOMIC_RELAXED);
 	cmd_reply(c, req->noreply, "OK");
+}
+
+void
+cmd_exec_quit(struct cmd_conn *c, const struct proto_req *req)
+{
+	(void)req;
+	*c->actions |= CMD_ACT_CLOSE;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * Meta commands (mg, ms, md, ma, me, mn) against the engine. Return flags are
- * echoed in request order as memcached does. Flags that need per-item state
- * the engine does not keep (last access 'l'; the stale/win tokens behind
- * N, R and I) are handled as docs/protocol.md describes.
+ * Meta commands (mg, ms, md, ma, me, mn) against the engine, one handler
+ * each (cmd_table.c). Return flags are echoed in request order as memcached
+ * does. Flags that need per-item state the engine does not keep (last
+ * access 'l'; the stale/win tokens behind N, R and I) are handled as
+ * docs/protocol.md describes.
  */
 #include <string.h>
 
@@ -87,6 +88,20 @@ status_line(struct cmd_conn *c, const struct proto_req *req, const char *code)
 	cmd_meta_status(c, &req->meta, req->key, req->klen, code);
 }
 
+/* The reply to an engine status: its code with O and k echoed, or its
+ * error line (never quiet). */
+static void
+status_reply(struct cmd_conn *c, const struct proto_req *req, enum engine_status rc,
+	     unsigned answers)
+{
+	const struct cmd_status_reply *st = cmd_status_reply(CMD_META, rc, answers);
+
+	if (st->error)
+		cmd_reply(c, false, st->line);
+	else
+		status_line(c, req, st->line);
+}
+
 /* ---- mg ------------------------------------------------------------------ */
 
 size_t
@@ -155,8 +170,8 @@ ttl_before_touch(const struct proto_meta *m)
 	return false;
 }
 
-static void
-exec_mg(struct cmd_conn *c, const struct proto_req *req)
+void
+cmd_exec_mg(struct cmd_conn *c, const struct proto_req *req)
 {
 	const struct proto_meta *m = &req->meta;
 	int64_t touch = m->has_ttl ? m->ttl : ENGINE_NO_TOUCH;
@@ -182,7 +197,7 @@ exec_mg(struct cmd_conn *c, const struct proto_req *req)
 		gap = mg_header(hdr, req, &c->last, now);
 	rc = cmd_fetch(c, req->key, req->klen, touch, gap, m->value, &it);
 	if (rc < 0) {
-		cmd_reply(c, false, "SERVER_ERROR out of memory writing get response");
+		cmd_reply(c, false, CMD_E_GET_NO_MEMORY);
 		return;
 	}
 	if (rc == ENGINE_MISS) {
@@ -191,7 +206,7 @@ exec_mg(struct cmd_conn *c, const struct proto_req *req)
 		return;
 	}
 	if (rc != ENGINE_OK) {
-		cmd_reply(c, false, "CLIENT_ERROR bad command line format");
+		cmd_reply(c, false, PROTO_E_BAD_FORMAT);
 		return;
 	}
 	if (old_ttl)
@@ -212,14 +227,14 @@ exec_mg(struct cmd_conn *c, const struct proto_req *req)
 
 /* ---- ms ------------------------------------------------------------------ */
 
-static void
-exec_ms(struct cmd_conn *c, const struct proto_req *req)
+void
+cmd_exec_ms(struct cmd_conn *c, const struct proto_req *req)
 {
 	const struct proto_meta *m = &req->meta;
 	enum engine_store_mode mode = ENGINE_SET;
 	uint64_t cas_in = m->has_cas ? m->cas : 0, cas_out = 0;
+	const struct cmd_status_reply *st;
 	char line[CMD_HDR_MAX];
-	const char *code;
 	size_t n = 2;
 	enum engine_status rc;
 
@@ -247,42 +262,24 @@ exec_ms(struct cmd_conn *c, const struct proto_req *req)
 		c->w->counters[ENGINE_C_cmd_set]++;
 		c->w->counters[ENGINE_C_set_too_large]++;
 		cmd_drop_key(c, req->key, req->klen);
-		cmd_reply(c, false, "SERVER_ERROR object too large for cache");
+		cmd_reply(c, false, CMD_E_TOO_LARGE);
 		return;
 	}
 	/* append/prepend with a C token: the engine compares atomically */
 	rc = engine_store(c->w, mode, req->key, req->klen, req->value, req->vlen,
 			  m->client_flags, m->has_ttl ? m->ttl : 0, cas_in, &cas_out);
-	switch (rc) {
-	case ENGINE_OK:
-		if (m->quiet)
-			return;
-		code = "HD";
-		break;
-	case ENGINE_NOT_STORED:
-		code = "NS";
-		break;
-	case ENGINE_EXISTS:
-		code = "EX";
-		break;
-	case ENGINE_MISS:
-		code = "NF";
-		break;
-	case ENGINE_TOO_LARGE:
-		/* memcached drops the old value whatever the mode */
-		if (mode != ENGINE_SET)
-			cmd_drop_key(c, req->key, req->klen);
-		cmd_reply(c, false, "SERVER_ERROR object too large for cache");
-		return;
-	case ENGINE_NO_MEMORY:
+	/* memcached drops the old value whatever the mode (the engine
+	 * already did for a too large set) */
+	if ((rc == ENGINE_TOO_LARGE && mode != ENGINE_SET) || rc == ENGINE_NO_MEMORY)
 		cmd_drop_key(c, req->key, req->klen);
-		cmd_reply(c, false, "SERVER_ERROR out of memory storing object");
-		return;
-	default:
-		cmd_reply(c, false, "CLIENT_ERROR bad command line format");
+	st = cmd_status_reply(CMD_META, rc, CMD_ST_STORE);
+	if (st->error) {
+		cmd_reply(c, false, st->line);
 		return;
 	}
-	memcpy(line, code, 2);
+	if (rc == ENGINE_OK && m->quiet)
+		return;
+	memcpy(line, st->line, 2);
 	for (unsigned i = 0; i < m->norder; i++) {
 		switch (m->order[i]) {
 		case 'O':
@@ -305,8 +302,8 @@ exec_ms(struct cmd_conn *c, const struct proto_req *req)
 
 /* ---- md ------------------------------------------------------------------ */
 
-static void
-exec_md(struct cmd_conn *c, const struct proto_req *req)
+void
+cmd_exec_md(struct cmd_conn *c, const struct proto_req *req)
 {
 	const struct proto_meta *m = &req->meta;
 	enum engine_status rc;
@@ -325,22 +322,9 @@ exec_md(struct cmd_conn *c, const struct proto_req *req)
 		 * so clients refetch instead of serving it stale */
 		rc = engine_delete(c->w, req->key, req->klen, m->has_cas ? m->cas : 0);
 	}
-	switch (rc) {
-	case ENGINE_OK:
-		if (m->quiet)
-			return;
-		status_line(c, req, "HD");
-		break;
-	case ENGINE_MISS:
-		status_line(c, req, "NF");
-		break;
-	case ENGINE_EXISTS:
-		status_line(c, req, "EX");
-		break;
-	default:
-		cmd_reply(c, false, "CLIENT_ERROR bad command line format");
-		break;
-	}
+	if (rc == ENGINE_OK && m->quiet)
+		return;
+	status_reply(c, req, rc, CMD_ST(ENGINE_MISS) | CMD_ST(ENGINE_EXISTS));
 }
 
 /* ---- ma ------------------------------------------------------------------ */
@@ -387,8 +371,8 @@ arith_cas(struct cmd_conn *c, const struct proto_req *req, bool incr,
 	return rc;
 }
 
-static void
-exec_ma(struct cmd_conn *c, const struct proto_req *req)
+void
+cmd_exec_ma(struct cmd_conn *c, const struct proto_req *req)
 {
 	const struct proto_meta *m = &req->meta;
 	bool incr = m->mode != 'D' && m->mode != '-';
@@ -419,23 +403,14 @@ exec_ma(struct cmd_conn *c, const struct proto_req *req)
 			return;
 		}
 	}
-	switch (rc) {
-	case ENGINE_OK:
-		break;
-	case ENGINE_MISS:
-		status_line(c, req, "NF");
+	if (rc == ENGINE_NO_MEMORY) {
+		/* as incr and decr say it */
+		cmd_reply(c, false, CMD_E_NO_MEMORY);
 		return;
-	case ENGINE_EXISTS:
-		status_line(c, req, "EX");
-		return;
-	case ENGINE_NON_NUMERIC:
-		cmd_reply(c, false, "CLIENT_ERROR cannot increment or decrement non-numeric value");
-		return;
-	case ENGINE_NO_MEMORY:
-		cmd_reply(c, false, "SERVER_ERROR out of memory");
-		return;
-	default:
-		cmd_reply(c, false, "CLIENT_ERROR bad command line format");
+	}
+	if (rc != ENGINE_OK) {
+		status_reply(c, req, rc,
+			     CMD_ST(ENGINE_MISS) | CMD_ST(ENGINE_EXISTS) | CMD_ST(ENGINE_NON_NUMERIC));
 		return;
 	}
 
@@ -495,8 +470,8 @@ exec_ma(struct cmd_conn *c, const struct proto_req *req)
 
 /* ---- me ------------------------------------------------------------------ */
 
-static void
-exec_me(struct cmd_conn *c, const struct proto_req *req)
+void
+cmd_exec_me(struct cmd_conn *c, const struct proto_req *req)
 {
 	char line[CMD_HDR_MAX + 128];
 	struct engine_item it;
@@ -540,30 +515,11 @@ exec_me(struct cmd_conn *c, const struct proto_req *req)
 	cmd_put(c, line, n + 2);
 }
 
+/* ---- mn ------------------------------------------------------------------ */
+
 void
-cmd_exec_meta(struct cmd_conn *c, const struct proto_req *req)
+cmd_exec_mn(struct cmd_conn *c, const struct proto_req *req)
 {
-	switch (req->cmd) {
-	case PROTO_CMD_MG:
-		exec_mg(c, req);
-		break;
-	case PROTO_CMD_MS:
-		exec_ms(c, req);
-		break;
-	case PROTO_CMD_MD:
-		exec_md(c, req);
-		break;
-	case PROTO_CMD_MA:
-		exec_ma(c, req);
-		break;
-	case PROTO_CMD_ME:
-		exec_me(c, req);
-		break;
-	case PROTO_CMD_MN:
-		cmd_put(c, "MN\r\n", 4);
-		break;
-	default:
-		cmd_reply(c, false, "ERROR");
-		break;
-	}
+	(void)req;
+	cmd_put(c, "MN\r\n", 4);
 }

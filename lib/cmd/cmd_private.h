@@ -2,14 +2,19 @@
  * Copyright (c) 2026 The segcached authors
  *
  * lib/cmd internals, the one header every file of lib/cmd includes:
- *   cmd.c          the connection, the request loop and dispatch
- *   cmd_reply.c    composing replies (cmd_put, cmd_reply, cmd_fail)
+ *   cmd_table.c    the command table: one row per command (name, syntax,
+ *                  handler, flags)
+ *   cmd.c          the connection, the request loop and dispatch by the table
+ *   cmd_reply.c    composing replies (cmd_put, cmd_reply, cmd_fail) and the
+ *                  engine status -> reply line tables of both dialects
  *   cmd_fetch.c    engine and settings access (cmd_fetch, cmd_drop_key, cmd_now)
  *   cmd_classic.c  the classic commands (cmd_exec_get, cmd_exec_store, ...)
- *   cmd_meta.c     the meta commands (cmd_exec_meta)
+ *   cmd_meta.c     the meta commands (cmd_exec_mg, cmd_exec_ms, ...)
  *   cmd_stats.c    stats and its subcommands (cmd_exec_stats)
  *   cmd_admin.c    cache_memlimit, slabs, lru_crawler (memcached's administration)
  *   cmd_batch.c    consecutive get/gets keys run as one engine_get_batch()
+ *   cmd_session.c  a connection's reading and writing deadlines (cmd_session.h)
+ *   cmd_hint.c     the keys of get lines for engine_prefetch() (cmd_hint_keys)
  * Calls run one way only: cmd.c -> the command files -> the helpers.
  */
 #ifndef SEGCACHED_CMD_PRIVATE_H
@@ -47,7 +52,51 @@ struct cmd_conn {
 	struct engine_item last;
 };
 
+/* ---- the command table (cmd_table.c) ---- */
+
+typedef void cmd_handler(struct cmd_conn *c, const struct proto_req *req);
+
+struct cmd_def {
+	struct proto_word word;  /* name, syntax and token counts: the parser's */
+	/* runs a request that parsed (or, with CMD_F_OWN_ERROR, any);
+	 * NULL: the command is only ever an error (PROTO_CMD_ERROR) */
+	cmd_handler *exec;
+	unsigned flags;          /* CMD_F_* (cmd.h) */
+};
+
+/* Indexed by enum proto_cmd; every value has its row. */
+extern const struct cmd_def cmd_table[PROTO_CMD_MAX];
+
 /* ---- replies (cmd_reply.c) ---- */
+
+/* Error lines that more than one command writes (with
+ * PROTO_E_BAD_FORMAT, proto.h). */
+#define CMD_E_TOO_LARGE "SERVER_ERROR object too large for cache"
+#define CMD_E_NO_MEMORY_STORING "SERVER_ERROR out of memory storing object"
+#define CMD_E_NO_MEMORY "SERVER_ERROR out of memory" /* incr, decr, ma */
+#define CMD_E_NON_NUMERIC "CLIENT_ERROR cannot increment or decrement non-numeric value"
+#define CMD_E_GET_NO_MEMORY "SERVER_ERROR out of memory writing get response"
+
+/* The reply to an engine status, per dialect (cmd_reply.c): classic
+ * NOT_STORED, EXISTS, NOT_FOUND (success is each command's own line:
+ * STORED, DELETED, ...); meta HD, NS, EX, NF (a code the command follows
+ * with its return flags); and the error lines, the same in both. A command
+ * names the statuses it answers besides success (CMD_ST bits); any other
+ * status is PROTO_E_BAD_FORMAT, as memcached's fall-through is. */
+enum cmd_dialect { CMD_CLASSIC, CMD_META };
+#define CMD_ST(status) (1u << (status))
+/* What a store answers (classic set & co and ms); success always is. */
+#define CMD_ST_STORE                                                               \
+	(CMD_ST(ENGINE_NOT_STORED) | CMD_ST(ENGINE_EXISTS) | CMD_ST(ENGINE_MISS) |  \
+	 CMD_ST(ENGINE_TOO_LARGE) | CMD_ST(ENGINE_NO_MEMORY))
+
+struct cmd_status_reply {
+	const char *line;
+	bool error;  /* an error line: meta never hides it (q) nor echoes flags */
+};
+
+const struct cmd_status_reply *cmd_status_reply(enum cmd_dialect d, enum engine_status rc,
+						unsigned answers);
 
 /* Appends a line unless the request is noreply. A full output buffer is
  * fatal for the connection (CMD_ACT_CLOSE). */
@@ -84,8 +133,10 @@ void cmd_drop_key(struct cmd_conn *c, const char *key, size_t klen);
 
 /* ---- the commands, called by cmd.c's dispatch ---- */
 
-/* Classic commands (cmd_classic.c); req->error is handled by the caller
- * except by flush_all and shutdown, which answer it themselves. */
+/* The handlers, one per row of cmd_table (or per group of rows); a request
+ * with req->error never reaches them unless their row has CMD_F_OWN_ERROR. */
+
+/* Classic commands (cmd_classic.c). */
 void cmd_exec_get(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_store(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_delete(struct cmd_conn *c, const struct proto_req *req);
@@ -95,12 +146,13 @@ void cmd_exec_flush_all(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_shutdown(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_version(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_verbosity(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_quit(struct cmd_conn *c, const struct proto_req *req);
 
 /* Batched gets (cmd_batch.c): cmd_process() queues the keys of
  * consecutive get, gets and plain mg requests (of one line or of pipelined
  * lines) and runs them with one engine_get_batch(), so their cache misses
  * overlap. The replies are byte for byte those of cmd_exec_get() and
- * cmd_exec_meta() one key at a time, and so is where the request loop
+ * cmd_exec_mg() one key at a time, and so is where the request loop
  * stops: each queued key
  * remembers the input offset and parser state after it, and a batch that
  * must stop early (the output reached its backpressure mark, or an
@@ -141,7 +193,12 @@ bool cmd_batch_add(struct cmd_conn *c, struct cmd_batch *b, const struct proto_r
 enum cmd_batch_result cmd_batch_run(struct cmd_conn *c, struct cmd_batch *b, size_t *done);
 
 /* mg, ms, md, ma, me, mn (cmd_meta.c) */
-void cmd_exec_meta(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_mg(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_ms(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_md(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_ma(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_me(struct cmd_conn *c, const struct proto_req *req);
+void cmd_exec_mn(struct cmd_conn *c, const struct proto_req *req);
 /* The header of an mg hit: "VA <bytes>" or "HD", then the return flags of
  * m in request order, "\r\n"; returns its length (at most CMD_HDR_MAX). */
 size_t cmd_mg_header(char *h, const struct proto_meta *m, const char *key, size_t klen,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * Composing replies into the connection's output buffer. Every command
- * file writes its replies through these, so a full buffer is handled the
- * same way everywhere: the connection is closed (CMD_ACT_CLOSE).
+ * Composing replies into the connection's output buffer, and the line
+ * each dialect answers an engine status with. Every command file writes its
+ * replies through these, so a full buffer is handled the same way
+ * everywhere: the connection is closed (CMD_ACT_CLOSE).
  */
 #include <string.h>
 
@@ -69,5 +70,37 @@ cmd_get_failed(struct cmd_conn *c)
 	if (c->line_mark_valid)
 		proto_out_truncate(c->out, c->line_mark);
 	proto_parser_abort_line(&c->parser);
-	cmd_reply(c, false, "SERVER_ERROR out of memory writing get response");
+	cmd_reply(c, false, CMD_E_GET_NO_MEMORY);
+}
+
+/* memcached 1.6's lines for an engine status; classic success is the
+ * command's own (STORED, DELETED, TOUCHED, a number). */
+#define ERROR_LINES                                                                	[ENGINE_TOO_LARGE] = { CMD_E_TOO_LARGE, true },                            	[ENGINE_NO_MEMORY] = { CMD_E_NO_MEMORY_STORING, true },                    	[ENGINE_NON_NUMERIC] = { CMD_E_NON_NUMERIC, true }
+
+static const struct cmd_status_reply status_replies[][ENGINE_INVALID + 1] = {
+	[CMD_CLASSIC] = {
+		[ENGINE_NOT_STORED] = { "NOT_STORED", false },
+		[ENGINE_EXISTS] = { "EXISTS", false },
+		[ENGINE_MISS] = { "NOT_FOUND", false },
+		ERROR_LINES,
+	},
+	[CMD_META] = {
+		[ENGINE_OK] = { "HD", false },
+		[ENGINE_NOT_STORED] = { "NS", false },
+		[ENGINE_EXISTS] = { "EX", false },
+		[ENGINE_MISS] = { "NF", false },
+		ERROR_LINES,
+	},
+};
+
+const struct cmd_status_reply *
+cmd_status_reply(enum cmd_dialect d, enum engine_status rc, unsigned answers)
+{
+	static const struct cmd_status_reply bad_format = { PROTO_E_BAD_FORMAT, true };
+
+	answers |= CMD_ST(ENGINE_OK);
+	if ((unsigned)rc > ENGINE_INVALID || !(answers & CMD_ST(rc)) ||
+	    !status_replies[d][rc].line)
+		return &bad_format;
+	return &status_replies[d][rc];
 }

@@ -6,6 +6,9 @@
  * response buffer with composer helpers (proto_out.h) and the UDP frame
  * header (proto_udp.h). Knows nothing of storage: lib/cmd executes what the
  * parser returns. docs/protocol.md lists every command, flag and difference.
+ * lib/proto knows each syntax (enum proto_syntax); which words are commands
+ * and which syntax each has comes from lib/cmd's command table, given to the
+ * parser as a struct proto_grammar.
  *
  * Parser contract: the caller keeps a byte stream; proto_parse() looks at
  * the unconsumed bytes from their start, returns at most one request and
@@ -39,6 +42,10 @@ extern "C" {
 #define PROTO_OPAQUE_MAX 32
 /* base64 text of a key of at most PROTO_KEY_MAX bytes decodes to this. */
 #define PROTO_BINKEY_MAX (PROTO_KEY_MAX / 4 * 3)
+
+/* memcached's reply to a malformed line, written by the parser and by
+ * lib/cmd alike (a literal, so that longer lines can be built on it). */
+#define PROTO_E_BAD_FORMAT "CLIENT_ERROR bad command line format"
 
 enum proto_cmd {
 	PROTO_CMD_NONE = 0,
@@ -95,6 +102,59 @@ enum proto_sub {
 	PROTO_SUB_LRU_SLEEP,          /* num[0] microseconds */
 	PROTO_SUB_STATS_CACHEDUMP,    /* num[0] class, num[1] limit */
 };
+
+/* The shapes of command line the parser knows; a command word names one
+ * (struct proto_word). Adding a command with a new shape adds a value here
+ * and its parse function in proto_parse.c. */
+enum proto_syntax {
+	PROTO_SYN_NONE = 0,    /* not a command word (PROTO_CMD_NONE, PROTO_CMD_ERROR) */
+	PROTO_SYN_GET,         /* <cmd> <key>*: one request per key */
+	PROTO_SYN_GAT,         /* <cmd> <exptime> <key>*: the same, touching */
+	PROTO_SYN_STORE,       /* <cmd> <key> <flags> <exptime> <bytes> [noreply], data */
+	PROTO_SYN_CAS,         /* the same with <cas unique> after <bytes> */
+	PROTO_SYN_DELETE,      /* <cmd> <key> [0] [noreply] */
+	PROTO_SYN_ARITH,       /* <cmd> <key> <delta> [noreply] */
+	PROTO_SYN_TOUCH,       /* <cmd> <key> <exptime> [noreply] */
+	PROTO_SYN_FLUSH_ALL,   /* <cmd> [delay] [noreply] */
+	PROTO_SYN_VERBOSITY,   /* <cmd> <level> [noreply] */
+	PROTO_SYN_SHUTDOWN,    /* <cmd> [graceful] */
+	PROTO_SYN_STATS,       /* <cmd> [arg ...]; stats cachedump <class> <limit> */
+	PROTO_SYN_BARE,        /* <cmd>: the rest of the line is ignored */
+	PROTO_SYN_CACHE_MEMLIMIT, /* <cmd> <megabytes> [noreply] */
+	PROTO_SYN_SLABS,       /* <cmd> reassign|automove ... (req.sub) */
+	PROTO_SYN_LRU_CRAWLER, /* <cmd> crawl|metadump|tocrawl|sleep|enable|disable ... */
+	PROTO_SYN_META,        /* mg, ms, md, ma: <cmd> <key> [<datalen>] <flags>* */
+	PROTO_SYN_ME,          /* <cmd> <key> [b] */
+};
+
+/* A command word: what the parser needs to know of a command. lib/cmd's
+ * command table (cmd_table.c) holds one per command, and gives them to the
+ * parser as a struct proto_grammar. */
+struct proto_word {
+	const char *name;
+	uint8_t len;               /* strlen(name) */
+	enum proto_cmd cmd;
+	enum proto_syntax syntax;
+	/* memcached's token counts (the terminal token included) outside
+	 * which the line is answered ERROR; max 0: no limit */
+	uint8_t tokens_min, tokens_max;
+};
+
+/* The command words by their first letter (a to z), each list ended by a
+ * NULL: a command line costs one list of a few words, as memcached's
+ * dispatch on the first character does. */
+#define PROTO_GRAMMAR_LETTER_MAX 8
+struct proto_grammar {
+	const struct proto_word *first[26][PROTO_GRAMMAR_LETTER_MAX + 1];
+};
+
+/* Adds a word (kept by pointer); false when its name is not at least two
+ * of a-z and '_' starting with a letter, is already there, or its letter
+ * is full. */
+bool proto_grammar_add(struct proto_grammar *g, const struct proto_word *w);
+/* The word named by the len bytes at name, or NULL. */
+const struct proto_word *proto_grammar_find(const struct proto_grammar *g, const char *name,
+					    size_t len);
 
 enum proto_status {
 	PROTO_REQ,       /* *req holds one request */
@@ -181,20 +241,25 @@ enum proto_parse_state {
 };
 
 struct proto_parser {
-	/* configuration: a storage value larger than this is refused with
-	 * too_large and swallowed without being buffered */
+	/* configuration: the command words, and a storage value larger than
+	 * value_max is refused with too_large and swallowed without being
+	 * buffered */
+	const struct proto_grammar *grammar;
 	size_t value_max;
 	/* state */
 	enum proto_parse_state state;
 	size_t need;             /* PS_DATA: bytes from the request start */
 	uint64_t swallow;        /* PS_SWALLOW: bytes left to discard */
 	enum proto_cmd mget_cmd; /* PS_MULTIGET */
+	bool mget_touch;         /* a PROTO_SYN_GAT line */
 	int64_t mget_exptime;
 	bool mget_any;           /* a key was seen on this line */
 	bool mget_end_pending;   /* streaming line: rest after a NUL is ignored */
 };
 
-void proto_parser_init(struct proto_parser *p, size_t value_max);
+/* g (not NULL) gives the command words; it must outlive the parser. */
+void proto_parser_init(struct proto_parser *p, const struct proto_grammar *g,
+		       size_t value_max);
 /* Forgets any partial state (a UDP datagram boundary). */
 void proto_parser_reset(struct proto_parser *p);
 /* Abandons the current get line: the rest of it is discarded without a
@@ -206,8 +271,6 @@ void proto_parser_abort_line(struct proto_parser *p);
  * PROTO_NEED_MORE (bytes of a swallowed data block) and PROTO_CLOSE. */
 enum proto_status proto_parse(struct proto_parser *p, const char *buf, size_t len,
 			      struct proto_req *req, size_t *consumed);
-
-const char *proto_cmd_name(enum proto_cmd cmd);
 
 /* Numbers as memcached's safe_strtol/ul/ull read them (including their
  * quirks: leading blanks, a sign, trailing blanks, 32-bit truncation). */

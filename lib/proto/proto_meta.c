@@ -13,7 +13,7 @@
 #include "proto/proto.h"
 #include "proto/proto_private.h"
 
-static const char bad_format[] = "CLIENT_ERROR bad command line format";
+static const char bad_format[] = PROTO_E_BAD_FORMAT;
 static const char bad_token[] = "CLIENT_ERROR bad token in command line format";
 
 static enum proto_status
@@ -158,14 +158,14 @@ opaque_too_long(const struct proto_meta *m)
 	return m->opaque_len > PROTO_OPAQUE_MAX;
 }
 
-static enum proto_status
-parse_me(const struct proto_tok *t, size_t ntokens,
-	 struct proto_req *req)
+enum proto_status
+proto_parse_me(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
+	       struct proto_req *req)
 {
 	if (ntokens < 3 || t[1].len > PROTO_KEY_MAX)
-		return meta_error(req, PROTO_CMD_ME, bad_format);
+		return meta_error(req, cmd, bad_format);
 	memset(req, 0, offsetof(struct proto_req, keybuf));
-	req->cmd = PROTO_CMD_ME;
+	req->cmd = cmd;
 	req->key = t[1].p;
 	req->klen = t[1].len;
 	/* only "me <key> b" is looked at; other tokens are ignored */
@@ -173,7 +173,7 @@ parse_me(const struct proto_tok *t, size_t ntokens,
 		size_t n = proto_base64_decode(t[1].p, t[1].len, req->keybuf, sizeof(req->keybuf));
 
 		if (n == 0)
-			return meta_error(req, PROTO_CMD_ME, bad_format);
+			return meta_error(req, cmd, bad_format);
 		req->key = req->keybuf;
 		req->klen = n;
 		req->meta.base64 = true;
@@ -206,8 +206,6 @@ proto_parse_meta(struct proto_parser *p, enum proto_cmd cmd,
 	const char *err;
 
 	*consumed = line_len;
-	if (cmd == PROTO_CMD_ME)
-		return parse_me(t, ntokens, req);
 	if (ntokens < 3)
 		return meta_error(req, PROTO_CMD_ERROR, "ERROR");
 	if (t[1].len > PROTO_KEY_MAX)

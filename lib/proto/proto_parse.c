@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * The request parser: command lines, storage data blocks, get lines one
- * key at a time, and the states that carry over between calls (a data
- * block still arriving, a refused block being swallowed, a long get line
- * being streamed). Replies to malformed input are memcached 1.6's, byte for
- * byte, including which error wins when several apply and which bytes are
- * skipped afterwards. Meta command flags are in proto_meta.c.
+ * The request parser: command lines (the word looked up in the grammar
+ * that lib/cmd's command table gives, then parsed by its syntax), storage
+ * data blocks, get lines one key at a time, and the states that carry over
+ * between calls (a data block still arriving, a refused block being
+ * swallowed, a long get line being streamed). Replies to malformed input
+ * are memcached 1.6's, byte for byte, including which error wins when
+ * several apply and which bytes are skipped afterwards. Meta command flags
+ * are in proto_meta.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,44 +16,75 @@
 #include "proto/proto.h"
 #include "proto/proto_private.h"
 
-static const char *const cmd_names[PROTO_CMD_MAX] = {
-	[PROTO_CMD_NONE] = "none",	   [PROTO_CMD_ERROR] = "error",
-	[PROTO_CMD_GET] = "get",	   [PROTO_CMD_GETS] = "gets",
-	[PROTO_CMD_GAT] = "gat",	   [PROTO_CMD_GATS] = "gats",
-	[PROTO_CMD_SET] = "set",	   [PROTO_CMD_ADD] = "add",
-	[PROTO_CMD_REPLACE] = "replace",   [PROTO_CMD_APPEND] = "append",
-	[PROTO_CMD_PREPEND] = "prepend",   [PROTO_CMD_CAS] = "cas",
-	[PROTO_CMD_DELETE] = "delete",	   [PROTO_CMD_INCR] = "incr",
-	[PROTO_CMD_DECR] = "decr",	   [PROTO_CMD_TOUCH] = "touch",
-	[PROTO_CMD_FLUSH_ALL] = "flush_all", [PROTO_CMD_VERSION] = "version",
-	[PROTO_CMD_VERBOSITY] = "verbosity", [PROTO_CMD_QUIT] = "quit",
-	[PROTO_CMD_STATS] = "stats",	   [PROTO_CMD_SHUTDOWN] = "shutdown",
-	[PROTO_CMD_CACHE_MEMLIMIT] = "cache_memlimit",
-	[PROTO_CMD_SLABS] = "slabs",	   [PROTO_CMD_LRU_CRAWLER] = "lru_crawler",
-	[PROTO_CMD_MG] = "mg",		   [PROTO_CMD_MS] = "ms",
-	[PROTO_CMD_MD] = "md",		   [PROTO_CMD_MA] = "ma",
-	[PROTO_CMD_MN] = "mn",		   [PROTO_CMD_ME] = "me",
-};
+/* ---- the grammar ------------------------------------------------------------ */
 
-const char *
-proto_cmd_name(enum proto_cmd cmd)
+/* The parser's lookup, inlined into parse_line(): the words are short and
+ * share the first letter, so a byte loop beats a call to memcmp(). */
+static inline const struct proto_word *
+grammar_find(const struct proto_grammar *g, const char *name, size_t len)
 {
-	if ((unsigned)cmd >= PROTO_CMD_MAX)
-		return "unknown";
-	return cmd_names[cmd];
+	unsigned letter;
+
+	if (len == 0)
+		return NULL;
+	letter = (unsigned)(unsigned char)name[0] - 'a';
+	if (letter >= 26)
+		return NULL;
+	for (const struct proto_word *const *w = g->first[letter]; *w; w++) {
+		size_t i = 1;
+
+		if ((*w)->len != len)
+			continue;
+		while (i < len && (*w)->name[i] == name[i])
+			i++;
+		if (i == len)
+			return *w;
+	}
+	return NULL;
 }
 
+const struct proto_word *
+proto_grammar_find(const struct proto_grammar *g, const char *name, size_t len)
+{
+	return grammar_find(g, name, len);
+}
+
+bool
+proto_grammar_add(struct proto_grammar *g, const struct proto_word *w)
+{
+	unsigned letter, n = 0;
+
+	if (!w->name || w->len < 2 || strlen(w->name) != w->len ||
+	    w->syntax == PROTO_SYN_NONE)
+		return false;
+	for (size_t i = 0; i < w->len; i++)
+		if ((w->name[i] < 'a' || w->name[i] > 'z') && w->name[i] != '_')
+			return false;
+	letter = (unsigned)(w->name[0] - 'a');
+	if (letter >= 26 || grammar_find(g, w->name, w->len))
+		return false;
+	while (g->first[letter][n])
+		n++;
+	if (n == PROTO_GRAMMAR_LETTER_MAX)
+		return false;
+	g->first[letter][n] = w;
+	return true;
+}
+
+/* ---- the parser's state ------------------------------------------------------ */
+
 void
-proto_parser_init(struct proto_parser *p, size_t value_max)
+proto_parser_init(struct proto_parser *p, const struct proto_grammar *g, size_t value_max)
 {
 	memset(p, 0, sizeof(*p));
+	p->grammar = g;
 	p->value_max = value_max;
 }
 
 void
 proto_parser_reset(struct proto_parser *p)
 {
-	proto_parser_init(p, p->value_max);
+	proto_parser_init(p, p->grammar, p->value_max);
 }
 
 void
@@ -133,17 +166,12 @@ last_is_noreply(const struct proto_tok *t, size_t ntokens)
 
 /* ---- get, gets, gat, gats ------------------------------------------------ */
 
-static bool
-is_touch_get(enum proto_cmd cmd)
-{
-	return cmd == PROTO_CMD_GAT || cmd == PROTO_CMD_GATS;
-}
-
 static void
-mget_begin(struct proto_parser *p, enum proto_cmd cmd, int64_t exptime)
+mget_begin(struct proto_parser *p, enum proto_cmd cmd, bool touch, int64_t exptime)
 {
 	p->state = PROTO_PS_MULTIGET;
 	p->mget_cmd = cmd;
+	p->mget_touch = touch;
 	p->mget_exptime = exptime;
 	p->mget_any = false;
 	p->mget_end_pending = false;
@@ -157,7 +185,7 @@ mget_end(struct proto_parser *p, struct proto_req *req)
 	p->state = PROTO_PS_LINE;
 	/* a get line without keys is too short for memcached; gat has its
 	 * exptime token and answers END */
-	if (!p->mget_any && !is_touch_get(cmd))
+	if (!p->mget_any && !p->mget_touch)
 		return req_error(req, PROTO_CMD_ERROR, "ERROR", false);
 	req_clear(req, cmd);
 	req->exptime = p->mget_exptime;
@@ -221,8 +249,7 @@ mget_next(struct proto_parser *p, const char *buf, size_t len,
 		if (term == '\n') {
 			*consumed = j + 1;
 			p->state = PROTO_PS_LINE;
-			return req_error(req, p->mget_cmd, "CLIENT_ERROR bad command line format",
-					 false);
+			return req_error(req, p->mget_cmd, PROTO_E_BAD_FORMAT, false);
 		}
 		goto too_long;
 	}
@@ -265,12 +292,12 @@ too_long:
 	 * the rest of the line is swallowed as it comes. */
 	*consumed = j;
 	p->state = PROTO_PS_SWALLOW_LINE;
-	return req_error(req, p->mget_cmd, "CLIENT_ERROR bad command line format", false);
+	return req_error(req, p->mget_cmd, PROTO_E_BAD_FORMAT, false);
 }
 
 /* A whole get line: memcached checks every key before answering any. */
 static enum proto_status
-parse_get(struct proto_parser *p, enum proto_cmd cmd, const char *buf,
+parse_get(struct proto_parser *p, enum proto_cmd cmd, bool touch, const char *buf,
 	  size_t clen, size_t line_len, const struct proto_tok *t,
 	  struct proto_req *req, size_t *consumed)
 {
@@ -278,7 +305,7 @@ parse_get(struct proto_parser *p, enum proto_cmd cmd, const char *buf,
 	size_t pos;
 
 	*consumed = line_len;
-	if (is_touch_get(cmd)) {
+	if (touch) {
 		int32_t v;
 
 		if (!proto_strtol32(t[1].p, t[1].len, &v))
@@ -297,10 +324,10 @@ parse_get(struct proto_parser *p, enum proto_cmd cmd, const char *buf,
 		while (i < clen && buf[i] != ' ')
 			i++;
 		if (i - start > PROTO_KEY_MAX)
-			return req_error(req, cmd, "CLIENT_ERROR bad command line format", false);
+			return req_error(req, cmd, PROTO_E_BAD_FORMAT, false);
 	}
 	/* the keys are fine: hand them out one by one from here */
-	mget_begin(p, cmd, exptime);
+	mget_begin(p, cmd, touch, exptime);
 	p->mget_any = true; /* the dispatcher saw enough tokens */
 	if (pos == clen) {
 		/* gat <exptime> with no key */
@@ -327,59 +354,45 @@ static enum proto_status
 start_stream(struct proto_parser *p, const char *buf, size_t len,
 	     struct proto_req *req, size_t *consumed)
 {
-	static const struct {
-		const char *word;
-		size_t len;
-		enum proto_cmd cmd;
-	} words[] = {
-		{ "get ", 4, PROTO_CMD_GET },
-		{ "gets ", 5, PROTO_CMD_GETS },
-		{ "gat ", 4, PROTO_CMD_GAT },
-		{ "gats ", 5, PROTO_CMD_GATS },
-	};
-	size_t i = 0;
+	const struct proto_word *w;
+	int64_t exptime = 0;
+	size_t i = 0, pos, n;
+	enum proto_status st;
 
 	*consumed = 0;
 	/* memcached tolerates up to 100 leading blanks here */
 	while (i < len && buf[i] == ' ' && i < 100)
 		i++;
-	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
-		enum proto_cmd cmd = words[w].cmd;
-		int64_t exptime = 0;
-		size_t pos;
+	for (pos = i; pos < len && buf[pos] != ' '; pos++)
+		;
+	if (pos == len || pos == i)
+		return PROTO_CLOSE;
+	w = grammar_find(p->grammar, buf + i, pos - i);
+	if (!w || (w->syntax != PROTO_SYN_GET && w->syntax != PROTO_SYN_GAT))
+		return PROTO_CLOSE;
+	pos++; /* the blank after the word */
+	if (w->syntax == PROTO_SYN_GAT) {
+		size_t s, e;
+		int32_t v;
 
-		if (len - i < words[w].len || memcmp(buf + i, words[w].word, words[w].len) != 0)
-			continue;
-		pos = i + words[w].len;
-		if (is_touch_get(cmd)) {
-			size_t s, e;
-			int32_t v;
-
-			for (s = pos; s < len && buf[s] == ' '; s++)
-				;
-			for (e = s; e < len && buf[e] != ' ' && buf[e] != '\0'; e++)
-				;
-			if (e == len)
-				return PROTO_CLOSE;
-			if (!proto_strtol32(buf + s, e - s, &v)) {
-				p->state = PROTO_PS_SWALLOW_LINE;
-				*consumed = e;
-				return req_error(req, cmd, "CLIENT_ERROR invalid exptime argument",
-						 false);
-			}
-			exptime = v;
-			pos = e;
+		for (s = pos; s < len && buf[s] == ' '; s++)
+			;
+		for (e = s; e < len && buf[e] != ' ' && buf[e] != '\0'; e++)
+			;
+		if (e == len)
+			return PROTO_CLOSE;
+		if (!proto_strtol32(buf + s, e - s, &v)) {
+			p->state = PROTO_PS_SWALLOW_LINE;
+			*consumed = e;
+			return req_error(req, w->cmd, "CLIENT_ERROR invalid exptime argument", false);
 		}
-		mget_begin(p, cmd, exptime);
-		{
-			size_t n;
-			enum proto_status st = mget_next(p, buf + pos, len - pos, req, &n);
-
-			*consumed = pos + n;
-			return st;
-		}
+		exptime = v;
+		pos = e;
 	}
-	return PROTO_CLOSE;
+	mget_begin(p, w->cmd, w->syntax == PROTO_SYN_GAT, exptime);
+	st = mget_next(p, buf + pos, len - pos, req, &n);
+	*consumed = pos + n;
+	return st;
 }
 
 /* ---- storage ---------------------------------------------------------------- */
@@ -421,13 +434,13 @@ proto_take_data(struct proto_parser *p, const char *buf, size_t len,
 }
 
 static enum proto_status
-parse_store(struct proto_parser *p, enum proto_cmd cmd,
+parse_store(struct proto_parser *p, enum proto_cmd cmd, bool with_cas,
 	    const char *buf, size_t len, size_t line_len,
 	    const struct proto_tok *t, size_t ntokens,
 	    struct proto_req *req, size_t *consumed)
 {
 	bool noreply = last_is_noreply(t, ntokens);
-	const char *bad = "CLIENT_ERROR bad command line format";
+	const char *bad = PROTO_E_BAD_FORMAT;
 	int32_t exptime, vlen;
 	uint32_t flags;
 	uint64_t cas = 0;
@@ -439,7 +452,7 @@ parse_store(struct proto_parser *p, enum proto_cmd cmd,
 	    !proto_strtol32(t[3].p, t[3].len, &exptime) ||
 	    !proto_strtol32(t[4].p, t[4].len, &vlen))
 		return req_error(req, cmd, bad, noreply);
-	if (cmd == PROTO_CMD_CAS && !proto_strtoull(t[5].p, t[5].len, &cas))
+	if (with_cas && !proto_strtoull(t[5].p, t[5].len, &cas))
 		return req_error(req, cmd, bad, noreply);
 	if (vlen < 0 || vlen > INT32_MAX - 2)
 		return req_error(req, cmd, bad, noreply);
@@ -454,7 +467,7 @@ parse_store(struct proto_parser *p, enum proto_cmd cmd,
 /* ---- the other classic commands -------------------------------------------- */
 
 static enum proto_status
-parse_delete(const struct proto_tok *t, size_t ntokens,
+parse_delete(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	     struct proto_req *req)
 {
 	bool noreply = false;
@@ -465,15 +478,13 @@ parse_delete(const struct proto_tok *t, size_t ntokens,
 		noreply = last_is_noreply(t, ntokens);
 		if (!((ntokens == 4 && (hold_is_zero || noreply)) ||
 		      (ntokens == 5 && hold_is_zero && noreply)))
-			return req_error(req, PROTO_CMD_DELETE,
-					 "CLIENT_ERROR bad command line format.  "
-					 "Usage: delete <key> [noreply]",
+			return req_error(req, cmd,
+					 PROTO_E_BAD_FORMAT ".  Usage: delete <key> [noreply]",
 					 noreply);
 	}
 	if (t[1].len > PROTO_KEY_MAX)
-		return req_error(req, PROTO_CMD_DELETE, "CLIENT_ERROR bad command line format",
-				 noreply);
-	req_start(req, PROTO_CMD_DELETE, &t[1], noreply);
+		return req_error(req, cmd, PROTO_E_BAD_FORMAT, noreply);
+	req_start(req, cmd, &t[1], noreply);
 	return PROTO_REQ;
 }
 
@@ -485,7 +496,7 @@ parse_arith(enum proto_cmd cmd, const struct proto_tok *t,
 	uint64_t delta;
 
 	if (t[1].len > PROTO_KEY_MAX)
-		return req_error(req, cmd, "CLIENT_ERROR bad command line format", noreply);
+		return req_error(req, cmd, PROTO_E_BAD_FORMAT, noreply);
 	if (!proto_strtoull(t[2].p, t[2].len, &delta))
 		return req_error(req, cmd, "CLIENT_ERROR invalid numeric delta argument", noreply);
 	req_start(req, cmd, &t[1], noreply);
@@ -494,25 +505,23 @@ parse_arith(enum proto_cmd cmd, const struct proto_tok *t,
 }
 
 static enum proto_status
-parse_touch(const struct proto_tok *t, size_t ntokens,
+parse_touch(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	    struct proto_req *req)
 {
 	bool noreply = last_is_noreply(t, ntokens);
 	int32_t exptime;
 
 	if (t[1].len > PROTO_KEY_MAX)
-		return req_error(req, PROTO_CMD_TOUCH, "CLIENT_ERROR bad command line format",
-				 noreply);
+		return req_error(req, cmd, PROTO_E_BAD_FORMAT, noreply);
 	if (!proto_strtol32(t[2].p, t[2].len, &exptime))
-		return req_error(req, PROTO_CMD_TOUCH, "CLIENT_ERROR invalid exptime argument",
-				 noreply);
-	req_start(req, PROTO_CMD_TOUCH, &t[1], noreply);
+		return req_error(req, cmd, "CLIENT_ERROR invalid exptime argument", noreply);
+	req_start(req, cmd, &t[1], noreply);
 	req->exptime = exptime;
 	return PROTO_REQ;
 }
 
 static enum proto_status
-parse_flush_all(const struct proto_tok *t, size_t ntokens,
+parse_flush_all(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 		struct proto_req *req)
 {
 	bool noreply = last_is_noreply(t, ntokens);
@@ -521,11 +530,11 @@ parse_flush_all(const struct proto_tok *t, size_t ntokens,
 
 	if (ntokens != (noreply ? 3u : 2u)) {
 		if (!proto_strtol32(t[1].p, t[1].len, &delay))
-			return req_error(req, PROTO_CMD_FLUSH_ALL,
-					 "CLIENT_ERROR invalid exptime argument", noreply);
+			return req_error(req, cmd, "CLIENT_ERROR invalid exptime argument",
+					 noreply);
 		has_delay = true;
 	}
-	req_clear(req, PROTO_CMD_FLUSH_ALL);
+	req_clear(req, cmd);
 	req->noreply = noreply;
 	req->exptime = delay;
 	req->has_delay = has_delay;
@@ -533,26 +542,25 @@ parse_flush_all(const struct proto_tok *t, size_t ntokens,
 }
 
 static enum proto_status
-parse_verbosity(const struct proto_tok *t, size_t ntokens,
+parse_verbosity(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 		struct proto_req *req)
 {
 	bool noreply = last_is_noreply(t, ntokens);
 	uint32_t level;
 
 	if (!proto_strtoul32(t[1].p, t[1].len, &level))
-		return req_error(req, PROTO_CMD_VERBOSITY, "CLIENT_ERROR bad command line format",
-				 noreply);
-	req_clear(req, PROTO_CMD_VERBOSITY);
+		return req_error(req, cmd, PROTO_E_BAD_FORMAT, noreply);
+	req_clear(req, cmd);
 	req->noreply = noreply;
 	req->level = level;
 	return PROTO_REQ;
 }
 
 static enum proto_status
-parse_shutdown(const struct proto_tok *t, size_t ntokens,
+parse_shutdown(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	       struct proto_req *req)
 {
-	req_clear(req, PROTO_CMD_SHUTDOWN);
+	req_clear(req, cmd);
 	if (ntokens == 2)
 		return PROTO_REQ;
 	if (ntokens == 3 && TOK_IS(&t[1], "graceful")) {
@@ -565,19 +573,18 @@ parse_shutdown(const struct proto_tok *t, size_t ntokens,
 
 /* ---- slab allocator and LRU crawler administration ------------------------- */
 
-#define BAD_FORMAT "CLIENT_ERROR bad command line format"
-
 /* cache_memlimit <megabytes> [noreply]; memcached answers a bare ERROR to a
  * malformed one, we answer CLIENT_ERROR (docs/protocol.md). */
 static enum proto_status
-parse_cache_memlimit(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
+parse_cache_memlimit(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
+		     struct proto_req *req)
 {
 	bool noreply = last_is_noreply(t, ntokens);
 	uint32_t mb;
 
 	if ((ntokens != 3 && ntokens != 4) || !proto_strtoul32(t[1].p, t[1].len, &mb))
-		return req_error(req, PROTO_CMD_CACHE_MEMLIMIT, BAD_FORMAT, noreply);
-	req_clear(req, PROTO_CMD_CACHE_MEMLIMIT);
+		return req_error(req, cmd, PROTO_E_BAD_FORMAT, noreply);
+	req_clear(req, cmd);
 	req->noreply = noreply;
 	req->num[0] = mb;
 	return PROTO_REQ;
@@ -599,7 +606,8 @@ tok_double(const struct proto_tok *t, double *out)
 
 /* slabs reassign <src> <dst> | slabs automove <0|1|2> | slabs automove ratio <r> */
 static enum proto_status
-parse_slabs(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
+parse_slabs(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
+	    struct proto_req *req)
 {
 	enum proto_sub sub = PROTO_SUB_NONE;
 	bool noreply = false;
@@ -626,8 +634,8 @@ parse_slabs(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
 		}
 	}
 	if (sub == PROTO_SUB_NONE)
-		return req_error(req, PROTO_CMD_SLABS, BAD_FORMAT, noreply);
-	req_clear(req, PROTO_CMD_SLABS);
+		return req_error(req, cmd, PROTO_E_BAD_FORMAT, noreply);
+	req_clear(req, cmd);
 	req->noreply = noreply;
 	req->sub = sub;
 	req->num[0] = a;
@@ -637,7 +645,8 @@ parse_slabs(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
 
 /* lru_crawler crawl|metadump <classes> | tocrawl <n> | sleep <us> | enable | disable */
 static enum proto_status
-parse_lru_crawler(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
+parse_lru_crawler(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
+		  struct proto_req *req)
 {
 	enum proto_sub sub = PROTO_SUB_NONE;
 	uint32_t n = 0;
@@ -658,8 +667,8 @@ parse_lru_crawler(const struct proto_tok *t, size_t ntokens, struct proto_req *r
 			sub = PROTO_SUB_LRU_DISABLE;
 	}
 	if (sub == PROTO_SUB_NONE)
-		return req_error(req, PROTO_CMD_LRU_CRAWLER, BAD_FORMAT, false);
-	req_clear(req, PROTO_CMD_LRU_CRAWLER);
+		return req_error(req, cmd, PROTO_E_BAD_FORMAT, false);
+	req_clear(req, cmd);
 	req->sub = sub;
 	req->num[0] = n;
 	return PROTO_REQ;
@@ -667,18 +676,19 @@ parse_lru_crawler(const struct proto_tok *t, size_t ntokens, struct proto_req *r
 
 /* stats cachedump <class> <limit>: memcached's checks, in its order. */
 static enum proto_status
-parse_stats_cachedump(const struct proto_tok *t, size_t ntokens, struct proto_req *req)
+parse_stats_cachedump(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
+		      struct proto_req *req)
 {
 	uint32_t id, limit;
 
 	if (ntokens < 5)
-		return req_error(req, PROTO_CMD_STATS, "CLIENT_ERROR bad command line", false);
+		return req_error(req, cmd, "CLIENT_ERROR bad command line", false);
 	if (!proto_strtoul32(t[2].p, t[2].len, &id) || !proto_strtoul32(t[3].p, t[3].len, &limit))
-		return req_error(req, PROTO_CMD_STATS, BAD_FORMAT, false);
+		return req_error(req, cmd, PROTO_E_BAD_FORMAT, false);
 	/* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
 	if (id >= 64)
-		return req_error(req, PROTO_CMD_STATS, "CLIENT_ERROR Illegal slab id", false);
-	req_clear(req, PROTO_CMD_STATS);
+		return req_error(req, cmd, "CLIENT_ERROR Illegal slab id", false);
+	req_clear(req, cmd);
 	req->arg = t[1].p;
 	req->arg_len = t[1].len;
 	req->sub = PROTO_SUB_STATS_CACHEDUMP;
@@ -687,12 +697,28 @@ parse_stats_cachedump(const struct proto_tok *t, size_t ntokens, struct proto_re
 	return PROTO_REQ;
 }
 
+/* stats [arg ...] */
+static enum proto_status
+parse_stats(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
+	    struct proto_req *req)
+{
+	if (ntokens >= 3 && TOK_IS(&t[1], "cachedump"))
+		return parse_stats_cachedump(cmd, t, ntokens, req);
+	req_clear(req, cmd);
+	if (ntokens >= 3) {
+		req->arg = t[1].p;
+		req->arg_len = t[1].len;
+	}
+	return PROTO_REQ;
+}
+
 /* memcached closes the connection, without a reply, on a line whose last
  * token starts with "HTTP/" when the command word is none it dispatches:
  * the first line of a browser's request (GET / HTTP/1.1, PUT /x HTTP/1.1,
  * ...). Words that begin like its classic commands (its dispatch goes by
- * first letter) and the commands it knows that we do not still get ERROR,
- * as from memcached. */
+ * first letter), any two-letter word starting with 'm' (its meta command
+ * dispatch) and the commands it knows that we do not still get ERROR, as
+ * from memcached. */
 static bool
 looks_like_http(const struct proto_tok *t, size_t ntokens)
 {
@@ -705,6 +731,8 @@ looks_like_http(const struct proto_tok *t, size_t ntokens)
 		return false;
 	if (memchr("gsacidt", t[0].p[0], 7) != NULL)
 		return false;
+	if (t[0].len == 2 && t[0].p[0] == 'm')
+		return false;
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (tok_is(&t[0], known[i], strlen(known[i])))
 			return false;
@@ -713,12 +741,15 @@ looks_like_http(const struct proto_tok *t, size_t ntokens)
 
 /* ---- the command line -------------------------------------------------------- */
 
+/* One line: its command word, the word's token counts, then the parse
+ * function of its syntax (one case per enum proto_syntax). */
 static enum proto_status
 parse_line(struct proto_parser *p, const char *buf, size_t len,
 	   struct proto_req *req, size_t *consumed)
 {
 	struct proto_tok t[PROTO_TOKENS_MAX];
 	const char *nl = memchr(buf, '\n', len);
+	const struct proto_word *w;
 	size_t line_len, clen, ntokens;
 	const char *z;
 
@@ -740,130 +771,56 @@ parse_line(struct proto_parser *p, const char *buf, size_t len,
 	ntokens = proto_tokenize(buf, clen, t);
 	*consumed = line_len;
 
-#define WANT(cond)                                                                 \
-	do {                                                                       \
-		if (!(cond))                                                       \
-			return req_error(req, PROTO_CMD_ERROR, "ERROR", false);    \
-	} while (0)
-
 	/* no command is shorter than two bytes */
-	WANT(ntokens >= 2 && t[0].len >= 2);
-	if (t[0].p[0] == 'm' && t[0].len == 2) {
-		switch (t[0].p[1]) {
-		case 'g':
-			return proto_parse_meta(p, PROTO_CMD_MG, buf, len, line_len, t, ntokens,
-						req, consumed);
-		case 's':
-			return proto_parse_meta(p, PROTO_CMD_MS, buf, len, line_len, t, ntokens,
-						req, consumed);
-		case 'd':
-			return proto_parse_meta(p, PROTO_CMD_MD, buf, len, line_len, t, ntokens,
-						req, consumed);
-		case 'a':
-			return proto_parse_meta(p, PROTO_CMD_MA, buf, len, line_len, t, ntokens,
-						req, consumed);
-		case 'e':
-			return proto_parse_meta(p, PROTO_CMD_ME, buf, len, line_len, t, ntokens,
-						req, consumed);
-		case 'n':
-			req_clear(req, PROTO_CMD_MN);
-			return PROTO_REQ;
-		default:
-			WANT(false);
-		}
+	if (ntokens < 2 || t[0].len < 2)
+		return req_error(req, PROTO_CMD_ERROR, "ERROR", false);
+	w = grammar_find(p->grammar, t[0].p, t[0].len);
+	if (!w) {
+		if (looks_like_http(t, ntokens))
+			return PROTO_CLOSE;
+		return req_error(req, PROTO_CMD_ERROR, "ERROR", false);
 	}
-	if (t[0].p[0] == 'g') {
-		enum proto_cmd cmd;
-
-		WANT(ntokens >= 3);
-		if (TOK_IS(&t[0], "get"))
-			cmd = PROTO_CMD_GET;
-		else if (TOK_IS(&t[0], "gets"))
-			cmd = PROTO_CMD_GETS;
-		else if (TOK_IS(&t[0], "gat"))
-			cmd = PROTO_CMD_GAT;
-		else if (TOK_IS(&t[0], "gats"))
-			cmd = PROTO_CMD_GATS;
-		else
-			WANT(false);
-		return parse_get(p, cmd, buf, clen, line_len, t, req, consumed);
+	if (ntokens < w->tokens_min || (w->tokens_max && ntokens > w->tokens_max))
+		return req_error(req, PROTO_CMD_ERROR, "ERROR", false);
+	switch (w->syntax) {
+	case PROTO_SYN_GET:
+	case PROTO_SYN_GAT:
+		return parse_get(p, w->cmd, w->syntax == PROTO_SYN_GAT, buf, clen, line_len, t,
+				 req, consumed);
+	case PROTO_SYN_STORE:
+	case PROTO_SYN_CAS:
+		return parse_store(p, w->cmd, w->syntax == PROTO_SYN_CAS, buf, len, line_len, t,
+				   ntokens, req, consumed);
+	case PROTO_SYN_DELETE:
+		return parse_delete(w->cmd, t, ntokens, req);
+	case PROTO_SYN_ARITH:
+		return parse_arith(w->cmd, t, ntokens, req);
+	case PROTO_SYN_TOUCH:
+		return parse_touch(w->cmd, t, ntokens, req);
+	case PROTO_SYN_FLUSH_ALL:
+		return parse_flush_all(w->cmd, t, ntokens, req);
+	case PROTO_SYN_VERBOSITY:
+		return parse_verbosity(w->cmd, t, ntokens, req);
+	case PROTO_SYN_SHUTDOWN:
+		return parse_shutdown(w->cmd, t, ntokens, req);
+	case PROTO_SYN_STATS:
+		return parse_stats(w->cmd, t, ntokens, req);
+	case PROTO_SYN_CACHE_MEMLIMIT:
+		return parse_cache_memlimit(w->cmd, t, ntokens, req);
+	case PROTO_SYN_SLABS:
+		return parse_slabs(w->cmd, t, ntokens, req);
+	case PROTO_SYN_LRU_CRAWLER:
+		return parse_lru_crawler(w->cmd, t, ntokens, req);
+	case PROTO_SYN_META:
+		return proto_parse_meta(p, w->cmd, buf, len, line_len, t, ntokens, req, consumed);
+	case PROTO_SYN_ME:
+		return proto_parse_me(w->cmd, t, ntokens, req);
+	case PROTO_SYN_BARE:
+	case PROTO_SYN_NONE:
+		break;
 	}
-
-	{
-		static const struct {
-			const char *word;
-			size_t len;
-			enum proto_cmd cmd;
-		} store_words[] = {
-			{ "set", 3, PROTO_CMD_SET },	     { "add", 3, PROTO_CMD_ADD },
-			{ "replace", 7, PROTO_CMD_REPLACE }, { "append", 6, PROTO_CMD_APPEND },
-			{ "prepend", 7, PROTO_CMD_PREPEND }, { "cas", 3, PROTO_CMD_CAS },
-		};
-
-		for (size_t i = 0; i < sizeof(store_words) / sizeof(store_words[0]); i++) {
-			enum proto_cmd cmd = store_words[i].cmd;
-
-			if (!tok_is(&t[0], store_words[i].word, store_words[i].len))
-				continue;
-			if (cmd == PROTO_CMD_CAS)
-				WANT(ntokens == 7 || ntokens == 8);
-			else
-				WANT(ntokens == 6 || ntokens == 7);
-			return parse_store(p, cmd, buf, len, line_len, t, ntokens, req, consumed);
-		}
-	}
-	if (TOK_IS(&t[0], "delete")) {
-		WANT(ntokens >= 3 && ntokens <= 5);
-		return parse_delete(t, ntokens, req);
-	}
-	if (TOK_IS(&t[0], "incr") || TOK_IS(&t[0], "decr")) {
-		WANT(ntokens == 4 || ntokens == 5);
-		return parse_arith(t[0].p[0] == 'i' ? PROTO_CMD_INCR : PROTO_CMD_DECR, t, ntokens,
-				   req);
-	}
-	if (TOK_IS(&t[0], "touch")) {
-		WANT(ntokens == 4 || ntokens == 5);
-		return parse_touch(t, ntokens, req);
-	}
-	if (TOK_IS(&t[0], "stats")) {
-		if (ntokens >= 3 && TOK_IS(&t[1], "cachedump"))
-			return parse_stats_cachedump(t, ntokens, req);
-		req_clear(req, PROTO_CMD_STATS);
-		if (ntokens >= 3) {
-			req->arg = t[1].p;
-			req->arg_len = t[1].len;
-		}
-		return PROTO_REQ;
-	}
-	if (TOK_IS(&t[0], "flush_all")) {
-		WANT(ntokens >= 2 && ntokens <= 4);
-		return parse_flush_all(t, ntokens, req);
-	}
-	if (TOK_IS(&t[0], "version")) {
-		req_clear(req, PROTO_CMD_VERSION);
-		return PROTO_REQ;
-	}
-	if (TOK_IS(&t[0], "verbosity")) {
-		WANT(ntokens == 3 || ntokens == 4);
-		return parse_verbosity(t, ntokens, req);
-	}
-	if (TOK_IS(&t[0], "quit")) {
-		req_clear(req, PROTO_CMD_QUIT);
-		return PROTO_REQ;
-	}
-	if (TOK_IS(&t[0], "shutdown"))
-		return parse_shutdown(t, ntokens, req);
-	if (TOK_IS(&t[0], "cache_memlimit"))
-		return parse_cache_memlimit(t, ntokens, req);
-	if (TOK_IS(&t[0], "slabs"))
-		return parse_slabs(t, ntokens, req);
-	if (TOK_IS(&t[0], "lru_crawler"))
-		return parse_lru_crawler(t, ntokens, req);
-	if (looks_like_http(t, ntokens))
-		return PROTO_CLOSE;
-	WANT(false);
-#undef WANT
-	return PROTO_REQ; /* not reached */
+	req_clear(req, w->cmd);
+	return PROTO_REQ;
 }
 
 enum proto_status

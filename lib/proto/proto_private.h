@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * Parser internals shared by proto_parse.c and proto_meta.c.
+ * Parser internals shared by proto_parse.c (the command line, the classic
+ * syntaxes) and proto_meta.c (the meta syntaxes).
  */
 #ifndef SEGCACHED_PROTO_PRIVATE_H
 #define SEGCACHED_PROTO_PRIVATE_H
@@ -24,5 +25,9 @@ enum proto_status proto_parse_meta(struct proto_parser *p, enum proto_cmd cmd,
 				   const char *buf, size_t len, size_t line_len,
 				   const struct proto_tok *t, size_t ntokens,
 				   struct proto_req *req, size_t *consumed);
+
+/* The syntaxes of proto_meta.c: mg, ms, md, ma (PROTO_SYN_META) and me. */
+enum proto_status proto_parse_me(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
+				 struct proto_req *req);
 
 #endif /* SEGCACHED_PROTO_PRIVATE_H */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd.h" /* the command table: the parser's words */
 #include "proto/proto.h"
 #include "proto/proto_udp.h"
 
@@ -105,7 +106,7 @@ static int parse_stream(const uint8_t *data, size_t size, size_t value_max, unsi
 
 	if (!buf)
 		abort();
-	proto_parser_init(&p, value_max);
+	proto_parser_init(&p, cmd_grammar(), value_max);
 	while (fed < size || pend > 0) {
 		size_t take = size - fed;
 

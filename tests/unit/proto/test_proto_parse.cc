@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/cmd.h" /* the command table: the parser's words */
 #include "proto/proto.h"
 
 namespace {
@@ -60,7 +61,7 @@ struct Req {
 
 std::ostream &operator<<(std::ostream &os, const Req &r)
 {
-	return os << proto_cmd_name(r.cmd) << " key=" << testing::PrintToString(r.key)
+	return os << cmd_name(r.cmd) << " key=" << testing::PrintToString(r.key)
 		  << " err=" << testing::PrintToString(r.error) << " value="
 		  << testing::PrintToString(r.value) << " last=" << r.get_last;
 }
@@ -127,7 +128,7 @@ Result parse_stream(const std::string &input, size_t chunk = 0, size_t value_max
 	Result res;
 	size_t fed = 0;
 
-	proto_parser_init(&p, value_max);
+	proto_parser_init(&p, cmd_grammar(), value_max);
 	if (chunk == 0)
 		chunk = input.size() ? input.size() : 1;
 	while (fed < input.size() || !buf.empty()) {
@@ -336,7 +337,7 @@ TEST(ProtoParse, TooLargeValueIsSwallowedNotBuffered)
 	proto_req req;
 	size_t used;
 
-	proto_parser_init(&p, 1024);
+	proto_parser_init(&p, cmd_grammar(), 1024);
 	std::string head = "set big 0 0 5000\r\n";
 	ASSERT_EQ(proto_parse(&p, head.data(), head.size(), &req, &used), PROTO_REQ);
 	EXPECT_TRUE(req.too_large);
@@ -357,7 +358,7 @@ TEST(ProtoParse, LargeValueWaitsWithoutRescanning)
 	proto_req req;
 	size_t used, line = in.find('\n') + 1;
 
-	proto_parser_init(&p, 2u << 20);
+	proto_parser_init(&p, cmd_grammar(), 2u << 20);
 	for (size_t have = 1; have < in.size(); have += 4096) {
 		ASSERT_EQ(proto_parse(&p, in.data(), have, &req, &used), PROTO_NEED_MORE);
 		ASSERT_EQ(used, 0u);
@@ -495,7 +496,7 @@ TEST(ProtoParse, LongGetLineStreamsKeyByKey)
 	proto_req req;
 	size_t used;
 
-	proto_parser_init(&p, 1 << 20);
+	proto_parser_init(&p, cmd_grammar(), 1 << 20);
 	std::string part = in.substr(0, 3000);
 	ASSERT_EQ(proto_parse(&p, part.data(), part.size(), &req, &used), PROTO_REQ);
 	EXPECT_EQ(std::string(req.key, req.klen), "key0");
@@ -512,7 +513,7 @@ TEST(ProtoParse, LongGetLineStreamsKeyByKey)
 		proto_parser q;
 		std::string head = "get " + std::string(2100, 'k');
 
-		proto_parser_init(&q, 1 << 20);
+		proto_parser_init(&q, cmd_grammar(), 1 << 20);
 		ASSERT_EQ(proto_parse(&q, head.data(), head.size(), &req, &used), PROTO_REQ);
 		EXPECT_STREQ(req.error, "CLIENT_ERROR bad command line format");
 		EXPECT_EQ(used, head.size());
@@ -686,7 +687,7 @@ TEST(ProtoParse, SplitAtEveryByte)
 		std::string buf = in.substr(0, cut);
 		size_t fed = cut;
 
-		proto_parser_init(&p, 1 << 20);
+		proto_parser_init(&p, cmd_grammar(), 1 << 20);
 		for (int round = 0; round < 2; round++) {
 			for (;;) {
 				proto_req req;
@@ -716,7 +717,7 @@ TEST(ProtoParse, ResetAndAbort)
 	proto_req req;
 	size_t used;
 
-	proto_parser_init(&p, 1 << 20);
+	proto_parser_init(&p, cmd_grammar(), 1 << 20);
 	std::string in = "set a 0 0 10\r\nabc";
 	EXPECT_EQ(proto_parse(&p, in.data(), in.size(), &req, &used), PROTO_NEED_MORE);
 	EXPECT_EQ(p.state, PROTO_PS_DATA);
