@@ -16,13 +16,11 @@
 static const char bad_format[] = PROTO_E_BAD_FORMAT;
 static const char bad_token[] = "CLIENT_ERROR bad token in command line format";
 
+/* meta errors ignore q: never noreply */
 static enum proto_status
 meta_error(struct proto_req *req, enum proto_cmd cmd, const char *msg)
 {
-	memset(req, 0, offsetof(struct proto_req, meta));
-	req->cmd = cmd;
-	req->error = msg; /* meta errors ignore q */
-	return PROTO_REQ;
+	return req_error(req, cmd, msg, false);
 }
 
 /* _meta_flag_preparse(): returns NULL or the error line. */

@@ -8,7 +8,8 @@
  * swallowed, a long get line being streamed). Replies to malformed input
  * are memcached 1.6's, byte for byte, including which error wins when
  * several apply and which bytes are skipped afterwards. Meta command flags
- * are in proto_meta.c.
+ * are in proto_meta.c, the administration commands' syntaxes in
+ * proto_admin.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -94,35 +95,7 @@ proto_parser_abort_line(struct proto_parser *p)
 		p->state = PROTO_PS_SWALLOW_LINE;
 }
 
-/* ---- helpers -------------------------------------------------------------- */
-
-static void
-req_clear(struct proto_req *req, enum proto_cmd cmd)
-{
-	memset(req, 0, offsetof(struct proto_req, meta));
-	req->cmd = cmd;
-}
-
-/* A well-formed request on key token `key`. */
-static void
-req_start(struct proto_req *req, enum proto_cmd cmd, const struct proto_tok *key,
-	  bool noreply)
-{
-	req_clear(req, cmd);
-	req->noreply = noreply;
-	req->key = key->p;
-	req->klen = key->len;
-}
-
-static enum proto_status
-req_error(struct proto_req *req, enum proto_cmd cmd,
-	  const char *msg, bool noreply)
-{
-	req_clear(req, cmd);
-	req->error = msg;
-	req->noreply = noreply;
-	return PROTO_REQ;
-}
+/* ---- the tokenizer -------------------------------------------------------- */
 
 /* memcached's tokenizer: split on ' ' only, empty tokens skipped, at most
  * PROTO_TOKENS_MAX - 1 tokens (the rest of the line stays unsplit, which
@@ -148,20 +121,6 @@ proto_tokenize(const char *s, size_t len, struct proto_tok *t)
 		n++;
 	}
 	return n + 1;
-}
-
-static bool
-tok_is(const struct proto_tok *t, const char *word, size_t wlen)
-{
-	return t->len == wlen && memcmp(t->p, word, wlen) == 0;
-}
-#define TOK_IS(t, lit) tok_is((t), (lit), sizeof(lit) - 1)
-
-/* set_noreply_maybe(): the last token is "noreply". */
-static bool
-last_is_noreply(const struct proto_tok *t, size_t ntokens)
-{
-	return ntokens >= 2 && TOK_IS(&t[ntokens - 2], "noreply");
 }
 
 /* ---- get, gets, gat, gats ------------------------------------------------ */
@@ -571,147 +530,6 @@ parse_shutdown(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	return PROTO_REQ;
 }
 
-/* ---- slab allocator and LRU crawler administration ------------------------- */
-
-/* cache_memlimit <megabytes> [noreply]; memcached answers a bare ERROR to a
- * malformed one, we answer CLIENT_ERROR (docs/protocol.md). */
-static enum proto_status
-parse_cache_memlimit(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
-		     struct proto_req *req)
-{
-	bool noreply = last_is_noreply(t, ntokens);
-	uint32_t mb;
-
-	if ((ntokens != 3 && ntokens != 4) || !proto_strtoul32(t[1].p, t[1].len, &mb))
-		return req_error(req, cmd, PROTO_E_BAD_FORMAT, noreply);
-	req_clear(req, cmd);
-	req->noreply = noreply;
-	req->num[0] = mb;
-	return PROTO_REQ;
-}
-
-/* memcached's safe_strtod: a number that ends at the token's end. */
-static bool
-tok_double(const struct proto_tok *t, double *out)
-{
-	char buf[64], *end;
-
-	if (t->len == 0 || t->len >= sizeof(buf))
-		return false;
-	memcpy(buf, t->p, t->len);
-	buf[t->len] = '\0';
-	*out = strtod(buf, &end);
-	return end == buf + t->len;
-}
-
-/* slabs reassign <src> <dst> | slabs automove <0|1|2> | slabs automove ratio <r> */
-static enum proto_status
-parse_slabs(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
-	    struct proto_req *req)
-{
-	enum proto_sub sub = PROTO_SUB_NONE;
-	bool noreply = false;
-	uint32_t a = 0, b = 0;
-
-	if (ntokens == 5 && TOK_IS(&t[1], "reassign")) {
-		int32_t src, dst;
-
-		if (proto_strtol32(t[2].p, t[2].len, &src) &&
-		    proto_strtol32(t[3].p, t[3].len, &dst)) {
-			sub = PROTO_SUB_SLABS_REASSIGN;
-			a = (uint32_t)src;
-			b = (uint32_t)dst;
-		}
-	} else if (ntokens >= 4 && TOK_IS(&t[1], "automove")) {
-		double ratio;
-
-		noreply = last_is_noreply(t, ntokens);
-		if (ntokens == 5 && TOK_IS(&t[2], "ratio")) {
-			if (tok_double(&t[3], &ratio) && ratio >= 0)
-				sub = PROTO_SUB_SLABS_AUTOMOVE_RATIO;
-		} else if (proto_strtoul32(t[2].p, t[2].len, &a) && a <= 2) {
-			sub = PROTO_SUB_SLABS_AUTOMOVE;
-		}
-	}
-	if (sub == PROTO_SUB_NONE)
-		return req_error(req, cmd, PROTO_E_BAD_FORMAT, noreply);
-	req_clear(req, cmd);
-	req->noreply = noreply;
-	req->sub = sub;
-	req->num[0] = a;
-	req->num[1] = b;
-	return PROTO_REQ;
-}
-
-/* lru_crawler crawl|metadump <classes> | tocrawl <n> | sleep <us> | enable | disable */
-static enum proto_status
-parse_lru_crawler(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
-		  struct proto_req *req)
-{
-	enum proto_sub sub = PROTO_SUB_NONE;
-	uint32_t n = 0;
-
-	if (ntokens == 4) {
-		if (TOK_IS(&t[1], "crawl"))
-			sub = PROTO_SUB_LRU_CRAWL;
-		else if (TOK_IS(&t[1], "metadump"))
-			sub = PROTO_SUB_LRU_METADUMP;
-		else if (TOK_IS(&t[1], "tocrawl") && proto_strtoul32(t[2].p, t[2].len, &n))
-			sub = PROTO_SUB_LRU_TOCRAWL;
-		else if (TOK_IS(&t[1], "sleep") && proto_strtoul32(t[2].p, t[2].len, &n))
-			sub = PROTO_SUB_LRU_SLEEP;
-	} else if (ntokens == 3) {
-		if (TOK_IS(&t[1], "enable"))
-			sub = PROTO_SUB_LRU_ENABLE;
-		else if (TOK_IS(&t[1], "disable"))
-			sub = PROTO_SUB_LRU_DISABLE;
-	}
-	if (sub == PROTO_SUB_NONE)
-		return req_error(req, cmd, PROTO_E_BAD_FORMAT, false);
-	req_clear(req, cmd);
-	req->sub = sub;
-	req->num[0] = n;
-	return PROTO_REQ;
-}
-
-/* stats cachedump <class> <limit>: memcached's checks, in its order. */
-static enum proto_status
-parse_stats_cachedump(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
-		      struct proto_req *req)
-{
-	uint32_t id, limit;
-
-	if (ntokens < 5)
-		return req_error(req, cmd, "CLIENT_ERROR bad command line", false);
-	if (!proto_strtoul32(t[2].p, t[2].len, &id) || !proto_strtoul32(t[3].p, t[3].len, &limit))
-		return req_error(req, cmd, PROTO_E_BAD_FORMAT, false);
-	/* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
-	if (id >= 64)
-		return req_error(req, cmd, "CLIENT_ERROR Illegal slab id", false);
-	req_clear(req, cmd);
-	req->arg = t[1].p;
-	req->arg_len = t[1].len;
-	req->sub = PROTO_SUB_STATS_CACHEDUMP;
-	req->num[0] = id;
-	req->num[1] = limit;
-	return PROTO_REQ;
-}
-
-/* stats [arg ...] */
-static enum proto_status
-parse_stats(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
-	    struct proto_req *req)
-{
-	if (ntokens >= 3 && TOK_IS(&t[1], "cachedump"))
-		return parse_stats_cachedump(cmd, t, ntokens, req);
-	req_clear(req, cmd);
-	if (ntokens >= 3) {
-		req->arg = t[1].p;
-		req->arg_len = t[1].len;
-	}
-	return PROTO_REQ;
-}
-
 /* memcached closes the connection, without a reply, on a line whose last
  * token starts with "HTTP/" when the command word is none it dispatches:
  * the first line of a browser's request (GET / HTTP/1.1, PUT /x HTTP/1.1,
@@ -804,13 +622,13 @@ parse_line(struct proto_parser *p, const char *buf, size_t len,
 	case PROTO_SYN_SHUTDOWN:
 		return parse_shutdown(w->cmd, t, ntokens, req);
 	case PROTO_SYN_STATS:
-		return parse_stats(w->cmd, t, ntokens, req);
+		return proto_parse_stats(w->cmd, t, ntokens, req);
 	case PROTO_SYN_CACHE_MEMLIMIT:
-		return parse_cache_memlimit(w->cmd, t, ntokens, req);
+		return proto_parse_cache_memlimit(w->cmd, t, ntokens, req);
 	case PROTO_SYN_SLABS:
-		return parse_slabs(w->cmd, t, ntokens, req);
+		return proto_parse_slabs(w->cmd, t, ntokens, req);
 	case PROTO_SYN_LRU_CRAWLER:
-		return parse_lru_crawler(w->cmd, t, ntokens, req);
+		return proto_parse_lru_crawler(w->cmd, t, ntokens, req);
 	case PROTO_SYN_META:
 		return proto_parse_meta(p, w->cmd, buf, len, line_len, t, ntokens, req, consumed);
 	case PROTO_SYN_ME:

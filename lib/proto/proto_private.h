@@ -2,10 +2,14 @@
  * Copyright (c) 2026 The segcached authors
  *
  * Parser internals shared by proto_parse.c (the command line, the classic
- * syntaxes) and proto_meta.c (the meta syntaxes).
+ * syntaxes), proto_meta.c (the meta syntaxes) and proto_admin.c (the
+ * administration syntaxes).
  */
 #ifndef SEGCACHED_PROTO_PRIVATE_H
 #define SEGCACHED_PROTO_PRIVATE_H
+
+#include <stddef.h>
+#include <string.h>
 
 #include "proto/proto.h"
 
@@ -15,6 +19,61 @@ struct proto_tok {
 };
 
 size_t proto_tokenize(const char *s, size_t len, struct proto_tok *t);
+
+/* ---- building a request (every syntax) ---- */
+
+static inline void
+req_clear(struct proto_req *req, enum proto_cmd cmd)
+{
+	memset(req, 0, offsetof(struct proto_req, meta));
+	req->cmd = cmd;
+}
+
+/* A well-formed request on key token `key`. */
+static inline void
+req_start(struct proto_req *req, enum proto_cmd cmd, const struct proto_tok *key,
+	  bool noreply)
+{
+	req_clear(req, cmd);
+	req->noreply = noreply;
+	req->key = key->p;
+	req->klen = key->len;
+}
+
+static inline enum proto_status
+req_error(struct proto_req *req, enum proto_cmd cmd,
+	  const char *msg, bool noreply)
+{
+	req_clear(req, cmd);
+	req->error = msg;
+	req->noreply = noreply;
+	return PROTO_REQ;
+}
+
+static inline bool
+tok_is(const struct proto_tok *t, const char *word, size_t wlen)
+{
+	return t->len == wlen && memcmp(t->p, word, wlen) == 0;
+}
+#define TOK_IS(t, lit) tok_is((t), (lit), sizeof(lit) - 1)
+
+/* set_noreply_maybe(): the last token is "noreply". */
+static inline bool
+last_is_noreply(const struct proto_tok *t, size_t ntokens)
+{
+	return ntokens >= 2 && TOK_IS(&t[ntokens - 2], "noreply");
+}
+
+/* ---- the administration syntaxes (proto_admin.c) ---- */
+
+enum proto_status proto_parse_cache_memlimit(enum proto_cmd cmd, const struct proto_tok *t,
+					     size_t ntokens, struct proto_req *req);
+enum proto_status proto_parse_slabs(enum proto_cmd cmd, const struct proto_tok *t,
+				    size_t ntokens, struct proto_req *req);
+enum proto_status proto_parse_lru_crawler(enum proto_cmd cmd, const struct proto_tok *t,
+					  size_t ntokens, struct proto_req *req);
+enum proto_status proto_parse_stats(enum proto_cmd cmd, const struct proto_tok *t,
+				    size_t ntokens, struct proto_req *req);
 
 enum proto_status proto_take_data(struct proto_parser *p, const char *buf, size_t len,
 				  size_t line_len, int32_t vlen, struct proto_req *req,
