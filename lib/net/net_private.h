@@ -492,13 +492,19 @@ void net_ipv4_input(struct net_stack *s, struct rte_mbuf *m);
 void net_udp_input(struct net_stack *s, struct rte_mbuf *m,
 		   struct rte_ipv4_hdr *ip, uint16_t l4_len);
 
-/* net_tcp_*.c */
+/* TCP (net_tcp_*.c; net_tcp.h says which file holds what) */
+/* net_tcp.c: the connection table */
 int net_tcp_init(struct net_stack *s, char *err, size_t errlen);
 void net_tcp_fini(struct net_stack *s);
+void net_tcp_release_pending(struct net_stack *s);
+/* net_tcp_listen.c: a segment arrives */
 void net_tcp_input(struct net_stack *s, struct rte_mbuf *m,
 		   struct rte_ipv4_hdr *ip, uint16_t l4_len);
+/* net_tcp_out.c: the output list */
 void net_tcp_output_all(struct net_stack *s);
-void net_tcp_release_pending(struct net_stack *s);
+/* net_tcp_app.c: writers that waited for a buffer pair */
 void net_tcp_wake_buf_waiters(struct net_stack *s);
+/* net_tcp_timer.c: the wheel's callback, a connection's timer fired */
+void net_tcp_timer_cb(struct net_stack *s, struct net_timer *t);
 
 #endif /* SEGCACHED_NET_PRIVATE_H */

@@ -224,6 +224,7 @@ net_stack_create(const struct net_stack_config *cfg, char *err, size_t errlen)
 	TAILQ_INIT(&s->time_wait);
 	TAILQ_INIT(&s->buf_waiters);
 	TAILQ_INIT(&s->free_list);
+	net_wheel_init(&s->wheel, s->now, net_tcp_timer_cb);
 	if (net_tcp_init(s, err, errlen) != 0) {
 		rte_free(s->tx);
 		rte_free(s);
