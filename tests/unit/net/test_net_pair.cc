@@ -21,7 +21,6 @@ namespace {
 
 constexpr uint32_t A_IP = ip4(198, 18, 0, 1);
 constexpr uint32_t B_IP = ip4(198, 18, 0, 2);
-constexpr uint16_t PORT = 11211;
 
 struct Wire {
 	double loss = 0, dup = 0, reorder = 0;
