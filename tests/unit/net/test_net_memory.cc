@@ -230,7 +230,8 @@ TEST_F(Net, TsoSegmentsCarrySeveralMssForTheNicToCut)
 		data[i] = char('A' + i % 31);
 	ASSERT_EQ(net_tcp_send(c, data.data(), data.size()), data.size());
 	std::string got;
-	unsigned tso = 0;
+	std::vector<size_t> sizes; // payload of every data segment
+	size_t tso = 0;
 	for (int round = 0; round < 10 && got.size() < data.size(); round++) {
 		std::vector<rte_mbuf *> held = poll_and_hold();
 		for (rte_mbuf *m : held) {
@@ -249,13 +250,18 @@ TEST_F(Net, TsoSegmentsCarrySeveralMssForTheNicToCut)
 				EXPECT_FALSE(m->ol_flags & RTE_MBUF_F_TX_TCP_SEG);
 			}
 			got += k.payload;
+			sizes.push_back(k.payload.size());
 			rte_pktmbuf_free(m);
 		}
 		p.rcv_nxt = p.srv_iss + 1 + uint32_t(got.size());
 		inject(seg(p, ACK)); // everything so far; what it lets out comes next round
 	}
 	EXPECT_TRUE(got == data);
-	EXPECT_GT(tso, 0u);
+	// Each window went out as one segment: the initial window (10 MSS,
+	// RFC 6928) first, and no segment of a single MSS at all.
+	ASSERT_FALSE(sizes.empty());
+	EXPECT_EQ(sizes.front(), 10 * 1460u);
+	EXPECT_EQ(tso, sizes.size());
 	EXPECT_EQ(ctr(NET_C_tcp_tx_tso), tso);
 }
 

@@ -596,6 +596,7 @@ TEST_F(Net, BurstLargerThanTheNicTakesIsDeliveredInOrderOverPolls)
 	net_stack_poll(s);
 	std::string got;
 	uint32_t next = p.rcv_nxt;
+	uint64_t partial_bursts = 0;
 	for (int poll = 0; poll < 20 && got.size() < data.size(); poll++) {
 		rte_mbuf **tx;
 		uint16_t n = net_stack_tx_burst_prepare(s, &tx);
@@ -610,6 +611,7 @@ TEST_F(Net, BurstLargerThanTheNicTakesIsDeliveredInOrderOverPolls)
 			got += k.payload;
 		}
 		net_stack_tx_burst_done(s, take);
+		partial_bursts += take < n;
 		now += 10; // far below any RTO
 		net_stack_poll(s);
 	}
@@ -617,7 +619,9 @@ TEST_F(Net, BurstLargerThanTheNicTakesIsDeliveredInOrderOverPolls)
 	EXPECT_TRUE(got == data);
 	EXPECT_EQ(ctr(NET_C_tcp_retransmits), 0u) << dump();
 	EXPECT_EQ(ctr(NET_C_tx_queue_full), 0u) << dump();
-	EXPECT_GT(ctr(NET_C_tx_nic_deferred), 0u);
+	// once for every burst the NIC took only part of
+	EXPECT_GT(partial_bursts, 0u);
+	EXPECT_EQ(ctr(NET_C_tx_nic_deferred), partial_bursts);
 	EXPECT_EQ(ctr(NET_C_tx_packets) - sent_before, 9u);
 	EXPECT_EQ(net_tcp_send_queued(c), data.size()); // all sent, none acknowledged yet
 
@@ -651,9 +655,9 @@ TEST_F(Net, EmptyMempoolIsCountedAndRecovered)
 	rte_mbuf **tx;
 	net_stack_poll(s);
 	uint16_t n = net_stack_tx_burst_prepare(s, &tx);
-	EXPECT_LE(n, 7u);
 	std::vector<rte_mbuf *> held(tx, tx + n);
 	net_stack_tx_burst_done(s, n);
+	EXPECT_EQ(n, 7u) << "every mbuf of the pool carries a segment";
 	EXPECT_GT(ctr(NET_C_mempool_empty), 0u);
 	for (auto *m : held)
 		rte_pktmbuf_free(m);
