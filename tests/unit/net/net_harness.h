@@ -187,6 +187,22 @@ protected:
 		ASSERT_NE(s, nullptr) << err;
 	}
 
+	// The peer and the connection most tests start from: make_open() makes
+	// the stack (with cfg as the test left it) and opens c from p, with p's
+	// options (window scale, -1 for none; MSS). A test that stops there
+	// must say ASSERT_NO_FATAL_FAILURE(make_open()).
+	Peer p;
+	net_conn *c = nullptr;
+
+	void make_open(int ws = 7, uint16_t mss = 1460)
+	{
+		make();
+		if (HasFatalFailure())
+			return;
+		c = open(p, ws, mss);
+		ASSERT_NE(c, nullptr);
+	}
+
 	void TearDown() override
 	{
 		if (s != nullptr) {

@@ -17,10 +17,7 @@ namespace {
 
 TEST_F(Net, MalformedPacketsAreDroppedAndCounted)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	Bytes good = seg_at(p, p.snd_nxt, ACK | PSH, "data");
 	auto expect_drop = [&](Bytes f, net_counter_id id, const char *what) {
 		uint64_t before = ctr(id);
@@ -124,7 +121,6 @@ TEST_F(Net, ChecksumOffloadFlagsAndTrust)
 	cfg.tx_cksum_offload = true;
 	cfg.rx_cksum_offload = true;
 	make();
-	Peer p;
 	p.snd_nxt = p.iss;
 	Bytes syn = seg(p, SYN, "", opt_mss(1460));
 	syn[34 + 16] ^= 0xff; // broken checksum, but the NIC says GOOD
@@ -154,10 +150,7 @@ TEST_F(Net, ChecksumOffloadFlagsAndTrust)
 
 TEST_F(Net, RandomGarbageNeverCrashes)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	std::mt19937 rng(12345);
 	std::vector<Bytes> seeds = {
 		seg_at(p, p.snd_nxt, ACK | PSH, "get key\r\n"),

@@ -157,7 +157,7 @@ TEST_F(Net, LargeSegmentsLeaveWithoutACopyAndKeepTheirPairUntilFreed)
 	const size_t pair = net_buf_pair_bytes(cfg.sndbuf, cfg.rcvbuf);
 	Peer p, q;
 	q.port = 40001;
-	net_conn *c = open(p);
+	c = open(p);
 	ASSERT_NE(c, nullptr);
 	std::string reply(3000, '\0');
 	for (size_t i = 0; i < reply.size(); i++)
@@ -221,10 +221,7 @@ TEST_F(Net, TsoSegmentsCarrySeveralMssForTheNicToCut)
 	cfg.tx_cksum_offload = true;
 	cfg.tx_zero_copy_min = 1024;
 	cfg.tx_tso_max = 65000;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	std::string data(40000, '\0');
 	for (size_t i = 0; i < data.size(); i++)
 		data[i] = char('A' + i % 31);
@@ -270,10 +267,7 @@ TEST_F(Net, NoTsoWithoutChecksumOffload)
 {
 	cfg.tx_zero_copy_min = 1024;
 	cfg.tx_tso_max = 65000;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	std::string data(10000, 'q');
 	ASSERT_EQ(net_tcp_send(c, data.data(), data.size()), data.size());
 	for (const Pkt &k : tcp_to(step(), p))
@@ -287,10 +281,7 @@ TEST_F(Net, StackDestroyedWhileTheDriverHoldsZeroCopySegments)
 {
 	size_t before = heap_used();
 	cfg.tx_zero_copy_min = 1;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	std::string reply(5000, 'z');
 	ASSERT_EQ(net_tcp_send(c, reply.data(), reply.size()), reply.size());
 	std::vector<rte_mbuf *> held = poll_and_hold();

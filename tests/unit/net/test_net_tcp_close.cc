@@ -16,8 +16,7 @@ TEST_F(Net, PeerClosesFirst)
 {
 	make();
 	app.on_peer_closed = [](net_conn *c) { net_tcp_close(c); };
-	Peer p;
-	net_conn *c = open(p);
+	c = open(p);
 	ASSERT_NE(c, nullptr);
 	auto out = send_frame(seg(p, ACK | FIN, "bye"));
 	EXPECT_EQ(app.rx[c], "bye");
@@ -39,10 +38,7 @@ TEST_F(Net, PeerClosesFirst)
 TEST_F(Net, ServerClosesFirstThroughTimeWait)
 {
 	cfg.time_wait_us = 500000;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	net_tcp_send(c, "last words", 10);
 	net_tcp_close(c);
 	EXPECT_EQ(net_tcp_send(c, "more", 4), 0u);
@@ -74,10 +70,7 @@ TEST_F(Net, ServerClosesFirstThroughTimeWait)
 
 TEST_F(Net, SimultaneousCloseGoesThroughClosing)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	net_tcp_close(c);
 	auto out = step();
 	ASSERT_EQ(out.size(), 1u);
@@ -94,10 +87,7 @@ TEST_F(Net, SimultaneousCloseGoesThroughClosing)
 TEST_F(Net, FinWait2TimesOut)
 {
 	cfg.fin_wait2_us = 1000000;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	net_tcp_close(c);
 	auto out = step();
 	p.rcv_nxt = out[0].seq + 1;
@@ -117,7 +107,6 @@ TEST_P(NetRst, ValidRstReleasesConnection)
 {
 	std::string state = GetParam();
 	make();
-	Peer p;
 	net_conn *c = nullptr;
 	if (state == "SYN_RCVD") {
 		p.snd_nxt = p.iss;
@@ -188,7 +177,6 @@ TEST_P(NetFin, PeerFinIsAckedAndMovesTheState)
 {
 	std::string state = GetParam().state;
 	make();
-	Peer p;
 	net_conn *c = nullptr;
 	if (state == "SYN_RCVD") {
 		p.snd_nxt = p.iss;
@@ -244,10 +232,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(Net, RstInTimeWaitReleases)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	net_tcp_close(c);
 	auto out = step();
 	p.rcv_nxt = out[0].seq + 1;
@@ -259,10 +244,7 @@ TEST_F(Net, RstInTimeWaitReleases)
 
 TEST_F(Net, SynInEstablishedGetsChallengeAck)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	auto out = send_frame(seg_at(p, p.snd_nxt + 5, SYN, "", opt_mss(1460)));
 	ASSERT_EQ(out.size(), 1u);
 	EXPECT_TRUE(out[0].has(ACK));
@@ -273,10 +255,7 @@ TEST_F(Net, SynInEstablishedGetsChallengeAck)
 
 TEST_F(Net, BlindAcksOutsideTheWindowAreChallenged)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p, -1);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open(-1));
 	// Data with an ACK far below snd_una (more than the peer's largest
 	// window): an ACK in answer, the data dropped (RFC 5961 5.2).
 	Bytes f = seg_at(p, p.snd_nxt, ACK | PSH, "inject");
@@ -303,10 +282,7 @@ TEST_F(Net, BlindAcksOutsideTheWindowAreChallenged)
 
 TEST_F(Net, AbortSendsRstAndReportsClosed)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	net_tcp_abort(c);
 	net_close_reason why;
 	ASSERT_TRUE(app.was_closed(c, &why));
@@ -324,8 +300,7 @@ TEST_F(Net, AppAbortInsideRecvIsSafe)
 		net_tcp_abort(c);
 		return n;
 	};
-	Peer p;
-	net_conn *c = open(p);
+	c = open(p);
 	ASSERT_NE(c, nullptr);
 	auto out = send_frame(seg(p, ACK | PSH | FIN, "boom"));
 	ASSERT_EQ(out.size(), 1u);
@@ -338,7 +313,6 @@ TEST_F(Net, AppAbortInsideRecvIsSafe)
 TEST_F(Net, SegmentToClosedPortGetsRst)
 {
 	make();
-	Peer p;
 	p.snd_nxt = 777;
 	TcpSpec t;
 	t.src_mac = cmac;
@@ -362,10 +336,7 @@ TEST_F(Net, SegmentToClosedPortGetsRst)
 TEST_F(Net, IdleConnectionIsClosed)
 {
 	cfg.idle_timeout_us = 2000000;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	advance(1500000);
 	send_frame(seg(p, ACK | PSH, "ping"));
 	advance(1500000);
@@ -380,10 +351,7 @@ TEST_F(Net, IdleConnectionIsClosed)
 
 TEST_F(Net, AppTimerFiresOnceAndCanBePushedBackOrStopped)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	net_tcp_set_timer(c, net_stack_now(s) + 1000000);
 	advance(600000);
 	net_tcp_set_timer(c, net_stack_now(s) + 1000000); /* pushed back */
@@ -430,7 +398,6 @@ TEST_F(Net, ReservedSlotsAreKeptForTheReservedPort)
 	}
 	/* A fifth client: no slot for it but the reserved ones, so its SYN
 	 * is answered with a cookie and its ACK refused statelessly. */
-	Peer p;
 	p.port = 33100;
 	p.snd_nxt = 5000;
 	auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
@@ -472,7 +439,6 @@ TEST_F(Net, AppRefusesConnection)
 {
 	make();
 	app.accept_rc = -1;
-	Peer p;
 	p.snd_nxt = p.iss;
 	auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
 	p.rcv_nxt = out[0].seq + 1;

@@ -20,10 +20,7 @@ namespace {
 TEST_F(Net, RetransmitsWithExponentialBackoffThenTimesOut)
 {
 	cfg.max_retries = 3;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	ASSERT_EQ(net_tcp_send(c, "response", 8), 8u);
 	auto out = step();
 	ASSERT_EQ(out.size(), 1u);
@@ -57,10 +54,7 @@ TEST_F(Net, RetransmitsWithExponentialBackoffThenTimesOut)
 
 TEST_F(Net, AckStopsRetransmissionAndSamplesRtt)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	net_tcp_send(c, "abc", 3);
 	auto out = step();
 	ASSERT_EQ(out.size(), 1u);
@@ -74,10 +68,7 @@ TEST_F(Net, AckStopsRetransmissionAndSamplesRtt)
 
 TEST_F(Net, FastRetransmitOnThreeDupAcks)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	std::string data(1460 * 6, 'd');
 	for (size_t i = 0; i < data.size(); i++)
 		data[i] = char('a' + i % 26);
@@ -109,10 +100,7 @@ TEST_F(Net, FastRetransmitOnThreeDupAcks)
 
 TEST_F(Net, OutOfOrderSegmentsAreReassembled)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	uint32_t base = p.snd_nxt;
 	std::string a(500, 'A'), b(500, 'B'), d(500, 'D');
 	// B and D arrive before A (and D before B).
@@ -135,10 +123,7 @@ TEST_F(Net, OutOfOrderSegmentsAreReassembled)
 TEST_F(Net, OutOfOrderQueueIsBounded)
 {
 	cfg.ooo_max = 2;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	uint32_t base = p.snd_nxt;
 	send_frame(seg_at(p, base + 100, ACK, std::string(10, '1')));
 	send_frame(seg_at(p, base + 200, ACK, std::string(10, '2')));
@@ -154,9 +139,8 @@ TEST_F(Net, OutOfOrderQueueIsBounded)
 TEST_F(Net, PeerWindowFullStopsSendingAndProbes)
 {
 	make();
-	Peer p;
 	p.win = 1000;
-	net_conn *c = open(p, -1); // no window scaling: p.win is bytes
+	c = open(p, -1); // no window scaling: p.win is bytes
 	ASSERT_NE(c, nullptr);
 	std::string data(5000, 'w');
 	EXPECT_EQ(net_tcp_send(c, data.data(), data.size()), 5000u);
@@ -193,10 +177,7 @@ TEST_F(Net, PeerWindowFullStopsSendingAndProbes)
 TEST_F(Net, WindowClosingWithDataInFlightTurnsIntoProbes)
 {
 	cfg.max_retries = 2;
-	make();
-	Peer p;
-	net_conn *c = open(p, -1);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open(-1));
 	std::string data(3000, 'q');
 	net_tcp_send(c, data.data(), data.size());
 	auto out = step();
@@ -239,7 +220,6 @@ TEST_F(Net, ZeroWindowProbeCarryingDataIsAcked)
 	cfg.rcvbuf = 4096;
 	make();
 	app.on_recv = [&](net_conn *, const uint8_t *, size_t) -> size_t { return 0; };
-	Peer p;
 	ASSERT_NE(open(p), nullptr);
 	std::string chunk(1024, 'x');
 	for (int i = 0; i < 4; i++)
@@ -260,10 +240,7 @@ TEST_F(Net, ZeroWindowProbeCarryingDataIsAcked)
 // zero-window probes: reset after orphan_timeout_us, not kept for ever.
 TEST_F(Net, OrphanHeldByAZeroWindowIsResetInTime)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p, -1);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open(-1));
 	std::string data(3000, 'o');
 	net_tcp_send(c, data.data(), data.size());
 	step();
@@ -340,7 +317,6 @@ TEST_F(Net, AbortInsideAcceptedReportsClosed)
 	net_stack_destroy(s);
 	s = nullptr;
 	make();
-	Peer p;
 	p.snd_nxt = p.iss;
 	auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
 	p.rcv_nxt = out[0].seq + 1;
@@ -371,8 +347,7 @@ TEST_F(Net, SendBufferBackpressureAndRedelivery)
 		}
 		return used;
 	};
-	Peer p;
-	net_conn *c = open(p);
+	c = open(p);
 	ASSERT_NE(c, nullptr);
 	auto out = send_frame(seg(p, ACK | PSH, "xxx"));
 	EXPECT_EQ(tcp_to(out, p).size(), 3u); // 3000 bytes in 1460-byte segments
@@ -395,10 +370,7 @@ TEST_F(Net, SendBufferBackpressureAndRedelivery)
 TEST_F(Net, BytesComposedInTheSendWindowLeaveInOrder)
 {
 	cfg.sndbuf = 4096;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	auto compose = [&](char ch, size_t n) {
 		size_t room;
 		char *w = (char *)net_tcp_send_window(c, &room);
@@ -446,10 +418,7 @@ TEST_F(Net, BytesComposedInTheSendWindowLeaveInOrder)
 TEST_F(Net, RtoFollowsMeasuredRtt)
 {
 	cfg.rto_min_us = 10000;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	// The handshake measured ~0 (SRTT 1 us, RTTVAR 0). A 50 ms sample:
 	// RTTVAR = |1 - 50000| / 4 = 12499, SRTT = 1 + 50000 / 8 = 6251,
 	// RTO = SRTT + 4 * RTTVAR = 56247 us.
@@ -481,10 +450,7 @@ TEST_F(Net, RtoFollowsMeasuredRtt)
 
 TEST_F(Net, FinBeyondAGapWaitsForTheGap)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	uint32_t base = p.snd_nxt;
 	auto out = send_frame(seg_at(p, base + 5, ACK | FIN, "world"));
 	EXPECT_TRUE(app.peer_closed.empty());
@@ -501,10 +467,7 @@ TEST_F(Net, TimeWaitSlotIsReusedByANewSynOrWhenFull)
 {
 	cfg.max_conns = 2;
 	cfg.time_wait_us = 60000000;
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	net_tcp_close(c);
 	auto out = step();
 	p.rcv_nxt = out[0].seq + 1;
@@ -545,10 +508,7 @@ TEST_F(Net, TimeWaitSlotIsReusedByANewSynOrWhenFull)
 TEST_F(Net, FullTxArrayDefersOutputAndCountsDrops)
 {
 	cfg.tx_ring_size = 4;
-	make();
-	Peer p;
-	net_conn *c = open(p, -1);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open(-1));
 	std::string data(1460 * 8, 'T');
 	net_tcp_send(c, data.data(), data.size());
 	auto out = step();
@@ -584,10 +544,7 @@ TEST_F(Net, FullTxArrayDefersOutputAndCountsDrops)
 TEST_F(Net, BurstLargerThanTheNicTakesIsDeliveredInOrderOverPolls)
 {
 	cfg.tx_ring_size = 6;
-	make();
-	Peer p;
-	net_conn *c = open(p, -1);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open(-1));
 	std::string data;
 	for (size_t i = 0; i < 1460 * 9; i++)
 		data += char('a' + i % 26);
@@ -645,10 +602,7 @@ TEST_F(Net, EmptyMempoolIsCountedAndRecovered)
 						     SOCKET_ID_ANY);
 	ASSERT_NE(tiny, nullptr);
 	cfg.tx_pool = tiny;
-	make();
-	Peer p;
-	net_conn *c = open(p, -1);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open(-1));
 	std::string data(1460 * 10, 'M');
 	net_tcp_send(c, data.data(), data.size());
 	// Hold on to what the stack built, as a slow NIC would.

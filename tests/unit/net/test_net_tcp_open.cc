@@ -17,7 +17,6 @@ namespace {
 TEST_F(Net, HandshakeNegotiatesMssAndWindowScale)
 {
 	make();
-	Peer p;
 	p.snd_nxt = p.iss;
 	Bytes opts = opt_mss(1200);
 	Bytes w = opt_ws(5);
@@ -65,7 +64,6 @@ TEST_F(Net, WindowScaleOfferedForLargeBuffers)
 {
 	cfg.rcvbuf = 1024 * 1024;
 	make();
-	Peer p;
 	p.snd_nxt = p.iss;
 	Bytes opts = opt_mss(1460), w = opt_ws(2);
 	opts.insert(opts.end(), w.begin(), w.end());
@@ -99,8 +97,7 @@ TEST_F(Net, RequestAndResponseCarryThePiggybackedAck)
 		EXPECT_EQ(net_tcp_send(c, "VALUE\r\n", 7), 7u);
 		return n;
 	};
-	Peer p;
-	net_conn *c = open(p);
+	c = open(p);
 	ASSERT_NE(c, nullptr);
 	auto out = send_frame(seg(p, ACK | PSH, "get foo\r\n"));
 	EXPECT_EQ(app.rx[c], "get foo\r\n");
@@ -160,10 +157,7 @@ TEST_F(Net, RxHintShowsABurstsPayloadsBeforeAnyIsDelivered)
 // one that released or created a connection must not use that lookup.
 TEST_F(Net, BurstLookupIsNotUsedAfterTheBurstChangedTheConnections)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	// One burst: the peer resets the connection, then opens the same
 	// 4-tuple again. The SYN must reach the listener, not the old slot.
 	Bytes rst = seg_at(p, p.snd_nxt, RST);
@@ -188,10 +182,7 @@ TEST_F(Net, BurstLookupIsNotUsedAfterTheBurstChangedTheConnections)
 // application when it succeeds.
 TEST_F(Net, SendWithoutABufferPairResumesWhenMemoryReturns)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	app.on_writable = [&](net_conn *w) { net_tcp_send(w, "hello", 5); };
 	std::vector<void *> hog;
 	for (size_t sz = size_t(1) << 24; sz >= 4096; sz /= 2)
@@ -353,10 +344,7 @@ TEST_F(Net, ReservedPortHasBufPairsBeyondTheCap)
 
 TEST_F(Net, DelayedAckTimerAndEverySecondFullSegment)
 {
-	make();
-	Peer p;
-	net_conn *c = open(p);
-	ASSERT_NE(c, nullptr);
+	ASSERT_NO_FATAL_FAILURE(make_open());
 	// One small request, no response: the ACK waits for the timer.
 	auto out = send_frame(seg(p, ACK | PSH, "noreply"));
 	EXPECT_TRUE(out.empty());
@@ -387,7 +375,6 @@ TEST_F(Net, PartialRequestStaysBufferedContiguous)
 		size_t eol = v.rfind("\r\n");
 		return eol == std::string::npos ? 0 : eol + 2; // whole lines only
 	};
-	Peer p;
 	ASSERT_NE(open(p), nullptr);
 	send_frame(seg(p, ACK | PSH, "get a\r\nget b"));
 	send_frame(seg(p, ACK | PSH, "bb\r\nget"));
@@ -406,8 +393,7 @@ TEST_F(Net, ReceiveWindowShrinksWhileUnconsumedAndReopens)
 	app.on_recv = [&](net_conn *, const uint8_t *, size_t n) -> size_t {
 		return consume ? n : 0;
 	};
-	Peer p;
-	net_conn *c = open(p);
+	c = open(p);
 	ASSERT_NE(c, nullptr);
 	std::string chunk(1000, 'x');
 	for (int i = 0; i < 4; i++)

@@ -52,7 +52,6 @@ TEST_F(Net, SynFloodBeyondBacklogUsesCookies)
 	EXPECT_EQ(ctr(NET_C_tcp_syncookies_bad), 1u);
 
 	// The ACK of cookie 8 (with the first request in it) completes.
-	Peer p;
 	p.port = 30008;
 	p.snd_nxt = 5009;
 	p.rcv_nxt = synacks[8].seq + 1;
@@ -139,7 +138,6 @@ TEST_F(Net, SynCookieConnectionsTimeOutWhenIdle)
 	Peer first;
 	first.port = 31000;
 	ASSERT_EQ(send_frame(seg(first, SYN, "", opt_mss(1460))).size(), 1u);
-	Peer p;
 	p.port = 31001;
 	p.snd_nxt = 9000;
 	auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
@@ -203,7 +201,6 @@ TEST_F(Net, HandshakeWithEverySlotTakenIsRefusedAtOnce)
 TEST_F(Net, StrayAckToListenerIsResetNotTakenForACookie)
 {
 	make();
-	Peer p;
 	p.snd_nxt = 12345;
 	p.rcv_nxt = 777;
 	auto out = send_frame(seg(p, ACK));
@@ -219,7 +216,6 @@ TEST_F(Net, SynRcvdRetransmitsSynAckThenGivesUp)
 {
 	cfg.max_syn_retries = 2;
 	make();
-	Peer p;
 	p.snd_nxt = p.iss;
 	auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
 	ASSERT_EQ(out.size(), 1u);
