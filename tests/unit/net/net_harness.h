@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,6 +125,8 @@ struct App {
 
 	static const net_app_ops ops;
 	bool was_closed(net_conn *c, net_close_reason *why = nullptr) const;
+	// Why c was closed; nullopt while it is not.
+	std::optional<net_close_reason> close_reason(net_conn *c) const;
 };
 
 // --- the fixture of test_net_*.cc: one stack (the server) driven with
@@ -331,6 +334,42 @@ protected:
 		EXPECT_TRUE(out.empty());
 		EXPECT_EQ(app.accepted.size(), before + 1);
 		return app.accepted.size() > before ? app.accepted.back() : nullptr;
+	}
+
+	// On the stack made: brings c, opened from p, into `state` (an RFC 9293
+	// name, the peer's side done by p). In SYN_RCVD c stays nullptr: the
+	// application knows nothing yet.
+	void into_state(const std::string &state)
+	{
+		if (state == "SYN_RCVD") {
+			p.snd_nxt = p.iss;
+			auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
+			ASSERT_EQ(out.size(), 1u);
+			p.rcv_nxt = out[0].seq + 1;
+			EXPECT_EQ(net_stack_conns_in_use(s), 1u);
+			return;
+		}
+		c = open(p);
+		ASSERT_NE(c, nullptr);
+		if (state == "CLOSE_WAIT" || state == "LAST_ACK") {
+			send_frame(seg(p, ACK | FIN));
+			if (state == "LAST_ACK")
+				net_tcp_close(c);
+		} else if (state != "ESTABLISHED") {
+			net_tcp_close(c);
+			auto out = step();
+			ASSERT_FALSE(out.empty());
+			if (state == "FIN_WAIT_2" || state == "TIME_WAIT") {
+				p.rcv_nxt = out[0].seq + 1;
+				send_frame(seg(p, ACK));
+			} else if (state == "CLOSING") {
+				send_frame(seg(p, ACK | FIN));
+			}
+			if (state == "TIME_WAIT")
+				send_frame(seg(p, ACK | FIN));
+		}
+		step();
+		EXPECT_STREQ(net_conn_state_name(c), state.c_str());
 	}
 
 	// Everything TCP the server sent to p, in order; acknowledges nothing.

@@ -29,9 +29,7 @@ TEST_F(Net, PeerClosesFirst)
 	EXPECT_FALSE(app.was_closed(c));
 	p.rcv_nxt = out[0].seq + 1;
 	EXPECT_TRUE(send_frame(seg(p, ACK)).empty());
-	net_close_reason why;
-	ASSERT_TRUE(app.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_NORMAL);
+	EXPECT_EQ(app.close_reason(c), NET_CLOSE_NORMAL);
 	EXPECT_EQ(net_stack_conns_in_use(s), 0u);
 }
 
@@ -94,9 +92,7 @@ TEST_F(Net, FinWait2TimesOut)
 	send_frame(seg(p, ACK));
 	EXPECT_STREQ(net_conn_state_name(c), "FIN_WAIT_2");
 	advance(1100000);
-	net_close_reason why;
-	ASSERT_TRUE(app.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_TIMEOUT);
+	EXPECT_EQ(app.close_reason(c), NET_CLOSE_TIMEOUT);
 	EXPECT_EQ(net_stack_conns_in_use(s), 0u);
 }
 
@@ -107,33 +103,7 @@ TEST_P(NetRst, ValidRstReleasesConnection)
 {
 	std::string state = GetParam();
 	make();
-	net_conn *c = nullptr;
-	if (state == "SYN_RCVD") {
-		p.snd_nxt = p.iss;
-		auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
-		ASSERT_EQ(out.size(), 1u);
-		p.rcv_nxt = out[0].seq + 1;
-		EXPECT_EQ(net_stack_conns_in_use(s), 1u);
-	} else {
-		c = open(p);
-		ASSERT_NE(c, nullptr);
-		if (state == "CLOSE_WAIT" || state == "LAST_ACK") {
-			send_frame(seg(p, ACK | FIN));
-			if (state == "LAST_ACK")
-				net_tcp_close(c);
-		} else if (state == "FIN_WAIT_1" || state == "FIN_WAIT_2" || state == "CLOSING") {
-			net_tcp_close(c);
-			auto out = step();
-			if (state == "FIN_WAIT_2") {
-				p.rcv_nxt = out[0].seq + 1;
-				send_frame(seg(p, ACK));
-			} else if (state == "CLOSING") {
-				send_frame(seg(p, ACK | FIN));
-			}
-		}
-		step();
-		EXPECT_STREQ(net_conn_state_name(c), state.c_str());
-	}
+	ASSERT_NO_FATAL_FAILURE(into_state(state));
 	uint64_t resets = ctr(NET_C_tcp_resets_rx);
 	// Out of window: ignored.
 	EXPECT_TRUE(send_frame(seg_at(p, p.snd_nxt + 1000000, RST)).empty());
@@ -150,9 +120,7 @@ TEST_P(NetRst, ValidRstReleasesConnection)
 	EXPECT_EQ(net_stack_conns_in_use(s), 0u);
 	EXPECT_EQ(ctr(NET_C_tcp_resets_rx), resets + 1);
 	if (c != nullptr && state != "CLOSING") {
-		net_close_reason why;
-		ASSERT_TRUE(app.was_closed(c, &why));
-		EXPECT_EQ(why, NET_CLOSE_RESET);
+		EXPECT_EQ(app.close_reason(c), NET_CLOSE_RESET);
 	}
 	if (state == "SYN_RCVD") {
 		EXPECT_TRUE(app.closed.empty()); // the app never saw it
@@ -177,37 +145,10 @@ TEST_P(NetFin, PeerFinIsAckedAndMovesTheState)
 {
 	std::string state = GetParam().state;
 	make();
-	net_conn *c = nullptr;
-	if (state == "SYN_RCVD") {
-		p.snd_nxt = p.iss;
-		auto out = send_frame(seg(p, SYN, "", opt_mss(1460)));
-		p.rcv_nxt = out[0].seq + 1;
-	} else {
-		c = open(p);
-		ASSERT_NE(c, nullptr);
-		if (state == "CLOSE_WAIT" || state == "LAST_ACK") {
-			send_frame(seg(p, ACK | FIN));
-			if (state == "LAST_ACK")
-				net_tcp_close(c);
-			p.snd_nxt--; // the FIN below is a retransmission
-		} else if (state != "ESTABLISHED") {
-			net_tcp_close(c);
-			auto out = step();
-			if (state == "FIN_WAIT_2" || state == "TIME_WAIT") {
-				p.rcv_nxt = out[0].seq + 1;
-				send_frame(seg(p, ACK));
-			} else if (state == "CLOSING") {
-				send_frame(seg(p, ACK | FIN));
-				p.snd_nxt--;
-			}
-			if (state == "TIME_WAIT") {
-				send_frame(seg(p, ACK | FIN));
-				p.snd_nxt--;
-			}
-		}
-		step();
-		EXPECT_STREQ(net_conn_state_name(c), state.c_str());
-	}
+	ASSERT_NO_FATAL_FAILURE(into_state(state));
+	// the peer's FIN was sent already: the one below is a retransmission
+	if (state == "CLOSE_WAIT" || state == "LAST_ACK" || state == "CLOSING" || state == "TIME_WAIT")
+		p.snd_nxt--;
 	auto out = send_frame(seg(p, ACK | FIN));
 	bool acked = false;
 	for (auto &k : out)
@@ -284,9 +225,7 @@ TEST_F(Net, AbortSendsRstAndReportsClosed)
 {
 	ASSERT_NO_FATAL_FAILURE(make_open());
 	net_tcp_abort(c);
-	net_close_reason why;
-	ASSERT_TRUE(app.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_ABORTED);
+	EXPECT_EQ(app.close_reason(c), NET_CLOSE_ABORTED);
 	auto out = step();
 	ASSERT_EQ(out.size(), 1u);
 	EXPECT_TRUE(out[0].has(RST));
@@ -344,9 +283,7 @@ TEST_F(Net, IdleConnectionIsClosed)
 	auto out = advance(600000);
 	ASSERT_EQ(out.size(), 1u);
 	EXPECT_TRUE(out[0].has(RST));
-	net_close_reason why;
-	ASSERT_TRUE(app.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_IDLE);
+	EXPECT_EQ(app.close_reason(c), NET_CLOSE_IDLE);
 }
 
 TEST_F(Net, AppTimerFiresOnceAndCanBePushedBackOrStopped)
@@ -373,9 +310,7 @@ TEST_F(Net, AppTimerFiresOnceAndCanBePushedBackOrStopped)
 	auto out = advance(1100000);
 	ASSERT_EQ(out.size(), 1u);
 	EXPECT_TRUE(out[0].has(RST));
-	net_close_reason why;
-	ASSERT_TRUE(app.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_ABORTED);
+	EXPECT_EQ(app.close_reason(c), NET_CLOSE_ABORTED);
 	EXPECT_EQ(app.timers.size(), 2u);
 }
 

@@ -46,9 +46,7 @@ TEST_F(Net, RetransmitsWithExponentialBackoffThenTimesOut)
 	out = advance(1700000);
 	ASSERT_EQ(out.size(), 1u);
 	EXPECT_TRUE(out[0].has(RST));
-	net_close_reason why;
-	ASSERT_TRUE(app.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_TIMEOUT);
+	EXPECT_EQ(app.close_reason(c), NET_CLOSE_TIMEOUT);
 	EXPECT_EQ(net_stack_conns_in_use(s), 0u);
 }
 
@@ -210,9 +208,7 @@ TEST_F(Net, WindowClosingWithDataInFlightTurnsIntoProbes)
 	// A peer that stops answering probes is given up on.
 	for (int i = 0; i < 10 && !app.was_closed(c); i++)
 		advance(70000000);
-	net_close_reason why;
-	ASSERT_TRUE(app.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_TIMEOUT);
+	EXPECT_EQ(app.close_reason(c), NET_CLOSE_TIMEOUT);
 }
 
 TEST_F(Net, ZeroWindowProbeCarryingDataIsAcked)
@@ -260,9 +256,7 @@ TEST_F(Net, OrphanHeldByAZeroWindowIsResetInTime)
 	}
 	EXPECT_TRUE(reset) << dump();
 	EXPECT_EQ(ctr(NET_C_tcp_orphan_timeouts), 1u);
-	net_close_reason why;
-	ASSERT_TRUE(app.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_TIMEOUT);
+	EXPECT_EQ(app.close_reason(c), NET_CLOSE_TIMEOUT);
 	EXPECT_EQ(net_stack_conns_in_use(s), 0u);
 }
 
