@@ -372,6 +372,18 @@ protected:
 		EXPECT_STREQ(net_conn_state_name(c), state.c_str());
 	}
 
+	// The server closes d and q answers its FIN with ACK|FIN: d is in
+	// TIME_WAIT.
+	void to_time_wait(Peer &q, net_conn *d)
+	{
+		net_tcp_close(d);
+		auto out = tcp_to(step(), q);
+		ASSERT_FALSE(out.empty());
+		q.rcv_nxt = out[0].seq + 1;
+		send_frame(seg(q, ACK | FIN));
+		EXPECT_STREQ(net_conn_state_name(d), "TIME_WAIT");
+	}
+
 	// Everything TCP the server sent to p, in order; acknowledges nothing.
 	static std::vector<Pkt> tcp_to(const std::vector<Pkt> &out, const Peer &p)
 	{

@@ -174,11 +174,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST_F(Net, RstInTimeWaitReleases)
 {
 	ASSERT_NO_FATAL_FAILURE(make_open());
-	net_tcp_close(c);
-	auto out = step();
-	p.rcv_nxt = out[0].seq + 1;
-	send_frame(seg(p, ACK | FIN));
-	EXPECT_STREQ(net_conn_state_name(c), "TIME_WAIT");
+	ASSERT_NO_FATAL_FAILURE(to_time_wait(p, c));
 	send_frame(seg_at(p, p.snd_nxt, RST));
 	EXPECT_EQ(net_stack_conns_in_use(s), 0u);
 }

@@ -462,11 +462,7 @@ TEST_F(Net, TimeWaitSlotIsReusedByANewSynOrWhenFull)
 	cfg.max_conns = 2;
 	cfg.time_wait_us = 60000000;
 	ASSERT_NO_FATAL_FAILURE(make_open());
-	net_tcp_close(c);
-	auto out = step();
-	p.rcv_nxt = out[0].seq + 1;
-	send_frame(seg(p, ACK | FIN));
-	EXPECT_STREQ(net_conn_state_name(c), "TIME_WAIT");
+	ASSERT_NO_FATAL_FAILURE(to_time_wait(p, c));
 	// Same 4-tuple, higher sequence number: a new connection.
 	p.iss = p.snd_nxt + 100000;
 	ASSERT_NE(open(p), nullptr);
@@ -477,11 +473,7 @@ TEST_F(Net, TimeWaitSlotIsReusedByANewSynOrWhenFull)
 	q.port = 40001;
 	net_conn *d = open(q);
 	ASSERT_NE(d, nullptr);
-	net_tcp_close(d);
-	out = step();
-	q.rcv_nxt = tcp_to(out, q)[0].seq + 1;
-	send_frame(seg(q, ACK | FIN));
-	EXPECT_STREQ(net_conn_state_name(d), "TIME_WAIT");
+	ASSERT_NO_FATAL_FAILURE(to_time_wait(q, d));
 	EXPECT_EQ(net_stack_conns_in_use(s), 2u);
 	// A third peer gets the TIME_WAIT slot.
 	Peer r;
@@ -493,7 +485,7 @@ TEST_F(Net, TimeWaitSlotIsReusedByANewSynOrWhenFull)
 	Peer t;
 	t.port = 40003;
 	t.snd_nxt = t.iss;
-	out = send_frame(seg(t, SYN, "", opt_mss(1460)));
+	auto out = send_frame(seg(t, SYN, "", opt_mss(1460)));
 	ASSERT_EQ(out.size(), 1u);
 	EXPECT_TRUE(out[0].has(SYN | ACK));
 	EXPECT_EQ(ctr(NET_C_tcp_syncookies_sent), 1u);
