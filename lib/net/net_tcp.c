@@ -67,6 +67,12 @@ bufs_made(void *obj, void *arg)
 	t->shared.fcb_opaque = t;
 }
 
+size_t
+net_buf_pair_bytes(uint32_t sndbuf, uint32_t rcvbuf)
+{
+	return net_bufs_tail_offset(sndbuf, rcvbuf) + sizeof(struct net_bufs_tail);
+}
+
 void
 tcp_bufs_put(struct net_stack *s, uint8_t *bufs)
 {
