@@ -337,7 +337,6 @@ void net_tcp_set_timer(struct net_conn *c, uint64_t at_us);
 
 void net_conn_set_ctx(struct net_conn *c, void *ctx);
 void *net_conn_ctx(const struct net_conn *c);
-struct net_stack *net_conn_stack(const struct net_conn *c);
 /* Addresses and ports, host byte order. */
 void net_conn_addrs(const struct net_conn *c, uint32_t *local_addr,
 		    uint16_t *local_port, uint32_t *remote_addr,

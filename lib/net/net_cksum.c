@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "net/net_private.h"
+#include "net/net_cksum.h"
 
 uint64_t
 net_cksum_add(const void *buf, size_t len, uint64_t sum)

@@ -16,6 +16,7 @@
 #include <rte_tcp.h>
 
 #include "net/net.h"
+#include "net/net_cksum.h"
 
 #define NET_LOG(level, s, fmt, ...)                                         \
 	rte_log(RTE_LOG_##level, net_logtype, "net(%s): " fmt "\n",         \
@@ -412,7 +413,7 @@ struct net_stack {
 	uint64_t ctr[NET_C__COUNT];
 };
 
-/* net_stack.c */
+/* net_tx.c: the TX array, outgoing headers */
 struct rte_mbuf *net_tx_alloc(struct net_stack *s);
 /* Another segment for a packet net_tx_alloc gave (it takes no TX slot of
  * its own); NULL when the pool is empty. */
@@ -435,31 +436,6 @@ struct rte_ipv4_hdr *net_ipv4_build(struct net_stack *s, struct rte_mbuf *m,
 uint16_t net_l4_cksum(struct net_stack *s, struct rte_mbuf *m,
 		      const struct rte_ipv4_hdr *ip, const void *l4, bool tcp);
 bool net_ip_local_subnet(const struct net_stack *s, uint32_t ip);
-
-/* net_cksum.c: sum plus the one's complement sum of buf[0..len) (RFC
- * 1071), unfolded. Pieces summed one after another must each have an even
- * length but the last. */
-uint64_t net_cksum_add(const void *buf, size_t len, uint64_t sum);
-
-/* A 64-bit sum folded to 32 bits, its value modulo 2^16 - 1 kept. */
-static inline uint32_t
-net_cksum_fold32(uint64_t s)
-{
-	s = (s & 0xffffffffu) + (s >> 32);
-	s = (s & 0xffffffffu) + (s >> 32);
-	return (uint32_t)s;
-}
-
-/* Folded to 16 bits: what rte_raw_cksum returns for the same bytes. */
-static inline uint16_t
-net_cksum_fold(uint64_t s)
-{
-	uint32_t x = net_cksum_fold32(s);
-
-	x = (x & 0xffff) + (x >> 16);
-	x = (x & 0xffff) + (x >> 16);
-	return (uint16_t)x;
-}
 
 /* RX L4 checksum: the NIC's verdict when offload is on and it has one,
  * otherwise the one's complement sum over pseudo-header and segment. */
@@ -492,13 +468,19 @@ void net_ipv4_input(struct net_stack *s, struct rte_mbuf *m);
 void net_udp_input(struct net_stack *s, struct rte_mbuf *m,
 		   struct rte_ipv4_hdr *ip, uint16_t l4_len);
 
-/* net_tcp_*.c */
+/* TCP (net_tcp_*.c; net_tcp.h says which file holds what) */
+/* net_tcp.c: the connection table */
 int net_tcp_init(struct net_stack *s, char *err, size_t errlen);
 void net_tcp_fini(struct net_stack *s);
+void net_tcp_release_pending(struct net_stack *s);
+/* net_tcp_listen.c: a segment arrives */
 void net_tcp_input(struct net_stack *s, struct rte_mbuf *m,
 		   struct rte_ipv4_hdr *ip, uint16_t l4_len);
+/* net_tcp_out.c: the output list */
 void net_tcp_output_all(struct net_stack *s);
-void net_tcp_release_pending(struct net_stack *s);
+/* net_tcp_app.c: writers that waited for a buffer pair */
 void net_tcp_wake_buf_waiters(struct net_stack *s);
+/* net_tcp_timer.c: the wheel's callback, a connection's timer fired */
+void net_tcp_timer_cb(struct net_stack *s, struct net_timer *t);
 
 #endif /* SEGCACHED_NET_PRIVATE_H */

@@ -1,8 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * TCP internals shared by net_tcp.c (connections, timers, API),
- * net_tcp_in.c (segment arrival) and net_tcp_out.c (segment building).
+ * TCP internals shared by its files, one job each. Calls between them run
+ * one way, down this list (what several of them use is inline here):
+ *   net_tcp_listen.c  input's entry: parsing, finding the connection, the
+ *                     LISTEN state (passive opens, SYN cookies' ACKs), RSTs
+ *                     for segments that belong to nothing
+ *   net_tcp_in.c      a segment for a connection (RFC 9293 SEGMENT ARRIVES)
+ *   net_tcp_timer.c   deadlines that pass (RTO, persist, delayed ACK,
+ *                     TIME_WAIT and the other lingering states, idle) and
+ *                     entering TIME_WAIT
+ *   net_tcp_app.c     the application: established, delivery, resuming
+ *                     writers, the API (connect, close, abort, timer, ctx)
+ *   net_tcp_out.c     the send path: the send API (send ring,
+ *                     window/commit), the output list, segmentation, ACKs,
+ *                     RSTs
+ *   net_tcp_cookie.c  ISNs and SYN cookies (keyed SipHash)
+ *   net_tcp.c         the connection table: slots, the 4-tuple hash, buffer
+ *                     pairs
  */
 #ifndef SEGCACHED_NET_TCP_H
 #define SEGCACHED_NET_TCP_H
@@ -93,7 +108,8 @@ tcp_bufs_attach(struct net_stack *s, struct net_conn *c)
 /* Let go of a pair: to the pool, or to bufs_in_flight while mbufs still
  * point into it (net_tcp.c). */
 void tcp_bufs_put(struct net_stack *s, uint8_t *bufs);
-/* c found no pair: on buf_waiters until net_tcp_wake_buf_waiters(). */
+/* c found no pair: on buf_waiters until net_tcp_wake_buf_waiters()
+ * (net_tcp_out.c). */
 void tcp_buf_wait(struct net_stack *s, struct net_conn *c);
 
 /* c lets go of its buffer pair. */
@@ -142,8 +158,44 @@ tcp_fin_acked(const struct net_conn *c)
 	return (c->flags & CF_FIN_QUEUED) && seq_gt(c->snd_una, c->fin_seq);
 }
 
+/* A connection's deadlines (enum net_tcp_deadline): its one wheel timer is
+ * armed for the earliest; net_tcp_timer.c serves them. */
+static inline void
+tcp_set_deadline(struct net_stack *s, struct net_conn *c, enum net_tcp_deadline d,
+		 uint64_t at)
+{
+	c->deadline[d] = at;
+	if (at == 0 || (c->flags & CF_RELEASED))
+		return;
+	/* Only pull the timer earlier; a later deadline is found when the
+	 * timer fires early and re-arms. */
+	if (!net_timer_armed(&c->timer) ||
+	    ((at + (1u << NET_TICK_SHIFT) - 1) >> NET_TICK_SHIFT) < c->timer.tick)
+		net_timer_arm(&s->wheel, &c->timer, at);
+}
+
+static inline uint32_t
+tcp_rto_current(const struct net_stack *s, const struct net_conn *c)
+{
+	uint64_t rto = (uint64_t)c->rto << RTE_MIN(c->backoff, 20);
+
+	return (uint32_t)RTE_MIN(rto, s->cfg.rto_max_us);
+}
+
+static inline void
+tcp_touch_idle(struct net_stack *s, struct net_conn *c)
+{
+	uint64_t limit = s->cfg.idle_timeout_us;
+
+	if (limit == 0 && (c->flags & CF_SYNCOOKIE))
+		limit = s->cfg.syncookie_idle_us;
+	if (limit != 0)
+		tcp_set_deadline(s, c, TD_IDLE, s->now + limit);
+}
+
 /* net_tcp.c */
 struct net_conn *tcp_conn_lookup(struct net_stack *s, const struct net_conn_key *k);
+struct net_listener *tcp_listener(struct net_stack *s, uint16_t port);
 /* A free slot (or a recycled TIME_WAIT one) for k; NULL when none. Without
  * reserved_ok the last cfg.reserved_slots free slots are not taken. */
 struct net_conn *tcp_conn_alloc(struct net_stack *s, const struct net_conn_key *k,
@@ -151,21 +203,31 @@ struct net_conn *tcp_conn_alloc(struct net_stack *s, const struct net_conn_key *
 /* Would tcp_conn_alloc find a slot? */
 bool tcp_slot_available(const struct net_stack *s, bool reserved_ok);
 void tcp_conn_release(struct net_stack *s, struct net_conn *c, enum net_close_reason why);
-void tcp_set_deadline(struct net_stack *s, struct net_conn *c,
-		      enum net_tcp_deadline d, uint64_t at);
-void tcp_want_output(struct net_stack *s, struct net_conn *c);
-void tcp_enter_time_wait(struct net_stack *s, struct net_conn *c);
+/* The application closed c and the stack still holds it for the close
+ * handshake: bounded in number (max_orphans) and in time (TD_LINGER).
+ * Here c is no orphan any more. */
+void tcp_orphan_end(struct net_stack *s, struct net_conn *c);
+
+/* net_tcp_in.c */
+/* A segment for c (found by net_tcp_input, or a cookie's completing ACK). */
+void tcp_conn_input(struct net_stack *s, struct net_conn *c, struct tcp_seg *g);
+/* The peer's MSS and window scale from its SYN. */
+void tcp_take_peer_options(struct net_stack *s, struct net_conn *c, const struct tcp_seg *g);
+
+/* net_tcp_app.c */
+/* SYN_RCVD or SYN_SENT -> ESTABLISHED; tells the application. */
+void tcp_established(struct net_stack *s, struct net_conn *c);
 void tcp_deliver(struct net_stack *s, struct net_conn *c);
 /* Send space is back (acknowledgements, or a buffer pair for a waiter):
  * buffered bytes are offered again, then `writable`. False when the
  * application released the connection meanwhile. */
 bool tcp_app_resume(struct net_stack *s, struct net_conn *c);
-void tcp_established(struct net_stack *s, struct net_conn *c);
-void tcp_touch_idle(struct net_stack *s, struct net_conn *c);
+
+/* net_tcp_timer.c */
+void tcp_enter_time_wait(struct net_stack *s, struct net_conn *c);
+
+/* net_tcp_cookie.c */
 uint32_t tcp_gen_isn(struct net_stack *s, const struct net_conn_key *k);
-uint32_t tcp_rto_current(const struct net_stack *s, const struct net_conn *c);
-struct net_listener *tcp_listener(struct net_stack *s, uint16_t port);
-/* SYN cookies */
 uint32_t tcp_syncookie_make(struct net_stack *s, const struct net_conn_key *k,
 			    uint32_t peer_isn, uint16_t peer_mss);
 #define COOKIE_PERIOD_SHIFT 26 /* a cookie period is 2^26 us (~67 s) */
@@ -198,5 +260,6 @@ void tcp_send_rst(struct net_stack *s, struct net_conn *c);
 /* Retransmit the first unacknowledged segment (fast retransmit, NewReno
  * partial ACK). */
 void tcp_retransmit_first(struct net_stack *s, struct net_conn *c);
+void tcp_want_output(struct net_stack *s, struct net_conn *c);
 
 #endif /* SEGCACHED_NET_TCP_H */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * TCP output: building segments, sending what the windows allow (flow
+ * TCP's send path: the send API (net.h: the send ring, window/commit),
+ * the output list that connections with something to send wait on, and
+ * segmentation: building segments, sending what the windows allow (flow
  * control against the peer's window, NewReno's cwnd), pure ACKs, RSTs,
  * the persist state and retransmission of the first unacknowledged
  * segment.
@@ -371,4 +373,129 @@ tcp_output(struct net_stack *s, struct net_conn *c)
 			return false;
 	}
 	return true;
+}
+
+/* --- the send API (net.h) and the output list --- */
+
+/* c waits for a pair: the reserved port's connections at the head of
+ * the list, so that they are resumed first and a waiter at the head that
+ * may not take a pair means none behind it may either. */
+void
+tcp_buf_wait(struct net_stack *s, struct net_conn *c)
+{
+	if (c->flags & CF_BUF_WAIT)
+		return;
+	c->flags |= CF_BUF_WAIT;
+	if (tcp_conn_reserved(s, c))
+		TAILQ_INSERT_HEAD(&s->buf_waiters, c, wait_link);
+	else
+		TAILQ_INSERT_TAIL(&s->buf_waiters, c, wait_link);
+}
+
+size_t
+net_tcp_send_space(const struct net_conn *c)
+{
+	if (c->flags & (CF_APP_CLOSED | CF_RELEASED))
+		return 0;
+	switch (c->state) {
+	case TCP_SYN_SENT:
+	case TCP_SYN_RCVD:
+	case TCP_ESTABLISHED:
+	case TCP_CLOSE_WAIT:
+		return c->stack->cfg.sndbuf - c->snd.len;
+	default:
+		return 0;
+	}
+}
+
+size_t
+net_tcp_send_queued(const struct net_conn *c)
+{
+	return c->snd.len;
+}
+
+size_t
+net_tcp_send(struct net_conn *c, const void *data, size_t len)
+{
+	size_t space = net_tcp_send_space(c);
+	uint32_t n;
+
+	if (len > space) {
+		c->flags |= CF_WANT_WRITE;
+		len = space;
+	}
+	if (len == 0)
+		return 0;
+	if (unlikely(!tcp_bufs_attach(c->stack, c))) {
+		/* Nothing will be acknowledged to call writable: wait for a
+		 * buffer pair instead (net_tcp_wake_buf_waiters). */
+		c->flags |= CF_WANT_WRITE;
+		tcp_buf_wait(c->stack, c);
+		return 0;
+	}
+	n = net_sndbuf_append(&c->snd, c->bufs, c->stack->cfg.sndbuf, data, (uint32_t)len);
+	tcp_want_output(c->stack, c);
+	return n;
+}
+
+void *
+net_tcp_send_window(struct net_conn *c, size_t *room)
+{
+	uint32_t cap = c->stack->cfg.sndbuf;
+	uint32_t tail;
+
+	*room = 0;
+	if (net_tcp_send_space(c) == 0 || !tcp_bufs_attach(c->stack, c))
+		return NULL;
+	tail = net_sndbuf_pos(&c->snd, cap, c->snd.len);
+	*room = RTE_MIN(cap - tail, cap - c->snd.len);
+	return c->bufs + tail;
+}
+
+size_t
+net_tcp_send_commit(struct net_conn *c, const void *at, size_t n)
+{
+	uint32_t cap = c->stack->cfg.sndbuf;
+	uint32_t tail;
+
+	if (n == 0 || c->bufs == NULL || n > net_tcp_send_space(c))
+		return 0;
+	tail = net_sndbuf_pos(&c->snd, cap, c->snd.len);
+	if ((const uint8_t *)at != c->bufs + tail || tail + n > cap)
+		return 0;
+	c->snd.len += (uint32_t)n;
+	tcp_want_output(c->stack, c);
+	return n;
+}
+
+void
+tcp_want_output(struct net_stack *s, struct net_conn *c)
+{
+	if (c->flags & (CF_ON_OUTPUT | CF_RELEASED))
+		return;
+	c->flags |= CF_ON_OUTPUT;
+	TAILQ_INSERT_TAIL(&s->output_list, c, out_link);
+}
+
+void
+net_tcp_output_all(struct net_stack *s)
+{
+	struct net_conn *c;
+
+	/* Connections take turns: tcp_output builds a bounded number of
+	 * segments and a connection with more to send goes back to the tail,
+	 * so one bulk sender cannot starve the rest. The loop ends when the
+	 * list is empty, the TX array is full, or a turn made no progress
+	 * (the mempool is empty). */
+	while ((c = TAILQ_FIRST(&s->output_list)) != NULL && net_tx_room(s)) {
+		uint16_t before = s->tx_count;
+
+		TAILQ_REMOVE(&s->output_list, c, out_link);
+		c->flags &= ~CF_ON_OUTPUT;
+		if (!tcp_output(s, c)) {
+			tcp_want_output(s, c);
+			if (s->tx_count == before)
+				break;
+		}
+	}
 }

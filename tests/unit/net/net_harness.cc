@@ -354,6 +354,14 @@ bool App::was_closed(net_conn *c, net_close_reason *why) const
 	return false;
 }
 
+std::optional<net_close_reason> App::close_reason(net_conn *c) const
+{
+	net_close_reason why;
+	if (!was_closed(c, &why))
+		return std::nullopt;
+	return why;
+}
+
 } // namespace nettest
 
 int main(int argc, char **argv)

@@ -21,7 +21,6 @@ namespace {
 
 constexpr uint32_t A_IP = ip4(198, 18, 0, 1);
 constexpr uint32_t B_IP = ip4(198, 18, 0, 2);
-constexpr uint16_t PORT = 11211;
 
 struct Wire {
 	double loss = 0, dup = 0, reorder = 0;
@@ -228,9 +227,7 @@ TEST_F(NetPair, ConnectErrors)
 	ASSERT_NE(r, nullptr);
 	for (int i = 0; i < 50; i++)
 		pump();
-	net_close_reason why;
-	ASSERT_TRUE(ca.was_closed(r, &why));
-	EXPECT_EQ(why, NET_CLOSE_REFUSED);
+	EXPECT_EQ(ca.close_reason(r), NET_CLOSE_REFUSED);
 	EXPECT_FALSE(ca.was_closed(c));
 	// The table fills: the ninth connection has no slot.
 	std::vector<net_conn *> more;
@@ -247,9 +244,7 @@ TEST_F(NetPair, PeerThatNeverAnswersArpTimesOut)
 	ASSERT_NE(c, nullptr);
 	for (int i = 0; i < 400 && !ca.was_closed(c); i++)
 		pump(500000);
-	net_close_reason why;
-	ASSERT_TRUE(ca.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_TIMEOUT);
+	EXPECT_EQ(ca.close_reason(c), NET_CLOSE_TIMEOUT);
 	EXPECT_GT(net_stack_counter(a, NET_C_arp_requests_sent), 1u);
 	EXPECT_EQ(net_stack_conns_in_use(a), 0u);
 }
@@ -369,11 +364,8 @@ TEST_P(NetPairLossy, BulkTransferBothWaysArrivesIntact)
 	EXPECT_EQ(echo.size(), total);
 	EXPECT_TRUE(got == up) << "server stream differs";
 	EXPECT_TRUE(echo == up) << "echoed stream differs";
-	net_close_reason why;
-	EXPECT_TRUE(ca.was_closed(c, &why));
-	EXPECT_EQ(why, NET_CLOSE_NORMAL);
-	EXPECT_TRUE(sa.was_closed(sa.accepted[0], &why));
-	EXPECT_EQ(why, NET_CLOSE_NORMAL);
+	EXPECT_EQ(ca.close_reason(c), NET_CLOSE_NORMAL);
+	EXPECT_EQ(sa.close_reason(sa.accepted[0]), NET_CLOSE_NORMAL);
 	if (wire.loss > 0) {
 		EXPECT_GT(wire.dropped, 0u);
 		EXPECT_GT(net_stack_counter(a, NET_C_tcp_retransmits) +
