@@ -356,42 +356,6 @@ start_stream(struct proto_parser *p, const char *buf, size_t len,
 
 /* ---- storage ---------------------------------------------------------------- */
 
-/* After the line of a storage command: the data block is complete and
- * ends in "\r\n", or is still arriving, or was refused. */
-enum proto_status
-proto_take_data(struct proto_parser *p, const char *buf, size_t len,
-		size_t line_len, int32_t vlen, struct proto_req *req,
-		size_t *consumed, const char *bad_chunk_msg, bool bad_chunk_noreply)
-{
-	size_t total = line_len + (size_t)vlen + 2;
-
-	if ((size_t)vlen > p->value_max) {
-		req->too_large = true;
-		req->vlen = (size_t)vlen;
-		p->state = PROTO_PS_SWALLOW;
-		p->swallow = (uint64_t)vlen + 2;
-		*consumed = line_len;
-		return PROTO_REQ;
-	}
-	if (len < total) {
-		p->state = PROTO_PS_DATA;
-		p->need = total;
-		*consumed = 0;
-		return PROTO_NEED_MORE;
-	}
-	*consumed = total;
-	if (buf[total - 2] != '\r' || buf[total - 1] != '\n') {
-		/* memcached read exactly vlen + 2 bytes; the next command
-		 * starts after them, whatever they were */
-		req->error = bad_chunk_msg;
-		req->noreply = bad_chunk_noreply;
-		return PROTO_REQ;
-	}
-	req->value = buf + line_len;
-	req->vlen = (size_t)vlen;
-	return PROTO_REQ;
-}
-
 static enum proto_status
 parse_store(struct proto_parser *p, enum proto_cmd cmd, bool with_cas,
 	    const char *buf, size_t len, size_t line_len,

@@ -75,10 +75,43 @@ enum proto_status proto_parse_lru_crawler(enum proto_cmd cmd, const struct proto
 enum proto_status proto_parse_stats(enum proto_cmd cmd, const struct proto_tok *t,
 				    size_t ntokens, struct proto_req *req);
 
-enum proto_status proto_take_data(struct proto_parser *p, const char *buf, size_t len,
-				  size_t line_len, int32_t vlen, struct proto_req *req,
-				  size_t *consumed, const char *bad_chunk_msg,
-				  bool bad_chunk_noreply);
+/* ---- a storage command's data block (classic storage, ms) ---- */
+
+/* After the line of a storage command: the data block is complete and
+ * ends in "\r\n", or is still arriving, or was refused. */
+static inline enum proto_status
+proto_take_data(struct proto_parser *p, const char *buf, size_t len,
+		size_t line_len, int32_t vlen, struct proto_req *req,
+		size_t *consumed, const char *bad_chunk_msg, bool bad_chunk_noreply)
+{
+	size_t total = line_len + (size_t)vlen + 2;
+
+	if ((size_t)vlen > p->value_max) {
+		req->too_large = true;
+		req->vlen = (size_t)vlen;
+		p->state = PROTO_PS_SWALLOW;
+		p->swallow = (uint64_t)vlen + 2;
+		*consumed = line_len;
+		return PROTO_REQ;
+	}
+	if (len < total) {
+		p->state = PROTO_PS_DATA;
+		p->need = total;
+		*consumed = 0;
+		return PROTO_NEED_MORE;
+	}
+	*consumed = total;
+	if (buf[total - 2] != '\r' || buf[total - 1] != '\n') {
+		/* memcached read exactly vlen + 2 bytes; the next command
+		 * starts after them, whatever they were */
+		req->error = bad_chunk_msg;
+		req->noreply = bad_chunk_noreply;
+		return PROTO_REQ;
+	}
+	req->value = buf + line_len;
+	req->vlen = (size_t)vlen;
+	return PROTO_REQ;
+}
 
 enum proto_status proto_parse_meta(struct proto_parser *p, enum proto_cmd cmd,
 				   const char *buf, size_t len, size_t line_len,
