@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The heap backings of mem_region.h: anonymous memory, an EAL hugepage
+ * memzone, or a file mapped with libpmem2.
  */
 #include "drivers/mem/mem_region.h"
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * util_fail(): set-up code writes its error message into the caller's
+ * buffer and returns -1 (util_err.h).
  */
 #include "util/util_err.h"
 

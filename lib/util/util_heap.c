@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * util_heap_in_use(): the C heap's bytes in use, from glibc's mallinfo2
+ * (util_heap.h).
  */
 #include "util/util_heap.h"
 
