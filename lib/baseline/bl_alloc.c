@@ -148,7 +148,7 @@ bl_class_grow(struct bl_worker *w, unsigned cls, uint32_t seen)
 	int n;
 
 	rte_spinlock_lock(&e->grow_lock);
-	w->base.counters[ENGINE_C_lock_segment]++;
+	engine_count(&w->base, ENGINE_C_lock_segment);
 	if (c->npages != seen) {
 		grown = true; /* another thread grew it meanwhile */
 		goto out;
@@ -365,12 +365,12 @@ bl_unlink_if_current(struct bl_worker *w, struct bl_item *it,
 	/* Online: try-lock only (rule 3). Fails on the caller's own stripe. */
 	if (!rte_spinlock_trylock(&s->lock))
 		return false;
-	w->base.counters[ENGINE_C_lock_bucket]++;
+	engine_count(&w->base, ENGINE_C_lock_bucket);
 	if (bl_lookup(e, fp) == it &&
 	    __atomic_load_n(&it->state, __ATOMIC_ACQUIRE) == BL_LIVE) {
 		int32_t p = rte_hash_del_key_with_hash(e->h, &fp, (hash_sig_t)fp);
 
-		w->base.counters[ENGINE_C_lock_segment]++;
+		engine_count(&w->base, ENGINE_C_lock_segment);
 		if (p >= 0) {
 			__atomic_store_n(&it->state, BL_DEAD, __ATOMIC_RELAXED);
 			BL_ADD(w->items, -1);

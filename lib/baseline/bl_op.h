@@ -156,21 +156,21 @@ static inline void
 bl_count_get(struct bl_worker *w, enum engine_status rc, const struct bl_item *found,
 	     bool expired, bool flushed)
 {
-	uint64_t *c = w->base.counters;
+	struct engine_worker *c = &w->base;
 
 	RTE_SET_USED(found);
 	if (rc == ENGINE_BUF_SMALL)
 		return; /* the caller retries with a bigger buffer: count that */
-	c[ENGINE_C_cmd_get]++;
+	engine_count(c, ENGINE_C_cmd_get);
 	if (rc == ENGINE_OK) {
-		c[ENGINE_C_get_hits]++;
+		engine_count(c, ENGINE_C_get_hits);
 		return;
 	}
-	c[ENGINE_C_get_misses]++;
+	engine_count(c, ENGINE_C_get_misses);
 	if (expired)
-		c[ENGINE_C_get_expired]++;
+		engine_count(c, ENGINE_C_get_expired);
 	else if (flushed)
-		c[ENGINE_C_get_flushed]++;
+		engine_count(c, ENGINE_C_get_flushed);
 }
 
 /* Removes a dead (expired or flushed) item found by a lookup that held no

@@ -40,7 +40,7 @@ bl_link(struct bl_worker *w, struct bl_item *it, uint64_t fp,
 		unsigned pending = 0, evicted = 0;
 		int r = rte_hash_add_key_with_hash_data(e->h, &fp, (hash_sig_t)fp, it);
 
-		w->base.counters[ENGINE_C_lock_segment]++;
+		engine_count(&w->base, ENGINE_C_lock_segment);
 		if (likely(r == 0))
 			return 0;
 		if (r != -ENOSPC || round == BL_LINK_ROUNDS)
@@ -77,7 +77,7 @@ bl_unlink_dead(struct bl_op *op, struct bl_item *found)
 	if (bl_op_lock(op) == found && bl_item_is(found, op->key, op->klen) &&
 	    (bl_item_expired(found, op->now) || bl_item_flushed(e, found))) {
 		pos = rte_hash_del_key_with_hash(e->h, &op->fp, (hash_sig_t)op->fp);
-		w->base.counters[ENGINE_C_lock_segment]++;
+		engine_count(&w->base, ENGINE_C_lock_segment);
 		if (pos >= 0) {
 			__atomic_store_n(&found->state, BL_DEAD, __ATOMIC_RELAXED);
 			done = true;
@@ -115,8 +115,8 @@ bl_get_touch(struct bl_op *op, int64_t exptime, void *buf, size_t cap,
 		flushed = !expired;
 	}
 	bl_op_unlock(op);
-	w->base.counters[ENGINE_C_cmd_touch]++;
-	w->base.counters[cur != NULL ? ENGINE_C_touch_hits : ENGINE_C_touch_misses]++;
+	engine_count(&w->base, ENGINE_C_cmd_touch);
+	engine_count(&w->base, cur != NULL ? ENGINE_C_touch_hits : ENGINE_C_touch_misses);
 	bl_count_get(w, rc, found, expired, flushed);
 	return rc;
 }
@@ -190,30 +190,30 @@ static void
 bl_count_store(struct bl_worker *w, enum engine_store_mode mode,
 	       uint64_t cas_in, enum engine_status rc)
 {
-	uint64_t *c = w->base.counters;
+	struct engine_worker *c = &w->base;
 	bool cas = mode == ENGINE_CAS || cas_in != 0;
 
 	switch (rc) {
 	case ENGINE_OK:
-		c[ENGINE_C_set_stored]++;
-		c[ENGINE_C_total_items]++;
+		engine_count(c, ENGINE_C_set_stored);
+		engine_count(c, ENGINE_C_total_items);
 		if (cas)
-			c[ENGINE_C_cas_hits]++;
+			engine_count(c, ENGINE_C_cas_hits);
 		break;
 	case ENGINE_NOT_STORED:
-		c[ENGINE_C_set_not_stored]++;
+		engine_count(c, ENGINE_C_set_not_stored);
 		break;
 	case ENGINE_EXISTS:
-		c[ENGINE_C_cas_badval]++;
+		engine_count(c, ENGINE_C_cas_badval);
 		break;
 	case ENGINE_MISS:
-		c[ENGINE_C_cas_misses]++;
+		engine_count(c, ENGINE_C_cas_misses);
 		break;
 	case ENGINE_TOO_LARGE:
-		c[ENGINE_C_set_too_large]++;
+		engine_count(c, ENGINE_C_set_too_large);
 		break;
 	case ENGINE_NO_MEMORY:
-		c[ENGINE_C_set_no_memory]++;
+		engine_count(c, ENGINE_C_set_no_memory);
 		break;
 	default:
 		break;
@@ -320,7 +320,7 @@ bl_store(struct engine_worker *wb, enum engine_store_mode mode, const void *key,
 
 	if (unlikely(klen == 0 || klen > ENGINE_KEY_MAX))
 		return ENGINE_INVALID;
-	w->base.counters[ENGINE_C_cmd_set]++;
+	engine_count(&w->base, ENGINE_C_cmd_set);
 	if (unlikely(vlen > e->item_max || size > e->item_max)) {
 		rc = ENGINE_TOO_LARGE;
 		goto count;
@@ -403,7 +403,7 @@ bl_remove(struct engine_worker *wb, const void *key, size_t klen,
 	/* Unlink on a hit, and also a dead item of this key (lazy expiry). */
 	if (ours && rc != ENGINE_EXISTS) {
 		pos = rte_hash_del_key_with_hash(e->h, &op.fp, (hash_sig_t)op.fp);
-		w->base.counters[ENGINE_C_lock_segment]++;
+		engine_count(&w->base, ENGINE_C_lock_segment);
 		if (pos >= 0)
 			__atomic_store_n(&found->state, BL_DEAD, __ATOMIC_RELAXED);
 	}
@@ -417,9 +417,9 @@ bl_remove(struct engine_worker *wb, const void *key, size_t klen,
 	}
 	bl_op_end(&op);
 	if (rc == ENGINE_OK)
-		w->base.counters[ENGINE_C_delete_hits]++;
+		engine_count(&w->base, ENGINE_C_delete_hits);
 	else if (rc == ENGINE_MISS)
-		w->base.counters[ENGINE_C_delete_misses]++;
+		engine_count(&w->base, ENGINE_C_delete_misses);
 	return rc;
 }
 
@@ -484,7 +484,7 @@ bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 	bl_op_unlock(&op);
 	if (rc == ENGINE_OK) {
 		bl_retire_replaced(w, cur, true, size);
-		w->base.counters[ENGINE_C_total_items]++;
+		engine_count(&w->base, ENGINE_C_total_items);
 		if (value_out != NULL)
 			*value_out = v;
 		if (cas_out != NULL)
@@ -494,9 +494,9 @@ bl_arith(struct engine_worker *wb, const void *key, size_t klen, bool incr,
 	}
 	bl_op_end(&op);
 	if (rc == ENGINE_OK)
-		w->base.counters[incr ? ENGINE_C_incr_hits : ENGINE_C_decr_hits]++;
+		engine_count(&w->base, incr ? ENGINE_C_incr_hits : ENGINE_C_decr_hits);
 	else if (rc == ENGINE_MISS)
-		w->base.counters[incr ? ENGINE_C_incr_misses : ENGINE_C_decr_misses]++;
+		engine_count(&w->base, incr ? ENGINE_C_incr_misses : ENGINE_C_decr_misses);
 	return rc;
 }
 
@@ -517,7 +517,7 @@ bl_touch(struct engine_worker *wb, const void *key, size_t klen, int64_t exptime
 		__atomic_store_n(&cur->expires_at,
 				 engine_expiry_from_exptime(exptime, op.now), __ATOMIC_RELAXED);
 	bl_op_unlock(&op);
-	w->base.counters[ENGINE_C_cmd_touch]++;
-	w->base.counters[cur != NULL ? ENGINE_C_touch_hits : ENGINE_C_touch_misses]++;
+	engine_count(&w->base, ENGINE_C_cmd_touch);
+	engine_count(&w->base, cur != NULL ? ENGINE_C_touch_hits : ENGINE_C_touch_misses);
 	return cur != NULL ? ENGINE_OK : ENGINE_MISS;
 }

@@ -260,7 +260,7 @@ bl_stripe_lock(struct bl_worker *w, struct bl_stripe *s)
 {
 	RTE_ASSERT(!w->online);
 	rte_spinlock_lock(&s->lock);
-	w->base.counters[ENGINE_C_lock_bucket]++;
+	engine_count(&w->base, ENGINE_C_lock_bucket);
 }
 
 static inline void

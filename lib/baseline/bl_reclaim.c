@@ -121,7 +121,7 @@ bl_reclaim(struct bl_worker *w, bool wait, unsigned *pending)
 			*pending = 1; /* someone else is reclaiming: not nothing */
 		return 0;
 	}
-	w->base.counters[ENGINE_C_lock_segment]++;
+	engine_count(&w->base, ENGINE_C_lock_segment);
 	rte_rcu_qsbr_dq_reclaim(e->dq, BL_RECLAIM_MAX, &freed, &left, NULL);
 	rte_spinlock_unlock(&e->reclaim_lock);
 	w->deferred = 0;

@@ -117,7 +117,7 @@ udp_cap(struct cmd_conn *c, size_t start, size_t mark)
 		return;
 	proto_out_truncate(c->out, mark);
 	c->line_mark_valid = false;
-	c->w->counters[ENGINE_C_udp_capped]++;
+	engine_count(c->w, ENGINE_C_udp_capped);
 	cmd_reply(c, false, "SERVER_ERROR reply over the UDP size limit");
 	*c->actions |= CMD_ACT_CLOSE;
 }
@@ -176,7 +176,7 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 			if (udp_servable(c, &req)) {
 				exec(c, &req);
 			} else {
-				c->w->counters[ENGINE_C_udp_refused]++;
+				engine_count(c->w, ENGINE_C_udp_refused);
 				cmd_reply(c, req.noreply,
 					  "CLIENT_ERROR only reads are served over UDP");
 			}

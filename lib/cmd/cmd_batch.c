@@ -114,8 +114,8 @@ mg_done(struct cmd_conn *c, const struct cmd_batch_entry *e, const struct engine
 		cmd_reply(c, false, CMD_E_GET_NO_MEMORY);
 	} else {
 		/* the engine counts a read only when it copies the value */
-		c->w->counters[ENGINE_C_cmd_get]++;
-		c->w->counters[ENGINE_C_get_hits]++;
+		engine_count(c->w, ENGINE_C_cmd_get);
+		engine_count(c->w, ENGINE_C_get_hits);
 		hlen = cmd_mg_header(hdr, &e->meta, k->key, k->klen, it, e->now);
 		cmd_put(c, hdr, hlen);
 	}

@@ -75,8 +75,8 @@ cmd_exec_store(struct cmd_conn *c, const struct proto_req *req)
 		/* refused by size before the data was read: count it as the
 		 * engine would, and drop the old value of a set as memcached
 		 * does so a stale value does not outlive a failed update */
-		c->w->counters[ENGINE_C_cmd_set]++;
-		c->w->counters[ENGINE_C_set_too_large]++;
+		engine_count(c->w, ENGINE_C_cmd_set);
+		engine_count(c->w, ENGINE_C_set_too_large);
 		if (mode == ENGINE_SET)
 			cmd_drop_key(c, req->key, req->klen);
 		cmd_reply(c, req->noreply, CMD_E_TOO_LARGE);

@@ -30,9 +30,10 @@ cmd_drop_key(struct cmd_conn *c, const char *key, size_t klen)
 	uint64_t misses = c->w->counters[ENGINE_C_delete_misses];
 
 	engine_delete(c->w, key, klen, 0);
-	/* the worker is this thread's: restoring is race-free */
-	c->w->counters[ENGINE_C_delete_hits] = hits;
-	c->w->counters[ENGINE_C_delete_misses] = misses;
+	/* the worker is this thread's (its only writer); stats read it
+	 * from others, so the store is atomic (engine_count) */
+	__atomic_store_n(&c->w->counters[ENGINE_C_delete_hits], hits, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->w->counters[ENGINE_C_delete_misses], misses, __ATOMIC_RELAXED);
 }
 
 int

@@ -219,8 +219,8 @@ cmd_exec_mg(struct cmd_conn *c, const struct proto_req *req)
 		c->last = it;
 	} else {
 		/* the engine counts a read only when it copies the value */
-		c->w->counters[ENGINE_C_cmd_get]++;
-		c->w->counters[ENGINE_C_get_hits]++;
+		engine_count(c->w, ENGINE_C_cmd_get);
+		engine_count(c->w, ENGINE_C_get_hits);
 		cmd_put(c, hdr, hlen);
 	}
 }
@@ -259,8 +259,8 @@ cmd_exec_ms(struct cmd_conn *c, const struct proto_req *req)
 	if (m->has_cas && (mode == ENGINE_SET || mode == ENGINE_REPLACE))
 		mode = ENGINE_CAS;
 	if (req->too_large) {
-		c->w->counters[ENGINE_C_cmd_set]++;
-		c->w->counters[ENGINE_C_set_too_large]++;
+		engine_count(c->w, ENGINE_C_cmd_set);
+		engine_count(c->w, ENGINE_C_set_too_large);
 		cmd_drop_key(c, req->key, req->klen);
 		cmd_reply(c, false, CMD_E_TOO_LARGE);
 		return;
@@ -316,7 +316,7 @@ cmd_exec_md(struct cmd_conn *c, const struct proto_req *req)
 		rc = engine_get(c->w, req->key, req->klen, ENGINE_NO_TOUCH, NULL, 0, &it);
 		rc = rc == ENGINE_MISS ? ENGINE_MISS : ENGINE_EXISTS;
 		if (rc == ENGINE_EXISTS)
-			c->w->counters[ENGINE_C_delete_misses]++;
+			engine_count(c->w, ENGINE_C_delete_misses);
 	} else {
 		/* I (mark stale) has no engine support: the item is deleted,
 		 * so clients refetch instead of serving it stale */

@@ -257,8 +257,25 @@ struct engine {
 /* Every worker object starts with this. */
 struct engine_worker {
 	struct engine *engine;
-	uint64_t counters[ENGINE_C_MAX];
+	uint64_t counters[ENGINE_C_MAX]; /* engine_count() writes, engine_stats() reads */
 };
+
+/* Counts n events on a worker's counter. A worker's counters have one
+ * writer, the worker's thread, and engine_stats() reads them from any
+ * thread: a relaxed atomic load and store (the same instructions as a
+ * plain add on x86 and ARM) keep that read from being a data race. */
+static inline void
+engine_count_add(struct engine_worker *w, enum engine_worker_counter c, uint64_t n)
+{
+	__atomic_store_n(&w->counters[c], __atomic_load_n(&w->counters[c], __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
+static inline void
+engine_count(struct engine_worker *w, enum engine_worker_counter c)
+{
+	engine_count_add(w, c, 1);
+}
 
 /* Lifecycle. */
 static inline void engine_destroy(struct engine *e) { if (e) e->ops->destroy(e); }

@@ -80,14 +80,17 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 {
 	struct seg_engine *e = w->e;
 	struct seg_hdr *h = &e->hdr[seg];
-	/* Another bucket's segment: the item must fit its expiry grid (no
-	 * coarser than its own bucket's, delta in range); one that does not
-	 * fit is left open for its own items. */
-	const bool foreign = h->ttl_bucket != t->tb;
 
 	atomic_fetch_add(&h->writers, 1);
 	SEG_TEST_POINT(SEG_TP_RESERVE_HELD);
+	/* The header's plain fields are read only once the gen says this is
+	 * still the life we were given: our count in `writers` keeps the
+	 * segment from being reopened (seg_init_open) while we look. */
 	if ((atomic_load(&h->gen) & gen_mask) == gen && atomic_load(&h->state) == SEG_OPEN) {
+		/* Another bucket's segment: the item must fit its expiry grid
+		 * (no coarser than its own bucket's, delta in range); one that
+		 * does not fit is left open for its own items. */
+		const bool foreign = h->ttl_bucket != t->tb;
 		int64_t dd = t->tb == TTL_NEVER ? 0 : (t->exp - h->exp_base) >> h->unit_shift;
 		bool ok = false;
 		uint32_t o = 0;

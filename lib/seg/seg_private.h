@@ -186,6 +186,8 @@ seg_spin_unlock(seg_spinlock_t *l)
 
 struct seg_chain {
 	seg_spinlock_t lock;
+	/* Under lock; head is stored with __atomic_store_n because the expiry
+	 * sweep looks whether a chain is empty before taking the lock. */
 	int32_t head, tail;
 	int32_t merge_next; /* where the next merge pass starts, or SEG_NONE */
 	uint64_t merge_gen; /* gen of merge_next when it was recorded */
@@ -316,7 +318,7 @@ struct seg_worker {
 	struct seg_open_ref open[TTL_CHAINS];
 };
 
-#define W_COUNT(w, name) ((w)->base.counters[ENGINE_C_##name]++)
+#define W_COUNT(w, name) engine_count(&(w)->base, ENGINE_C_##name)
 
 /* A lock taken for a segment event, counted for the worker that takes it
  * or, from the control thread (w NULL), as "other". */
@@ -324,7 +326,7 @@ static inline void
 seg_count_lock(struct seg_engine *e, struct seg_worker *w, enum engine_worker_counter c)
 {
 	if (w)
-		w->base.counters[c]++;
+		engine_count(&w->base, c);
 	else
 		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 }

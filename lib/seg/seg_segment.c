@@ -83,7 +83,7 @@ seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg)
 	if (c->tail != SEG_NONE)
 		e->hdr[c->tail].next = seg;
 	else
-		c->head = seg;
+		__atomic_store_n(&c->head, seg, __ATOMIC_RELAXED);
 	c->tail = seg;
 	seg_spin_unlock(&c->lock);
 }
@@ -97,7 +97,7 @@ chain_unlink(struct seg_engine *e, struct seg_chain *c, int32_t seg)
 	if (h->prev != SEG_NONE)
 		e->hdr[h->prev].next = h->next;
 	else
-		c->head = h->next;
+		__atomic_store_n(&c->head, h->next, __ATOMIC_RELAXED);
 	if (h->next != SEG_NONE)
 		e->hdr[h->next].prev = h->prev;
 	else
@@ -143,13 +143,13 @@ seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, int32_t prev,
 		if (at != SEG_NONE)
 			e->hdr[at].next = dest[i];
 		else
-			c->head = dest[i];
+			__atomic_store_n(&c->head, dest[i], __ATOMIC_RELAXED);
 		at = dest[i];
 	}
 	if (at != SEG_NONE)
 		e->hdr[at].next = next;
 	else
-		c->head = next;
+		__atomic_store_n(&c->head, next, __ATOMIC_RELAXED);
 	if (next != SEG_NONE)
 		e->hdr[next].prev = at;
 	else
