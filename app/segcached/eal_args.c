@@ -101,6 +101,10 @@ eal_args_split(struct eal_args *a, int argc, char **argv)
 				a->eal_argv[a->eal_argc++] = argv[++i];
 		} else if (i != sep) {
 			a->app_argv[a->app_argc++] = argv[i];
+			/* --eal's value is segcached's to read, even
+			 * when it is one known EAL option. */
+			if (!a->has_separator && strcmp(argv[i], "--eal") == 0 && i + 1 < argc)
+				a->app_argv[a->app_argc++] = argv[++i];
 		}
 	}
 	a->eal_argv[a->eal_argc] = NULL;
