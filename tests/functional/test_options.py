@@ -28,10 +28,24 @@ def run(*args, timeout=60):
                           stdin=subprocess.DEVNULL, timeout=timeout)
 
 
-class Usage(unittest.TestCase):
+class SegcachedTest(unittest.TestCase):
+    """Tests of segcached's own command line (skipped against memcached)."""
+
     def setUp(self):
         if not harness.is_segcached():
             self.skipTest("segcached's own command line")
+
+    def settings(self, srv):
+        """`stats settings` and the connection it came on."""
+        c = srv.connect()
+        try:
+            return c.stats(b"settings"), c
+        except Exception:
+            c.close()
+            raise
+
+
+class Usage(SegcachedTest):
 
     def assert_usage_error(self, args, words):
         p = run(*args)
@@ -327,20 +341,8 @@ class Usage(unittest.TestCase):
         self.assertIn("-d DIR", out)
 
 
-class Settings(unittest.TestCase):
+class Settings(SegcachedTest):
     """Options reach the server: checked through `stats settings`."""
-
-    def setUp(self):
-        if not harness.is_segcached():
-            self.skipTest("segcached's own command line")
-
-    def settings(self, srv):
-        c = srv.connect()
-        try:
-            return c.stats(b"settings"), c
-        except Exception:
-            c.close()
-            raise
 
     def test_memcached_letters(self):
         srv = harness.Server(name="letters", memory_mb="96M", threads=3, max_conns=77,
@@ -548,21 +550,10 @@ class Line(harness.Server):
         return [harness.ARGS.segcached] + self.args(self.port)
 
 
-class MemcachedLine(unittest.TestCase):
+class MemcachedLine(SegcachedTest):
     """Issue 22: a line without `--` is memcached's: segcached's options,
     the EAL long options segcached knows, --eal, and the host's EAL
     defaults; with `--` the words before it are the EAL's."""
-
-    def setUp(self):
-        if not harness.is_segcached():
-            self.skipTest("segcached's own command line")
-
-    def settings(self, srv):
-        c = srv.connect()
-        try:
-            return c.stats(b"settings"), c.stats()
-        finally:
-            c.close()
 
     def eal_line(self, srv):
         for line in srv.log().splitlines():
@@ -581,7 +572,9 @@ class MemcachedLine(unittest.TestCase):
                             lambda port: ["--no-huge", "-m", "1024", "-p", str(port),
                                           "-U", "0", "-v"])):
             with Line(args, name=name) as srv:
-                st, stats = self.settings(srv)
+                st, c = self.settings(srv)
+                stats = c.stats()
+                c.close()
                 self.assertEqual(int(st["maxbytes"]), 1 << 30, name)
                 self.assertEqual(int(stats["limit_maxbytes"]), 1 << 30, name)
                 eal = self.eal_line(srv)
@@ -602,7 +595,8 @@ class MemcachedLine(unittest.TestCase):
         with Line(lambda port: ["--no-huge", "-l", "0", "--", "-l", "127.0.0.1",
                                 "-p", str(port), "-U", "0", "-m", "16", "-v"],
                   name="separator") as srv:
-            st, _ = self.settings(srv)
+            st, c = self.settings(srv)
+            c.close()
             self.assertEqual(int(st["maxbytes"]), 16 << 20)
             self.assertEqual(self.eal_line(srv),
                              ["--no-huge", "-l", "0", "--no-shconf", "--no-pci"])
@@ -621,7 +615,8 @@ class MemcachedLine(unittest.TestCase):
                                     "--eal", "--log-level=lib.mempool:info --no-pci",
                                     "--eal", "--iova-mode=va"],
                       name="eal-words") as srv:
-                st, _ = self.settings(srv)
+                st, c = self.settings(srv)
+                c.close()
                 self.assertEqual(int(st["maxbytes"]), 32 << 20)
                 eal = self.eal_line(srv)
                 for words in (["--no-huge"], ["--log-level", "lib.eal:info"],
