@@ -31,8 +31,8 @@ static const struct {
 };
 
 const char eal_args_known[] =
-	"--no-huge, --no-pci, --no-shconf, --in-memory, --file-prefix, --vdev, "
-	"--log-level, --huge-dir, --socket-mem, --lcores, --main-lcore, --iova-mode";
+	"--no-huge, --no-pci, --no-shconf, --in-memory, --file-prefix, --vdev,\n"
+	"  --log-level, --huge-dir, --socket-mem, --lcores, --main-lcore, --iova-mode";
 
 /* known[]'s entry for `--name` or `--name=value`, or -1. */
 static int

@@ -35,7 +35,7 @@ struct eal_args {
 };
 
 /* The EAL long options recognised on a line without `--`, for the help
- * text and the docs: "--no-huge, --no-pci, ..." */
+ * text: "--no-huge, --no-pci, ...", on two lines. */
 extern const char eal_args_known[];
 
 /* Splits argv: at the first `--`, or, without one, into the EAL long
@@ -47,7 +47,7 @@ int eal_args_split(struct eal_args *a, int argc, char **argv);
 bool eal_args_is_known(const char *word);
 
 /* Appends the blank-separated words of `words` (--eal, the config file's
- * `eal`). Returns 0 or -1 (out of memory). */
+ * `eal`); called once. Returns 0 or -1 (out of memory). */
 int eal_args_add_words(struct eal_args *a, const char *words);
 
 /* For a line without `--`, unless the EAL options say otherwise:

@@ -269,7 +269,14 @@ main(int argc, char **argv)
 	if (options_parse(&srv.opt, ea.app_argc, ea.app_argv, err, sizeof(err)) < 0 ||
 	    (!srv.opt.help && !srv.opt.version &&
 	     options_finalize(&srv.opt, err, sizeof(err)) < 0)) {
-		fprintf(stderr, "%s: %s\nTry '%s --help'.\n", prog, err, prog);
+		fprintf(stderr, "%s: %s\n", prog, err);
+		/* "unknown option -a": the EAL's letters are not read here. */
+		if (!ea.has_separator && strncmp(err, "unknown option -", 16) == 0 &&
+		    err[16] != '-' && err[16] != '\0' && err[17] == '\0')
+			fprintf(stderr,
+				"  If -%c is an EAL option: on a line without '--' give it "
+				"with --eal '-%c ...'.\n", err[16], err[16]);
+		fprintf(stderr, "Try '%s --help'.\n", prog);
 		eal_args_free(&ea);
 		return OPTIONS_EXIT_USAGE;
 	}

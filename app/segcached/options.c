@@ -1503,18 +1503,19 @@ options_usage(FILE *f, const char *prog)
 			fprintf(f, "        (also --%s, as in memcached)\n", d->alias);
 	}
 	fprintf(f,
-		"\nEAL options on a line without '--': %s\n"
-		"go to the EAL wherever they are; any other through --eal. The EAL\n"
-		"then also gets --no-huge when the host has no free, mounted\n"
+		"\nEAL options that go to the EAL wherever they are on a line without\n"
+		"'--' (any other goes in --eal):\n"
+		"  %s\n"
+		"The EAL then also gets --no-huge when the host has no free, mounted\n"
 		"hugepages, and -l with the CPUs the process may run on; -v prints\n"
 		"the EAL options it starts with.\n"
 		"Defaults added to the EAL options on both lines unless given:\n"
 		"--in-memory (or --no-shconf with --no-huge) when no --file-prefix is\n"
 		"set, so that instances never collide; --no-pci with the posix stack.\n"
-		"Exit status: 0 on a clean shutdown (SIGINT, SIGTERM, 'shutdown');\n"
+		"Exit status: 0 on a clean shutdown (SIGINT, SIGTERM, 'shutdown'; a\n"
+		"signal during start-up stops at once, saving nothing);\n"
 		"64 for a usage mistake: a bad option, config file or EAL option,\n"
 		"found by segcached or by the EAL; 71 when a socket cannot be bound;\n"
-		"1 for other start-up failures; killed by the signal when SIGINT or\n"
-		"SIGTERM comes while the cache loads from a heap file.\n",
+		"1 for other start-up failures.\n",
 		eal_args_known);
 }

@@ -301,11 +301,15 @@ class Usage(SegcachedTest):
                  "0@1,(1-3)@(2,3)")):
             self.assert_usage_error(args, ["segcached: " + msg])
 
-    def test_eal_option_after_the_separator(self):
+    def test_eal_option_in_the_wrong_place(self):
         self.assert_usage_error(["--no-huge", "--", "-p", "1", "--vdev=net_null0"],
                                 ["segcached: unknown option --vdev=net_null0: an EAL option: "
                                  "before '--' when the line has one, or anywhere on a line "
                                  "without '--'\n"])
+        # An EAL letter on a line without `--`: where it goes instead.
+        self.assert_usage_error(["-a", "0000:3b:00.0", "-p", "1"],
+                                ["segcached: unknown option -a\n  If -a is an EAL option: on a "
+                                 "line without '--' give it with --eal '-a ...'.\n"])
 
     def test_port_in_use(self):
         s = socket.socket()
