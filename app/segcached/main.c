@@ -172,6 +172,16 @@ eal_memory_mb(const struct options *o, const struct eal_args *ea)
 	return mb;
 }
 
+/* On a line without `--`, -l is memcached's listen list; a value of
+ * digits, '-' and ',' only ("0", "0-3", "0,2-5") is a DPDK core list
+ * written the way lines before `--` existed took it, and "0" would listen
+ * on every address. */
+static bool
+listen_is_core_list(const char *listen)
+{
+	return *listen != '\0' && strspn(listen, "0123456789-,") == strlen(listen);
+}
+
 /* Start-up watch: the control thread waits for signals only once the
  * server is up, and until then SIGINT and SIGTERM stay blocked (the EAL's
  * and the engine's threads inherit that mask). A thread of its own takes
@@ -277,6 +287,15 @@ main(int argc, char **argv)
 				"  If -%c is an EAL option: on a line without '--' give it "
 				"with --eal '-%c ...'.\n", err[16], err[16]);
 		fprintf(stderr, "Try '%s --help'.\n", prog);
+		eal_args_free(&ea);
+		return OPTIONS_EXIT_USAGE;
+	}
+	if (!ea.has_separator && listen_is_core_list(srv.opt.listen)) {
+		fprintf(stderr,
+			"%s: -l %s: memcached's -l is the addresses to listen on, and this is "
+			"a core list: give cores with --lcores %s (or -l before a '--'), every "
+			"address with -l 0.0.0.0\n",
+			prog, srv.opt.listen, srv.opt.listen);
 		eal_args_free(&ea);
 		return OPTIONS_EXIT_USAGE;
 	}

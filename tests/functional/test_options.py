@@ -306,6 +306,14 @@ class Usage(SegcachedTest):
                                 ["segcached: unknown option --vdev=net_null0: an EAL option: "
                                  "before '--' when the line has one, or anywhere on a line "
                                  "without '--'\n"])
+        # A core list after memcached's -l (an address list without `--`):
+        # "0" would be every address.
+        for cores in ("0", "0-1", "0,2-5"):
+            self.assert_usage_error(["--no-huge", "-l", cores, "-p", "1"],
+                                    ["segcached: -l %s: memcached's -l is the addresses to "
+                                     "listen on, and this is a core list: give cores with "
+                                     "--lcores %s (or -l before a '--'), every address with "
+                                     "-l 0.0.0.0\n" % (cores, cores)])
         # An EAL letter on a line without `--`: where it goes instead.
         self.assert_usage_error(["-a", "0000:3b:00.0", "-p", "1"],
                                 ["segcached: unknown option -a\n  If -a is an EAL option: on a "
