@@ -336,7 +336,9 @@ main(int argc, char **argv)
 
 		eal_args_format(&ea, line, sizeof(line));
 		/* The EAL fails with EACCES when it finds no hugepages, with
-		 * EINVAL when it refuses its options (a usage mistake). */
+		 * EINVAL when it refuses its options (a usage mistake; its
+		 * parser also fails, rarely, when it cannot create its runtime
+		 * directory, which then exits 64 too). */
 		if (rte_errno == EINVAL) {
 			fprintf(stderr,
 				"%s: the DPDK EAL refused its options (its lines above say "
