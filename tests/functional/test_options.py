@@ -660,6 +660,15 @@ class MemcachedLine(SegcachedTest):
                                   "--heap-file", path],
                                  stdout=log, stderr=subprocess.STDOUT,
                                  stdin=subprocess.DEVNULL)
+            # The EAL's first line (the start-up watch runs from before
+            # it), then a moment: the signal lands in the heap's set-up
+            # (about 3 s here for 4 GiB).
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and p.poll() is None:
+                log.seek(0)
+                if b"EAL: " in log.read():
+                    break
+                time.sleep(0.02)
             time.sleep(0.3)
             p.terminate()
             t0 = time.monotonic()
