@@ -3,19 +3,25 @@
  *
  * segcached: a memcached-compatible cache server.
  *
+ *   segcached [segcached options]
  *   segcached [EAL options] -- [segcached options]
  *
- * Start-up order: segcached's options (bad ones exit 64 before anything
- * starts), the EAL, the heap and engine, the network stack; then this
- * thread becomes the control thread until a signal or `shutdown` stops the
- * server, which then tears everything down in reverse and exits 0.
+ * (eal_args.h tells the two lines apart.) Start-up order: segcached's
+ * options and the EAL's core list (bad ones exit 64 before anything
+ * starts), the EAL (64 when it refuses its options), the heap and engine,
+ * the network stack; then this thread becomes the control thread until a
+ * signal or `shutdown` stops the server, which then tears everything down
+ * in reverse and exits 0. SIGINT or SIGTERM before the engine is up (a
+ * warm restart's load can take long) exits 0 at once, saving nothing.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #include <rte_common.h>
 #include <rte_eal.h>
@@ -48,14 +54,6 @@ prog_name(const char *argv0)
 	const char *slash = strrchr(argv0, '/');
 
 	return slash ? slash + 1 : argv0;
-}
-
-/* `segcached --help` and `segcached -V` work without the `--`. */
-static bool
-is_help_or_version(const char *arg)
-{
-	return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 ||
-	       strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0;
 }
 
 static void
@@ -158,30 +156,6 @@ start_stack(struct server *srv)
 	return 0;
 }
 
-/* Free hugepages of any size, from sysfs; -1 when it cannot be read. */
-static long
-free_hugepages(void)
-{
-	static const char *const sizes[] = { "hugepages-2048kB", "hugepages-1048576kB" };
-	long total = -1;
-
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		char path[128];
-		FILE *f;
-		long n;
-
-		snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/%s/free_hugepages",
-			 sizes[i]);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		if (fscanf(f, "%ld", &n) == 1)
-			total = (total < 0 ? 0 : total) + n;
-		fclose(f);
-	}
-	return total;
-}
-
 /* EAL memory for --no-huge: the baseline engine's items, and per lcore
  * the stack's connection buffers and the mbuf pool. */
 static unsigned
@@ -198,12 +172,102 @@ eal_memory_mb(const struct options *o, const struct eal_args *ea)
 	return mb;
 }
 
+/* On a line without `--`, -l is memcached's listen list; a value of
+ * digits, '-' and ',' only ("0", "0-3", "0,2-5") is a DPDK core list
+ * written the way lines before `--` existed took it, and "0" would listen
+ * on every address. */
+static bool
+listen_is_core_list(const char *listen)
+{
+	return *listen != '\0' && strspn(listen, "0123456789-,") == strlen(listen);
+}
+
+/* Start-up watch: the control thread waits for signals only once the
+ * server is up, and until then SIGINT and SIGTERM stay blocked (the EAL's
+ * and the engine's threads inherit that mask). A thread of its own takes
+ * them while the EAL and the engine start, a warm restart's load from the
+ * heap file included, and stops the process at once: an operator's stop
+ * must not wait for a load of minutes. SIGUSR2 from main() ends the watch;
+ * a signal after it waits for control_run(), which stops gracefully. */
+static void *
+startup_watch(void *arg)
+{
+	sigset_t set;
+	siginfo_t info;
+	int sig;
+
+	(void)arg;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR2);
+	do
+		sig = sigwaitinfo(&set, &info);
+	while (sig < 0 && errno == EINTR);
+	if (sig == SIGINT || sig == SIGTERM) {
+		APP_LOG(NOTICE,
+			"%s from pid %ld during start-up: stopping now (nothing is saved: "
+			"a cache being loaded from a heap file may start cold next time)",
+			strsignal(sig), (long)info.si_pid);
+		_exit(0);
+	}
+	return NULL;
+}
+
+static int
+startup_watch_begin(pthread_t *t)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	return pthread_create(t, NULL, startup_watch, NULL);
+}
+
+static void
+startup_watch_end(pthread_t t)
+{
+	pthread_kill(t, SIGUSR2);
+	pthread_join(t, NULL);
+}
+
+/* Completes the EAL's command line: the --eal words, the host's defaults
+ * on a line without `--`, ours; checks its core list. 0, or an exit
+ * status. */
+static int
+eal_args_resolve(struct eal_args *ea, struct server *srv, const char *prog)
+{
+	char err[512];
+
+	if (eal_args_add_words(ea, srv->opt.eal) < 0) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return EXIT_FAILURE;
+	}
+	/* Before the EAL pins this thread to the main lcore. */
+	if (sched_getaffinity(0, sizeof(srv->startup_cpus), &srv->startup_cpus) < 0)
+		CPU_ZERO(&srv->startup_cpus);
+	/* The user's choice, not the host default below. */
+	srv->lcores_pinned = eal_args_pins_lcores(ea);
+	if (!ea->has_separator)
+		eal_args_add_host_defaults(ea, &srv->startup_cpus);
+	if (eal_args_check_lcores(ea, &srv->startup_cpus, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return OPTIONS_EXIT_USAGE;
+	}
+	/* The baseline engine allocates its items from the EAL: give it the
+	 * budget plus room for its index when the EAL runs on --no-huge. */
+	eal_args_add_defaults(ea, srv->opt.stack == STACK_POSIX, eal_memory_mb(&srv->opt, ea));
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	static struct server srv; /* large; and reachable from callbacks */
 	const char *prog = prog_name(argv[0]);
 	struct eal_args ea;
+	pthread_t watch;
 	char err[512];
 	int rc;
 
@@ -212,14 +276,26 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	options_defaults(&srv.opt);
-	if (!ea.has_separator && argc == 2 && is_help_or_version(argv[1])) {
-		ea.app_argv[ea.app_argc++] = argv[1];
-		ea.eal_argc = 1;
-	}
 	if (options_parse(&srv.opt, ea.app_argc, ea.app_argv, err, sizeof(err)) < 0 ||
 	    (!srv.opt.help && !srv.opt.version &&
 	     options_finalize(&srv.opt, err, sizeof(err)) < 0)) {
-		fprintf(stderr, "%s: %s\nTry '%s -- --help'.\n", prog, err, prog);
+		fprintf(stderr, "%s: %s\n", prog, err);
+		/* "unknown option -a": the EAL's letters are not read here. */
+		if (!ea.has_separator && strncmp(err, "unknown option -", 16) == 0 &&
+		    err[16] != '-' && err[16] != '\0' && err[17] == '\0')
+			fprintf(stderr,
+				"  If -%c is an EAL option: on a line without '--' give it "
+				"with --eal '-%c ...'.\n", err[16], err[16]);
+		fprintf(stderr, "Try '%s --help'.\n", prog);
+		eal_args_free(&ea);
+		return OPTIONS_EXIT_USAGE;
+	}
+	if (!ea.has_separator && listen_is_core_list(srv.opt.listen)) {
+		fprintf(stderr,
+			"%s: -l %s: memcached's -l is the addresses to listen on, and this is "
+			"a core list: give cores with --lcores %s (or -l before a '--'), every "
+			"address with -l 0.0.0.0\n",
+			prog, srv.opt.listen, srv.opt.listen);
 		eal_args_free(&ea);
 		return OPTIONS_EXIT_USAGE;
 	}
@@ -233,23 +309,48 @@ main(int argc, char **argv)
 		eal_args_free(&ea);
 		return 0;
 	}
+	rc = eal_args_resolve(&ea, &srv, prog);
+	if (rc != 0) {
+		eal_args_free(&ea);
+		return rc;
+	}
+	if (srv.opt.verbosity > 0) {
+		char line[1024];
+
+		eal_args_format(&ea, line, sizeof(line));
+		APP_LOG(NOTICE, "EAL options: %s", line);
+	}
 	/* Before the EAL starts its threads, so they inherit the mask. */
 	control_block_signals();
 	srv.control_thread = pthread_self();
+	if (startup_watch_begin(&watch) != 0) {
+		fprintf(stderr, "%s: cannot start a thread\n", prog);
+		eal_args_free(&ea);
+		return EXIT_FAILURE;
+	}
 
-	/* The baseline engine allocates its items from the EAL: give it the
-	 * budget plus room for its index when the EAL runs on --no-huge. */
-	eal_args_add_defaults(&ea, srv.opt.stack == STACK_POSIX, eal_memory_mb(&srv.opt, &ea));
-	/* Before the EAL pins this thread to the main lcore. */
-	if (sched_getaffinity(0, sizeof(srv.startup_cpus), &srv.startup_cpus) < 0)
-		CPU_ZERO(&srv.startup_cpus);
-	srv.lcores_pinned = eal_args_pins_lcores(&ea);
 	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
 	if (rc < 0) {
 		bool no_huge = eal_args_has(&ea, "--no-huge");
+		char line[1024];
 
-		/* The EAL fails with EACCES when it finds no hugepages. */
-		if (!no_huge && rte_errno == EACCES && free_hugepages() <= 0)
+		eal_args_format(&ea, line, sizeof(line));
+		/* The EAL fails with EACCES when it finds no hugepages, with
+		 * EINVAL when it refuses its options (a usage mistake; its
+		 * parser also fails, rarely, when it cannot create its runtime
+		 * directory, which then exits 64 too). */
+		if (rte_errno == EINVAL) {
+			fprintf(stderr,
+				"%s: the DPDK EAL refused its options (its lines above say "
+				"which): %s\n"
+				"  On a line with '--' EAL options go before it; without '--' "
+				"give them\n"
+				"  with --eal '...' (see docs/operations.md).\n",
+				prog, line);
+			eal_args_free(&ea);
+			return OPTIONS_EXIT_USAGE;
+		}
+		if (!no_huge && rte_errno == EACCES && eal_args_free_hugepages() <= 0)
 			fprintf(stderr,
 				"%s: cannot initialise the DPDK EAL: no free hugepages.\n"
 				"  Reserve some, e.g. `dpdk-hugepages.py -p 2M --setup 2G` (or\n"
@@ -260,11 +361,10 @@ main(int argc, char **argv)
 				prog);
 		else
 			fprintf(stderr,
-				"%s: cannot initialise the DPDK EAL: %s\n"
-				"  EAL options go before '--', segcached's after it; "
-				"on a host without\n"
-				"  hugepages add --no-huge (see docs/operations.md).\n",
-				prog, rte_strerror(rte_errno));
+				"%s: cannot initialise the DPDK EAL: %s (EAL options: %s)\n"
+				"  On a host without hugepages add --no-huge "
+				"(see docs/operations.md).\n",
+				prog, rte_strerror(rte_errno), line);
 		eal_args_free(&ea);
 		return EXIT_FAILURE;
 	}
@@ -281,6 +381,9 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return EXIT_FAILURE;
 	}
+	/* The engine is up and a warm cache loaded: from here a signal
+	 * stops the server gracefully, saving the cache again. */
+	startup_watch_end(watch);
 	{
 		struct engine_stats st;
 

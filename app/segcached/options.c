@@ -9,6 +9,7 @@
  * known key = value, or the start stops with the line's number.
  */
 #include "options.h"
+#include "eal_args.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -421,6 +422,19 @@ opt_heap(struct options *o, const char *arg, char *err, size_t errlen)
 	if (i < 0)
 		return -1;
 	o->heap = values[i];
+	return 0;
+}
+
+/* --eal, repeatable: the words gather in one blank-separated string. */
+static int
+opt_eal(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	size_t have = strlen(o->eal);
+
+	if (have + 1 + strlen(arg) >= sizeof(o->eal))
+		return util_fail(err, errlen, "EAL options longer than %zu bytes in all",
+				 sizeof(o->eal) - 1);
+	snprintf(o->eal + have, sizeof(o->eal) - have, "%s%s", have ? " " : "", arg);
 	return 0;
 }
 
@@ -853,6 +867,11 @@ static const struct opt_desc opt_table[] = {
 	  "memcached's -o, comma-separated: hashpower=N, idle_timeout=N; its\n"
 	  "slab, LRU and crawler tuning (modern, slab_reassign, lru_crawler, ...)\n"
 	  "is accepted with a warning and does nothing" },
+	{ "eal", NULL, 0, "ARGS", OPT_ANYWHERE, opt_eal,
+	  "DPDK EAL options, blank-separated, e.g. --eal '-a 0000:3b:00.0\n"
+	  "--file-prefix cache1'; repeatable, and `eal = ...` in a config file.\n"
+	  "The way to EAL options on a line without '--' (see the end of this\n"
+	  "help); with '--' they add to the words before it" },
 	{ "config", NULL, 0, "FILE", OPT_CMDLINE_ONLY, opt_config,
 	  "read options from an INI file first ([segcached] section, keys are\n"
 	  "the long option names, '#' starts a comment); the command line wins" },
@@ -1331,6 +1350,10 @@ options_parse(struct options *o, int argc, char **argv, char *err,
 				snprintf(name, sizeof(name), "%s", argv[optind - 1]);
 			const char *near = letter || hint ? NULL : closest_option(name);
 
+			if (!letter && hint == NULL && eal_args_is_known(name))
+				hint = "an EAL option: before '--' when the line has one, "
+				       "or anywhere on a line without '--'";
+
 			if (near != NULL)
 				util_fail(err, errlen, "unknown option %s (did you mean --%s?)", name,
 					  near);
@@ -1407,6 +1430,12 @@ options_finalize(struct options *o, char *err, size_t errlen)
 		return util_fail(err, errlen, "--heap-file and --heap %s contradict each other",
 			    o->heap == HEAP_ANON ? "anon" :
 			    o->heap == HEAP_HUGEPAGE ? "hugepage" : "auto");
+	/* lib/seg's largest item (a 22-bit value length, seg_item.h): a bad
+	 * value like any other, refused before anything starts. */
+	if (o->engine == SERVER_ENGINE_SEG && o->item_max > OPTIONS_SEG_ITEM_MAX)
+		return util_fail(err, errlen,
+			    "--max-item-size %zu is above the seg engine's largest, 4m (%u)",
+			    o->item_max, OPTIONS_SEG_ITEM_MAX);
 	/* A small Segcache heap gets smaller segments, and -I follows them
 	 * unless it was given (seg_segment_size_for says why). */
 	if (o->engine == SERVER_ENGINE_SEG && o->segment_size == 0 && !o->item_max_given &&
@@ -1434,14 +1463,17 @@ options_usage(FILE *f, const char *prog)
 	size_t i;
 
 	fprintf(f,
-		"Usage: %s [EAL options] -- [segcached options]\n"
+		"Usage: %s [segcached options]\n"
+		"   or: %s [EAL options] -- [segcached options]\n"
 		"\n"
-		"A memcached-compatible cache server. DPDK EAL options come before '--'\n"
-		"(e.g. --no-huge on hosts without hugepages); segcached's own after it.\n"
-		"Example: %s --no-huge -- --stack posix -p 11211 -m 1G -t 4\n"
+		"A memcached-compatible cache server. Without '--' every word is\n"
+		"segcached's (memcached's letters: -m 1024 -p 11211 -t 4), but for the\n"
+		"EAL options listed at the end, and the EAL gets the host's defaults.\n"
+		"With '--' the words before it are DPDK EAL options, as in any DPDK\n"
+		"application: %s --no-huge -l 0-3 -- --stack posix -m 1G -t 4\n"
 		"\n"
 		"segcached options:\n",
-		prog, prog);
+		prog, prog, prog);
 	for (i = 0; i < OPT_COUNT; i++) {
 		const struct opt_desc *d = &opt_table[i];
 		char head[96];
@@ -1472,10 +1504,19 @@ options_usage(FILE *f, const char *prog)
 			fprintf(f, "        (also --%s, as in memcached)\n", d->alias);
 	}
 	fprintf(f,
-		"\nDefaults added to the EAL options unless given: --in-memory (or\n"
-		"--no-shconf with --no-huge) when no --file-prefix is set, so that\n"
-		"instances never collide; --no-pci with the posix stack.\n"
-		"Exit status: 0 on a clean shutdown (SIGINT, SIGTERM, 'shutdown'),\n"
-		"64 for a bad option or config file, 71 when a socket cannot be bound,\n"
-		"1 for other start-up failures.\n");
+		"\nEAL options that go to the EAL wherever they are on a line without\n"
+		"'--' (any other goes in --eal):\n"
+		"  %s\n"
+		"The EAL then also gets --no-huge when the host has no free, mounted\n"
+		"hugepages, and -l with the CPUs the process may run on; -v prints\n"
+		"the EAL options it starts with.\n"
+		"Defaults added to the EAL options on both lines unless given:\n"
+		"--in-memory (or --no-shconf with --no-huge) when no --file-prefix is\n"
+		"set, so that instances never collide; --no-pci with the posix stack.\n"
+		"Exit status: 0 on a clean shutdown (SIGINT, SIGTERM, 'shutdown'; a\n"
+		"signal during start-up stops at once, saving nothing);\n"
+		"64 for a usage mistake: a bad option, config file or EAL option,\n"
+		"found by segcached or by the EAL; 71 when a socket cannot be bound;\n"
+		"1 for other start-up failures.\n",
+		eal_args_known);
 }

@@ -20,6 +20,9 @@
 /* sysexits.h EX_USAGE: what a bad option or config file exits with. */
 #define OPTIONS_EXIT_USAGE 64
 
+/* lib/seg's largest item: -I above it is a bad option. */
+#define OPTIONS_SEG_ITEM_MAX (4u << 20)
+
 enum server_stack {
 	STACK_POSIX,  /* kernel sockets, epoll worker threads */
 	STACK_NATIVE, /* the DPDK user-space stack */
@@ -62,6 +65,7 @@ struct options {
 	enum server_engine engine;
 	enum server_heap heap;
 	char heap_file[256];      /* --heap-file */
+	char eal[512];            /* --eal, each one's words after the last's */
 	unsigned restart_threads; /* --restart-threads; 0 = one per CPU */
 	bool restart_verify;      /* --restart-verify */
 	int backlog;              /* -b: listen backlog */

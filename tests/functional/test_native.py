@@ -722,6 +722,52 @@ class ChecksumOffload(unittest.TestCase):
                 print(out)
 
 
+class MemcachedLine(unittest.TestCase):
+    """Issue 22: the native stack on a line without `--`: --vdev and
+    --file-prefix go to the EAL wherever they stand, the lcores come from
+    the affinity mask (every CPU but the main lcore's a worker: the
+    af_packet port gets as many queue pairs), hugepages as the host has
+    them. (The line with `--` is every other test's.)"""
+
+    def test_starts_and_serves(self):
+        prefix = "scline%d" % os.getpid()
+        workers = max(1, len(os.sched_getaffinity(0)) - 1)
+        vdev = "--vdev=net_af_packet0,iface=%s,qpairs=%d" % (harness.ARGS.server_iface, workers)
+        cmd = ["ip", "netns", "exec", harness.ARGS.server_netns, harness.ARGS.segcached,
+               "--stack", "native", "--ip", "%s/24" % harness.ARGS.server_ip, "-m", "32",
+               "-U", "0", vdev, "--file-prefix", prefix, "-v"]
+        log = harness.tempfile.TemporaryFile()
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+
+        def out():
+            log.seek(0)
+            return log.read().decode(errors="replace")
+        try:
+            wait_for("the ready line", lambda: proc.poll() is not None or " ready: " in out())
+            self.assertIsNone(proc.poll(), out())
+            eal = out().split("segcached: EAL options: ", 1)[1].split("\n", 1)[0].split()
+            self.assertIn(vdev, eal)
+            self.assertIn("-l", eal)
+            self.assertEqual(eal[eal.index("--file-prefix") + 1], prefix)
+            s = socket.create_connection((harness.HOST, harness.NATIVE_PORT),
+                                         timeout=harness.IO_TIMEOUT)
+            c = harness.Conn(s)
+            try:
+                self.assertEqual(c.cmd(b"set line 0 0 2\r\nok\r\n"), b"STORED\r\n")
+                self.assertEqual(int(c.stats(b"settings")["maxbytes"]), 32 << 20)
+            finally:
+                c.close()
+            proc.terminate()
+            self.assertEqual(proc.wait(timeout=harness.STOP_TIMEOUT), 0, out())
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=harness.STOP_TIMEOUT)
+            log.close()
+            harness.shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+
+
 class StartupErrors(unittest.TestCase):
     """What an operator sees when the port or the lcores do not fit."""
 

@@ -7,6 +7,7 @@ clear message, good ones take effect (seen in `stats settings`).
     test_options.py --segcached build/app/segcached/segcached
 """
 
+import glob
 import os
 import shutil
 import socket
@@ -27,10 +28,24 @@ def run(*args, timeout=60):
                           stdin=subprocess.DEVNULL, timeout=timeout)
 
 
-class Usage(unittest.TestCase):
+class SegcachedTest(unittest.TestCase):
+    """Tests of segcached's own command line (skipped against memcached)."""
+
     def setUp(self):
         if not harness.is_segcached():
             self.skipTest("segcached's own command line")
+
+    def settings(self, srv):
+        """`stats settings` and the connection it came on."""
+        c = srv.connect()
+        try:
+            return c.stats(b"settings"), c
+        except Exception:
+            c.close()
+            raise
+
+
+class Usage(SegcachedTest):
 
     def assert_usage_error(self, args, words):
         p = run(*args)
@@ -233,9 +248,76 @@ class Usage(unittest.TestCase):
                          % (4 * ram_mb, ram_mb))
 
     def test_eal_error_explained(self):
-        p = run("--no-such-eal-option", "--", "-p", "1")
-        self.assertNotEqual(p.returncode, 0)
-        self.assertIn("EAL options go before '--'", p.stderr.decode())
+        # The EAL refusing its options is a usage mistake too (64), and the
+        # line says which options it was given.
+        for args, eal in ((["--no-such-eal-option", "--", "-p", "1"],
+                           "--no-such-eal-option --in-memory --no-pci"),
+                          (["--eal", "--no-such-eal-option", "-p", "1"],
+                           "--no-such-eal-option")):
+            p = run(*args)
+            err = p.stderr.decode()
+            self.assertEqual(p.returncode, EX_USAGE, err)
+            self.assertIn("segcached: the DPDK EAL refused its options (its lines above say "
+                          "which): ", err)
+            self.assertIn(eal, err)
+            self.assertIn("On a line with '--' EAL options go before it; without '--' give "
+                          "them\n  with --eal '...' (see docs/operations.md).\n", err)
+
+    def test_exit_status_of_usage_mistakes(self):
+        # One rule: a usage mistake exits 64 whichever layer finds it --
+        # segcached's options (-I above the engine's largest item), the
+        # EAL's core list, the EAL itself (above).
+        self.assert_usage_error(["--no-huge", "--", "-I", "8m"],
+                                ["segcached: --max-item-size 8388608 is above the seg "
+                                 "engine's largest, 4m (4194304)\n"])
+        self.assert_usage_error(["-I", "8m"], ["--max-item-size 8388608"])
+
+    def test_bad_core_list_named(self):
+        # Checked against the process's CPUs before the EAL starts: the
+        # message names the option and the value, and no EAL usage dump.
+        cpus = sorted(os.sched_getaffinity(0))
+        have = ",".join(str(c) for c in cpus)
+        if cpus == list(range(cpus[0], cpus[-1] + 1)):
+            have = "%d-%d" % (cpus[0], cpus[-1]) if len(cpus) > 1 else str(cpus[0])
+        bad = cpus[-1] + 1
+        given = "EAL option %s: CPU %d is not one this process may run on: give cores from %s\n"
+        for args, opt in (
+                (["--no-huge", "-l", "0-%d" % bad, "--", "-p", "1"], "-l 0-%d" % bad),
+                (["--no-huge", "-l%d" % bad, "--", "-p", "1"], "-l %d" % bad),
+                (["--no-huge", "-c", hex(1 << bad), "--", "-p", "1"], "-c %s" % hex(1 << bad)),
+                (["--no-huge", "--lcores=0@%d" % bad, "--", "-p", "1"],
+                 "--lcores 0@%d" % bad),
+                (["--lcores", "(0-1)@(0,%d)" % bad, "-p", "1"], "--lcores (0-1)@(0,%d)" % bad),
+                (["--eal", "-l %d" % bad, "-p", "1"], "-l %d" % bad)):
+            self.assert_usage_error(args, ["segcached: " + given % (opt, bad, have)])
+            self.assertEqual(run(*args).stdout, b"", args)
+        for args, msg in (
+                (["--no-huge", "-l", "0-x", "--", "-p", "1"],
+                 "EAL option -l 0-x: expected a core list such as 0-3,5 (lcores below "),
+                (["--no-huge", "-c", "0", "--", "-p", "1"],
+                 "EAL option -c 0: expected a hexadecimal core mask such as 0x3"),
+                (["--lcores", "0@", "-p", "1"],
+                 "EAL option --lcores 0@: expected a core list such as 0-3 or "
+                 "0@1,(1-3)@(2,3)")):
+            self.assert_usage_error(args, ["segcached: " + msg])
+
+    def test_eal_option_in_the_wrong_place(self):
+        self.assert_usage_error(["--no-huge", "--", "-p", "1", "--vdev=net_null0"],
+                                ["segcached: unknown option --vdev=net_null0: an EAL option: "
+                                 "before '--' when the line has one, or anywhere on a line "
+                                 "without '--'\n"])
+        # A core list after memcached's -l (an address list without `--`):
+        # "0" would be every address.
+        for cores in ("0", "0-1", "0,2-5"):
+            self.assert_usage_error(["--no-huge", "-l", cores, "-p", "1"],
+                                    ["segcached: -l %s: memcached's -l is the addresses to "
+                                     "listen on, and this is a core list: give cores with "
+                                     "--lcores %s (or -l before a '--'), every address with "
+                                     "-l 0.0.0.0\n" % (cores, cores)])
+        # An EAL letter on a line without `--`: where it goes instead.
+        self.assert_usage_error(["-a", "0000:3b:00.0", "-p", "1"],
+                                ["segcached: unknown option -a\n  If -a is an EAL option: on a "
+                                 "line without '--' give it with --eal '-a ...'.\n"])
 
     def test_port_in_use(self):
         s = socket.socket()
@@ -271,20 +353,8 @@ class Usage(unittest.TestCase):
         self.assertIn("-d DIR", out)
 
 
-class Settings(unittest.TestCase):
+class Settings(SegcachedTest):
     """Options reach the server: checked through `stats settings`."""
-
-    def setUp(self):
-        if not harness.is_segcached():
-            self.skipTest("segcached's own command line")
-
-    def settings(self, srv):
-        c = srv.connect()
-        try:
-            return c.stats(b"settings"), c
-        except Exception:
-            c.close()
-            raise
 
     def test_memcached_letters(self):
         srv = harness.Server(name="letters", memory_mb="96M", threads=3, max_conns=77,
@@ -478,6 +548,160 @@ class Settings(unittest.TestCase):
                 self.assertRegex(c.cmd(b"version\r\n"), rb"^VERSION ")
             finally:
                 c.close()
+
+
+class Line(harness.Server):
+    """A server started with a command line of the test's own: `args`
+    gets the port found free and returns the words after the program."""
+
+    def __init__(self, args, **kw):
+        super().__init__(**kw)
+        self.args = args
+
+    def command(self):
+        return [harness.ARGS.segcached] + self.args(self.port)
+
+
+class MemcachedLine(SegcachedTest):
+    """Issue 22: a line without `--` is memcached's: segcached's options,
+    the EAL long options segcached knows, --eal, and the host's EAL
+    defaults; with `--` the words before it are the EAL's."""
+
+    def eal_line(self, srv):
+        for line in srv.log().splitlines():
+            if line.startswith("segcached: EAL options: "):
+                return line[len("segcached: EAL options: "):].split()
+        self.fail("no EAL options line:\n" + srv.log())
+
+    def test_memcached_line_is_segcached_options(self):
+        # memcached's own line, and the issue's `--no-huge -m 1024`: 1 GiB,
+        # not an EAL -m of 1024 MiB and a 64 MiB cache.
+        cpus = sorted(os.sched_getaffinity(0))
+        for name, args in (("memcached-line",
+                            lambda port: ["-m", "1024", "-p", str(port), "-l", "127.0.0.1",
+                                          "-t", "2", "-U", "0", "-v"]),
+                           ("no-huge-first",
+                            lambda port: ["--no-huge", "-m", "1024", "-p", str(port),
+                                          "-U", "0", "-v"])):
+            with Line(args, name=name) as srv:
+                st, c = self.settings(srv)
+                stats = c.stats()
+                c.close()
+                self.assertEqual(int(st["maxbytes"]), 1 << 30, name)
+                self.assertEqual(int(stats["limit_maxbytes"]), 1 << 30, name)
+                eal = self.eal_line(srv)
+                # The lcores are the process's CPUs; -m is not the EAL's.
+                lcores = eal[eal.index("-l") + 1]
+                self.assertEqual(sorted(c for part in lcores.split(",")
+                                        for c in range(int(part.split("-")[0]),
+                                                       int(part.split("-")[-1]) + 1)), cpus)
+                self.assertNotIn("-m", eal)
+                if not glob_hugepages():
+                    self.assertIn("--no-huge", eal)
+                self.assertEqual(srv.stop(), 0)
+
+    def test_separator_line_keeps_the_split(self):
+        # With `--`: the EAL's words before it (-l is the EAL's core list),
+        # segcached's after it (-l is memcached's listen address); no host
+        # defaults added.
+        with Line(lambda port: ["--no-huge", "-l", "0", "--", "-l", "127.0.0.1",
+                                "-p", str(port), "-U", "0", "-m", "16", "-v"],
+                  name="separator") as srv:
+            st, c = self.settings(srv)
+            c.close()
+            self.assertEqual(int(st["maxbytes"]), 16 << 20)
+            self.assertEqual(self.eal_line(srv),
+                             ["--no-huge", "-l", "0", "--no-shconf", "--no-pci"])
+            self.assertEqual(srv.stop(), 0)
+
+    def test_eal_options_without_separator(self):
+        # Known EAL long options anywhere, --eal (repeatable) and the
+        # config file's `eal`, all on the EAL's line.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "segcached.ini")
+            with open(path, "w") as f:
+                f.write("[segcached]\neal = --log-level=lib.eal:notice\n")
+            with Line(lambda port: ["-p", str(port), "-U", "0", "--no-huge", "-m", "32",
+                                    "--log-level", "lib.eal:info", "--config", path,
+                                    "--eal", "--no-telemetry", "-v",
+                                    "--eal", "--log-level=lib.mempool:info --no-pci",
+                                    "--eal", "--iova-mode=va"],
+                      name="eal-words") as srv:
+                st, c = self.settings(srv)
+                c.close()
+                self.assertEqual(int(st["maxbytes"]), 32 << 20)
+                eal = self.eal_line(srv)
+                for words in (["--no-huge"], ["--log-level", "lib.eal:info"],
+                              ["--log-level=lib.eal:notice"], ["--no-telemetry"],
+                              ["--log-level=lib.mempool:info", "--no-pci"],
+                              ["--iova-mode=va"]):
+                    self.assertTrue(any(eal[i:i + len(words)] == words
+                                        for i in range(len(eal))), (words, eal))
+                self.assertEqual(srv.stop(), 0)
+
+    def test_sigterm_during_start_up(self):
+        # Issue 21 item 3: SIGTERM while the heap file is being set up
+        # (a warm restart's load from it included) stops the server at
+        # once, not after the start-up and a save. A 4 GiB heap file in
+        # /dev/shm takes seconds to set up; the bound is generous.
+        if not os.path.isdir("/dev/shm"):
+            self.skipTest("no /dev/shm")
+        st = os.statvfs("/dev/shm")
+        free_mb = st.f_bavail * st.f_frsize >> 20
+        ram_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") >> 20
+        memory_mb = min(4096, free_mb // 4, ram_mb // 4)
+        if memory_mb < 512:
+            self.skipTest("too little room in /dev/shm")
+        path = "/dev/shm/segcached-test-%d.heap" % os.getpid()
+        log = tempfile.TemporaryFile()
+        try:
+            p = subprocess.Popen([harness.ARGS.segcached, "-m", str(memory_mb),
+                                  "-p", str(harness.free_port()), "-U", "0",
+                                  "--heap-file", path],
+                                 stdout=log, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL)
+            # The EAL's first line (the start-up watch runs from before
+            # it), then a moment: the signal lands in the heap's set-up
+            # (about 3 s here for 4 GiB).
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and p.poll() is None:
+                log.seek(0)
+                if b"EAL: " in log.read():
+                    break
+                time.sleep(0.02)
+            time.sleep(0.3)
+            p.terminate()
+            t0 = time.monotonic()
+            try:
+                rc = p.wait(timeout=30)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            took = time.monotonic() - t0
+            log.seek(0)
+            out = log.read().decode(errors="replace")
+            self.assertEqual(rc, 0, out)
+            self.assertLess(took, 2.0, out)
+            if " ready: " not in out:
+                self.assertRegex(out, r"segcached: Terminated from pid \d+ during start-up: "
+                                 r"stopping now \(nothing is saved: a cache being loaded "
+                                 r"from a heap file may start cold next time\)\n")
+        finally:
+            log.close()
+            if os.path.exists(path):
+                os.unlink(path)
+
+
+def glob_hugepages():
+    """Free hugepages and a hugetlbfs mount: the host's EAL default."""
+    free = 0
+    for f in glob.glob("/sys/kernel/mm/hugepages/*/free_hugepages"):
+        with open(f) as fh:
+            free += int(fh.read())
+    with open("/proc/mounts") as fh:
+        mounted = any(line.split()[2] == "hugetlbfs" for line in fh if len(line.split()) > 2)
+    return free > 0 and mounted
 
 
 class IdleTimeout(unittest.TestCase):
