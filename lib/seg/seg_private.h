@@ -367,7 +367,9 @@ seg_item_expiry(const struct seg_hdr *h, uint32_t exp_delta)
 {
 	int64_t base = __atomic_load_n(&h->exp_base, __ATOMIC_RELAXED);
 
-	return base == EXP_NEVER ? 0 : base + ((int64_t)exp_delta << h->unit_shift);
+	return base == EXP_NEVER ? 0
+				 : base + ((int64_t)exp_delta
+					   << __atomic_load_n(&h->unit_shift, __ATOMIC_RELAXED));
 }
 
 static inline bool

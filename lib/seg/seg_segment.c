@@ -30,8 +30,11 @@ seg_pool_pop(struct seg_engine *e, struct seg_worker *w)
 		return SEG_NONE;
 	seg_spin_lock(&e->pool_lock);
 	seg_count_lock(e, w, ENGINE_C_lock_segment);
-	if (e->pool_count)
-		seg = e->pool[--e->pool_count];
+	if (e->pool_count) {
+		seg = e->pool[e->pool_count - 1];
+		/* stored atomically: the check above reads it unlocked */
+		__atomic_store_n(&e->pool_count, e->pool_count - 1, __ATOMIC_RELAXED);
+	}
 	seg_spin_unlock(&e->pool_lock);
 	return seg;
 }
@@ -41,7 +44,8 @@ seg_pool_push(struct seg_engine *e, int32_t seg)
 {
 	seg_spin_lock(&e->pool_lock);
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
-	e->pool[e->pool_count++] = seg;
+	e->pool[e->pool_count] = seg;
+	__atomic_store_n(&e->pool_count, e->pool_count + 1, __ATOMIC_RELAXED);
 	seg_spin_unlock(&e->pool_lock);
 }
 
@@ -58,10 +62,13 @@ seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t ex
 	atomic_store_explicit(&h->live_items, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->live_bytes, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->exp_max, 0, memory_order_relaxed);
-	h->unit_shift = unit_shift;
-	h->ttl_bucket = (uint16_t)ttl_bucket;
+	/* Lock-free readers of the earlier life may still read these (a
+	 * seqlock: their gen check discards what they read): stored
+	 * atomically, as seg_item_expiry() loads them. */
+	__atomic_store_n(&h->unit_shift, unit_shift, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->ttl_bucket, (uint16_t)ttl_bucket, __ATOMIC_RELAXED);
 	h->prev = h->next = SEG_NONE;
-	h->exp_base = exp_base;
+	__atomic_store_n(&h->exp_base, exp_base, __ATOMIC_RELAXED);
 	h->create_at = now;
 	/* The state is left to the caller: a segment must not be OPEN (and
 	 * so claimable by flush_all, the sweep or eviction, which unlink it

@@ -12,6 +12,11 @@
 //                         evicts goes on until it has, at most 60 s more)
 //   SEG_TORTURE_THREADS   writer threads (default 4); readers are half that
 //   SEG_TORTURE_WATCHDOG  seconds without progress that count as a hang (30)
+//   SEG_TORTURE_SLOW      pace of the flusher and of the engine clock, slowed by
+//                         this factor (default 1) for builds that run the engine
+//                         many times slower (ThreadSanitizer: CI uses 20), so
+//                         that writers still fill the heap between flushes and
+//                         before their items expire
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -130,6 +135,7 @@ protected:
 	struct engine *e = nullptr;
 	std::atomic<bool> stop{false};
 	Totals totals;
+	unsigned slow = 1; // SEG_TORTURE_SLOW
 
 	void TearDown() override { engine_destroy(e); }
 
@@ -319,7 +325,7 @@ protected:
 			p->doing = "stats";
 			engine_stats(e, &st);
 			p->doing = "sleep";
-			std::this_thread::sleep_for(std::chrono::milliseconds(3));
+			std::this_thread::sleep_for(std::chrono::milliseconds(3 * slow));
 		}
 	}
 
@@ -330,7 +336,7 @@ protected:
 		while (!stop.load(std::memory_order_relaxed)) {
 			clock.now++;
 			p->ops++;
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			std::this_thread::sleep_for(std::chrono::milliseconds(slow));
 		}
 	}
 
@@ -361,6 +367,8 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	const unsigned readers = std::max(1u, writers / 2);
 	const unsigned watchdog_s = std::max(1u, env_unsigned("SEG_TORTURE_WATCHDOG", 30));
 	seg_fixture::SegConfig c;
+
+	slow = std::max(1u, env_unsigned("SEG_TORTURE_SLOW", 1));
 	char err[256] = "";
 
 	// 2.5 MiB in 64 KiB segments (about 30) and 64 head buckets: every
