@@ -104,10 +104,12 @@ size_t seg_restart_area_bytes(const struct engine_config *cfg);
 
 /* On an engine just created over a heap that may hold a saved cache (no
  * worker yet): if the area's header is valid, of this layout version and
- * geometry, marked clean, and the wall clock has not gone back since the
- * stop, takes the saved segments and hash table back (validating every
- * slot and item, in parallel on `threads` threads), drops the items that
- * expired meanwhile and continues the cas generation above the saved one.
+ * geometry, marked clean, its checksum right, its numbers in range, and
+ * the wall clock has not gone back since the stop, takes the saved
+ * segments and hash table back (validating every slot, overflow bucket
+ * and, where read, item, in parallel on `threads` threads), drops the
+ * items that expired meanwhile and continues the cas generation above the
+ * saved one.
  * Otherwise the engine stays empty (cold) and rep says why. Either way the
  * area is then marked not clean, durably, before it returns: a crash from
  * here on starts cold. Returns 0, or -1 (with rep->reason) when the area is
