@@ -75,6 +75,14 @@ struct seg_restart_area {
 	 * counted at the stop; it reads only the items of segments whose
 	 * expiry range straddles now (a cache miss an item: the cost). */
 	bool verify_items;
+	/* The media under the file, where the platform tells (libpmem2's
+	 * device id and unsafe shutdown count on PMEM): saved at the stop, and
+	 * a load on other media, or after the count rose (power was lost
+	 * before the media's buffers were flushed), is refused as dirty. Not
+	 * known (a file in the page cache or /dev/shm): not checked. */
+	bool media_known;
+	uint64_t media_id;  /* a hash of the device id */
+	uint64_t media_usc; /* the unsafe shutdown count */
 };
 
 enum seg_restart_state {

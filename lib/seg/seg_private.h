@@ -716,6 +716,8 @@ struct restart_hdr {
 	uint64_t ovf_next, ovf_free, ovf_used, ovf_free_count, ovf_segs;
 	int64_t merge_reserve;
 	uint64_t saved_items, saved_segments; /* for the log */
+	/* the media under the file (seg_restart_area), if known */
+	uint64_t media_known, media_id, media_usc;
 	/* CRC32C of this header (crc and clean taken as 0), the TTL chains,
 	 * the segment images and the saved table (seg_restart_crc) */
 	uint32_t crc;

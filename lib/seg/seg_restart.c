@@ -235,6 +235,9 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 	h->merge_reserve = e->merge_reserve;
 	h->saved_items = items;
 	h->saved_segments = segs;
+	h->media_known = a->media_known;
+	h->media_id = a->media_id;
+	h->media_usc = a->media_usc;
 	h->reserved = 0;
 	h->crc = seg_restart_crc(area, &al);
 	seg_restart_persist(a, h, sizeof(*h));

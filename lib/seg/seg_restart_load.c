@@ -103,9 +103,12 @@ check_numbers(const struct restart_hdr *h, int64_t now, int64_t wall,
 
 /* The header's verdict: 0 when the saved state may be loaded. */
 static int
-check_header(const struct seg_engine *e, const struct restart_hdr *h, const struct area_layout *al,
-	     int64_t now, int64_t wall, struct seg_restart_report *rep)
+check_header(const struct seg_engine *e, const struct seg_restart_area *a,
+	     const struct area_layout *al, int64_t now, int64_t wall,
+	     struct seg_restart_report *rep)
 {
+	const struct restart_hdr *h = a->addr;
+
 	if (h->magic != RESTART_MAGIC)
 		return refuse(rep, SEG_RESTART_COLD, "none", "no saved cache in the file");
 	if (h->version != RESTART_VERSION)
@@ -142,6 +145,14 @@ check_header(const struct seg_engine *e, const struct restart_hdr *h, const stru
 	if (seg_restart_crc((const uint8_t *)h, al) != h->crc)
 		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
 			      "checksum: the restart area changed after the save");
+	if (h->media_known && a->media_known && h->media_id != a->media_id)
+		return refuse(rep, SEG_RESTART_REFUSED, "dirty",
+			      "the file is on other media than at the stop (device id)");
+	if (h->media_known && a->media_known && h->media_usc != a->media_usc)
+		return refuse(rep, SEG_RESTART_REFUSED, "dirty",
+			      "the media's unsafe shutdown count went from %" PRIu64 " to %" PRIu64
+			      ": power was lost before its buffers were flushed", h->media_usc,
+			      a->media_usc);
 	return check_numbers(h, now, wall, rep);
 }
 
@@ -807,7 +818,7 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 	wall = seg_restart_wall_now(a);
 	img = (const struct seg_image *)(area + al.segs_off);
 	chains = (const int32_t *)(area + al.chains_off);
-	rc = check_header(e, h, &al, now, wall, rep);
+	rc = check_header(e, a, &al, now, wall, rep);
 	if (rc == 0)
 		rc = check_segments(e, h, img, chains, rep);
 	if (rc == 0 && ovf_map_init(&ovf, e, h, img) < 0)

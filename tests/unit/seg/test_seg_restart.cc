@@ -67,6 +67,10 @@ protected:
 	std::set<std::string> gone; // deleted or expired keys
 	bool verify_items = false;  // seg_restart_area.verify_items
 	unsigned hash_power = 15;   // of the table (small: overflow buckets)
+	struct {
+		bool known = false;
+		uint64_t id = 0, usc = 0;
+	} media; // what libpmem2 would say of the file's media
 
 	void SetUp() override
 	{
@@ -127,6 +131,9 @@ protected:
 		area.wall = Clocks::wall_fn;
 		area.wall_arg = &clk;
 		area.verify_items = verify_items;
+		area.media_known = media.known;
+		area.media_id = media.id;
+		area.media_usc = media.usc;
 		ASSERT_EQ(seg_restart_load(e, &area, threads, &rep), 0) << rep.reason;
 		w = engine_worker_create(e);
 		ASSERT_NE(w, nullptr);
@@ -844,6 +851,38 @@ TEST_F(SegRestart, NumbersOutOfRangeAreRefusedByName)
 		open_engine();
 		expect_refused("corrupt", c.named);
 	}
+}
+
+// Issue 21, item 5: power lost on PMEM after a clean stop (the media's
+// unsafe shutdown count rose), or the file on other media: refused as
+// dirty. Media libpmem2 cannot identify are not compared.
+TEST_F(SegRestart, MediaUnsafeShutdownOrOtherDeviceIsRefused)
+{
+	media = { true, 77, 5 };
+	open_engine();
+	fill(500);
+	stop_engine();
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	verify();
+	stop_engine();
+	media.usc = 6;
+	open_engine();
+	expect_refused("dirty", "unsafe shutdown count");
+	model.clear();
+	gone.clear();
+	fill(500);
+	stop_engine();
+	media.id = 78;
+	open_engine();
+	expect_refused("dirty", "other media");
+	model.clear();
+	gone.clear();
+	fill(500);
+	stop_engine();
+	media.known = false; // e.g. the file copied to /dev/shm
+	open_engine();
+	EXPECT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
 }
 
 // A pending flush_all long due (flush_at = 1) empties the cache at the
