@@ -164,7 +164,13 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 			.persist = area_persist,
 			.persist_arg = &es->heap,
 			.verify_items = o->restart_verify,
+			.media_known = es->heap.media_known,
+			.media_id = es->heap.media_id,
+			.media_usc = es->heap.media_usc,
 		};
+		if (es->heap.media_known)
+			APP_LOG(INFO, "heap file %s: media unsafe shutdown count %" PRIu64, o->heap_file,
+				es->heap.media_usc);
 		restart_load(es, o, cpus);
 	}
 	return 0;

@@ -83,6 +83,26 @@ hugepage_create(struct mem_region *r, const char *name, size_t len, char *err,
 	return 0;
 }
 
+/* The device id (hashed, FNV-1a) and unsafe shutdown count of the media
+ * under src, where libpmem2 can tell (DAX on PMEM, built with ndctl). */
+static void
+media_of(struct mem_region *r, const struct pmem2_source *src)
+{
+	char id[256];
+	size_t len = 0;
+	uint64_t usc, hash = 0xcbf29ce484222325ull;
+
+	if (pmem2_source_device_usc(src, &usc) != 0 ||
+	    pmem2_source_device_id(src, NULL, &len) != 0 || len == 0 || len > sizeof(id) ||
+	    pmem2_source_device_id(src, id, &len) != 0)
+		return;
+	for (size_t i = 0; i < len && id[i]; i++)
+		hash = (hash ^ (uint8_t)id[i]) * 0x100000001b3ull;
+	r->media_known = true;
+	r->media_id = hash;
+	r->media_usc = usc;
+}
+
 static int
 file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	    size_t errlen)
@@ -161,6 +181,7 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	r->map = map;
 	r->fd = fd;
 	fd = -1;
+	media_of(r, src);
 out:
 	pmem2_config_delete(&cfg);
 	pmem2_source_delete(&src);

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +49,11 @@ struct mem_region {
 	 * page: msync). */
 	void (*persist)(const void *addr, size_t len);
 	int granularity;              /* enum pmem2_granularity */
+	/* MEM_REGION_FILE on media that libpmem2 can identify (PMEM with
+	 * ndctl): a hash of the device id and its unsafe shutdown count, for
+	 * the warm restart to compare (seg_restart_area). */
+	bool media_known;
+	uint64_t media_id, media_usc;
 };
 
 /* True when the EAL has hugepage memory to reserve from (call after

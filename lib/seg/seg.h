@@ -75,6 +75,14 @@ struct seg_restart_area {
 	 * counted at the stop; it reads only the items of segments whose
 	 * expiry range straddles now (a cache miss an item: the cost). */
 	bool verify_items;
+	/* The media under the file, where the platform tells (libpmem2's
+	 * device id and unsafe shutdown count on PMEM): saved at the stop, and
+	 * a load on other media, or after the count rose (power was lost
+	 * before the media's buffers were flushed), is refused as dirty. Not
+	 * known (a file in the page cache or /dev/shm): not checked. */
+	bool media_known;
+	uint64_t media_id;  /* a hash of the device id */
+	uint64_t media_usc; /* the unsafe shutdown count */
 };
 
 enum seg_restart_state {
@@ -104,10 +112,12 @@ size_t seg_restart_area_bytes(const struct engine_config *cfg);
 
 /* On an engine just created over a heap that may hold a saved cache (no
  * worker yet): if the area's header is valid, of this layout version and
- * geometry, marked clean, and the wall clock has not gone back since the
- * stop, takes the saved segments and hash table back (validating every
- * slot and item, in parallel on `threads` threads), drops the items that
- * expired meanwhile and continues the cas generation above the saved one.
+ * geometry, marked clean, its checksum right, its numbers in range, and
+ * the wall clock has not gone back since the stop, takes the saved
+ * segments and hash table back (validating every slot, overflow bucket
+ * and, where read, item, in parallel on `threads` threads), drops the
+ * items that expired meanwhile and continues the cas generation above the
+ * saved one.
  * Otherwise the engine stays empty (cold) and rep says why. Either way the
  * area is then marked not clean, durably, before it returns: a crash from
  * here on starts cold. Returns 0, or -1 (with rep->reason) when the area is

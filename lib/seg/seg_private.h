@@ -578,10 +578,16 @@ seg_loc_of(uint64_t v)
 	return v & SLOT_LOC_MASK;
 }
 
+/* A cas unique keeps the offset's bits and the low SEG_CAS_GEN_BITS of
+ * the gen: gens from 2^SEG_CAS_GEN_BITS on would repeat cas values. */
+#define SEG_CAS_OFF_BITS 20
+#define SEG_CAS_GEN_BITS (64 - SEG_CAS_OFF_BITS)
+_Static_assert(SEG_OFF_UNITS == 1u << SEG_CAS_OFF_BITS, "a cas holds every offset");
+
 static inline uint64_t
 seg_cas_of(const struct seg_engine *e, uint64_t gen, uint64_t v)
 {
-	return e->cas_enabled ? gen << 20 | slot_off(v) : 0;
+	return e->cas_enabled ? gen << SEG_CAS_OFF_BITS | slot_off(v) : 0;
 }
 
 static inline const uint8_t *
@@ -693,7 +699,7 @@ int seg_geometry(const struct engine_config *cfg, uint32_t *nseg, uint32_t *seg_
 #define RESTART_MAGIC 0x415453524347455full
 /* Bump on any change to the item format (seg_item.h), the slot layout,
  * TTL bucket geometry, the segment image or this header. */
-#define RESTART_VERSION 1u
+#define RESTART_VERSION 2u
 #define RESTART_PAGE 4096u
 #define RESTART_ALIGN ((size_t)2 << 20)
 #define RESTART_MAX_THREADS 256u
@@ -714,6 +720,12 @@ struct restart_hdr {
 	uint64_t ovf_next, ovf_free, ovf_used, ovf_free_count, ovf_segs;
 	int64_t merge_reserve;
 	uint64_t saved_items, saved_segments; /* for the log */
+	/* the media under the file (seg_restart_area), if known */
+	uint64_t media_known, media_id, media_usc;
+	/* CRC32C of this header (crc and clean taken as 0), the TTL chains,
+	 * the segment images and the saved table (seg_restart_crc) */
+	uint32_t crc;
+	uint32_t reserved;
 };
 _Static_assert(sizeof(struct restart_hdr) <= RESTART_PAGE, "restart header fits a page");
 
@@ -733,10 +745,17 @@ _Static_assert(sizeof(struct seg_image) == 64, "segment image is 64 bytes");
 
 struct area_layout {
 	size_t chains_off, segs_off, table_off, total;
+	size_t chains_bytes, segs_bytes, table_bytes; /* without the padding */
 };
 
 /* Where the parts of the area lie for this geometry. */
 void seg_restart_layout(uint64_t nseg, uint64_t buckets, struct area_layout *al);
+/* CRC32C of what the area vouches for: the header with crc and clean
+ * taken as 0, then the chains, segment images and table of layout al. */
+uint32_t seg_restart_crc(const uint8_t *area, const struct area_layout *al);
+/* The layout an area's header describes, if it lies within len bytes
+ * (for a test that patches an area and seals it again). 0, or -1. */
+int seg_restart_layout_of(const uint8_t *area, size_t len, struct area_layout *al);
 /* The wall clock (the area's, in tests), unix seconds. */
 int64_t seg_restart_wall_now(const struct seg_restart_area *a);
 /* Makes len bytes at p durable (the area's persist hook). */

@@ -15,6 +15,12 @@
  *   segments    one struct seg_image per segment
  *   table       the head buckets of the hash table, as they were
  *
+ * The header's crc is a CRC32C over the header (crc and clean taken as
+ * 0), the chains, the segment images and the table: a load refuses an
+ * area whose bytes changed since the save ("checksum"). Item bytes and
+ * overflow buckets, in the heap, are not covered (docs/architecture.md,
+ * "Warm restart", says why).
+ *
  * Why the hash table is saved instead of rebuilt from the segments: the
  * heap holds every version of a key that was ever written and not yet
  * reclaimed (an overwrite appends, a delete only clears a slot), and
@@ -37,6 +43,8 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <rte_hash_crc.h>
+
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
 #include "util/util_err.h"
@@ -50,10 +58,50 @@ round_up(size_t v, size_t to)
 void
 seg_restart_layout(uint64_t nseg, uint64_t buckets, struct area_layout *al)
 {
+	al->chains_bytes = TTL_CHAINS * 2 * sizeof(int32_t);
+	al->segs_bytes = nseg * sizeof(struct seg_image);
+	al->table_bytes = buckets * sizeof(struct seg_bucket);
 	al->chains_off = RESTART_PAGE;
-	al->segs_off = round_up(al->chains_off + TTL_CHAINS * 2 * sizeof(int32_t), RESTART_PAGE);
-	al->table_off = round_up(al->segs_off + nseg * sizeof(struct seg_image), RESTART_PAGE);
-	al->total = round_up(al->table_off + buckets * sizeof(struct seg_bucket), RESTART_ALIGN);
+	al->segs_off = round_up(al->chains_off + al->chains_bytes, RESTART_PAGE);
+	al->table_off = round_up(al->segs_off + al->segs_bytes, RESTART_PAGE);
+	al->total = round_up(al->table_off + al->table_bytes, RESTART_ALIGN);
+}
+
+int
+seg_restart_layout_of(const uint8_t *area, size_t len, struct area_layout *al)
+{
+	const struct restart_hdr *h = (const void *)area;
+
+	if (len < sizeof(*h) || h->nseg > SEG_MAX_SEGMENTS || h->buckets > (1ull << 40))
+		return -1;
+	seg_restart_layout(h->nseg, h->buckets, al);
+	return al->table_off + al->table_bytes <= len ? 0 : -1;
+}
+
+static uint32_t
+crc_of(const void *p, size_t len, uint32_t crc)
+{
+	const uint8_t *b = p;
+	const size_t chunk = (size_t)1 << 30;
+
+	for (; len > chunk; b += chunk, len -= chunk)
+		crc = rte_hash_crc(b, (uint32_t)chunk, crc);
+	return rte_hash_crc(b, (uint32_t)len, crc);
+}
+
+uint32_t
+seg_restart_crc(const uint8_t *area, const struct area_layout *al)
+{
+	struct restart_hdr h;
+	uint32_t crc;
+
+	memcpy(&h, area, sizeof(h));
+	h.crc = 0;
+	h.clean = 0;
+	crc = crc_of(&h, sizeof(h), ~0u);
+	crc = crc_of(area + al->chains_off, al->chains_bytes, crc);
+	crc = crc_of(area + al->segs_off, al->segs_bytes, crc);
+	return ~crc_of(area + al->table_off, al->table_bytes, crc);
 }
 
 size_t
@@ -183,6 +231,11 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 	h->merge_reserve = e->merge_reserve;
 	h->saved_items = items;
 	h->saved_segments = segs;
+	h->media_known = a->media_known;
+	h->media_id = a->media_id;
+	h->media_usc = a->media_usc;
+	h->reserved = 0;
+	h->crc = seg_restart_crc(area, &al);
 	seg_restart_persist(a, h, sizeof(*h));
 	/* Last, on its own: everything it vouches for is durable already. */
 	h->clean = 1;

@@ -49,11 +49,66 @@ refuse(struct seg_restart_report *rep, enum seg_restart_state st, const char *co
 	return -1;
 }
 
+/* Saved times are seconds, engine or wall clock: refused beyond 2^40 of 0
+ * (35,000 years), so that no sum or difference of two can overflow. */
+#define TIME_MAX ((int64_t)1 << 40)
+/* 2000-01-01: a wall clock before it was not set. */
+#define WALL_MIN ((int64_t)946684800)
+/* The engine clock runs beside the wall clock, anchored at the start:
+ * they part only by wall clock steps during a run. */
+#define ANCHOR_SPAN ((int64_t)1 << 32)
+/* How far a pending flush_all may lie from the stop (memcached takes
+ * delays of up to 30 days, and absolute unix times beyond). */
+#define FLUSH_SPAN ((int64_t)1 << 32)
+
+static bool
+time_in(int64_t t, int64_t lo, int64_t hi)
+{
+	return t >= lo && t <= hi;
+}
+
+/* The saved numbers the header vouches for, each in its range (no
+ * arithmetic on one before it is checked). */
+static int
+check_numbers(const struct restart_hdr *h, int64_t now, int64_t wall,
+	      struct seg_restart_report *rep)
+{
+	if (!time_in(wall, WALL_MIN, TIME_MAX) || !time_in(now, -TIME_MAX, TIME_MAX))
+		return refuse(rep, SEG_RESTART_REFUSED, "clock",
+			      "this host's clocks are not set: wall %" PRId64 ", engine %" PRId64,
+			      wall, now);
+	if (h->gen_counter >= 1ull << SEG_CAS_GEN_BITS)
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "gen_counter %" PRIu64 ": cas keeps %d bits of it", h->gen_counter,
+			      SEG_CAS_GEN_BITS);
+	if (!time_in(h->stop_wall, WALL_MIN, TIME_MAX))
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "stop_wall %" PRId64 " out of range", h->stop_wall);
+	if (wall < h->stop_wall)
+		return refuse(rep, SEG_RESTART_REFUSED,
+			      "clock",
+			      "the wall clock went back %" PRId64 " s since the stop",
+			      h->stop_wall - wall);
+	if (!time_in(h->stop_clock, h->stop_wall - ANCHOR_SPAN, h->stop_wall + ANCHOR_SPAN))
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "stop_clock %" PRId64 " out of range (stop_wall %" PRId64 ")",
+			      h->stop_clock, h->stop_wall);
+	if (h->flush_at != 0 &&
+	    !time_in(h->flush_at, h->stop_clock - FLUSH_SPAN, h->stop_clock + FLUSH_SPAN))
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "flush_at %" PRId64 " out of range (stop_clock %" PRId64 ")",
+			      h->flush_at, h->stop_clock);
+	return 0;
+}
+
 /* The header's verdict: 0 when the saved state may be loaded. */
 static int
-check_header(const struct seg_engine *e, const struct restart_hdr *h, int64_t wall,
+check_header(const struct seg_engine *e, const struct seg_restart_area *a,
+	     const struct area_layout *al, int64_t now, int64_t wall,
 	     struct seg_restart_report *rep)
 {
+	const struct restart_hdr *h = a->addr;
+
 	if (h->magic != RESTART_MAGIC)
 		return refuse(rep, SEG_RESTART_COLD, "none", "no saved cache in the file");
 	if (h->version != RESTART_VERSION)
@@ -87,12 +142,18 @@ check_header(const struct seg_engine *e, const struct restart_hdr *h, int64_t wa
 			      "dirty",
 			      "not stopped cleanly (a crash or kill -9): "
 			      "the saved state may be torn");
-	if (wall < h->stop_wall)
-		return refuse(rep, SEG_RESTART_REFUSED,
-			      "clock",
-			      "the wall clock went back %" PRId64 " s since the stop",
-			      h->stop_wall - wall);
-	return 0;
+	if (seg_restart_crc((const uint8_t *)h, al) != h->crc)
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "checksum: the restart area changed after the save");
+	if (h->media_known && a->media_known && h->media_id != a->media_id)
+		return refuse(rep, SEG_RESTART_REFUSED, "dirty",
+			      "the file is on other media than at the stop (device id)");
+	if (h->media_known && a->media_known && h->media_usc != a->media_usc)
+		return refuse(rep, SEG_RESTART_REFUSED, "dirty",
+			      "the media's unsafe shutdown count went from %" PRIu64 " to %" PRIu64
+			      ": power was lost before its buffers were flushed", h->media_usc,
+			      a->media_usc);
+	return check_numbers(h, now, wall, rep);
 }
 
 /* The header of an area that is open for writing: geometry of this
@@ -152,12 +213,87 @@ cold_reset(struct seg_engine *e, uint64_t gen_floor)
 
 /* ---- loading ------------------------------------------------------------ */
 
+/* A sealed segment's times, against the stop and its TTL bucket: made at
+ * or before the stop; exp_base EXP_NEVER in the never-expiring bucket
+ * only; otherwise no later than the bucket's shortest TTL after its
+ * creation, on the bucket's unit, and exp_max within the 7-bit deltas
+ * above it. So no item can outlive its TTL bucket's range. */
+static int
+check_times(const struct restart_hdr *h, const struct seg_image *s, uint32_t i,
+	    struct seg_restart_report *rep)
+{
+	const int64_t past = h->stop_clock - TIME_MAX;
+	const unsigned c = s->ttl_bucket, unit = c == TTL_NEVER ? 0 : 4 * (c >> 8);
+	const int64_t lo = c == TTL_NEVER ? 0 : (int64_t)(c & 255) << (3 + unit);
+
+	if (!time_in(s->create_at, past, h->stop_clock))
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "segment %" PRIu32 ": create_at %" PRId64 " not before stop_clock %"
+			      PRId64, i, s->create_at, h->stop_clock);
+	if (s->unit_shift != unit)
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "segment %" PRIu32 ": unit_shift %u in TTL bucket %u", i,
+			      s->unit_shift, c);
+	if (c == TTL_NEVER) {
+		if (s->exp_base != EXP_NEVER || s->exp_max != 0)
+			return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+				      "segment %" PRIu32 ": exp_base/exp_max %" PRId64 "/%" PRId64
+				      " in the never-expiring TTL bucket", i, s->exp_base,
+				      s->exp_max);
+		return 0;
+	}
+	if (!time_in(s->exp_base, past, s->create_at + lo))
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "segment %" PRIu32 ": exp_base %" PRId64 " beyond TTL bucket %u "
+			      "(create_at %" PRId64 ")", i, s->exp_base, c, s->create_at);
+	if (s->exp_max != 0 &&
+	    !time_in(s->exp_max, past, s->exp_base + ((int64_t)(EXP_DELTA_MAX + 1) << unit)))
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "segment %" PRIu32 ": exp_max %" PRId64 " beyond exp_base %" PRId64,
+			      i, s->exp_max, s->exp_base);
+	return 0;
+}
+
+/* The overflow bucket allocator's saved state against the segments lent
+ * to the table: capacity is what those segments hold, not what the file
+ * counts. */
+static int
+check_ovf_alloc(const struct seg_engine *e, const struct restart_hdr *h,
+		const struct seg_image *img, uint32_t hash, struct seg_restart_report *rep)
+{
+	const uint64_t per_seg = e->seg_size / sizeof(struct seg_bucket);
+	const uint64_t cap = hash * per_seg;
+
+	if (h->ovf_segs != hash)
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "ovf_segs %" PRIu64 ", %" PRIu32 " segments lent to the table",
+			      h->ovf_segs, hash);
+	if (hash == 0 ? h->ovf_seg != SEG_NONE
+		      : h->ovf_seg < 0 || h->ovf_seg >= e->nseg || img[h->ovf_seg].state != SEG_HASH)
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "ovf_seg %" PRId64 " is not a segment lent to the table", h->ovf_seg);
+	if (hash == 0 ? h->ovf_next != 0 : h->ovf_next == 0 || h->ovf_next > per_seg)
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "ovf_next %" PRIu64 " out of range", h->ovf_next);
+	if (h->ovf_used > cap || h->ovf_free_count > cap - h->ovf_used)
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "ovf_used %" PRIu64 " + ovf_free_count %" PRIu64 ": more than the %"
+			      PRIu64 " overflow buckets there are", h->ovf_used, h->ovf_free_count,
+			      cap);
+	if (h->merge_reserve != SEG_NONE &&
+	    (h->merge_reserve < 0 || h->merge_reserve >= e->nseg ||
+	     img[h->merge_reserve].state != SEG_FREE))
+		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			      "merge_reserve %" PRId64 " is not a free segment", h->merge_reserve);
+	return 0;
+}
+
 /* Validates the saved segment images and chains (nothing is changed). */
 static int
 check_segments(const struct seg_engine *e, const struct restart_hdr *h,
 	       const struct seg_image *img, const int32_t *chains, struct seg_restart_report *rep)
 {
-	uint32_t sealed = 0, chained = 0;
+	uint32_t sealed = 0, chained = 0, hash = 0;
 
 	for (uint32_t i = 0; i < e->nseg; i++) {
 		const struct seg_image *s = &img[i];
@@ -168,7 +304,9 @@ check_segments(const struct seg_engine *e, const struct restart_hdr *h,
 				      s->gen);
 		switch (s->state) {
 		case SEG_FREE:
+			break;
 		case SEG_HASH:
+			hash++;
 			break;
 		case SEG_SEALED:
 			sealed++;
@@ -177,6 +315,8 @@ check_segments(const struct seg_engine *e, const struct restart_hdr *h,
 			    (uint32_t)s->live_bytes > s->write_off)
 				return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
 					      "segment %" PRIu32 ": bad header", i);
+			if (check_times(h, s, i, rep) < 0)
+				return -1;
 			break;
 		default:
 			return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
@@ -204,15 +344,7 @@ check_segments(const struct seg_engine *e, const struct restart_hdr *h,
 		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
 			      "%" PRIu32 " segments in use, %" PRIu32 " in the TTL chains", sealed,
 			      chained);
-	if ((h->ovf_seg != SEG_NONE &&
-	     (h->ovf_seg < 0 || h->ovf_seg >= e->nseg || img[h->ovf_seg].state != SEG_HASH)) ||
-	    h->ovf_next > e->seg_size / sizeof(struct seg_bucket) ||
-	    (h->merge_reserve != SEG_NONE &&
-	     (h->merge_reserve < 0 || h->merge_reserve >= e->nseg ||
-	      img[h->merge_reserve].state != SEG_FREE)))
-		return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
-			      "bad overflow bucket or merge state");
-	return 0;
+	return check_ovf_alloc(e, h, img, hash, rep);
 }
 
 /* Takes the images into the engine's segment headers, chains and pool.
@@ -270,6 +402,61 @@ apply_segments(struct seg_engine *e, const struct restart_hdr *h, const struct s
 	atomic_store(&e->flush_at, h->flush_at ? h->flush_at + shift : 0);
 }
 
+/* The overflow buckets the table may use: those of the segments lent to
+ * it, below ovf_next in the one being carved. Every bucket reached, from
+ * a chain or the free list, is marked once: a second mark is a bucket in
+ * two chains, in a chain and on the free list, or a loop. So walks end
+ * within the capacity of the hash segments, whatever the file counts. */
+struct ovf_map {
+	int32_t *index;          /* per segment: its place among the hash ones, or -1 */
+	_Atomic uint64_t *bits;  /* one per bucket of the hash segments */
+	uint32_t nseg, per_seg;
+	int32_t carving;         /* ovf_seg */
+	uint32_t carve_end;      /* ovf_next */
+};
+
+static void
+ovf_map_free(struct ovf_map *m)
+{
+	free(m->index);
+	free(m->bits);
+}
+
+static int
+ovf_map_init(struct ovf_map *m, const struct seg_engine *e, const struct restart_hdr *h,
+	     const struct seg_image *img)
+{
+	uint64_t hash = 0;
+
+	*m = (struct ovf_map){ .nseg = e->nseg,
+			       .per_seg = e->seg_size / (uint32_t)sizeof(struct seg_bucket),
+			       .carving = (int32_t)h->ovf_seg, .carve_end = (uint32_t)h->ovf_next };
+	m->index = malloc(e->nseg * sizeof(*m->index));
+	if (!m->index)
+		return -1;
+	for (uint32_t i = 0; i < e->nseg; i++)
+		m->index[i] = img[i].state == SEG_HASH ? (int32_t)hash++ : -1;
+	m->bits = calloc((hash * m->per_seg + 63) / 64 + 1, sizeof(*m->bits));
+	return m->bits ? 0 : -1;
+}
+
+/* Marks the bucket a link names: NULL, or why it may not be used. */
+static const char *
+ovf_mark(struct ovf_map *m, uint64_t link)
+{
+	const uint32_t seg = slot_seg(link), idx = slot_off(link);
+	uint64_t bit, was;
+
+	if (!slot_is_link(link) || seg >= m->nseg || m->index[seg] < 0 || idx >= m->per_seg)
+		return "a link to no overflow bucket";
+	if ((int32_t)seg == m->carving && idx >= m->carve_end)
+		return "an overflow bucket at or beyond ovf_next";
+	bit = (uint64_t)m->index[seg] * m->per_seg + idx;
+	was = atomic_fetch_or_explicit(&m->bits[bit / 64], 1ull << (bit % 64),
+				       memory_order_relaxed);
+	return was & 1ull << (bit % 64) ? "an overflow bucket reached twice" : NULL;
+}
+
 /* What the scan must read of the items of a segment. */
 enum scan_mode {
 	SCAN_LIVE,    /* none expired (exp_base after now, or never): no read */
@@ -280,6 +467,8 @@ enum scan_mode {
 struct scan_job {
 	struct seg_engine *e;
 	const uint8_t *mode;       /* enum scan_mode per segment */
+	struct ovf_map *ovf;
+	uint64_t ovf_buckets;      /* overflow buckets in this job's chains */
 	bool verify;               /* parse every item and check its key's hash */
 	uint64_t lo, hi;           /* head buckets [lo, hi) */
 	int64_t now;
@@ -341,21 +530,6 @@ check_item(struct scan_job *j, uint64_t b, uint64_t v, uint32_t *span, bool *exp
 	return true;
 }
 
-/* A link slot must name a bucket inside a segment lent to the table. */
-static bool
-check_link(struct scan_job *j, uint64_t b, uint64_t link)
-{
-	struct seg_engine *e = j->e;
-	uint32_t seg = slot_seg(link);
-
-	if (seg < e->nseg &&
-	    atomic_load_explicit(&e->hdr[seg].state, memory_order_relaxed) == SEG_HASH &&
-	    slot_off(link) < e->seg_size / sizeof(struct seg_bucket))
-		return true;
-	snprintf(j->err, sizeof(j->err), "bucket %" PRIu64 ": bad overflow link", b);
-	return false;
-}
-
 /* One chain: validate and count every item; then drop the expired ones
  * (removal repacks the chain, so each is looked up afresh). */
 static bool
@@ -364,8 +538,7 @@ scan_chain(struct scan_job *j, uint64_t b)
 	struct seg_engine *e = j->e;
 	struct seg_bucket *head = &e->table[b];
 	struct seg_bucket *bk = head;
-	uint64_t expired = 0, steps = 0;
-	const uint64_t max_steps = atomic_load(&e->ovf_used) + 1;
+	uint64_t expired = 0;
 
 	/* The info word holds the writers' lock and move count: nobody
 	 * holds or moves anything now. */
@@ -379,12 +552,16 @@ scan_chain(struct scan_job *j, uint64_t b)
 			if (v == 0)
 				continue;
 			if (i == BUCKET_SLOTS - 1 && slot_is_link(v)) {
-				if (!check_link(j, b, v) || ++steps > max_steps) {
-					if (!j->err[0])
-						snprintf(j->err, sizeof(j->err),
-							 "bucket %" PRIu64 ": chain loops", b);
+				/* Marked before it is read: a bucket of two chains
+				 * is read (and later changed) by one job only. */
+				const char *why = ovf_mark(j->ovf, v);
+
+				if (why) {
+					snprintf(j->err, sizeof(j->err), "bucket %" PRIu64 ": %s", b,
+						 why);
 					return false;
 				}
+				j->ovf_buckets++;
 				bk = seg_hash_link_target(e, v);
 				break;
 			}
@@ -428,18 +605,20 @@ scan_chain(struct scan_job *j, uint64_t b)
 }
 
 /* The free list of overflow buckets runs through the buckets themselves
- * (in the heap): every link must be valid and the count as saved. */
+ * (in the heap): every link must be valid, each bucket on it once, and
+ * the count as saved. Runs before the scan marks the chains' buckets. */
 static int
-check_ovf_free(struct seg_engine *e, struct seg_restart_report *rep)
+check_ovf_free(struct seg_engine *e, struct ovf_map *m, struct seg_restart_report *rep)
 {
 	const uint64_t want = atomic_load(&e->ovf_free_count);
-	struct scan_job j = { .e = e };
 	uint64_t n = 0;
 
 	for (uint64_t link = e->ovf_free; link != 0; n++) {
-		if (n >= want || !slot_is_link(link) || !check_link(&j, 0, link))
+		const char *why = ovf_mark(m, link);
+
+		if (why)
 			return refuse(rep, SEG_RESTART_REFUSED, "corrupt",
-				      "overflow bucket free list is broken");
+				      "overflow bucket free list: %s", why);
 		link = atomic_load_explicit(&seg_hash_link_target(e, link)->slot[0],
 					    memory_order_relaxed);
 	}
@@ -496,8 +675,9 @@ scan_run(void *arg)
  * `threads` threads over disjoint ranges of head buckets (so over
  * disjoint chains: no locks). */
 static int
-scan_table(struct seg_engine *e, const struct seg_image *img, unsigned threads, bool verify,
-	   int64_t now, struct seg_restart_report *rep)
+scan_table(struct seg_engine *e, const struct restart_hdr *h, const struct seg_image *img,
+	   struct ovf_map *ovf, unsigned threads, bool verify, int64_t now,
+	   struct seg_restart_report *rep)
 {
 	const uint64_t nb = e->table_mask + 1;
 	_Atomic bool bad = false;
@@ -529,7 +709,7 @@ scan_table(struct seg_engine *e, const struct seg_image *img, unsigned threads, 
 			mode[s] = SCAN_READ;
 	}
 	for (unsigned t = 0; t < threads; t++) {
-		jobs[t] = (struct scan_job){ .e = e, .mode = mode, .verify = verify,
+		jobs[t] = (struct scan_job){ .e = e, .mode = mode, .ovf = ovf, .verify = verify,
 					     .lo = nb * t / threads, .hi = nb * (t + 1) / threads,
 					     .now = now, .bad = &bad };
 		jobs[t].slots = calloc(e->nseg, sizeof(uint32_t));
@@ -552,15 +732,22 @@ scan_table(struct seg_engine *e, const struct seg_image *img, unsigned threads, 
 	for (unsigned t = 1; t < started; t++)
 		pthread_join(jobs[t].thread, NULL);
 	rep->threads = started;
+	uint64_t ovf_buckets = 0;
+
 	for (unsigned t = 0; t < threads; t++) {
 		if (jobs[t].err[0] && rc == 0)
 			rc = refuse(rep, SEG_RESTART_REFUSED, "corrupt", "hash table: %s",
 				    jobs[t].err);
 		rep->items += jobs[t].live;
 		rep->expired += jobs[t].expired;
+		ovf_buckets += jobs[t].ovf_buckets;
 	}
 	if (rc == 0 && bad)
 		rc = refuse(rep, SEG_RESTART_REFUSED, "corrupt", "hash table: invalid");
+	if (rc == 0 && ovf_buckets != h->ovf_used)
+		rc = refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+			    "ovf_used %" PRIu64 ", %" PRIu64 " overflow buckets in the chains",
+			    h->ovf_used, ovf_buckets);
 	/* The slots naming each segment must be the items it counted at the
 	 * stop, and where its items were read, their bytes too: the table and
 	 * the segment headers agree. */
@@ -615,6 +802,7 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 	const struct seg_image *img;
 	const int32_t *chains;
 	uint8_t *area = a->addr;
+	struct ovf_map ovf = { 0 };
 	int64_t now, wall, shift;
 	int rc;
 
@@ -630,13 +818,19 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 	wall = seg_restart_wall_now(a);
 	img = (const struct seg_image *)(area + al.segs_off);
 	chains = (const int32_t *)(area + al.chains_off);
-	rc = check_header(e, h, wall, rep);
+	rc = check_header(e, a, &al, now, wall, rep);
 	if (rc == 0)
 		rc = check_segments(e, h, img, chains, rep);
+	if (rc == 0 && ovf_map_init(&ovf, e, h, img) < 0)
+		rc = refuse(rep, SEG_RESTART_REFUSED, "memory", "out of memory");
 	if (rc < 0) {
-		/* Cold, but cas values stay above any handed out before. */
-		if (h->magic == RESTART_MAGIC)
+		ovf_map_free(&ovf);
+		/* Cold, but cas values stay above any handed out before (and
+		 * within the cas's bits: a corrupt counter starts over). */
+		if (h->magic == RESTART_MAGIC && h->gen_counter < 1ull << SEG_CAS_GEN_BITS)
 			cold_reset(e, h->gen_counter);
+		else if (h->magic == RESTART_MAGIC)
+			cold_reset(e, 0);
 		mark_open(e, a, &al);
 		rep->usec = mono_us() - t0;
 		return 0;
@@ -654,11 +848,12 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 		shift = 0;
 	apply_segments(e, h, img, chains, shift);
 	memcpy(e->table, area + al.table_off, (e->table_mask + 1) * sizeof(struct seg_bucket));
-	if (check_ovf_free(e, rep) < 0 ||
-	    scan_table(e, img, threads, a->verify_items, now, rep) < 0) {
-		uint64_t floor = h->gen_counter;
-
-		cold_reset(e, floor);
+	rc = check_ovf_free(e, &ovf, rep);
+	if (rc == 0)
+		rc = scan_table(e, h, img, &ovf, threads, a->verify_items, now, rep);
+	ovf_map_free(&ovf);
+	if (rc < 0) {
+		cold_reset(e, h->gen_counter);
 		rep->items = rep->expired = rep->segments = rep->segments_read = 0;
 		mark_open(e, a, &al);
 		rep->usec = mono_us() - t0;
@@ -668,10 +863,16 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 	 * whose items all expired meanwhile hold no live item now; the first
 	 * expiry sweep frees them (freeing here would also reclaim ahead,
 	 * evicting recovered items before they are counted). */
+	const uint64_t flushes = atomic_load(&e->n_flushes);
+
 	seg_flush_if_due(e, now);
+	const bool flushed = atomic_load(&e->n_flushes) != flushes;
+
+	if (flushed) /* what the scan counted is gone */
+		rep->items = 0;
 	rep->state = SEG_RESTART_WARM;
-	snprintf(rep->reason, sizeof(rep->reason), "stopped cleanly %" PRId64 " s ago",
-		 wall - h->stop_wall);
+	snprintf(rep->reason, sizeof(rep->reason), "stopped cleanly %" PRId64 " s ago%s",
+		 wall - h->stop_wall, flushed ? "; a delayed flush_all came due" : "");
 	mark_open(e, a, &al);
 	rep->usec = mono_us() - t0;
 	return 0;

@@ -58,6 +58,20 @@ struct seg_census {
  * or -1 with the first violation in err. */
 int seg_test_check(struct engine *e, struct seg_census *c, char *err, size_t errlen);
 
+/* Seals a restart area again after a test patched it: recomputes the
+ * header's CRC over the layout its header describes (so that the loader's
+ * own checks, not the checksum, judge the patch). Returns 1 when the CRC
+ * changed, 0 when it was right already, -1 when the header's geometry does
+ * not fit in len bytes (then nothing is written). */
+int seg_test_restart_reseal(void *area, size_t len);
+
+/* Where a saved field lies in a restart area of len bytes: "hdr.<name>"
+ * (struct restart_hdr), "img.<name>" of segment seg (struct seg_image) or
+ * "table" (the saved head buckets); its offset, and its size in *size. -1 for an unknown name or a segment
+ * beyond the header's. */
+long seg_test_restart_field(const void *area, size_t len, const char *name, uint32_t seg,
+			    size_t *size);
+
 #ifdef __cplusplus
 }
 #endif

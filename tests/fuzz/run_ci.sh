@@ -5,7 +5,8 @@
 # The CI fuzz step (.ci/run): builds the libFuzzer targets with clang into
 # build-fuzz and runs each one for a bounded time on the corpus kept in the
 # repository (tests/fuzz/seeds for fuzz_proto and fuzz_cmd,
-# tests/fuzz/net_seeds for fuzz_net). A crash, a leak, an input that runs
+# tests/fuzz/net_seeds for fuzz_net, tests/fuzz/restart_seeds for
+# fuzz_restart). A crash, a leak, an input that runs
 # longer than FUZZ_INPUT_TIMEOUT or a failed build exits non-zero.
 #
 # New inputs found go to a temporary directory that is removed afterwards:
@@ -43,7 +44,8 @@ if [ -f build-fuzz/build.ninja ]; then
 else
 	CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=true -Dtests=false -Dfunctional=false
 fi
-ninja -C build-fuzz tests/fuzz/fuzz_proto tests/fuzz/fuzz_cmd tests/fuzz/fuzz_net
+ninja -C build-fuzz tests/fuzz/fuzz_proto tests/fuzz/fuzz_cmd tests/fuzz/fuzz_net \
+	tests/fuzz/fuzz_restart
 
 mkdir -p build-fuzz/artifacts
 # run_target NAME SEEDS MAX_LEN [libFuzzer options...]
@@ -71,3 +73,4 @@ run_target() {
 run_target fuzz_proto tests/fuzz/seeds 8192 -dict=tests/fuzz/memcached.dict
 run_target fuzz_cmd tests/fuzz/seeds 8192 -dict=tests/fuzz/memcached.dict
 run_target fuzz_net tests/fuzz/net_seeds 4096
+run_target fuzz_restart tests/fuzz/restart_seeds 512

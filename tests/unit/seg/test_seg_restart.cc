@@ -3,7 +3,9 @@
 // under /tmp saves itself, a new engine over the same file takes the cache
 // back; and every case that must start cold instead (nothing saved, not
 // stopped cleanly, another version or geometry, the clock went back, a
-// corrupted table). A model of what must be live is kept beside the
+// corrupted table, a restart area whose checksum fails, and one resealed
+// after a patch whose numbers, overflow buckets or segment times the
+// loader's own checks must refuse). A model of what must be live is kept beside the
 // engine and compared byte for byte after every restart.
 #include <gtest/gtest.h>
 
@@ -64,6 +66,11 @@ protected:
 	std::map<std::string, Live> model;
 	std::set<std::string> gone; // deleted or expired keys
 	bool verify_items = false;  // seg_restart_area.verify_items
+	unsigned hash_power = 15;   // of the table (small: overflow buckets)
+	struct {
+		bool known = false;
+		uint64_t id = 0, usc = 0;
+	} media; // what libpmem2 would say of the file's media
 
 	void SetUp() override
 	{
@@ -80,7 +87,8 @@ protected:
 		unlink(path.c_str());
 	}
 
-	static struct engine_config config(size_t memory, size_t seg_size, Clocks *c)
+	static struct engine_config config(size_t memory, size_t seg_size, Clocks *c,
+					   unsigned hash_power = 15)
 	{
 		struct engine_config cfg = {};
 
@@ -89,7 +97,7 @@ protected:
 		cfg.max_workers = 8;
 		// A table of 2 MiB, larger than the rest of the restart area:
 		// flip_saved_slots() finds it in the area's second half.
-		cfg.hash_power = 15;
+		cfg.hash_power = hash_power;
 		cfg.clock = Clocks::engine;
 		cfg.clock_arg = c;
 		return cfg;
@@ -100,7 +108,7 @@ protected:
 	void open_engine(size_t memory = 32u << 20, size_t seg_size = 64u << 10,
 			 unsigned threads = 2)
 	{
-		struct engine_config cfg = config(memory, seg_size, &clk);
+		struct engine_config cfg = config(memory, seg_size, &clk, hash_power);
 		size_t alen = seg_restart_area_bytes(&cfg), hlen = seg_heap_bytes(&cfg);
 		char err[256] = "";
 
@@ -123,6 +131,9 @@ protected:
 		area.wall = Clocks::wall_fn;
 		area.wall_arg = &clk;
 		area.verify_items = verify_items;
+		area.media_known = media.known;
+		area.media_id = media.id;
+		area.media_usc = media.usc;
 		ASSERT_EQ(seg_restart_load(e, &area, threads, &rep), 0) << rep.reason;
 		w = engine_worker_create(e);
 		ASSERT_NE(w, nullptr);
@@ -286,6 +297,78 @@ protected:
 		ASSERT_GE(f, 0);
 		ASSERT_EQ(pwrite(f, &v, sizeof(v), (off_t)off), (ssize_t)sizeof(v));
 		close(f);
+	}
+
+	// The file's restart area (of the default geometry): read, changed by
+	// fn(area, len, heap offset), written back; with reseal, its checksum
+	// made right again, so that the loader's own checks judge the change.
+	template <class F> void patch_area(F fn, bool reseal = true)
+	{
+		struct engine_config cfg = config(32u << 20, 64u << 10, &clk, hash_power);
+		size_t alen = seg_restart_area_bytes(&cfg);
+		int f = open(path.c_str(), O_RDWR);
+		std::string area(alen, '\0');
+
+		ASSERT_GE(f, 0);
+		ASSERT_EQ(pread(f, area.data(), alen, 0), (ssize_t)alen);
+		fn(area.data(), alen, f);
+		if (reseal) {
+			ASSERT_GE(seg_test_restart_reseal(area.data(), alen), 0);
+		}
+		ASSERT_EQ(pwrite(f, area.data(), alen, 0), (ssize_t)alen);
+		close(f);
+	}
+	static size_t field(const char *area, size_t len, const char *name, uint32_t seg = 0,
+			    size_t *size = nullptr)
+	{
+		size_t sz = 0;
+		long off = seg_test_restart_field(area, len, name, seg, &sz);
+
+		EXPECT_GE(off, 0) << name;
+		if (size)
+			*size = sz;
+		return off < 0 ? 0 : (size_t)off;
+	}
+	// Sets a saved field (little endian, truncated to its size).
+	void poke_field(const char *name, int64_t v, uint32_t seg = 0, bool reseal = true)
+	{
+		patch_area(
+			[&](char *a, size_t len, int) {
+				size_t size = 0, off = field(a, len, name, seg, &size);
+
+				memcpy(a + off, &v, size);
+			},
+			reseal);
+	}
+	int64_t peek_field(const char *name, uint32_t seg = 0)
+	{
+		int64_t v = 0;
+
+		patch_area(
+			[&](char *a, size_t len, int) {
+				size_t size = 0, off = field(a, len, name, seg, &size);
+
+				memcpy(&v, a + off, size);
+			},
+			false);
+		return v;
+	}
+	// A sealed segment of a TTL bucket other than never's.
+	uint32_t ttl_segment()
+	{
+		for (uint32_t s = 0; s < 512; s++)
+			if (peek_field("img.state", s) == 2 && peek_field("img.ttl_bucket", s) < 1024)
+				return s;
+		ADD_FAILURE() << "no sealed segment with a TTL";
+		return 0;
+	}
+	void expect_refused(const char *code, const char *words)
+	{
+		EXPECT_EQ(rep.state, SEG_RESTART_REFUSED) << rep.reason;
+		EXPECT_STREQ(rep.code, code) << rep.reason;
+		EXPECT_NE(strstr(rep.reason, words), nullptr) << rep.reason;
+		EXPECT_EQ(curr_items(), 0u);
+		check_at_rest();
 	}
 };
 
@@ -501,9 +584,10 @@ TEST_F(SegRestart, ClockWentBackStartsCold)
 }
 
 // Flips `bit` in the first item slot of up to 50 saved head buckets (the
-// table is the last part of the restart area).
+// table is the last part of the restart area); with reseal, the area's
+// checksum is made right again (the loader's table checks judge it).
 static void
-flip_saved_slots(const std::string &path, size_t alen, unsigned bit)
+flip_saved_slots(const std::string &path, size_t alen, unsigned bit, bool reseal = true)
 {
 	int f = open(path.c_str(), O_RDWR);
 	std::string area(alen, '\0');
@@ -522,6 +606,9 @@ flip_saved_slots(const std::string &path, size_t alen, unsigned bit)
 		flipped++;
 	}
 	ASSERT_GT(flipped, 0u);
+	if (reseal) {
+		ASSERT_EQ(seg_test_restart_reseal(area.data(), alen), 1);
+	}
 	ASSERT_EQ(pwrite(f, area.data(), alen, 0), (ssize_t)alen);
 	close(f);
 }
@@ -616,6 +703,200 @@ TEST_F(SegRestart, PendingFlushAllComesDueWhileDown)
 	std::string v;
 
 	EXPECT_FALSE(get("key:1", &v, &it));
+	check_at_rest();
+}
+
+// Issue 21, item 5: any byte of the header, the chains, the segment images
+// or the table changed after the save is refused by the checksum.
+TEST_F(SegRestart, AFlippedByteInTheTableOrAnImageFailsTheChecksum)
+{
+	open_engine();
+	fill(3000);
+	stop_engine();
+	{
+		struct engine_config cfg = config(32u << 20, 64u << 10, &clk);
+
+		// (with the table checks alone, a wrong offset loads warm)
+		flip_saved_slots(path, seg_restart_area_bytes(&cfg), 3, false);
+	}
+	open_engine();
+	expect_refused("corrupt", "checksum");
+
+	model.clear();
+	gone.clear();
+	fill(3000);
+	stop_engine();
+	// A byte no check reads: the unused word of a segment image.
+	poke_field("img.reserved", 1, 0, false);
+	open_engine();
+	expect_refused("corrupt", "checksum");
+}
+
+// Issue 21, item 2: ovf_next = 0 (or 1) let the allocator hand out buckets
+// still in use: recovered items and new writes were lost.
+TEST_F(SegRestart, OverflowNextBelowTheBucketsInUseIsRefused)
+{
+	hash_power = 8; // 256 chains for 3,000 keys: overflow buckets
+	open_engine();
+	fill(3000);
+	stop_engine();
+	const int64_t next = peek_field("hdr.ovf_next");
+
+	ASSERT_GT(next, 2) << "no overflow buckets";
+	for (int64_t v : { int64_t{ 0 }, int64_t{ 1 } }) {
+		poke_field("hdr.ovf_next", v);
+		open_engine();
+		expect_refused("corrupt", "ovf_next");
+		// What would have been lost: new writes read back.
+		for (int i = 0; i < 2000; i++)
+			set("new:" + std::to_string(i), std::string(50, 'n'));
+		for (int i = 0; i < 2000; i++) {
+			struct engine_item it = {};
+			std::string v2;
+
+			ASSERT_TRUE(get("new:" + std::to_string(i), &v2, &it)) << i;
+		}
+		model.clear();
+		gone.clear();
+		fill(3000);
+		stop_engine();
+	}
+}
+
+// Issue 21, items 2 and 3: a chain that loops, with a count from the file
+// of 2^62, spun the start for ever. Walks are bounded by the buckets the
+// hash segments hold, and the bitmap stops a loop at its second step.
+TEST_F(SegRestart, ASelfLinkedOverflowBucketIsRefusedQuickly)
+{
+	hash_power = 8;
+	for (bool huge_count : { true, false }) {
+		open_engine();
+		fill(3000);
+		stop_engine();
+		patch_area(
+			[&](char *a, size_t len, int f) {
+				size_t tlen = 0, t = field(a, len, "table", 0, &tlen);
+
+				for (size_t b = t; b < t + tlen; b += 64) {
+					uint64_t link;
+
+					memcpy(&link, a + b + 56, 8);
+					if (link == 0 || link >> 52 != 0)
+						continue;
+					// the overflow bucket it names, in the heap:
+					// its own last slot links back to it
+					off_t at = (off_t)(len + ((link >> 20) & 0xffffff) * (64u << 10) +
+							   (link & 0xfffff) * 64 + 56);
+
+					ASSERT_EQ(pwrite(f, &link, 8, at), 8);
+					return;
+				}
+				FAIL() << "no overflow bucket";
+			},
+			false);
+		if (huge_count)
+			poke_field("hdr.ovf_used", int64_t{ 1 } << 62);
+		open_engine();
+		expect_refused("corrupt", huge_count ? "ovf_used" : "reached twice");
+		EXPECT_LT(rep.usec, 1000000u);
+		model.clear();
+		gone.clear();
+		stop_engine(false);
+	}
+}
+
+// Issue 21, item 4: each saved number out of its range is refused, with
+// the field named, before any arithmetic on it.
+TEST_F(SegRestart, NumbersOutOfRangeAreRefusedByName)
+{
+	struct Case {
+		const char *field;
+		int64_t value;
+		const char *named;
+	};
+	const int64_t min = INT64_MIN, max = INT64_MAX;
+	const Case cases[] = {
+		{ "hdr.gen_counter", int64_t{ 1 } << 44, "gen_counter" },
+		{ "hdr.gen_counter", -1, "gen_counter" },
+		{ "hdr.stop_clock", min, "stop_clock" },
+		{ "hdr.stop_clock", 0, "stop_clock" },
+		{ "hdr.stop_clock", max, "stop_clock" },
+		{ "hdr.stop_wall", -(int64_t{ 1 } << 62), "stop_wall" },
+		{ "hdr.stop_wall", min, "stop_wall" },
+		{ "hdr.stop_wall", 900000000, "stop_wall" }, // 1998
+		{ "hdr.flush_at", min, "flush_at" },
+		{ "hdr.flush_at", max, "flush_at" },
+		{ "hdr.ovf_used", int64_t{ 1 } << 62, "ovf_used" },
+		{ "hdr.ovf_free_count", max, "ovf_free_count" },
+		{ "hdr.ovf_segs", 7, "ovf_segs" },
+		{ "hdr.ovf_seg", -5, "ovf_seg" },
+		{ "hdr.ovf_seg", 100000, "ovf_seg" },
+		{ "img.exp_base", max, "exp_base" },  // EXP_NEVER in a TTL bucket
+		{ "img.exp_base", min, "exp_base" },
+		{ "img.exp_base", 1700000000 + 100000, "exp_base" },
+		{ "img.create_at", 1700000000 + 1000, "create_at" },
+		{ "img.create_at", min, "create_at" },
+		{ "img.exp_max", max, "exp_max" },
+		{ "img.unit_shift", 12, "unit_shift" },
+	};
+	hash_power = 8;
+	open_engine();
+	for (const Case &c : cases) {
+		SCOPED_TRACE(std::string(c.field) + " = " + std::to_string(c.value));
+		model.clear();
+		gone.clear();
+		fill(1000);
+		stop_engine();
+		poke_field(c.field, c.value, strncmp(c.field, "img.", 4) == 0 ? ttl_segment() : 0);
+		open_engine();
+		expect_refused("corrupt", c.named);
+	}
+}
+
+// Issue 21, item 5: power lost on PMEM after a clean stop (the media's
+// unsafe shutdown count rose), or the file on other media: refused as
+// dirty. Media libpmem2 cannot identify are not compared.
+TEST_F(SegRestart, MediaUnsafeShutdownOrOtherDeviceIsRefused)
+{
+	media = { true, 77, 5 };
+	open_engine();
+	fill(500);
+	stop_engine();
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	verify();
+	stop_engine();
+	media.usc = 6;
+	open_engine();
+	expect_refused("dirty", "unsafe shutdown count");
+	model.clear();
+	gone.clear();
+	fill(500);
+	stop_engine();
+	media.id = 78;
+	open_engine();
+	expect_refused("dirty", "other media");
+	model.clear();
+	gone.clear();
+	fill(500);
+	stop_engine();
+	media.known = false; // e.g. the file copied to /dev/shm
+	open_engine();
+	EXPECT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+}
+
+// A pending flush_all long due (flush_at = 1) empties the cache at the
+// load, and the report says so: it does not claim the items it counted.
+TEST_F(SegRestart, AFlushDueAtTheLoadReportsNoItems)
+{
+	open_engine();
+	fill(500);
+	stop_engine();
+	poke_field("hdr.flush_at", 1);
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	EXPECT_EQ(rep.items, 0u);
+	EXPECT_EQ(curr_items(), 0u);
 	check_at_rest();
 }
 
