@@ -59,12 +59,7 @@ icmp_input(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 	rte_ether_addr_copy(&eth->src_addr, &eth->dst_addr);
 	rte_ether_addr_copy(&s->cfg.mac, &eth->src_addr);
 	m->ol_flags = 0;
-	m->l2_len = sizeof(*eth);
-	m->l3_len = sizeof(*ip);
-	if (s->cfg.tx_cksum_offload)
-		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
-	else
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	net_ipv4_cksum(s, m, ip);
 	net_tx_push(s, m);
 	NET_INC(s, icmp_echo_replies);
 	return;

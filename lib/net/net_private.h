@@ -419,6 +419,9 @@ struct rte_mbuf *net_tx_alloc(struct net_stack *s);
  * its own); NULL when the pool is empty. */
 struct rte_mbuf *net_tx_alloc_extra(struct net_stack *s);
 void net_tx_push(struct net_stack *s, struct rte_mbuf *m);
+/* The IPv4 header's checksum of a frame about to leave: the port's
+ * offload when it has one (l2_len, l3_len and the flags set), or software. */
+void net_ipv4_cksum(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip);
 static inline bool
 net_tx_room(const struct net_stack *s)
 {

@@ -135,13 +135,19 @@ net_ipv4_build(struct net_stack *s, struct rte_mbuf *m,
 	ip->hdr_checksum = 0;
 	ip->src_addr = s->ip_be;
 	ip->dst_addr = rte_cpu_to_be_32(dst_ip);
-	m->l2_len = sizeof(*eth);
+	net_ipv4_cksum(s, m, ip);
+	return ip;
+}
+
+void
+net_ipv4_cksum(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip)
+{
+	m->l2_len = sizeof(struct rte_ether_hdr);
 	m->l3_len = sizeof(*ip);
 	if (s->cfg.tx_cksum_offload)
 		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
 	else
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
-	return ip;
 }
 
 uint16_t
