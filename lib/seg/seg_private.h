@@ -14,7 +14,8 @@
  * One file per job, in layers: each file calls only files below it (its
  * declarations are in the section below that names it, in this order):
  *
- *   seg_restart_load.c  warm restart: check and load a saved state
+ *   seg_restart_load.c  warm restart: load and validate a saved state
+ *   seg_restart_check.c warm restart: the verdict on its header and images
  *   seg_restart.c       warm restart: the area's layout, and saving
  *   seg_engine.c        create and destroy the engine, workers, stats
  *   seg_ops.c           the operations, linking items under the bucket lock
@@ -764,5 +765,23 @@ void seg_restart_persist(const struct seg_restart_area *a, const void *p, size_t
  * layout version and this engine's geometry. */
 void seg_restart_put_geometry(struct restart_hdr *h, const struct seg_engine *e,
 			      const struct area_layout *al);
+
+/* ---- seg_restart_check.c: the verdict on a saved state ---- */
+
+/* Records why the saved state is not used: a one-word code for `stats`
+ * and a sentence for the log. Returns -1. */
+int seg_restart_refuse(struct seg_restart_report *rep, enum seg_restart_state st,
+		       const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The header's verdict (magic, version, geometry, checksum, media,
+ * numbers): 0 when the saved state may be loaded, else -1 with rep set. */
+int seg_restart_check_header(const struct seg_engine *e, const struct seg_restart_area *a,
+			     const struct area_layout *al, int64_t now, int64_t wall,
+			     struct seg_restart_report *rep);
+/* The segment images, TTL chains and overflow allocator (nothing is
+ * changed): 0, or -1 with rep set. */
+int seg_restart_check_segments(const struct seg_engine *e, const struct restart_hdr *h,
+			       const struct seg_image *img, const int32_t *chains,
+			       struct seg_restart_report *rep);
 
 #endif /* SEGCACHED_SEG_PRIVATE_H */
