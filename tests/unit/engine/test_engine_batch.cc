@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -469,6 +470,15 @@ void read_batches(struct engine_worker *w, unsigned t, unsigned nkeys, unsigned 
 // Writers overwrite, delete and churn keys through a heap a fraction of
 // the key space's size (eviction never stops), while readers read them in
 // batches of 1..64 (with repeats) and check every value they get.
+static bool
+turned_over(struct engine *e)
+{
+	struct engine_stats st;
+
+	engine_stats(e, &st);
+	return st.evictions + st.seg_evicted + st.seg_merged > 0;
+}
+
 TEST_P(EngineBatch, WritersAndEvictionNeverYieldOtherBytes)
 {
 	Engine x(GetParam().create, 8u << 20, nullptr);
@@ -509,6 +519,14 @@ TEST_P(EngineBatch, WritersAndEvictionNeverYieldOtherBytes)
 			struct engine_worker *w = engine_worker_create(x.e);
 			if (w != nullptr) {
 				read_batches(w, t, nkeys, batches, &checked);
+				// The heap must turn over under the readers: on a
+				// loaded host the writers may not have filled it
+				// yet, so read on until they have (bounded).
+				const auto until = std::chrono::steady_clock::now() +
+						   std::chrono::seconds(60);
+				while (!turned_over(x.e) &&
+				       std::chrono::steady_clock::now() < until)
+					read_batches(w, t, nkeys, 100, &checked);
 				retries += w->counters[ENGINE_C_read_retries];
 				engine_worker_destroy(w);
 			}
