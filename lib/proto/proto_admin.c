@@ -15,7 +15,7 @@
  * malformed one, we answer CLIENT_ERROR (docs/protocol.md). */
 enum proto_status
 proto_parse_cache_memlimit(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
-		     struct proto_req *req)
+			   struct proto_req *req)
 {
 	bool noreply = last_is_noreply(t, ntokens);
 	uint32_t mb;
@@ -45,7 +45,7 @@ tok_double(const struct proto_tok *t, double *out)
 /* slabs reassign <src> <dst> | slabs automove <0|1|2> | slabs automove ratio <r> */
 enum proto_status
 proto_parse_slabs(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
-	    struct proto_req *req)
+		  struct proto_req *req)
 {
 	enum proto_sub sub = PROTO_SUB_NONE;
 	bool noreply = false;
@@ -84,7 +84,7 @@ proto_parse_slabs(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 /* lru_crawler crawl|metadump <classes> | tocrawl <n> | sleep <us> | enable | disable */
 enum proto_status
 proto_parse_lru_crawler(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
-		  struct proto_req *req)
+			struct proto_req *req)
 {
 	enum proto_sub sub = PROTO_SUB_NONE;
 	uint32_t n = 0;
@@ -138,7 +138,7 @@ parse_stats_cachedump(enum proto_cmd cmd, const struct proto_tok *t, size_t ntok
 /* stats [arg ...] */
 enum proto_status
 proto_parse_stats(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
-	    struct proto_req *req)
+		  struct proto_req *req)
 {
 	if (ntokens >= 3 && TOK_IS(&t[1], "cachedump"))
 		return parse_stats_cachedump(cmd, t, ntokens, req);
