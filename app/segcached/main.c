@@ -392,6 +392,8 @@ main(int argc, char **argv)
 	}
 	fill_cmd_settings(&srv);
 	rc = start_stack(&srv);
+	if (rc == 0)
+		rc = metrics_http_start(&srv);
 	if (rc != 0) {
 		stack_destroy(srv.stack);
 		/* Nothing was served: a cache taken back from the heap file is
@@ -413,6 +415,7 @@ main(int argc, char **argv)
 
 	(void)control_run(&srv);
 
+	metrics_http_stop(&srv);
 	stack_telemetry_detach(srv.stack);
 	server_telemetry_detach();
 	stack_stop(srv.stack);

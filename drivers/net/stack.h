@@ -152,6 +152,12 @@ extern const struct stack_ops native_stack_ops;
 /* The stack called `name`, or NULL. */
 const struct stack_ops *stack_find(const char *name);
 
+/* Splits one entry of a listen list (-l) into host and port: "host",
+ * "host:port", "[v6]" or "[v6]:port" (a bare IPv6 address, with several
+ * colons, has no port; port is then ""). 0, or -1 with a message. */
+int stack_split_hostport(const char *entry, char *host, size_t hostlen,
+			 char *port, size_t portlen, char *err, size_t errlen);
+
 /* Registers the telemetry commands of every stack. 0, or -1. */
 int stack_telemetry_register(void);
 

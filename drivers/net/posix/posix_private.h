@@ -263,8 +263,6 @@ posix_epoll_add(int epfd, int fd, uint32_t events, void *ptr)
 }
 
 /* posix_sockets.c */
-int posix_split_hostport(const char *entry, char *host, size_t hostlen,
-			 char *port, size_t portlen, char *err, size_t errlen);
 void posix_addr_string(const struct sockaddr *sa, socklen_t len, bool tcp,
 		       char *out, size_t outlen);
 int posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,

@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+"""GET /metrics on --metrics-port (issue 22), on either stack:
+
+* the page parses with python3-prometheus-client's text parser, every
+  family has its HELP and TYPE, counters end in _total, no name twice;
+* memcached's figures carry memcached_exporter's names and move exactly
+  as the test's traffic moves them (hits, misses, sets, deletes, incr,
+  bytes read, items), and agree with `stats`;
+* the network stack's own counters are there beside them (the native
+  stack's drops, tcp_no_buffers, retransmissions, the port's imissed, the
+  link);
+* other paths get 404, other methods 405; a --metrics-port that is the
+  client port, or one in use, stops the start with a message (posix).
+
+    tests/functional/test_metrics.py --segcached build/app/segcached/segcached
+    run_native.py --segcached build/app/segcached/segcached test_metrics.py
+
+The endpoint is on kernel sockets at the -l host (127.0.0.1): on the
+native stack that is the server namespace's loopback, so the scrapes run
+there (ip netns exec) while the memcached traffic goes over the DPDK port.
+"""
+
+import socket
+import subprocess
+import sys
+import unittest
+
+import harness
+
+from prometheus_client.parser import text_string_to_metric_families
+
+METRICS_PORT_NATIVE = 9150  # the server namespace is the test's own
+SCRAPE_TIMEOUT = 10
+
+# Fetches a URL with a method; prints the status line, then the body.
+SCRAPER = r"""
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[1], method=sys.argv[2])
+try:
+    with urllib.request.urlopen(req, timeout=%d) as r:
+        status, ctype, body = r.status, r.headers.get("Content-Type", ""), r.read()
+except urllib.error.HTTPError as e:
+    status, ctype, body = e.code, e.headers.get("Content-Type", ""), e.read()
+sys.stdout.write("%%d %%s\n" %% (status, ctype))
+sys.stdout.write(body.decode())
+""" % SCRAPE_TIMEOUT
+
+# Families that must be there on both stacks, memcached_exporter's first.
+COMMON_FAMILIES = [
+    "memcached_up", "memcached_uptime_seconds", "memcached_version",
+    "memcached_commands", "memcached_current_items", "memcached_current_bytes",
+    "memcached_limit_bytes", "memcached_items", "memcached_items_evicted",
+    "memcached_items_reclaimed", "memcached_read_bytes", "memcached_written_bytes",
+    "memcached_current_connections", "memcached_max_connections",
+    "memcached_connections", "memcached_connections_rejected",
+    "memcached_process_user_cpu_seconds", "memcached_process_system_cpu_seconds",
+    "segcached_engine_set_no_memory", "segcached_engine_get_expired",
+    "segcached_conns_rejected", "segcached_conns_refused_per_source",
+    "segcached_malloc_bytes_in_use",
+]
+NATIVE_FAMILIES = [
+    "segcached_tcp_no_buffers", "segcached_tcp_conn_table_full",
+    "segcached_tcp_retransmits", "segcached_nic_imissed", "segcached_nic_rx_nombuf",
+    "segcached_mempool_empty", "segcached_drop_ip_bad_cksum", "segcached_link_up",
+    "segcached_mbufs_available", "segcached_tcp_buffer_bytes_in_use",
+]
+
+
+def scrape_raw(port, path="/metrics", method="GET"):
+    """(status, content type, body) of one request to the server's endpoint."""
+    url = "http://127.0.0.1:%d%s" % (port, path)
+    cmd = ["/usr/bin/python3", "-c", SCRAPER, url, method]
+    if harness.is_native():
+        cmd = ["ip", "netns", "exec", harness.ARGS.server_netns] + cmd
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         timeout=SCRAPE_TIMEOUT * 3)
+    if out.returncode != 0:
+        raise AssertionError("scrape of %s failed: %s" % (url, out.stderr))
+    head, _, body = out.stdout.partition("\n")
+    status, _, ctype = head.partition(" ")
+    return int(status), ctype, body
+
+
+def scrape(port):
+    """{family name: family} of the page, checked for the format's rules."""
+    status, ctype, body = scrape_raw(port)
+    assert status == 200, (status, body)
+    assert ctype.startswith("text/plain; version=0.0.4"), ctype
+    families = {}
+    for fam in text_string_to_metric_families(body):
+        assert fam.name not in families, "family %s twice" % fam.name
+        families[fam.name] = fam
+    return families
+
+
+def value(families, name, **labels):
+    """The value of the sample `name` (with these labels)."""
+    for fam in families.values():
+        for s in fam.samples:
+            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
+                return s.value
+    raise AssertionError("no sample %s%s" % (name, labels or ""))
+
+
+def stats(srv):
+    c = srv.connect()
+    try:
+        c.send(b"stats\r\n")
+        lines = c.until(b"END\r\n").decode().split("\r\n")
+    finally:
+        c.close()
+    return {p[1]: p[2] for p in (l.split(" ", 2) for l in lines) if len(p) == 3}
+
+
+class Metrics(unittest.TestCase):
+    srv = None
+    port = None
+
+    @classmethod
+    def setUpClass(cls):
+        if not harness.is_segcached():
+            raise unittest.SkipTest("--metrics-port is segcached's own")
+        cls.port = METRICS_PORT_NATIVE if harness.is_native() else harness.free_port()
+        cls.srv = harness.Server(seg_extra=["--metrics-port", str(cls.port)]).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.srv is not None:
+            cls.srv.stop_clean("metrics server")
+
+    def test_format(self):
+        fams = scrape(self.port)
+        expected = COMMON_FAMILIES + (NATIVE_FAMILIES if harness.is_native() else [])
+        for name in expected:
+            self.assertIn(name, fams)
+        for name, fam in fams.items():
+            self.assertIn(fam.type, ("counter", "gauge"), name)
+            self.assertTrue(fam.documentation, "%s has no HELP" % name)
+            for s in fam.samples:
+                # a counter's samples are NAME_total, a gauge's NAME
+                self.assertEqual(s.name, name + "_total" if fam.type == "counter" else name)
+                self.assertGreaterEqual(s.value, 0, s.name)
+        self.assertEqual(value(fams, "memcached_up"), 1)
+        self.assertEqual(value(fams, "memcached_limit_bytes"), self.srv.memory_mb << 20)
+        if harness.is_native():
+            self.assertEqual(value(fams, "segcached_link_up"), 1)
+
+    def test_counters_follow_traffic(self):
+        before = scrape(self.port)
+        c = self.srv.connect()
+        sent = 0
+        try:
+            def req(data, terminator=b"\r\n"):
+                nonlocal sent
+                sent += len(data)
+                c.send(data)
+                return c.until(terminator)
+            for i in range(5):
+                self.assertEqual(req(b"set mk%d 0 0 2\r\nv%d\r\n" % (i, i)), b"STORED\r\n")
+            for i in range(3):
+                self.assertIn(b"VALUE", req(b"get mk%d\r\n" % i, b"END\r\n"))
+            for i in range(2):
+                self.assertEqual(req(b"get mk-absent%d\r\n" % i, b"END\r\n"), b"END\r\n")
+            self.assertEqual(req(b"delete mk4\r\n"), b"DELETED\r\n")
+            self.assertEqual(req(b"delete mk-absent\r\n"), b"NOT_FOUND\r\n")
+            self.assertEqual(req(b"set mn 0 0 1\r\n7\r\n"), b"STORED\r\n")
+            self.assertEqual(req(b"incr mn 5\r\n"), b"12\r\n")
+            self.assertEqual(req(b"incr mn-absent 5\r\n"), b"NOT_FOUND\r\n")
+            self.assertEqual(req(b"touch mk0 100\r\n"), b"TOUCHED\r\n")
+        finally:
+            c.close()
+        after = scrape(self.port)
+
+        def moved(name, **labels):
+            return value(after, name, **labels) - value(before, name, **labels)
+        cmds = "memcached_commands_total"
+        self.assertEqual(moved(cmds, command="get", status="hit"), 3)
+        self.assertEqual(moved(cmds, command="get", status="miss"), 2)
+        self.assertEqual(moved(cmds, command="set", status="hit"), 6)
+        self.assertEqual(moved(cmds, command="delete", status="hit"), 1)
+        self.assertEqual(moved(cmds, command="delete", status="miss"), 1)
+        self.assertEqual(moved(cmds, command="incr", status="hit"), 1)
+        self.assertEqual(moved(cmds, command="incr", status="miss"), 1)
+        self.assertEqual(moved(cmds, command="touch", status="hit"), 1)
+        self.assertEqual(moved(cmds, command="cas", status="hit"), 0)
+        self.assertEqual(moved("memcached_items_total"), 6)
+        self.assertEqual(moved("memcached_current_items"), 5)  # 6 stored, 1 deleted
+        self.assertEqual(moved("segcached_engine_get_hits_total"), 3)
+        self.assertEqual(moved("memcached_connections_total"), 1)
+        self.assertEqual(moved("memcached_read_bytes_total"), sent)
+        self.assertEqual(moved("segcached_bytes_read_total"), sent)
+        # the same figures as `stats`, the scrape before it and after
+        st = stats(self.srv)
+        self.assertEqual(int(st["get_hits"]),
+                         value(after, cmds, command="get", status="hit"))
+        self.assertEqual(int(st["get_misses"]),
+                         value(after, cmds, command="get", status="miss"))
+        self.assertEqual(int(st["curr_items"]), value(after, "memcached_current_items"))
+
+    def test_stats_reset_does_not_move_counters_back(self):
+        c = self.srv.connect()
+        try:
+            c.send(b"get mk-reset\r\n")
+            c.until(b"END\r\n")
+            before = value(scrape(self.port), "memcached_commands_total",
+                           command="get", status="miss")
+            self.assertGreaterEqual(before, 1)
+            self.assertEqual(c.cmd(b"stats reset\r\n"), b"RESET\r\n")
+        finally:
+            c.close()
+        self.assertEqual(value(scrape(self.port), "memcached_commands_total",
+                               command="get", status="miss"), before)
+
+    def test_other_paths_and_methods(self):
+        status, _, body = scrape_raw(self.port, "/")
+        self.assertEqual(status, 404)
+        self.assertIn("/metrics", body)
+        status, _, _ = scrape_raw(self.port, "/metrics", "POST")
+        self.assertEqual(status, 405)
+        status, _, body = scrape_raw(self.port, "/metrics", "HEAD")
+        self.assertEqual((status, body), (200, ""))
+
+
+class MetricsStartErrors(unittest.TestCase):
+    """A --metrics-port that cannot be served stops the start (posix: the
+    port's host is this test's own loopback)."""
+
+    def setUp(self):
+        if not harness.is_segcached() or harness.is_native():
+            self.skipTest("posix segcached only")
+
+    def start_fails(self, extra):
+        srv = harness.Server(seg_extra=extra)
+        srv.port = harness.free_port()
+        proc = subprocess.run(srv.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, text=True, timeout=60)
+        return proc.returncode, proc.stdout, srv.port
+
+    def test_the_client_port_is_refused(self):
+        port = harness.free_port()
+        rc, out, _ = self.start_fails(["--metrics-port", str(port), "-p", str(port)])
+        self.assertEqual(rc, 64, out)
+        self.assertIn("--metrics-port %d is the client (-p) port" % port, out)
+
+    def test_a_port_in_use_stops_the_start(self):
+        holder = socket.socket()
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        try:
+            rc, out, _ = self.start_fails(["--metrics-port", str(port)])
+        finally:
+            holder.close()
+        self.assertEqual(rc, 71, out)
+        self.assertIn("--metrics-port: cannot listen on 127.0.0.1:%d" % port, out)
+        self.assertIn("give --metrics-port another port", out)
+
+
+if __name__ == "__main__":
+    argv = harness.setup()
+    unittest.main(argv=argv, verbosity=2)
