@@ -271,6 +271,7 @@ main(int argc, char **argv)
 	char err[512];
 	int rc;
 
+	log_stamp_begin();
 	if (eal_args_split(&ea, argc, argv) < 0) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return EXIT_FAILURE;
@@ -369,6 +370,7 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	eal_args_free(&ea);
+	log_stamp_eal_ready();
 	if (server_telemetry_register() != 0 || stack_telemetry_register() != 0)
 		APP_LOG(WARNING, "telemetry commands /segcached/* could not be registered");
 	/* -v overrides the level; without it --log-level (EAL) decides. */

@@ -61,6 +61,10 @@ int server_telemetry_register(void);
 void server_telemetry_attach(struct server *srv);
 void server_telemetry_detach(void);
 
+/* Once a second on the control thread: logs the runtime events found in
+ * the counters, rate-limited (server_events.c). */
+void server_events_poll(const struct server *srv);
+
 /* Prometheus' text format of the server's figures: memcached's `stats`
  * under memcached_exporter's names, the engine's and the stack's
  * counters as segcached_* (metrics.c). Any thread while the server runs. */

@@ -24,6 +24,10 @@ struct util_ratelimit {
 	uint64_t suppressed;   /* occurrences not logged since the last line (atomic) */
 };
 
+/* The server's runtime events (connections refused, heap full, link
+ * changes): one line per kind per this many seconds. */
+#define UTIL_RATELIMIT_EVENT_S 10
+
 /* A limiter allowing one line per `seconds`; a static initialiser. */
 #define UTIL_RATELIMIT_INIT(seconds) \
 	{ .interval_ns = (uint64_t)(seconds) * 1000000000u, .next_ns = 0, .suppressed = 0 }

@@ -12,7 +12,11 @@
   stack's drops, tcp_no_buffers, retransmissions, the port's imissed, the
   link);
 * other paths get 404, other methods 405; a --metrics-port that is the
-  client port, or one in use, stops the start with a message (posix).
+  client port, or one in use, stops the start with a message (posix);
+* the log: every line starts with its UTC timestamp, and runtime events
+  (connections refused at -c or at --max-conns-per-source, stores refused
+  on a full heap) are logged, at most once per kind per 10 s
+  (UTIL_RATELIMIT_EVENT_S), the line saying how many it stands for.
 
     tests/functional/test_metrics.py --segcached build/app/segcached/segcached
     run_native.py --segcached build/app/segcached/segcached test_metrics.py
@@ -22,9 +26,12 @@ native stack that is the server namespace's loopback, so the scrapes run
 there (ip netns exec) while the memcached traffic goes over the DPDK port.
 """
 
+import math
+import re
 import socket
 import subprocess
 import sys
+import time
 import unittest
 
 import harness
@@ -256,6 +263,113 @@ class MetricsStartErrors(unittest.TestCase):
         self.assertEqual(rc, 71, out)
         self.assertIn("--metrics-port: cannot listen on 127.0.0.1:%d" % port, out)
         self.assertIn("give --metrics-port another port", out)
+
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \S")
+EVENT_INTERVAL_S = 10  # UTIL_RATELIMIT_EVENT_S
+REFUSALS = 12
+
+
+def open_served(srv):
+    """A connection the server serves (answers `version` on), or None: a
+    refused one gets an error line or a reset instead."""
+    try:
+        c = srv.connect()
+        if c.cmd(b"version\r\n").startswith(b"VERSION "):
+            return c
+        c.close()
+    except (OSError, EOFError):
+        pass
+    return None
+
+
+def refused(srv):
+    """Connects and reads until the server closes: True when it was a
+    refusal (an error line, a reset or a close before any answer)."""
+    try:
+        c = srv.connect()
+    except OSError:
+        return True
+    try:
+        c.send(b"version\r\n")
+        return not c.line().startswith(b"VERSION ")
+    except (OSError, EOFError):
+        return True
+    finally:
+        c.close()
+
+
+class RuntimeEventLog(unittest.TestCase):
+    def setUp(self):
+        if not harness.is_segcached():
+            self.skipTest("segcached's log")
+
+    def check_stamped(self, log):
+        for line in log.splitlines():
+            self.assertRegex(line, STAMP)
+
+    def check_refusals_logged(self, srv, hold, words):
+        held = []
+        try:
+            for _ in range(hold):
+                held.append(harness.wait_for("a served connection", lambda: open_served(srv),
+                                             timeout=60))
+            start = time.monotonic()
+            n = sum(refused(srv) for _ in range(REFUSALS))
+            elapsed = time.monotonic() - start
+            self.assertEqual(n, REFUSALS)
+            lines = harness.wait_for(
+                "the refusal's log line",
+                lambda: [l for l in srv.log().splitlines() if words in l], timeout=30)
+        finally:
+            for c in held:
+                c.close()
+        # the first refusal logged at once, then one line per interval
+        self.assertRegex(lines[0], r"connection from [0-9a-f.:]+ refused: ")
+        self.assertLessEqual(len(lines), 1 + math.ceil(elapsed / EVENT_INTERVAL_S))
+        counted = len(lines) + sum(int(m) for m in re.findall(
+            r"and (\d+) more refused for this", "\n".join(lines)))
+        self.assertLessEqual(counted, REFUSALS)
+        self.check_stamped(srv.log())
+
+    def test_the_connection_limit_is_logged_rate_limited(self):
+        with harness.Server(max_conns=2) as srv:
+            self.check_refusals_logged(srv, 2, "2 connections are open, the -c limit")
+            srv.stop_clean("-c server")
+
+    def test_per_source_refusals_are_logged_rate_limited(self):
+        # one worker: the native stack's per-lcore share is the whole limit
+        with harness.Server(threads=1, seg_extra=["--max-conns-per-source", "2"]) as srv:
+            self.check_refusals_logged(srv, 2, "--max-conns-per-source")
+            srv.stop_clean("per-source server")
+
+    def test_a_full_heap_is_logged(self):
+        failed = 0
+        with harness.Server(memory_mb=2, extra=["-M"]) as srv:
+            c = srv.connect()
+            try:
+                value = b"v" * 1000
+                for i in range(20000):
+                    r = c.cmd(b"set heapfull%d 0 0 %d\r\n%s\r\n" % (i, len(value), value))
+                    if r.startswith(b"SERVER_ERROR out of memory"):
+                        failed += 1
+                        if failed == 50:
+                            break
+                    else:
+                        self.assertEqual(r, b"STORED\r\n")
+            finally:
+                c.close()
+            self.assertEqual(failed, 50, "the 2 MiB heap never filled")
+            lines = harness.wait_for(
+                "the heap-full line",
+                lambda: [l for l in srv.log().splitlines() if "heap full: " in l], timeout=30)
+            m = re.search(r"heap full: (\d+) stores refused .*evictions are off.* (\d+) "
+                          r"refused since start", lines[0])
+            self.assertIsNotNone(m, lines[0])
+            self.assertGreaterEqual(int(m.group(1)), 1)
+            self.assertLessEqual(int(m.group(2)), failed)
+            self.check_stamped(srv.log())
+            srv.stop_clean("heap-full server")
 
 
 if __name__ == "__main__":

@@ -569,8 +569,9 @@ class MemcachedLine(SegcachedTest):
 
     def eal_line(self, srv):
         for line in srv.log().splitlines():
-            if line.startswith("segcached: EAL options: "):
-                return line[len("segcached: EAL options: "):].split()
+            # after the line's timestamp (log_stamp.c)
+            if "segcached: EAL options: " in line:
+                return line.split("segcached: EAL options: ", 1)[1].split()
         self.fail("no EAL options line:\n" + srv.log())
 
     def test_memcached_line_is_segcached_options(self):
