@@ -27,6 +27,7 @@ there (ip netns exec) while the memcached traffic goes over the DPDK port.
 """
 
 import math
+import os
 import re
 import socket
 import subprocess
@@ -342,6 +343,61 @@ class RuntimeEventLog(unittest.TestCase):
         with harness.Server(threads=1, seg_extra=["--max-conns-per-source", "2"]) as srv:
             self.check_refusals_logged(srv, 2, "--max-conns-per-source")
             srv.stop_clean("per-source server")
+
+    def test_link_down_and_up_are_logged(self):
+        # af_packet reports its link up whatever the veth does; a tap port
+        # follows its interface's flags (DPDK's tap_link_update), so this
+        # server runs on one, in the server namespace, and the test takes
+        # the interface down and up again.
+        if not harness.is_native():
+            self.skipTest("the native stack's port")
+        ns = ["ip", "netns", "exec", harness.ARGS.server_netns]
+        tap = "sctap%d" % (os.getpid() % 100000)
+        prefix = "sctm%d" % os.getpid()
+        log_path = os.path.join(harness.tempfile.mkdtemp(prefix="segcached-test-"), "tap.log")
+        cmd = ns + [harness.ARGS.segcached, "--lcores=0@0,1@0", "--no-huge", "--no-pci",
+                    "--no-shconf", "--file-prefix", prefix, "--vdev=net_tap0,iface=" + tap,
+                    "--", "--stack", "native", "--ip", "198.19.0.2/24", "-m", "16",
+                    "--metrics-port", str(METRICS_PORT_NATIVE + 1)]
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+
+        def text():
+            with open(log_path, "rb") as f:
+                return f.read().decode(errors="replace")
+
+        def link_up_gauge():
+            _, _, body = scrape_raw(METRICS_PORT_NATIVE + 1)
+            for fam in text_string_to_metric_families(body):
+                if fam.name == "segcached_link_up":
+                    return fam.samples[0].value
+            raise AssertionError("no segcached_link_up")
+
+        try:
+            harness.wait_for("the tap server's ready line",
+                             lambda: " ready: " in text() or proc.poll() is not None,
+                             timeout=60)
+            self.assertIsNone(proc.poll(), text())
+            self.assertEqual(link_up_gauge(), 1)
+            subprocess.run(ns + ["ip", "link", "set", tap, "down"], check=True)
+            harness.wait_for("the link-down line",
+                             lambda: "the port's link is down" in text(), timeout=60)
+            self.assertEqual(link_up_gauge(), 0)
+            subprocess.run(ns + ["ip", "link", "set", tap, "up"], check=True)
+            harness.wait_for("the link-up line",
+                             lambda: "the port's link is up" in text(), timeout=60)
+            self.assertEqual(link_up_gauge(), 1)
+            proc.terminate()
+            self.assertEqual(proc.wait(timeout=harness.STOP_TIMEOUT), 0, text())
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            harness.shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+        down = [l for l in text().splitlines() if "link is down" in l]
+        self.assertEqual(len(down), 1, text())
+        self.check_stamped(text())
 
     def test_a_full_heap_is_logged(self):
         failed = 0
