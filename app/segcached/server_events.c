@@ -18,8 +18,8 @@
 static struct {
 	bool started;
 	uint64_t no_memory_logged; /* set_no_memory when last logged (0 at start) */
-	int link_logged;           /* -1: no link (posix); 0 down; 1 up */
-	int link_now;
+	int link_logged;           /* what the last line said: 0 down, 1 up */
+	int link_now;              /* -1: no link (posix); 0 down; 1 up */
 	uint64_t link_changes;     /* changes since the last line */
 	uint64_t link_speed;
 	struct util_ratelimit no_memory_rl, link_rl;
@@ -67,10 +67,6 @@ link_change(const struct server *srv)
 	stack_counters(srv->stack, read_link, NULL);
 	if (ev.link_now < 0)
 		return; /* a stack without a port */
-	if (!ev.started) {
-		ev.link_logged = ev.link_now;
-		return;
-	}
 	if (before >= 0 && ev.link_now != before)
 		ev.link_changes++;
 	/* a change held back by the limit is logged when it allows, with
@@ -99,6 +95,10 @@ server_events_poll(const struct server *srv)
 		ev.no_memory_rl = rl;
 		ev.link_rl = rl;
 		ev.link_now = -1;
+		/* as if the last line said up: a port whose link is down
+		 * when the server is ready (--link-timeout 0, or it timed out)
+		 * gets its line at the first poll */
+		ev.link_logged = 1;
 	}
 	heap_full(srv);
 	if (srv->stack != NULL)
