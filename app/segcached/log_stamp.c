@@ -10,8 +10,8 @@
  *
  * Once the EAL runs, each message also goes to syslog as the EAL's own
  * stream sends it (syslog stamps it itself), so nothing changes for
- * syslog readers. rte_log writes one message and flushes under the stream's
- * lock: the state below is only touched under it.
+ * syslog readers. stamp_write runs under the stream's lock: the state
+ * below is only touched under it.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,6 +45,7 @@ stamp_write(void *cookie, const char *buf, size_t size)
 	size_t i = 0;
 
 	(void)cookie;
+	flockfile(stderr); /* a line and its stamp together */
 	while (i < size) {
 		const char *nl = memchr(buf + i, '\n', size - i);
 		size_t n = nl != NULL ? (size_t)(nl - (buf + i)) + 1 : size - i;
@@ -56,6 +57,7 @@ stamp_write(void *cookie, const char *buf, size_t size)
 		i += n;
 	}
 	fflush(stderr);
+	funlockfile(stderr);
 	/* syslog's levels are rte_log's minus one (as the EAL's stream) */
 	if (to_syslog && rte_log_cur_msg_loglevel() > 0)
 		syslog(rte_log_cur_msg_loglevel() - 1, "%.*s", (int)size, buf);
@@ -69,8 +71,12 @@ log_stamp_begin(void)
 	FILE *f = fopencookie(NULL, "w", io);
 
 	/* without it the log goes on unstamped: not a reason to stop */
-	if (f != NULL)
-		rte_openlog_stream(f);
+	if (f == NULL)
+		return;
+	/* unbuffered: glibc then hands each rte_log message to stamp_write
+	 * whole, on the thread that logged it (its level for syslog) */
+	setvbuf(f, NULL, _IONBF, 0);
+	rte_openlog_stream(f);
 }
 
 void

@@ -252,6 +252,16 @@ class MetricsStartErrors(unittest.TestCase):
         self.assertEqual(rc, 64, out)
         self.assertIn("--metrics-port %d is the client (-p) port" % port, out)
 
+    def test_the_config_file_key(self):
+        port = harness.free_port()
+        path = os.path.join(harness.tempfile.mkdtemp(prefix="segcached-test-"), "m.ini")
+        with open(path, "w") as f:
+            f.write("[segcached]\nmetrics-port = %d\n" % port)
+        with harness.Server(seg_extra=["--config", path]) as srv:
+            fams = scrape(port)
+            self.assertEqual(value(fams, "memcached_up"), 1)
+            srv.stop_clean("config server")
+
     def test_a_port_in_use_stops_the_start(self):
         holder = socket.socket()
         holder.bind(("127.0.0.1", 0))
