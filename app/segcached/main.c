@@ -30,6 +30,7 @@
 #include <rte_lcore.h>
 
 #include "eal_args.h"
+#include "eal_start.h"
 #include "log.h"
 #include "options.h"
 #include "server.h"
@@ -268,7 +269,7 @@ main(int argc, char **argv)
 	const char *prog = prog_name(argv[0]);
 	struct eal_args ea;
 	pthread_t watch;
-	char err[512];
+	char err[512], bad[128];
 	int rc;
 
 	if (eal_args_split(&ea, argc, argv) < 0) {
@@ -329,7 +330,7 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
+	rc = eal_start(&ea, bad, sizeof(bad));
 	if (rc < 0) {
 		bool no_huge = eal_args_has(&ea, "--no-huge");
 		char line[1024];
@@ -340,13 +341,20 @@ main(int argc, char **argv)
 		 * parser also fails, rarely, when it cannot create its runtime
 		 * directory, which then exits 64 too). */
 		if (rte_errno == EINVAL) {
-			fprintf(stderr,
-				"%s: the DPDK EAL refused its options (its lines above say "
-				"which): %s\n"
-				"  On a line with '--' EAL options go before it; without '--' "
-				"give them\n"
-				"  with --eal '...' (see docs/operations.md).\n",
-				prog, line);
+			/* One line, without the EAL's usage (eal_start()). */
+			if (bad[0] != '\0')
+				fprintf(stderr,
+					"%s: the DPDK EAL has no option %s (EAL options: %s): "
+					"correct or remove it; EAL options go before '--', or "
+					"in --eal '...' on a line without one "
+					"('%s --help --' lists them)\n",
+					prog, bad, line, prog);
+			else
+				fprintf(stderr,
+					"%s: the DPDK EAL refused a value (its EAL: line above "
+					"names the option; EAL options: %s): correct it "
+					"('%s --help --' lists the EAL's options)\n",
+					prog, line, prog);
 			eal_args_free(&ea);
 			return OPTIONS_EXIT_USAGE;
 		}

@@ -248,20 +248,37 @@ class Usage(SegcachedTest):
                          % (4 * ram_mb, ram_mb))
 
     def test_eal_error_explained(self):
-        # The EAL refusing its options is a usage mistake too (64), and the
-        # line says which options it was given.
-        for args, eal in ((["--no-such-eal-option", "--", "-p", "1"],
-                           "--no-such-eal-option --in-memory --no-pci"),
-                          (["--eal", "--no-such-eal-option", "-p", "1"],
-                           "--no-such-eal-option")):
+        # The EAL refusing its options is a usage mistake too (64): one line
+        # names the option the EAL does not have, the options it was given
+        # and the fix, and the EAL's usage dump (about 100 lines on stdout)
+        # is not printed.
+        for args, bad, eal in ((["--no-such-eal-option", "--", "-p", "1"],
+                                "--no-such-eal-option",
+                                "--no-such-eal-option --in-memory --no-pci"),
+                               (["--eal", "--no-such-eal-option", "-p", "1"],
+                                "--no-such-eal-option", "--no-such-eal-option"),
+                               (["--no-huge", "-z", "--", "-p", "1"], "-z", "--no-huge -z")):
             p = run(*args)
             err = p.stderr.decode()
             self.assertEqual(p.returncode, EX_USAGE, err)
-            self.assertIn("segcached: the DPDK EAL refused its options (its lines above say "
-                          "which): ", err)
+            self.assertIn("segcached: the DPDK EAL has no option %s (EAL options: " % bad, err)
             self.assertIn(eal, err)
-            self.assertIn("On a line with '--' EAL options go before it; without '--' give "
-                          "them\n  with --eal '...' (see docs/operations.md).\n", err)
+            self.assertIn("): correct or remove it; EAL options go before '--', or in --eal "
+                          "'...' on a line without one ('segcached --help --' lists them)\n",
+                          err)
+            self.assertEqual(p.stdout, b"", args)
+        # A value the EAL refuses: its own line names the option.
+        p = run("--no-huge", "--iova-mode=nonsense", "--", "-p", "1")
+        err = p.stderr.decode()
+        self.assertEqual(p.returncode, EX_USAGE, err)
+        self.assertIn("EAL: invalid parameters for --iova-mode", err)
+        self.assertIn("segcached: the DPDK EAL refused a value (its EAL: line above names the "
+                      "option; EAL options: --no-huge --iova-mode=nonsense", err)
+        self.assertEqual(p.stdout, b"")
+        # Asked for, the EAL's usage still shows.
+        p = run("--no-huge", "--help", "--")
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertIn("--file-prefix", p.stdout.decode())
 
     def test_exit_status_of_usage_mistakes(self):
         # One rule: a usage mistake exits 64 whichever layer finds it --
