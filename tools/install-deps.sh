@@ -8,6 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 PACKAGES="
   build-essential pkg-config meson ninja-build
   dpdk libdpdk-dev libnuma-dev libpmem2-dev
+  dpdk-dev
   googletest libgtest-dev
   clang libfuzzer-14-dev libclang-rt-14-dev
   memcached libmemcached-tools nutcracker
