@@ -15,6 +15,7 @@
  * warm restart's load can take long) exits 0 at once, saving nothing.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -171,6 +172,46 @@ eal_memory_mb(const struct options *o, const struct eal_args *ea)
 		mb += ops->eal_memory_mb(o->max_conns, o->tcp_buffer_memory,
 					 eal_args_lcores_max(ea));
 	return mb;
+}
+
+/* The most EAL memory the stack may take (its mbuf pools, connection
+ * slots and TCP buffers; hugepages when the EAL has them), from the
+ * figure it gives for --no-huge. */
+static size_t
+stack_memory_bytes(const struct options *o)
+{
+	const struct stack_ops *ops = stack_find(stack_names[o->stack]);
+
+	if (ops->eal_memory_mb == NULL)
+		return 0;
+	return (size_t)ops->eal_memory_mb(o->max_conns, o->tcp_buffer_memory,
+					  rte_lcore_count()) << 20;
+}
+
+/* What the server's memory is made of, at start (`stats settings` has the
+ * same figures): -m's parts, and the stack's memory outside -m. */
+static void
+log_sizing(const struct server *srv)
+{
+	struct engine_stats st;
+
+	char stack[160];
+
+	engine_stats(srv->es.engine, &st);
+	if (srv->es.stack_bytes != 0)
+		snprintf(stack, sizeof(stack),
+			 "up to %zu MiB of %s (mbuf pools, connection slots, TCP buffers)",
+			 srv->es.stack_bytes >> 20,
+			 rte_eal_has_hugepages() ? "hugepages" : "EAL memory");
+	else
+		snprintf(stack, sizeof(stack), "kernel sockets (their buffers are the kernel's)");
+	APP_LOG(NOTICE,
+		"sizing: -m %zu MiB = segments %" PRIu64 " MiB (%s) + hash table %" PRIu64
+		" MiB + segment headers %" PRIu64 " MiB; beside it, for -c %u, the network "
+		"stack: %s",
+		srv->opt.memory >> 20, st.heap_bytes >> 20,
+		srv->es.heap.addr != NULL ? mem_region_kind_name(srv->es.heap.kind) : "EAL memory",
+		st.table_bytes >> 20, st.meta_bytes >> 20, srv->opt.max_conns, stack);
 }
 
 /* On a line without `--`, -l is memcached's listen list; a value of
@@ -384,7 +425,8 @@ main(int argc, char **argv)
 		control_set_verbosity(srv.opt.verbosity);
 	clock_gettime(CLOCK_MONOTONIC, &srv.started_mono);
 
-	if (engine_setup_create(&srv.es, &srv.opt, &srv.startup_cpus, err, sizeof(err)) < 0) {
+	if (engine_setup_create(&srv.es, &srv.opt, &srv.startup_cpus, stack_memory_bytes(&srv.opt),
+				err, sizeof(err)) < 0) {
 		APP_LOG(ERR, "%s", err);
 		rte_eal_cleanup();
 		return EXIT_FAILURE;
@@ -412,6 +454,7 @@ main(int argc, char **argv)
 	}
 	server_telemetry_attach(&srv);
 	stack_telemetry_attach(srv.stack);
+	log_sizing(&srv);
 	APP_LOG(NOTICE,
 		"segcached %s ready: engine %s, memory %zu MiB, item size max %zu, %u %s, "
 		"max %u connections",

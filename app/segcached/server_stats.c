@@ -53,6 +53,8 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->request_timeout = o->request_timeout;
 	out->admin_port = o->admin_port;
 	out->tcp_buffer_memory = o->tcp_buffer_memory;
+	out->heap = srv->es.heap.addr != NULL ? mem_region_kind_name(srv->es.heap.kind) : NULL;
+	out->stack_memory_max = srv->es.stack_bytes;
 	out->restart_state = engine_setup_restart_state(&srv->es);
 	out->restart_items = srv->es.restart.items;
 	out->restart_expired = srv->es.restart.expired;

@@ -394,6 +394,28 @@ class Settings(SegcachedTest):
             self.assertEqual(c.get(b"big")[b"big"][1], v)
             c.close()
 
+    def test_sizing_at_start_and_in_settings(self):
+        # The server says what -m is made of, at start and in `stats
+        # settings`, with the same numbers; the parts fit in -m.
+        for heap, kind in (("anon", "anonymous memory"), (None, "anonymous memory")):
+            extra = ["--heap", heap] if heap else []
+            with harness.Server(name="sizing", memory_mb=96, seg_extra=extra) as srv:
+                st, c = self.settings(srv)
+                c.close()
+                self.assertEqual(st["heap"], kind)
+                seg, table, meta = (int(st[k]) for k in ("heap_bytes", "hash_table_bytes",
+                                                          "segment_headers_bytes"))
+                self.assertGreater(seg, 0)
+                self.assertGreater(table, 0)
+                self.assertLessEqual(seg + table + meta, 96 << 20)
+                # posix: the kernel's sockets, no EAL memory of the stack's
+                self.assertEqual(int(st["stack_memory_max"]), 0)
+                self.assertIn("segcached: sizing: -m 96 MiB = segments %d MiB (%s) + hash "
+                              "table %d MiB + segment headers %d MiB; beside it, for -c 1024, "
+                              "the network stack: kernel sockets (their buffers are the "
+                              "kernel's)\n" % (seg >> 20, kind, table >> 20, meta >> 20),
+                              srv.log())
+
     def test_memcached_extended_options(self):
         # -o as memcached takes it: hashpower sizes the table, and slab/LRU
         # tuning starts with a warning (idle_timeout=N is --idle-timeout,
