@@ -151,9 +151,9 @@ ns_exists() {
 	[ -e "/run/netns/$1" ]
 }
 # A server namespace with a process in it belongs to a running server:
-# deleting it would leave that server polling a port that is gone (DPDK
-# 22.11's net_af_packet does not report the link going away, so it could
-# not even say so). Empty ones are what a killed run left.
+# deleting it would leave that server polling a port that is gone, and
+# the server reads its link state only at start, so it would not say so.
+# Empty ones are what a killed run left.
 if ns_exists "$srv_ns" && [ -n "$(ip netns pids "$srv_ns" 2>/dev/null)" ]; then
 	die "namespace $srv_ns is in use (pids $(ip netns pids "$srv_ns" | tr '\n' ' ' | sed 's/ $//')): another run-server.sh has prefix $prefix; stop it, or give this one another prefix, e.g. SEGCACHED_NETNS=${prefix}2 $0 ..."
 fi
