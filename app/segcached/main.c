@@ -11,8 +11,10 @@
  * starts), the EAL (64 when it refuses its options), the heap and engine,
  * the network stack; then this thread becomes the control thread until a
  * signal or `shutdown` stops the server, which then tears everything down
- * in reverse and exits 0. SIGINT or SIGTERM before the engine is up (a
- * warm restart's load can take long) exits 0 at once, saving nothing.
+ * in reverse and exits 0. SIGINT or SIGTERM before the engine is up
+ * exits 0 at once, saving nothing; during a warm restart's load (which can
+ * take long) it stops the load, which leaves the heap file as it found
+ * it, and then exits 0.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -204,13 +206,17 @@ startup_watch(void *arg)
 	do
 		sig = sigwaitinfo(&set, &info);
 	while (sig < 0 && errno == EINTR);
-	if (sig == SIGINT || sig == SIGTERM) {
-		APP_LOG(NOTICE,
-			"%s from pid %ld during start-up: stopping now (nothing is saved: "
-			"a cache being loaded from a heap file may start cold next time)",
+	if (sig != SIGINT && sig != SIGTERM)
+		return NULL;
+	if (!engine_setup_ask_stop()) {
+		APP_LOG(NOTICE, "%s from pid %ld during start-up: stopping now (nothing is saved)",
 			strsignal(sig), (long)info.si_pid);
 		_exit(0);
 	}
+	/* Exiting now could leave the heap file half loaded: the load stops
+	 * at its next chunk of work and main() exits after it. */
+	APP_LOG(NOTICE, "%s from pid %ld during start-up: stopping the load from the heap "
+		"file (the file keeps the saved cache)", strsignal(sig), (long)info.si_pid);
 	return NULL;
 }
 
@@ -384,6 +390,14 @@ main(int argc, char **argv)
 	/* The engine is up and a warm cache loaded: from here a signal
 	 * stops the server gracefully, saving the cache again. */
 	startup_watch_end(watch);
+	if (engine_setup_stop_asked()) {
+		/* Asked during the load: a finished load is saved again, a
+		 * stopped one left the file as it was. Nothing was served. */
+		engine_setup_save(&srv.es);
+		engine_setup_destroy(&srv.es);
+		rte_eal_cleanup();
+		return 0;
+	}
 	{
 		struct engine_stats st;
 
