@@ -608,7 +608,8 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 	chains = (const int32_t *)(area + al.chains_off);
 	if (load_cancelled(a)) {
 		seg_restart_refuse(rep, SEG_RESTART_CANCELLED, "cancelled",
-				   "stopped before the load began; the saved state is untouched");
+				   "stopped before the load began; the saved cache is kept for "
+				   "the next start");
 		return 0;
 	}
 	rc = seg_restart_check_header(e, a, &al, now, wall, rep);
