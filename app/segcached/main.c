@@ -32,6 +32,7 @@
 #include <rte_lcore.h>
 
 #include "eal_args.h"
+#include "eal_trim.h"
 #include "log.h"
 #include "options.h"
 #include "server.h"
@@ -273,6 +274,7 @@ main(int argc, char **argv)
 	static struct server srv; /* large; and reachable from callbacks */
 	const char *prog = prog_name(argv[0]);
 	struct eal_args ea;
+	struct eal_trim trim;
 	pthread_t watch;
 	char err[512];
 	int rc;
@@ -335,8 +337,11 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
+	/* The files mapped before the EAL loads its drivers. */
+	(void)eal_trim_snapshot(&trim);
 	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
 	if (rc < 0) {
+		eal_trim_free(&trim);
 		bool no_huge = eal_args_has(&ea, "--no-huge");
 		char line[1024];
 
@@ -375,6 +380,15 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	eal_args_free(&ea);
+	if (srv.opt.stack == STACK_POSIX) {
+		size_t trimmed = eal_trim_release(&trim);
+
+		if (trimmed > 0)
+			APP_LOG(NOTICE, "posix stack: %zu KiB of the EAL's drivers, which it does "
+				"not use, given back", trimmed >> 10);
+	} else {
+		eal_trim_free(&trim);
+	}
 	if (server_telemetry_register() != 0 || stack_telemetry_register() != 0)
 		APP_LOG(WARNING, "telemetry commands /segcached/* could not be registered");
 	/* -v overrides the level; without it --log-level (EAL) decides. */
