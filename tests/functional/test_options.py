@@ -595,7 +595,9 @@ class MemcachedLine(SegcachedTest):
                 self.assertEqual(sorted(c for part in lcores.split(",")
                                         for c in range(int(part.split("-")[0]),
                                                        int(part.split("-")[-1]) + 1)), cpus)
-                self.assertNotIn("-m", eal)
+                # On --no-huge the EAL's -m is the posix stack's own 8 MiB.
+                if "-m" in eal:
+                    self.assertEqual(eal[eal.index("-m") + 1], "8", eal)
                 if not glob_hugepages():
                     self.assertIn("--no-huge", eal)
                 self.assertEqual(srv.stop(), 0)
@@ -611,7 +613,7 @@ class MemcachedLine(SegcachedTest):
             c.close()
             self.assertEqual(int(st["maxbytes"]), 16 << 20)
             self.assertEqual(self.eal_line(srv),
-                             ["--no-huge", "-l", "0", "--no-shconf", "--no-pci"])
+                             ["--no-huge", "-l", "0", "--no-shconf", "--no-pci", "-m", "8"])
             self.assertEqual(srv.stop(), 0)
 
     def test_eal_options_without_separator(self):
