@@ -341,10 +341,10 @@ main(int argc, char **argv)
 	(void)eal_trim_snapshot(&trim);
 	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
 	if (rc < 0) {
-		eal_trim_free(&trim);
 		bool no_huge = eal_args_has(&ea, "--no-huge");
 		char line[1024];
 
+		eal_trim_free(&trim);
 		eal_args_format(&ea, line, sizeof(line));
 		/* The EAL fails with EACCES when it finds no hugepages, with
 		 * EINVAL when it refuses its options (a usage mistake; its
@@ -380,20 +380,20 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	eal_args_free(&ea);
-	if (srv.opt.stack == STACK_POSIX) {
-		size_t trimmed = eal_trim_release(&trim);
-
-		if (trimmed > 0)
-			APP_LOG(NOTICE, "posix stack: %zu KiB of the EAL's drivers, which it does "
-				"not use, given back", trimmed >> 10);
-	} else {
-		eal_trim_free(&trim);
-	}
 	if (server_telemetry_register() != 0 || stack_telemetry_register() != 0)
 		APP_LOG(WARNING, "telemetry commands /segcached/* could not be registered");
 	/* -v overrides the level; without it --log-level (EAL) decides. */
 	if (srv.opt.verbosity > 0)
 		control_set_verbosity(srv.opt.verbosity);
+	if (srv.opt.stack == STACK_POSIX) {
+		size_t trimmed = eal_trim_release(&trim);
+
+		if (trimmed > 0)
+			APP_LOG(INFO, "posix stack: %zu KiB of the EAL's drivers, which it does "
+				"not use, given back", trimmed >> 10);
+	} else {
+		eal_trim_free(&trim);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &srv.started_mono);
 
 	if (engine_setup_create(&srv.es, &srv.opt, &srv.startup_cpus, err, sizeof(err)) < 0) {
