@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,41 @@ area_persist(void *arg, const void *addr, size_t len)
 	mem_region_persist(arg, addr, len);
 }
 
+/* A stop asked during start-up (main.c's start-up watch). Before a warm
+ * restart's load begins the process may just exit: the file is as saved.
+ * Once it began, exiting could leave the file half loaded (not clean, the
+ * next start cold): the load is asked to stop instead, and puts the file
+ * back as it found it. The lock orders the two: a stop asked before the
+ * load begins is seen by the load's first look at its cancel hook. */
+static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool load_begun;
+static _Atomic bool stop_asked;
+
+bool
+engine_setup_ask_stop(void)
+{
+	bool begun;
+
+	pthread_mutex_lock(&stop_lock);
+	atomic_store(&stop_asked, true);
+	begun = load_begun;
+	pthread_mutex_unlock(&stop_lock);
+	return begun;
+}
+
+bool
+engine_setup_stop_asked(void)
+{
+	return atomic_load(&stop_asked);
+}
+
+static bool
+load_cancel(void *arg)
+{
+	(void)arg;
+	return atomic_load_explicit(&stop_asked, memory_order_relaxed);
+}
+
 /* Takes back the cache saved in the heap file, or starts cold. The scan
  * threads inherit this thread's CPUs, which the EAL narrowed to the main
  * lcore: they get every CPU in `cpus` for the while. */
@@ -48,6 +84,10 @@ restart_load(struct engine_setup *es, const struct options *o, const cpu_set_t *
 	if (cpus != NULL && CPU_COUNT(cpus) > 0 &&
 	    pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) == 0)
 		widened = pthread_setaffinity_np(pthread_self(), sizeof(*cpus), cpus) == 0;
+	pthread_mutex_lock(&stop_lock);
+	load_begun = true;
+	pthread_mutex_unlock(&stop_lock);
+	APP_LOG(INFO, "heap file %s: loading what it holds, on %u threads", o->heap_file, threads);
 	(void)seg_restart_load(es->engine, &es->area, threads, rep);
 	if (widened)
 		pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
@@ -69,6 +109,11 @@ restart_load(struct engine_setup *es, const struct options *o, const cpu_set_t *
 		snprintf(es->restart_state, sizeof(es->restart_state), "refused:%s", rep->code);
 		APP_LOG(WARNING, "cold start in %s, the saved cache is not used: %s",
 			o->heap_file, rep->reason);
+		break;
+	case SEG_RESTART_CANCELLED:
+		snprintf(es->restart_state, sizeof(es->restart_state), "cancelled");
+		APP_LOG(NOTICE, "warm restart from %s stopped after %.3f s: %s", o->heap_file,
+			(double)rep->usec / 1e6, rep->reason);
 		break;
 	}
 }
@@ -259,6 +304,7 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 			.media_known = es->heap.media_known,
 			.media_id = es->heap.media_id,
 			.media_usc = es->heap.media_usc,
+			.cancel = load_cancel,
 		};
 		if (es->heap.media_known)
 			APP_LOG(INFO, "heap file %s: media unsafe shutdown count %" PRIu64, o->heap_file,
@@ -306,6 +352,10 @@ engine_setup_save(struct engine_setup *es)
 	char err[256];
 
 	if (!es->restartable || es->engine == NULL)
+		return;
+	/* A stopped load's engine is half built; the file keeps what it had
+	 * (or says at the next start why it cannot). */
+	if (es->restart.state == SEG_RESTART_CANCELLED)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	engine_stats(es->engine, &st);

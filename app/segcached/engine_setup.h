@@ -51,6 +51,15 @@ void engine_setup_save(struct engine_setup *es);
  * without a heap file. */
 const char *engine_setup_restart_state(const struct engine_setup *es);
 
+/* From main.c's start-up watch, on SIGINT or SIGTERM before the server
+ * is up: records the stop. Returns false when no warm restart's load has
+ * begun (the caller may exit at once: the heap file is untouched); true
+ * when one has: it stops at its next chunk of work, and the caller must
+ * let engine_setup_create() return (then engine_setup_stop_asked() says
+ * to stop; engine_setup_save() keeps a stopped load's file as it was). */
+bool engine_setup_ask_stop(void);
+bool engine_setup_stop_asked(void);
+
 /* Destroys the engine, then its heap. */
 void engine_setup_destroy(struct engine_setup *es);
 

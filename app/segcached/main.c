@@ -11,8 +11,10 @@
  * starts), the EAL (64 when it refuses its options), the heap and engine,
  * the network stack; then this thread becomes the control thread until a
  * signal or `shutdown` stops the server, which then tears everything down
- * in reverse and exits 0. SIGINT or SIGTERM before the engine is up (a
- * warm restart's load can take long) exits 0 at once, saving nothing.
+ * in reverse and exits 0. SIGINT or SIGTERM before the engine is up
+ * exits 0 at once, saving nothing; during a warm restart's load (which can
+ * take long) it stops the load, which leaves the heap file as it found
+ * it, and then exits 0.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,6 +34,7 @@
 
 #include "eal_args.h"
 #include "eal_start.h"
+#include "eal_trim.h"
 #include "log.h"
 #include "options.h"
 #include "server.h"
@@ -246,13 +249,17 @@ startup_watch(void *arg)
 	do
 		sig = sigwaitinfo(&set, &info);
 	while (sig < 0 && errno == EINTR);
-	if (sig == SIGINT || sig == SIGTERM) {
-		APP_LOG(NOTICE,
-			"%s from pid %ld during start-up: stopping now (nothing is saved: "
-			"a cache being loaded from a heap file may start cold next time)",
+	if (sig != SIGINT && sig != SIGTERM)
+		return NULL;
+	if (!engine_setup_ask_stop()) {
+		APP_LOG(NOTICE, "%s from pid %ld during start-up: stopping now (nothing is saved)",
 			strsignal(sig), (long)info.si_pid);
 		_exit(0);
 	}
+	/* Exiting now could leave the heap file half loaded: the load stops
+	 * at its next chunk of work and main() exits after it. */
+	APP_LOG(NOTICE, "%s from pid %ld during start-up: stopping the load from the heap "
+		"file (the file keeps the saved cache)", strsignal(sig), (long)info.si_pid);
 	return NULL;
 }
 
@@ -309,6 +316,7 @@ main(int argc, char **argv)
 	static struct server srv; /* large; and reachable from callbacks */
 	const char *prog = prog_name(argv[0]);
 	struct eal_args ea;
+	struct eal_trim trim;
 	pthread_t watch;
 	char err[512], bad[128];
 	int rc;
@@ -372,11 +380,14 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
+	/* The files mapped before the EAL loads its drivers. */
+	(void)eal_trim_snapshot(&trim);
 	rc = eal_start(&ea, bad, sizeof(bad));
 	if (rc < 0) {
 		bool no_huge = eal_args_has(&ea, "--no-huge");
 		char line[1024];
 
+		eal_trim_free(&trim);
 		eal_args_format(&ea, line, sizeof(line));
 		/* The EAL fails with EACCES when it finds no hugepages, with
 		 * EINVAL when it refuses its options (a usage mistake; its
@@ -425,6 +436,15 @@ main(int argc, char **argv)
 	/* -v overrides the level; without it --log-level (EAL) decides. */
 	if (srv.opt.verbosity > 0)
 		control_set_verbosity(srv.opt.verbosity);
+	if (srv.opt.stack == STACK_POSIX) {
+		size_t trimmed = eal_trim_release(&trim);
+
+		if (trimmed > 0)
+			APP_LOG(INFO, "posix stack: %zu KiB of the EAL's drivers, which it does "
+				"not use, given back", trimmed >> 10);
+	} else {
+		eal_trim_free(&trim);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &srv.started_mono);
 
 	if (engine_setup_create(&srv.es, &srv.opt, &srv.startup_cpus, stack_memory_bytes(&srv.opt),
@@ -436,6 +456,14 @@ main(int argc, char **argv)
 	/* The engine is up and a warm cache loaded: from here a signal
 	 * stops the server gracefully, saving the cache again. */
 	startup_watch_end(watch);
+	if (engine_setup_stop_asked()) {
+		/* Asked during the load: a finished load is saved again, a
+		 * stopped one left the file as it was. Nothing was served. */
+		engine_setup_save(&srv.es);
+		engine_setup_destroy(&srv.es);
+		rte_eal_cleanup();
+		return 0;
+	}
 	{
 		struct engine_stats st;
 

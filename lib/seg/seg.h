@@ -83,18 +83,30 @@ struct seg_restart_area {
 	bool media_known;
 	uint64_t media_id;  /* a hash of the device id */
 	uint64_t media_usc; /* the unsafe shutdown count */
+	/* Asked between chunks of the load's work (the table's copy, every
+	 * 1,024 buckets of its scan): true stops the load (state CANCELLED),
+	 * so that a stop asked during a long load is not held up by it. NULL:
+	 * never. */
+	bool (*cancel)(void *arg);
+	void *cancel_arg;
 };
 
 enum seg_restart_state {
 	SEG_RESTART_COLD,    /* nothing saved in the area (a new file) */
 	SEG_RESTART_WARM,    /* the saved cache is back */
 	SEG_RESTART_REFUSED, /* something saved, not usable: started cold (reason) */
+	/* a->cancel stopped the load: the engine must be destroyed unused and
+	 * unsaved. The area is as the load found it (the next start is warm)
+	 * unless expired items had been dropped from overflow buckets in the
+	 * heap already; then it is left not clean and the reason says so. */
+	SEG_RESTART_CANCELLED,
 };
 
 struct seg_restart_report {
 	enum seg_restart_state state;
 	/* REFUSED: "version", "geometry", "dirty", "clock", "corrupt",
-	 * "memory" or "area"; COLD: "none"; WARM: NULL */
+	 * "memory" or "area"; COLD: "none"; WARM: NULL; CANCELLED:
+	 * "cancelled" */
 	const char *code;
 	char reason[192];   /* the same in a sentence, for the log */
 	uint64_t items;     /* live items recovered */
@@ -121,7 +133,8 @@ size_t seg_restart_area_bytes(const struct engine_config *cfg);
  * Otherwise the engine stays empty (cold) and rep says why. Either way the
  * area is then marked not clean, durably, before it returns: a crash from
  * here on starts cold. Returns 0, or -1 (with rep->reason) when the area is
- * too small for cfg. */
+ * too small for cfg. A load stopped by a->cancel is the exception
+ * (SEG_RESTART_CANCELLED above). */
 int seg_restart_load(struct engine *e, const struct seg_restart_area *a, unsigned threads,
 		     struct seg_restart_report *rep);
 

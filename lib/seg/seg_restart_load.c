@@ -21,6 +21,13 @@
 #include "seg/seg_item.h"
 #include "util/util_err.h"
 
+/* Has the caller asked the load to stop (seg_restart_area.cancel)? */
+static bool
+load_cancelled(const struct seg_restart_area *a)
+{
+	return a->cancel != NULL && a->cancel(a->cancel_arg);
+}
+
 static uint64_t
 mono_us(void)
 {
@@ -86,6 +93,33 @@ cold_reset(struct seg_engine *e, uint64_t gen_floor)
 }
 
 /* ---- loading ------------------------------------------------------------ */
+
+/* The table is copied in chunks of this size, the cancel hook asked
+ * between two (a table of gigabytes takes a second to copy). */
+#define TABLE_COPY_CHUNK ((size_t)64 << 20)
+
+/* A load stopped by its cancel hook, the engine to be destroyed unused.
+ * Until the scan drops an expired item nothing of the file has changed
+ * but the clean flag (the table was read into the engine's own memory):
+ * it is set again and the next start takes the same saved cache. A drop
+ * repacks overflow buckets in the heap, which the saved table no longer
+ * matches: then the area stays not clean and the reason says why. */
+static void
+load_stopped(const struct seg_restart_area *a, struct restart_hdr *h,
+	     struct seg_restart_report *rep)
+{
+	if (rep->expired == 0) {
+		h->clean = 1;
+		seg_restart_persist(a, &h->clean, sizeof(h->clean));
+		snprintf(rep->reason, sizeof(rep->reason),
+			 "the load was stopped; the saved cache is kept for the next start");
+	} else {
+		snprintf(rep->reason, sizeof(rep->reason),
+			 "the load was stopped after %" PRIu64 " expired items had been dropped "
+			 "from the heap: the saved state no longer matches, the next start is cold",
+			 rep->expired);
+	}
+}
 
 /* Takes the images into the engine's segment headers, chains and pool.
  * shift moves saved engine-clock times onto this process's engine clock. */
@@ -213,6 +247,8 @@ struct scan_job {
 	uint64_t lo, hi;           /* head buckets [lo, hi) */
 	int64_t now;
 	_Atomic bool *bad;         /* set by the first job that fails */
+	const struct seg_restart_area *area; /* its cancel hook */
+	bool cancelled;            /* this job stopped at the hook's word */
 	/* per segment, this job's share: slots naming it, live ones, their
 	 * bytes and (items read) the bytes of all */
 	uint32_t *slots, *items, *bytes, *all_bytes;
@@ -401,6 +437,10 @@ scan_run(void *arg)
 	for (uint64_t b = j->lo; b < j->hi; b++) {
 		if ((b & 1023) == 0 && atomic_load_explicit(j->bad, memory_order_relaxed))
 			break;
+		if ((b & 1023) == 0 && load_cancelled(j->area)) {
+			j->cancelled = true;
+			break;
+		}
 		if (b + SCAN_AHEAD < j->hi)
 			prefetch_items(j, b + SCAN_AHEAD);
 		if (!scan_chain(j, b)) {
@@ -416,9 +456,11 @@ scan_run(void *arg)
  * disjoint chains: no locks). */
 static int
 scan_table(struct seg_engine *e, const struct restart_hdr *h, const struct seg_image *img,
-	   struct ovf_map *ovf, unsigned threads, bool verify, int64_t now,
+	   struct ovf_map *ovf, unsigned threads, const struct seg_restart_area *a, int64_t now,
 	   struct seg_restart_report *rep)
 {
+	const bool verify = a->verify_items;
+	bool cancelled = false;
 	const uint64_t nb = e->table_mask + 1;
 	_Atomic bool bad = false;
 	struct scan_job *jobs;
@@ -451,7 +493,7 @@ scan_table(struct seg_engine *e, const struct restart_hdr *h, const struct seg_i
 	for (unsigned t = 0; t < threads; t++) {
 		jobs[t] = (struct scan_job){ .e = e, .mode = mode, .ovf = ovf, .verify = verify,
 					     .lo = nb * t / threads, .hi = nb * (t + 1) / threads,
-					     .now = now, .bad = &bad };
+					     .now = now, .bad = &bad, .area = a };
 		jobs[t].slots = calloc(e->nseg, sizeof(uint32_t));
 		jobs[t].items = calloc(e->nseg, sizeof(uint32_t));
 		jobs[t].bytes = calloc(e->nseg, sizeof(uint32_t));
@@ -481,7 +523,13 @@ scan_table(struct seg_engine *e, const struct restart_hdr *h, const struct seg_i
 		rep->items += jobs[t].live;
 		rep->expired += jobs[t].expired;
 		ovf_buckets += jobs[t].ovf_buckets;
+		cancelled |= jobs[t].cancelled;
 	}
+	/* The counts of a scan stopped part-way mean nothing; what it dropped
+	 * (rep->expired) decides whether the area may stay clean. */
+	if (rc == 0 && cancelled)
+		rc = seg_restart_refuse(rep, SEG_RESTART_CANCELLED, "cancelled",
+			    "stopped during the hash table's scan");
 	if (rc == 0 && bad)
 		rc = seg_restart_refuse(rep, SEG_RESTART_REFUSED, "corrupt", "hash table: invalid");
 	if (rc == 0 && ovf_buckets != h->ovf_used)
@@ -558,6 +606,12 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 	wall = seg_restart_wall_now(a);
 	img = (const struct seg_image *)(area + al.segs_off);
 	chains = (const int32_t *)(area + al.chains_off);
+	if (load_cancelled(a)) {
+		seg_restart_refuse(rep, SEG_RESTART_CANCELLED, "cancelled",
+				   "stopped before the load began; the saved cache is kept for "
+				   "the next start");
+		return 0;
+	}
 	rc = seg_restart_check_header(e, a, &al, now, wall, rep);
 	if (rc == 0)
 		rc = seg_restart_check_segments(e, h, img, chains, rep);
@@ -587,11 +641,26 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 	if (shift >= -1 && shift <= 1)
 		shift = 0;
 	apply_segments(e, h, img, chains, shift);
-	memcpy(e->table, area + al.table_off, (e->table_mask + 1) * sizeof(struct seg_bucket));
-	rc = check_ovf_free(e, &ovf, rep);
+	rc = 0;
+	for (size_t off = 0; off < al.table_bytes && rc == 0; off += TABLE_COPY_CHUNK) {
+		if (load_cancelled(a))
+			rc = seg_restart_refuse(rep, SEG_RESTART_CANCELLED, "cancelled",
+						"stopped while the hash table was copied");
+		else
+			memcpy((uint8_t *)e->table + off, area + al.table_off + off,
+			       al.table_bytes - off < TABLE_COPY_CHUNK ? al.table_bytes - off
+								      : TABLE_COPY_CHUNK);
+	}
 	if (rc == 0)
-		rc = scan_table(e, h, img, &ovf, threads, a->verify_items, now, rep);
+		rc = check_ovf_free(e, &ovf, rep);
+	if (rc == 0)
+		rc = scan_table(e, h, img, &ovf, threads, a, now, rep);
 	ovf_map_free(&ovf);
+	if (rc < 0 && rep->state == SEG_RESTART_CANCELLED) {
+		load_stopped(a, h, rep);
+		rep->usec = mono_us() - t0;
+		return 0;
+	}
 	if (rc < 0) {
 		cold_reset(e, h->gen_counter);
 		rep->items = rep->expired = rep->segments = rep->segments_read = 0;

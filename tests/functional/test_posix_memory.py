@@ -223,5 +223,64 @@ class HeldBackRequests(ServerCase):
             c.close()
 
 
+def mappings(pid):
+    """(path, perms, Rss kB, Anonymous kB) of every mapping in
+    /proc/PID/smaps."""
+    out, cur = [], None
+    with open("/proc/%d/smaps" % pid) as f:
+        for ln in f:
+            parts = ln.split()
+            if "-" in parts[0] and len(parts) >= 5 and ":" in parts[3]:
+                cur = [parts[5] if len(parts) > 5 else "", parts[1], 0, 0]
+                out.append(cur)
+            elif parts[0] == "Rss:":
+                cur[2] = int(parts[1])
+            elif parts[0] == "Anonymous:":
+                cur[3] = int(parts[1])
+    return out
+
+
+class EalDriversGivenBack(ServerCase):
+    """Issue 23: the EAL of a shared DPDK build loads every driver in its
+    plugin directory, and the posix stack calls none of them. Once it
+    serves, no page of their code is resident (app/segcached/eal_trim.c
+    drops them after the EAL's start; a driver the stack did use, the
+    mempool ring driver of an mbuf pool for one, would be paged back in),
+    and the EAL is given the posix stack's 8 MiB on --no-huge."""
+    server_args = {"extra": ["-v"]}  # the EAL options line
+
+    def setUp(self):
+        if not harness.is_segcached() or harness.is_native():
+            self.skipTest("segcached's posix stack only")
+        self.pmds = harness.dpdk_pmd_dir()
+        if self.pmds is None:
+            self.skipTest("no DPDK driver directory (a static DPDK build loads none)")
+        super().setUp()
+
+    def test_no_driver_code_resident_while_serving(self):
+        c = self.srv.connect()
+        for i in range(200):
+            self.assertEqual(c.cmd(b"set d%d 0 0 5\r\nvalue\r\n" % i), b"STORED\r\n")
+        self.assertEqual(c.get(b"d7"), {b"d7": (0, b"value", None)})
+        st = c.stats()
+        c.close()
+        self.assertEqual(int(st["curr_items"]), 200)
+        drivers = [m for m in mappings(self.srv.proc.pid)
+                   if m[0].startswith(self.pmds + "/")]
+        if not drivers:
+            self.skipTest("the EAL loaded no driver (a static DPDK build)")
+        code = [m for m in drivers if "x" in m[1]]
+        self.assertGreater(len(code), 0)
+        self.assertEqual([m for m in code if m[2] > 0], [],
+                         "driver code resident on the posix stack")
+        # Read-only mappings keep only the pages the dynamic linker wrote.
+        self.assertEqual([m for m in drivers if "w" not in m[1] and m[2] > m[3]], [])
+        log = self.srv.log()
+        self.assertIn("of the EAL's drivers, which it does not use, given back", log)
+        eal = log.split("EAL options: ", 1)[1].split("\n", 1)[0].split()
+        if "--no-huge" in eal:
+            self.assertEqual(eal[eal.index("-m") + 1], "8", eal)
+
+
 if __name__ == "__main__":
     unittest.main(argv=harness.setup())

@@ -581,9 +581,26 @@ posix_stack_counters(const struct stack *st, stack_counter_fn *fn, void *arg)
 	}
 }
 
+/* EAL memory for --no-huge: the posix stack allocates nothing from the
+ * EAL (its buffers are the C heap's), so only the EAL's own structures,
+ * about 150 KiB resident. Without -m the EAL reserves 64 MiB, and its
+ * table of 4 KiB pages for them costs 0.7 MiB of RSS at every -m
+ * (docs/performance.md, "Memory a user sees"); 8 MiB leaves room. */
+#define POSIX_EAL_MEMORY_MB 8
+
+static unsigned
+posix_eal_memory_mb(unsigned max_conns, size_t tcp_buffer_memory, unsigned lcores)
+{
+	(void)max_conns;
+	(void)tcp_buffer_memory;
+	(void)lcores;
+	return POSIX_EAL_MEMORY_MB;
+}
+
 const struct stack_ops posix_stack_ops = {
 	.name = "posix",
 	.workers_noun = "posix threads",
+	.eal_memory_mb = posix_eal_memory_mb,
 	.create = posix_create,
 	.start = posix_start,
 	.stop = posix_stop,
