@@ -185,7 +185,9 @@ stack_memory_bytes(const struct options *o)
 {
 	const struct stack_ops *ops = stack_find(stack_names[o->stack]);
 
-	if (ops->eal_memory_mb == NULL)
+	/* The posix stack asks the EAL for a little memory (posix_stack.c)
+	 * for the EAL's own tables; its sockets' buffers are the kernel's. */
+	if (ops->eal_memory_mb == NULL || o->stack == STACK_POSIX)
 		return 0;
 	return (size_t)ops->eal_memory_mb(o->max_conns, o->tcp_buffer_memory,
 					  rte_lcore_count()) << 20;
