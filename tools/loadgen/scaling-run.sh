@@ -1,0 +1,198 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The segcached authors
+#
+# The whole scaling run for a 16-core host that has no DPDK, meson or
+# memcached and gives about 9 minutes, as one command over a bundle
+# (tools/loadgen/make-bundle.sh). Every step has its own time limit, cut
+# to what is left of --budget, so that a hang in one cannot eat the rest;
+# everything lands in OUT: the host's description (lscpu, uname, load
+# average before and after), storage-bench JSON, the end-to-end suite's
+# JSON and logs, then scaling.json (all of it), scaling.md and the PNGs
+# (scaling_report.py; without matplotlib on the host, render the PNGs
+# later with tools/loadgen/scaling_report.py OUT).
+#
+#   tools/loadgen/scaling-run.sh BUNDLE OUT [--fold-cpus N] [--quick] [--budget S]
+#
+# Steps:
+#  1. storage-bench, seg and baseline engines in one process (rounds
+#     alternate which goes first), threads 1 2 4 8 12 16 24 32 (24 and 32
+#     oversubscribe a 16-CPU host: threads are pinned round-robin, so
+#     lock holders get preempted), 90/10 and 50/50 get/set, zipf 0.99 and
+#     uniform, 1 M keys of 16 bytes, 64-byte values;
+#  2. bench-suite.py --scaling over TCP 90/10 uniform: segcached native
+#     over net_memif at 1 2 4 7 server lcores (as many generator lcores;
+#     7, not 8: the main lcores share the other side's first CPU),
+#     segcached posix and memcached -t 1 2 4 8 over loopback;
+#  3. the same at the top point over UDP.
+#
+# --fold-cpus N: the rehearsal on an N-CPU host: the 16-CPU commands with
+# CPU i run on CPU i mod N (numbers mean nothing; the report says so).
+# --quick: short durations (rehearsal). --budget S: the whole run's wall
+# clock limit in seconds (default 500; the report is written after it).
+# Needs root and python3 >= 3.7 (as run-suite.sh).
+set -u
+
+usage() {
+	echo "usage: $0 BUNDLE OUT [--fold-cpus N] [--quick] [--budget SECONDS]" >&2
+	exit 2
+}
+[ $# -ge 2 ] || usage
+bundle=$(cd "$1" && pwd) || exit 1
+mkdir -p "$2" || exit 1
+out=$(cd "$2" && pwd)
+shift 2
+fold="" quick=0 budget=500
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--fold-cpus) [ $# -ge 2 ] || usage; fold=$2; shift 2 ;;
+	--quick) quick=1; shift ;;
+	--budget) [ $# -ge 2 ] || usage; budget=$2; shift 2 ;;
+	*) usage ;;
+	esac
+done
+for f in bin/segcached bin/segcached-loadgen bin/segcached-storage-bench bin/memcached \
+	run-suite.sh pmds tools/scaling_report.py; do
+	[ -e "$bundle/$f" ] || { echo "$0: $bundle/$f missing: make the bundle with" \
+		"tools/loadgen/make-bundle.sh BUILD $bundle" >&2; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "$0: needs root (as run-suite.sh)" >&2; exit 1; }
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 7))' 2>/dev/null ||
+	{ echo "$0: needs python3 >= 3.7" >&2; exit 1; }
+
+# Durations: the real run's, or the rehearsal's (--quick).
+if [ $quick = 1 ]; then
+	sb_seconds=0.2 e2e_seconds=0.5 e2e_warmup=0.3 e2e_rounds=1
+else
+	sb_seconds=${SB_SECONDS:-1} e2e_seconds=${E2E_SECONDS:-2} e2e_warmup=${E2E_WARMUP:-1}
+	e2e_rounds=${E2E_ROUNDS:-2}
+fi
+sb_threads="1 2 4 8 12 16 24 32"
+# The CPUs: all of this process's (a 16-CPU host: 0-15), or a 16-CPU
+# host's folded onto N.
+if [ -n "$fold" ]; then
+	cpus=0-15 ncpus=16
+	fold_args="--fold-cpus $fold"
+else
+	ncpus=$(nproc)
+	cpus=0-$((ncpus - 1))
+	fold_args=""
+fi
+half=$((ncpus / 2))
+cores="" native_cores=""
+for n in 1 2 4 8; do
+	[ $n -le $half ] && cores="$cores${cores:+,}$n"
+	m=$n
+	[ $n = 8 ] && m=7
+	[ $n -le $half ] && native_cores="$native_cores${native_cores:+,}$m"
+done
+top=${cores##*,} native_top=${native_cores##*,}
+
+started=$(date +%s)
+deadline=$((started + budget))
+report_reserve=25
+mkdir -p "$out/host" "$out/storage" "$out/logs"
+steps="$out/steps.tsv"
+printf 'step\tstatus\tseconds\tlimit\n' > "$steps"
+log() { echo "[scaling-run $(date -u +%H:%M:%S) +$(($(date +%s) - started))s] $*" >&2; }
+
+# run NAME CAP CMD...: CMD with its own time limit, CAP seconds or what is
+# left of the budget (less the report's reserve), whichever is less;
+# skipped when too little is left. Its status goes to steps.tsv.
+run() {
+	name=$1 cap=$2
+	shift 2
+	left=$((deadline - report_reserve - $(date +%s)))
+	limit=$cap
+	[ $left -lt $limit ] && limit=$left
+	if [ $limit -lt 5 ]; then
+		log "$name: skipped, ${left}s of the budget left"
+		printf '%s\tskipped\t0\t%s\n' "$name" "$limit" >> "$steps"
+		return 1
+	fi
+	t0=$(date +%s)
+	timeout -k 10 "$limit" "$@"
+	rc=$?
+	status=ok
+	[ $rc = 124 ] || [ $rc = 137 ] && status=timeout
+	[ $rc != 0 ] && [ $status = ok ] && status="exit $rc"
+	printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$(($(date +%s) - t0))" "$limit" >> "$steps"
+	log "$name: $status in $(($(date +%s) - t0))s (limit ${limit}s)"
+	return $rc
+}
+
+host() {
+	{ lscpu || cat /proc/cpuinfo; } > "$out/host/lscpu.txt" 2>&1
+	lscpu -e > "$out/host/lscpu-e.txt" 2>&1
+	uname -a > "$out/host/uname.txt"
+	cat /proc/loadavg > "$out/host/loadavg-$1.txt"
+	[ "$1" = before ] || return 0
+	{ nproc; free -m; python3 --version; cat /sys/kernel/mm/transparent_hugepage/enabled
+	  grep -i huge /proc/meminfo; } > "$out/host/misc.txt" 2>&1
+	printf '%s\n' "$budget" > "$out/host/budget.txt"
+	printf 'fold=%s quick=%s sb_seconds=%s e2e_seconds=%s e2e_warmup=%s e2e_rounds=%s\n' \
+		"$fold" "$quick" "$sb_seconds" "$e2e_seconds" "$e2e_warmup" "$e2e_rounds" \
+		> "$out/host/plan.txt"
+}
+host before
+log "bundle $bundle, out $out, CPUs $cpus${fold:+ folded onto $fold}, budget ${budget}s"
+
+# 1. The storage engines, each in a process of its own (so that one that
+# collapses cannot take the other's result with it). The baseline engine
+# needs the EAL and its ring mempool driver: the bundle's, through -d (the
+# defaults otherwise, see tools/storage-bench/README.md "EAL").
+# Oversubscribed (more threads than CPUs), rte_hash's writer lock spins
+# while its holder waits for a CPU: on 2 CPUs its 1 M-key warm-up at 4 or
+# more threads did not finish in 60 s. So past the CPU count the baseline
+# runs the zipf workloads only, with a short limit; a timeout there is the
+# result ("collapsed"), not a failure of the run. In a rehearsal
+# (--fold-cpus) it does not run past the real CPUs at all: the plumbing is
+# the same, and its timeouts would only eat the rehearsal.
+sb_eal="--no-huge --no-shconf --no-pci --no-telemetry --log-level=error -l 0 -m 1536 -d $bundle/pmds"
+real_cpus=$(nproc)
+for mix in 90:10:0 50:50:0; do
+	for dist in zipf:0.99 uniform; do
+		for t in $sb_threads; do
+			for engine in seg baseline; do
+				name=sb-$(echo "$mix" | cut -d: -f1-2 | tr : -)-${dist%%:*}-$engine-t$t
+				cap=40
+				if [ "$engine" = baseline ] && [ "$t" -gt "$real_cpus" ]; then
+					if [ -n "$fold" ] || [ "$dist" = uniform ]; then
+						printf '%s	not run	0	0
+' "$name" >> "$steps"
+						continue
+					fi
+					cap=15
+				fi
+				# 1 M keys are loaded before the timed phase.
+				run "$name" $cap "$bundle/bin/segcached-storage-bench" $sb_eal -- \
+					--engine "$engine" --threads "$t" --keys 1000000 --value-size 64 \
+					--mix "$mix" --dist "$dist" --duration "$sb_seconds" --json \
+					> "$out/storage/$name.json" 2> "$out/logs/$name.log"
+			done
+		done
+	done
+done
+
+# 2. and 3. End to end; bench-suite.py stops its servers on SIGTERM.
+suite="$bundle/run-suite.sh --scaling --cpus $cpus $fold_args --duration $e2e_seconds \
+	--warmup $e2e_warmup --rounds $e2e_rounds"
+# shellcheck disable=SC2086
+run e2e-tcp 300 $suite --cores "$cores" --native-cores "$native_cores" \
+	--servers native,posix,memcached --transports tcp --out "$out/e2e-tcp" \
+	> "$out/logs/e2e-tcp.md" 2> "$out/logs/e2e-tcp.log"
+# shellcheck disable=SC2086
+run e2e-udp 120 $suite --cores "$top" --native-cores "$native_top" \
+	--servers native,posix,memcached --transports udp --rounds 1 --out "$out/e2e-udp" \
+	> "$out/logs/e2e-udp.md" 2> "$out/logs/e2e-udp.log"
+
+host after
+log "steps done; report"
+timeout -k 5 $((report_reserve - 5)) python3 "$bundle/tools/scaling_report.py" "$out" \
+	> "$out/logs/report.log" 2>&1 || log "report: failed, see $out/logs/report.log"
+# A baseline run past the CPU count that timed out collapsed: a result.
+bad=$(awk -F'\t' 'NR > 1 && $2 != "ok" && $2 != "not run" &&
+	!($1 ~ /-baseline-/ && $4 <= 15 && $2 == "timeout")' "$steps" | wc -l)
+log "finished in $(($(date +%s) - started))s; $bad of $(($(wc -l < "$steps") - 1))" \
+	"steps not ok (steps.tsv); results in $out"
+[ "$bad" = 0 ]
