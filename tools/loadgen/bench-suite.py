@@ -330,9 +330,10 @@ def main():
             shutil.rmtree("/var/run/dpdk/%s%d" % (kind, os.getpid()), ignore_errors=True)
     print(bench_report.render(results))
     runs = results["runs"]
-    failed = [r for r in runs if not r["result"] or r["result"]["corrupt"] or
-              r["result"]["bad"]]
-    log("suite finished in %.0f s; %d of %d runs failed; JSON: %s" %
+    # A run that lost, refused or resent anything is not a result
+    # (bench_report.problems): the suite fails on it as on a crash.
+    failed = [r for r in runs if bench_report.problems(r)]
+    log("suite finished in %.0f s; %d of %d runs invalid; JSON: %s" %
         (results["meta"]["elapsed_s"], len(failed), len(runs),
          os.path.join(args.out, "results.json")))
     return 1 if failed else 0

@@ -27,7 +27,7 @@ META = {
 
 def result(tp, corrupt=0):
     return {"throughput": tp, "hit_ratio": 1.0, "errors": 0, "corrupt": corrupt, "bad": 0,
-            "late": 0, "requests": int(tp * 3),
+            "late": 0, "requests": int(tp * 3), "gets": int(tp * 2.7),
             "latency_us": {"p50": 10, "p90": 20, "p99": 30, "p99.9": 40, "max": 50}}
 
 
@@ -69,6 +69,55 @@ class ReportTest(unittest.TestCase):
         tp, _, runs = bench_report.summarize(r["runs"], "native", (4, "tcp", 0.9, "uniform"))
         self.assertIsNone(tp)
         self.assertEqual(len(runs), 1)
+
+    def test_counters_are_numbers_not_text(self):
+        # tcp_fast_retransmits 0 once satisfied the text match "retransmits 0 "
+        # while tcp_retransmits was 812.
+        r = run("native", 1, 0, 1000)
+        r["result"]["net_counters"] = (
+            "tcp_retransmits 812 tcp_rto_expired 0 tcp_fast_retransmits 0 tx_nic_deferred 0 "
+            "tx_queue_full 0 mempool_empty 0 drop_tcp_out_of_window 0 tcp_ooo_segs 0 "
+            "port_imissed 0 port_oerrors 0 rx_nombuf 0")
+        self.assertEqual(bench_report.problems(r), ["tcp_retransmits 812"])
+        self.assertFalse(bench_report.ok(r))
+        self.assertEqual(bench_report.parse_counters("a 1 tcp_fast_retransmits 0"),
+                         {"a": 1, "tcp_fast_retransmits": 0})
+        clean = run("native", 1, 0, 1000)
+        clean["result"]["net_counters"] = r["result"]["net_counters"].replace("812", "0")
+        self.assertTrue(bench_report.ok(clean))
+        # Deferred sends and out-of-order segments lose nothing by themselves.
+        clean["result"]["net_counters"] = "tx_nic_deferred 5 tcp_ooo_segs 3"
+        self.assertTrue(bench_report.ok(clean))
+
+    def test_every_loss_invalidates(self):
+        for field, value in (("errors", 1), ("lost", 3), ("conn_failed", 1), ("bad", 1),
+                             ("corrupt", 1), ("hit_ratio", 0.999)):
+            r = run("posix", 1, 0, 1000)
+            r["result"][field] = value
+            self.assertFalse(bench_report.ok(r), field)
+        for counter in ("port_imissed", "mempool_empty", "tx_queue_full",
+                        "tcp_fast_retransmits", "tcp_rto_expired"):
+            r = run("native", 1, 0, 1000)
+            r["result"]["net_counters"] = "%s 2" % counter
+            self.assertEqual(bench_report.problems(r), ["%s 2" % counter])
+        # Without a preload no hit ratio is expected.
+        r = run("posix", 1, 0, 1000)
+        r["result"]["hit_ratio"] = 0.5
+        r["generator_cmd"] = "segcached-loadgen --no-preload"
+        self.assertTrue(bench_report.ok(r))
+
+    def test_invalid_runs_leave_the_median_and_are_shown(self):
+        r = results()
+        lossy = run("native", 1, 3, 1e9)  # would be the median's top
+        lossy["result"]["lost"] = 7
+        r["runs"].append(lossy)
+        tp, _, runs = bench_report.summarize(r["runs"], "native", (1, "tcp", 0.9, "uniform"))
+        self.assertEqual(tp, 1000)
+        self.assertEqual(len(runs), 4)
+        text = bench_report.render(r)
+        self.assertIn("**2 of 13 run(s) invalid**", text)
+        self.assertIn("* native (x), tcp/0.9/uniform, round 3: lost 7", text)
+        self.assertIn("* native (x), tcp/0.9/uniform, round 2: no result", text)
 
     def test_scaling_table(self):
         text = bench_report.render(results())
