@@ -28,8 +28,9 @@
 #
 # --fold-cpus N: the rehearsal on an N-CPU host: the 16-CPU commands with
 # CPU i run on CPU i mod N (numbers mean nothing; the report says so).
-# --quick: short durations (rehearsal). --budget S: the whole run's wall
-# clock limit in seconds (default 500; the report is written after it).
+# --quick: short durations and 100,000 storage keys (rehearsal). --budget S: the whole run's wall
+# clock limit in seconds (default 360, which leaves 3 of a host's 9 minutes
+# spare; the report is written within it).
 # Needs root and python3 >= 3.7 (as run-suite.sh).
 set -u
 
@@ -42,7 +43,7 @@ bundle=$(cd "$1" && pwd) || exit 1
 mkdir -p "$2" || exit 1
 out=$(cd "$2" && pwd)
 shift 2
-fold="" quick=0 budget=500
+fold="" quick=0 budget=360
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--fold-cpus) [ $# -ge 2 ] || usage; fold=$2; shift 2 ;;
@@ -62,9 +63,9 @@ python3 -c 'import sys; sys.exit(sys.version_info < (3, 7))' 2>/dev/null ||
 
 # Durations: the real run's, or the rehearsal's (--quick).
 if [ $quick = 1 ]; then
-	sb_seconds=0.2 e2e_seconds=0.5 e2e_warmup=0.3 e2e_rounds=1
+	sb_seconds=0.2 sb_keys=100000 e2e_seconds=0.5 e2e_warmup=0.3 e2e_rounds=1
 else
-	sb_seconds=${SB_SECONDS:-1} e2e_seconds=${E2E_SECONDS:-2} e2e_warmup=${E2E_WARMUP:-1}
+	sb_seconds=${SB_SECONDS:-1} sb_keys=1000000 e2e_seconds=${E2E_SECONDS:-2} e2e_warmup=${E2E_WARMUP:-1}
 	e2e_rounds=${E2E_ROUNDS:-2}
 fi
 sb_threads="1 2 4 8 12 16 24 32"
@@ -94,7 +95,10 @@ report_reserve=25
 mkdir -p "$out/host" "$out/storage" "$out/logs"
 steps="$out/steps.tsv"
 printf 'step\tstatus\tseconds\tlimit\n' > "$steps"
-log() { echo "[scaling-run $(date -u +%H:%M:%S) +$(($(date +%s) - started))s] $*" >&2; }
+# Progress goes to the script's own stderr (fd 3), also from steps whose
+# stderr goes to their log file.
+exec 3>&2
+log() { echo "[scaling-run $(date -u +%H:%M:%S) +$(($(date +%s) - started))s] $*" >&3; }
 
 # run NAME CAP CMD...: CMD with its own time limit, CAP seconds or what is
 # left of the budget (less the report's reserve), whichever is less;
@@ -130,8 +134,8 @@ host() {
 	{ nproc; free -m; python3 --version; cat /sys/kernel/mm/transparent_hugepage/enabled
 	  grep -i huge /proc/meminfo; } > "$out/host/misc.txt" 2>&1
 	printf '%s\n' "$budget" > "$out/host/budget.txt"
-	printf 'fold=%s quick=%s sb_seconds=%s e2e_seconds=%s e2e_warmup=%s e2e_rounds=%s\n' \
-		"$fold" "$quick" "$sb_seconds" "$e2e_seconds" "$e2e_warmup" "$e2e_rounds" \
+	printf 'fold=%s quick=%s sb_keys=%s sb_seconds=%s e2e_seconds=%s e2e_warmup=%s e2e_rounds=%s\n' \
+		"$fold" "$quick" "$sb_keys" "$sb_seconds" "$e2e_seconds" "$e2e_warmup" "$e2e_rounds" \
 		> "$out/host/plan.txt"
 }
 host before
@@ -150,37 +154,42 @@ log "bundle $bundle, out $out, CPUs $cpus${fold:+ folded onto $fold}, budget ${b
 # the same, and its timeouts would only eat the rehearsal.
 sb_eal="--no-huge --no-shconf --no-pci --no-telemetry --log-level=error -l 0 -m 1536 -d $bundle/pmds"
 real_cpus=$(nproc)
-for mix in 90:10:0 50:50:0; do
-	for dist in zipf:0.99 uniform; do
-		for t in $sb_threads; do
-			for engine in seg baseline; do
-				name=sb-$(echo "$mix" | cut -d: -f1-2 | tr : -)-${dist%%:*}-$engine-t$t
-				cap=40
-				if [ "$engine" = baseline ] && [ "$t" -gt "$real_cpus" ]; then
-					if [ -n "$fold" ] || [ "$dist" = uniform ]; then
-						printf '%s	not run	0	0
-' "$name" >> "$steps"
-						continue
-					fi
-					cap=15
+storage() {
+	mix=$1 dist=$2
+	for t in $sb_threads; do
+		for engine in seg baseline; do
+			name=sb-$(echo "$mix" | cut -d: -f1-2 | tr : -)-${dist%%:*}-$engine-t$t
+			cap=40
+			if [ "$engine" = baseline ] && [ "$t" -gt "$real_cpus" ]; then
+				if [ -n "$fold" ] || [ "$dist" = uniform ]; then
+					printf '%s\tnot run\t0\t0\n' "$name" >> "$steps"
+					continue
 				fi
-				# 1 M keys are loaded before the timed phase.
-				run "$name" $cap "$bundle/bin/segcached-storage-bench" $sb_eal -- \
-					--engine "$engine" --threads "$t" --keys 1000000 --value-size 64 \
-					--mix "$mix" --dist "$dist" --duration "$sb_seconds" --json \
-					> "$out/storage/$name.json" 2> "$out/logs/$name.log"
-			done
+				cap=15
+			fi
+			# The keys are loaded before the timed phase.
+			run "$name" $cap "$bundle/bin/segcached-storage-bench" $sb_eal -- \
+				--engine "$engine" --threads "$t" --keys "$sb_keys" --value-size 64 \
+				--mix "$mix" --dist "$dist" --duration "$sb_seconds" --json \
+				> "$out/storage/$name.json" 2> "$out/logs/$name.log"
 		done
 	done
-done
+}
 
-# 2. and 3. End to end; bench-suite.py stops its servers on SIGTERM.
+# In order of weight, so that a budget cut short takes the least: the zipf
+# storage runs (the write-scaling question), the TCP scaling suite, the
+# uniform storage runs, UDP at the top point. bench-suite.py stops its
+# servers on SIGTERM.
+storage 90:10:0 zipf:0.99
+storage 50:50:0 zipf:0.99
 suite="$bundle/run-suite.sh --scaling --cpus $cpus $fold_args --duration $e2e_seconds \
 	--warmup $e2e_warmup --rounds $e2e_rounds"
 # shellcheck disable=SC2086
 run e2e-tcp 300 $suite --cores "$cores" --native-cores "$native_cores" \
 	--servers native,posix,memcached --transports tcp --out "$out/e2e-tcp" \
 	> "$out/logs/e2e-tcp.md" 2> "$out/logs/e2e-tcp.log"
+storage 90:10:0 uniform
+storage 50:50:0 uniform
 # shellcheck disable=SC2086
 run e2e-udp 120 $suite --cores "$top" --native-cores "$native_top" \
 	--servers native,posix,memcached --transports udp --rounds 1 --out "$out/e2e-udp" \

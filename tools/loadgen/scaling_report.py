@@ -62,6 +62,24 @@ def steps(out):
     return [dict(zip(("step", "status", "seconds", "limit"), r.split("\t"))) for r in rows]
 
 
+def step_lines(st, plan):
+    """The end-to-end steps and every storage step that is not plain ok,
+    one row each; the storage steps' count and time in one line."""
+    secs = lambda s: int(s["seconds"]) if s["seconds"].isdigit() else 0  # noqa: E731
+    sb = [s for s in st if s["step"].startswith("sb-")]
+    shown = [s for s in st if not s["step"].startswith("sb-") or
+             s["status"] not in ("ok", "not run")]
+    out = ["| step | status | seconds | limit |", "|---|---|---|---|"]
+    out += ["| %s | %s | %s | %s |" % (s["step"], s["status"], s["seconds"], s["limit"])
+            for s in shown]
+    out += ["", "storage-bench: %d steps, %d ok, %d not run (the baseline past the CPU "
+            "count), in %d s. All steps: %d s (%s)." % (
+                len(sb), sum(s["status"] == "ok" for s in sb),
+                sum(s["status"] == "not run" for s in sb), sum(secs(s) for s in sb),
+                sum(secs(s) for s in st), plan)]
+    return out
+
+
 def storage_problems(run):
     """Why a storage-bench run does not count: anything lost or refused.
     Every key is loaded before the timed phase, so every get must hit."""
@@ -247,11 +265,7 @@ def main():
               "%s before, %s after." % (host["cpu_model"] or "unknown CPU", host["cpus"],
                                        host["sockets"], host["threads_per_core"],
                                        host["uname"], la, lb), ""]
-    lines += ["| step | status | seconds | limit |", "|---|---|---|---|"]
-    lines += ["| %s | %s | %s | %s |" % (s["step"], s["status"], s["seconds"], s["limit"])
-              for s in st]
-    total = sum(int(s["seconds"]) for s in st if s["seconds"].isdigit())
-    lines += ["", "Steps took %d s in all (%s)." % (total, plan)]
+    lines += step_lines(st, plan)
     if missing:
         lines += ["", "storage-bench gave no JSON: %s" % ", ".join(missing)]
     lines += storage_lines(storage, ncpus, {s["step"]: s["status"] for s in st})
