@@ -160,9 +160,9 @@ def run_generator(cmd, out_dir, name, timeout, env=None):
         r = json.load(f)
     net = [l for l in p.stderr.splitlines() if l.startswith("loadgen: net:")]
     r["net_counters"] = net[0][len("loadgen: net: "):] if net else ""
-    log("  %.0f req/s, hit ratio %.3f, p99 %.1f us, errors %d, corrupt %d" %
-        (r["throughput"], r["hit_ratio"], r["latency_us"]["p99"], r["errors"],
-         r["corrupt"]))
+    log("  %.0f req/s, hit ratio %.3f, errors %d, lost %d, conn_failed %d, corrupt %d; "
+        "net: %s" % (r["throughput"], r["hit_ratio"], r["errors"], r.get("lost", 0),
+                     r.get("conn_failed", 0), r["corrupt"], r["net_counters"] or "-"))
     return r
 
 

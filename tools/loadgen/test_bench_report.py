@@ -28,6 +28,7 @@ META = {
 def result(tp, corrupt=0):
     return {"throughput": tp, "hit_ratio": 1.0, "errors": 0, "corrupt": corrupt, "bad": 0,
             "late": 0, "requests": int(tp * 3), "gets": int(tp * 2.7),
+            "workers": 1, "conns_per_worker": 16, "depth": 4,
             "latency_us": {"p50": 10, "p90": 20, "p99": 30, "p99.9": 40, "max": 50}}
 
 
@@ -118,6 +119,16 @@ class ReportTest(unittest.TestCase):
         self.assertIn("**2 of 13 run(s) invalid**", text)
         self.assertIn("* native (x), tcp/0.9/uniform, round 3: lost 7", text)
         self.assertIn("* native (x), tcp/0.9/uniform, round 2: no result", text)
+
+    def test_closed_loop_shows_no_latency(self):
+        # Closed-loop response times are in-flight / throughput, not the
+        # server's latency: the table gives the in-flight count instead.
+        text = bench_report.render(results())
+        closed = text[text.index("Closed loop (peak)"):]
+        self.assertNotIn("p50", closed)
+        self.assertNotIn("p99", closed)
+        self.assertIn("| hit ratio | in flight | errors |", closed)
+        self.assertIn("| 1000 | **10.00** (10.00-10.00) | 1.000 | 64 | 0 | 0 |", closed)
 
     def test_scaling_table(self):
         text = bench_report.render(results())
