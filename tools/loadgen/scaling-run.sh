@@ -14,22 +14,25 @@
 #
 #   tools/loadgen/scaling-run.sh BUNDLE OUT [--fold-cpus N] [--quick] [--budget S]
 #
-# Steps:
-#  1. storage-bench, seg and baseline engines in one process (rounds
-#     alternate which goes first), threads 1 2 4 8 12 16 24 32 (24 and 32
-#     oversubscribe a 16-CPU host: threads are pinned round-robin, so
-#     lock holders get preempted), 90/10 and 50/50 get/set, zipf 0.99 and
-#     uniform, 1 M keys of 16 bytes, 64-byte values;
+# Steps, in order of weight (a budget cut short drops the last ones):
+#  1. storage-bench, seg and baseline engines, each in a process of its
+#     own, threads 1 2 4 8 12 16 24 32 (24 and 32 oversubscribe a 16-CPU
+#     host: threads are pinned round-robin, so lock holders get
+#     preempted), 90/10 then 50/50 get/set, zipf 0.99 keys, 1 M keys of
+#     16 bytes, 64-byte values;
 #  2. bench-suite.py --scaling over TCP 90/10 uniform: segcached native
 #     over net_memif at 1 2 4 7 server lcores (as many generator lcores;
 #     7, not 8: the main lcores share the other side's first CPU),
 #     segcached posix and memcached -t 1 2 4 8 over loopback;
-#  3. the same at the top point over UDP.
+#  3. storage-bench as in 1 with uniform keys;
+#  4. the suite at the top point over UDP.
+# Exit status: 0 every step ran and every run is a result; 3 every step
+# ran, some runs are invalid (scaling.md lists them); 1 a step failed.
 #
 # --fold-cpus N: the rehearsal on an N-CPU host: the 16-CPU commands with
 # CPU i run on CPU i mod N (numbers mean nothing; the report says so).
-# --quick: short durations and 100,000 storage keys (rehearsal). --budget S: the whole run's wall
-# clock limit in seconds (default 360, which leaves 3 of a host's 9 minutes
+# --quick: short durations and 100,000 storage keys (rehearsal).
+# --budget S: the whole run's wall clock limit in seconds (default 360, which leaves 3 of a host's 9 minutes
 # spare; the report is written within it).
 # Needs root and python3 >= 3.7 (as run-suite.sh).
 set -u
