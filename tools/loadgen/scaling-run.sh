@@ -127,7 +127,7 @@ run() {
 	[ $rc = 124 ] || [ $rc = 137 ] && status=timeout
 	# bench-suite.py ran through, but some runs lost something (invalid).
 	case "$name" in e2e-*) [ $rc = 3 ] && status="invalid runs" ;; esac
-	[ $rc != 0 ] && [ $status = ok ] && status="exit $rc"
+	[ $rc != 0 ] && [ "$status" = ok ] && status="exit $rc"
 	printf '%s\t%s\t%s\t%s\n' "$name" "$status" "$(($(date +%s) - t0))" "$limit" >> "$steps"
 	log "$name: $status in $(($(date +%s) - t0))s (limit ${limit}s)"
 	return $rc
