@@ -396,9 +396,11 @@ def plot(results_list, path):
         lambda v, _: "%g" % (v / 1e6)))
     ax.set_ylim(bottom=0)
     meta = results_list[0]["meta"]
-    ax.set_title("segcached-loadgen, TCP 90/10 uniform, 64-byte values\n%s, %s CPUs, %s" %
+    ax.set_title("segcached-loadgen, TCP 90/10 uniform, 64-byte values\n%s, %s CPUs, %s%s" %
                  (meta["host"].get("cpu_model"), meta["host"].get("online_cpus"),
-                  meta.get("started", "")[:10]), fontsize=9)
+                  meta.get("started", "")[:10],
+                  ", FOLDED onto %d CPUs: plumbing test, not a measurement" % meta["fold_cpus"]
+                  if meta.get("fold_cpus") else ""), fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
