@@ -4,7 +4,8 @@
 #
 # Packs what bench-suite.py needs into one directory that runs on a Linux
 # x86-64 host without meson, DPDK or memcached installed (python3, nice and
-# taskset are all it asks of the host):
+# taskset are all it asks of the host; scaling-run.sh also timeout, nproc
+# and lscpu; packing needs python3, ldd and pkg-config here):
 #
 #   tools/loadgen/make-bundle.sh BUILD_DIR BUNDLE_DIR
 #   BUNDLE_DIR/run-suite.sh --scaling --out BUNDLE_DIR/out   # on the other host

@@ -81,8 +81,10 @@ if [ -n "$fold" ]; then
 	cpus=0-15 ncpus=16
 	fold_args="--fold-cpus $fold"
 else
+	# The CPUs this process may use, by id (a container's cpuset need not
+	# start at 0).
+	cpus=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
 	ncpus=$(nproc)
-	cpus=0-$((ncpus - 1))
 	fold_args=""
 fi
 half=$((ncpus / 2))
@@ -160,7 +162,10 @@ log "bundle $bundle, out $out, CPUs $cpus${fold:+ folded onto $fold}, budget ${b
 # result ("collapsed"), not a failure of the run. In a rehearsal
 # (--fold-cpus) it does not run past the real CPUs at all: the plumbing is
 # the same, and its timeouts would only eat the rehearsal.
-sb_eal="--no-huge --no-shconf --no-pci --no-telemetry --log-level=error -l 0 -m 1536 -d $bundle/pmds"
+# The EAL's main lcore (a control thread here): the first CPU we may use.
+first_cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+sb_eal="--no-huge --no-shconf --no-pci --no-telemetry --log-level=error -l $first_cpu -m 1536"
+sb_eal="$sb_eal -d $bundle/pmds"
 real_cpus=$(nproc)
 storage() {
 	mix=$1 dist=$2
