@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The segcached authors
 """meson test bench-report (suite tools): bench_report.py's medians, per-round
-ratios to memcached, scaling efficiency, the marked-section rewrite of a
-Markdown file and the PNG, on results made up here."""
+ratios to memcached, scaling efficiency, invalid runs, the marked-section rewrite of a
+Markdown file and the PNG, and scaling_report.py's storage tables, on results
+made up here."""
 import copy
+import json
 import os
 import sys
 import tempfile
@@ -12,6 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_report  # noqa: E402
+import scaling_report  # noqa: E402
 
 META = {
     "mode": "scaling", "command": "python3 tools/loadgen/bench-suite.py --scaling",
@@ -169,6 +172,48 @@ class ReportTest(unittest.TestCase):
             bench_report.plot([results()], png)
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
+def storage_json(engine, threads, mops, **extra):
+    r = {"round": 0, "engine": engine, "threads": threads, "ops": 1000, "mops": mops,
+         "gets": 900, "get_hits": 900, "sets": 100, "set_failed": 0, "errors": 0,
+         "evictions": 0, "warmup": {"stored": 1000, "failed": 0, "evictions": 0}}
+    r.update(extra)
+    return {"config": {"mix": {"get": 90, "set": 10, "delete": 0}, "dist": "zipf",
+                       "theta": 0.99}, "runs": [r]}
+
+
+class ScalingReportTest(unittest.TestCase):
+    """scaling_report.py over a made-up scaling-run.sh directory."""
+
+    def test_storage_tables(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "storage"))
+            os.makedirs(os.path.join(d, "host"))
+            files = {"sb-90-10-zipf-seg-t1": storage_json("seg", 1, 2.0),
+                     "sb-90-10-zipf-seg-t2": storage_json("seg", 2, 3.0),
+                     "sb-90-10-zipf-seg-t4": storage_json("seg", 4, 1.5),
+                     "sb-90-10-zipf-baseline-t1": storage_json("baseline", 1, 1.0),
+                     # a miss after a full preload: not a result
+                     "sb-90-10-zipf-baseline-t2": storage_json("baseline", 2, 9.0,
+                                                               get_hits=899)}
+            for name, doc in files.items():
+                with open(os.path.join(d, "storage", name + ".json"), "w") as f:
+                    json.dump(doc, f)
+            with open(os.path.join(d, "steps.tsv"), "w") as f:
+                f.write("step\tstatus\tseconds\tlimit\n")
+                for name in files:
+                    f.write("%s\tok\t1\t40\n" % name)
+                f.write("sb-90-10-zipf-baseline-t4\ttimeout\t15\t15\n")
+            table, missing = scaling_report.storage_results(d)
+            self.assertEqual(missing, [])
+            st = {s["step"]: s["status"] for s in scaling_report.steps(d)}
+            text = "\n".join(scaling_report.storage_lines(table, 2, st))
+            # efficiency 3.0 / (2 x 2.0); past 2 CPUs, vs the 2-thread point
+            self.assertIn("| 2 | 3.00 | invalid (hit ratio 0.9989) |  | 0.75 |  |  |  |", text)
+            self.assertIn("| 4 | 1.50 | collapsed (no result within its time limit) |  | "
+                          "0.38 |  | 0.50 |  |", text)
+            self.assertIn("| 1 | 2.00 | 1.00 | 2.00 | 1.00 | 1.00 |  |  |", text)
 
 
 if __name__ == "__main__":
