@@ -63,6 +63,22 @@ done
 [ "$(id -u)" = 0 ] || { echo "$0: needs root (as run-suite.sh)" >&2; exit 1; }
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 7))' 2>/dev/null ||
 	{ echo "$0: needs python3 >= 3.7" >&2; exit 1; }
+# The EAL loads no driver from under a world-writable directory (/tmp, or
+# wherever a copied working tree landed): such a bundle is copied out first.
+if python3 - "$bundle" <<'EOF'
+import os, sys
+p = sys.argv[1]
+while not os.stat(p).st_mode & 0o002:
+    if p == "/":
+        sys.exit(1)
+    p = os.path.dirname(p)
+EOF
+then
+	safe=/var/lib/segcached-bundle-$$
+	echo "$0: $bundle is under a world-writable directory; using a copy in $safe" >&2
+	rm -rf "$safe" && cp -a "$bundle" "$safe" && chmod -R go-w "$safe" || exit 1
+	bundle=$safe
+fi
 
 # Durations: the real run's, or the rehearsal's (--quick).
 if [ $quick = 1 ]; then
@@ -212,6 +228,7 @@ host after
 log "steps done; report"
 timeout -k 5 $((report_reserve - 5)) python3 "$bundle/tools/scaling_report.py" "$out" \
 	> "$out/logs/report.log" 2>&1 || log "report: failed, see $out/logs/report.log"
+[ -n "${safe:-}" ] && rm -rf "$safe"
 # A baseline run past the CPU count that timed out collapsed: a result.
 bad=$(awk -F'\t' 'NR > 1 && $2 != "ok" && $2 != "not run" && $2 != "invalid runs" &&
 	!($1 ~ /-baseline-/ && $4 <= 15 && $2 == "timeout")' "$steps" | wc -l)
