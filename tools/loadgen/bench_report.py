@@ -26,9 +26,67 @@ def median(xs):
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
-def ok(run):
+# The generator's lib/net counters (its "loadgen: net:" line, kept as the
+# result's net_counters) that say a request or a packet was lost or
+# resent: any of them above 0 makes the run not a result.
+LOSS_COUNTERS = ("tcp_retransmits", "tcp_rto_expired", "tcp_fast_retransmits",
+                 "tx_queue_full", "mempool_empty", "port_imissed", "port_oerrors",
+                 "rx_nombuf")
+# The generator's own counts with the same meaning.
+LOSS_FIELDS = ("errors", "corrupt", "bad", "lost", "conn_failed")
+
+
+def parse_counters(text):
+    """'name value name value ...' as {name: int}, by name, so that
+    tcp_fast_retransmits is never read as tcp_retransmits. A value that is
+    not a number is kept as None (and makes the run invalid)."""
+    words = (text or "").split()
+    out = {}
+    for name, value in zip(words[0::2], words[1::2]):
+        try:
+            out[name] = int(value)
+        except ValueError:
+            out[name] = None
+    if len(words) % 2:
+        out[words[-1]] = None
+    return out
+
+
+def expected_hit_ratio(run):
+    """Every key is preloaded (unless the generator was told --no-preload)
+    and the servers have room for all of them: every get must hit."""
+    return None if "--no-preload" in run.get("generator_cmd", "") else 1.0
+
+
+def problems(run):
+    """Why a run is not a result (empty: it is one): no result, a generator
+    that failed, any error reply, corrupt or malformed answer, lost request,
+    failed connection, a hit ratio below the preload's, or a lib/net loss
+    counter above 0."""
     r = run["result"]
-    return r is not None and not r.get("corrupt") and not r.get("bad") and r["throughput"] > 0
+    if r is None:
+        return ["no result"]
+    why = []
+    if r.get("exit_status"):
+        why.append("generator exit status %s" % r["exit_status"])
+    for k in LOSS_FIELDS:
+        if r.get(k):
+            why.append("%s %d" % (k, r[k]))
+    want = expected_hit_ratio(run)
+    if want is not None and r.get("gets") and r.get("hit_ratio", 0) < want:
+        why.append("hit ratio %.6f below the preload's %.3f" % (r["hit_ratio"], want))
+    for name, value in sorted(parse_counters(r.get("net_counters")).items()):
+        if value is None:
+            why.append("%s unreadable" % name)
+        elif value and name in LOSS_COUNTERS:
+            why.append("%s %d" % (name, value))
+    if not r.get("throughput", 0) > 0:
+        why.append("no throughput")
+    return why
+
+
+def ok(run):
+    return not problems(run)
 
 
 def workload_key(run):
@@ -132,8 +190,11 @@ def scaling_table(closed):
         one = {k: summarize(closed, k, (1,) + wk)[0] for k in keys}
         for n in cores:
             row = "| %d |" % n
-            tps = {k: summarize(closed, k, (n,) + wk)[0] for k in keys}
-            row += "".join(" %s |" % ("%.0f" % tps[k] if tps[k] else "failed") for k in keys)
+            sums = {k: summarize(closed, k, (n,) + wk) for k in keys}
+            tps = {k: sums[k][0] for k in keys}
+            # Not run at this core count (native 7 beside 8): "-".
+            row += "".join(" %s |" % ("%.0f" % tps[k] if tps[k] else
+                                      "invalid" if sums[k][2] else "-") for k in keys)
             row += "".join(" %s |" % fmt_ratio(ratios_vs_memcached(closed, k, (n,) + wk))
                            for k in keys if k != "memcached")
             row += "".join(" %s |" % ("%.2f" % (tps[k] / (n * one[k]))
@@ -176,13 +237,28 @@ def spread_lines(closed):
     return [""] + out if out else []
 
 
+def in_flight(run):
+    """Requests a closed-loop run keeps outstanding: workers x connections
+    x depth (from the generator's own report when it has them)."""
+    r = run["result"] or {}
+    try:
+        return str(int(r["workers"]) * int(r["conns_per_worker"]) * int(r["depth"]))
+    except (KeyError, TypeError, ValueError):
+        return "?"
+
+
 def closed_table(closed):
+    # No latency columns: in a closed loop each request waits for the ones
+    # queued before it, so its percentiles measure the queue the generator
+    # keeps full (p50 about in-flight / throughput), not the server.
     lines = ["", "Closed loop (peak): req/s is the median over rounds; **vs memcached** is "
-             "the median of the per-round ratios (min-max in brackets); latency of the "
-             "median run.", "",
+             "the median of the per-round ratios (min-max in brackets). *In flight* is "
+             "connections x depth: a closed loop keeps that many requests queued, so its "
+             "response times are about in-flight / req/s whatever the server does, and are "
+             "not shown; latency comes from the open-loop runs only.", "",
              "| server | cores | proto | get/set | keys | req/s | **vs memcached** | "
-             "hit ratio | p50 us | p99 us | p99.9 us | errors | corrupt/bad |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "hit ratio | in flight | errors | corrupt/bad |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     wks = []
     for r in closed:
         if workload_key(r) not in wks:
@@ -196,14 +272,14 @@ def closed_table(closed):
             cols = "| %s | %d | %s | %s | %s |" % (label, wk[0], wk[1].upper(),
                                                    mix_name(wk[2]), dist_name(wk[3]))
             if tp is None:
-                lines.append(cols + " failed | | | | | | | |")
+                lines.append(cols + " invalid (%d of %d runs) | | | | | |" % (
+                    sum(1 for r in runs if not ok(r)), len(runs)))
                 continue
             res = mid["result"]
-            lat = res["latency_us"]
             good = [r["result"] for r in runs if r["result"]]
             ratio = fmt_ratio(ratios_vs_memcached(closed, key, wk)) if key != "memcached" else ""
-            lines.append(cols + " %.0f | %s | %.3f | %.1f | %.1f | %.1f | %d | %d |" % (
-                tp, ratio, res["hit_ratio"], lat["p50"], lat["p99"], lat["p99.9"],
+            lines.append(cols + " %.0f | %s | %.3f | %s | %d | %d |" % (
+                tp, ratio, res["hit_ratio"], in_flight(mid),
                 sum(r["errors"] for r in good), sum(r["corrupt"] + r["bad"] for r in good)))
     return lines
 
@@ -234,9 +310,9 @@ def open_table(opened):
         wl = "%s %s %s" % (run["transport"].upper(), mix_name(run["get_ratio"]),
                            dist_name(run["dist"]))
         rate = run["generator_cmd"].split("--rate ")[-1].split()[0]
-        if not r:
-            lines.append("| %s | %d | %s | %s | failed | | | | | | |" %
-                         (run["label"], run["cores"], wl, rate))
+        if not ok(run):
+            lines.append("| %s | %d | %s | %s | invalid: %s | | | | | | |" %
+                         (run["label"], run["cores"], wl, rate, "; ".join(problems(run))))
             continue
         lat = r["latency_us"]
         lines.append("| %s | %d | %s | %s | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | "
@@ -262,17 +338,24 @@ def render(results, png=None, doc_dir=None):
         lines += engine_table(closed)
     if opened:
         lines += open_table(opened)
-    lossy = [r for r in closed if r["result"] and r["result"].get("net_counters") and
-             "retransmits 0 " not in r["result"]["net_counters"]]
-    for r in lossy:
-        lines += ["", "%s, %s round %d: generator lib/net: %s" % (
-            r["label"], "/".join(map(str, workload_key(r)[1:])), r["round"],
-            r["result"]["net_counters"])]
-    failed = [r for r in runs if not r["result"]]
-    if failed:
-        lines += ["", "%d run(s) failed (no result): %s" % (
-            len(failed), ", ".join(sorted({r["label"] for r in failed})))]
+    lines += invalid_lines(runs)
     return "\n".join(lines)
+
+
+def invalid_lines(runs):
+    """Every run that is not a result, and why: none of them is in a
+    median, a ratio or the plot."""
+    bad = [r for r in runs if problems(r)]
+    if not bad:
+        return []
+    out = ["", "**%d of %d run(s) invalid** (lost, refused or resent something; left out "
+           "of every median, ratio and plot):" % (len(bad), len(runs)), ""]
+    for r in bad:
+        out.append("* %s, %s, %s: %s" % (
+            r["label"], "/".join(map(str, workload_key(r)[1:])),
+            "round %d" % r["round"] if r["mode"] == "closed" else "open loop",
+            "; ".join(problems(r))))
+    return out
 
 
 def plot(results_list, path):
@@ -313,9 +396,11 @@ def plot(results_list, path):
         lambda v, _: "%g" % (v / 1e6)))
     ax.set_ylim(bottom=0)
     meta = results_list[0]["meta"]
-    ax.set_title("segcached-loadgen, TCP 90/10 uniform, 64-byte values\n%s, %s CPUs, %s" %
+    ax.set_title("segcached-loadgen, TCP 90/10 uniform, 64-byte values\n%s, %s CPUs, %s%s" %
                  (meta["host"].get("cpu_model"), meta["host"].get("online_cpus"),
-                  meta.get("started", "")[:10]), fontsize=9)
+                  meta.get("started", "")[:10],
+                  ", FOLDED onto %d CPUs: plumbing test, not a measurement" % meta["fold_cpus"]
+                  if meta.get("fold_cpus") else ""), fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()

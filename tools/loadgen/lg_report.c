@@ -51,13 +51,19 @@ lg_report_text(FILE *f, const struct lg_options *o, const struct lg_stats *s,
 		(unsigned long long)s->bad, (unsigned long long)s->lost,
 		(unsigned long long)s->late, (unsigned long long)s->conn_failed,
 		(unsigned long long)s->values_checked);
-	fprintf(f, "latency us ");
+	/* Closed loop, each request queues behind the others in flight (p50
+	 * about in-flight / throughput): response time, not server latency. */
+	fprintf(f, o->run.rate > 0 ? "latency us " : "response us");
 	for (unsigned i = 0; i < 4; i++)
 		fprintf(f, " %s %.1f", qnames[i],
 			(double)lg_hist_quantile(&s->hist, quantiles[i]) / 1e3);
-	fprintf(f, " max %.1f mean %.1f%s\n", (double)s->hist.max / 1e3,
-		s->hist.count ? s->hist.sum / (double)s->hist.count / 1e3 : 0,
-		o->run.rate > 0 ? " (from intended send times)" : "");
+	fprintf(f, " max %.1f mean %.1f", (double)s->hist.max / 1e3,
+		s->hist.count ? s->hist.sum / (double)s->hist.count / 1e3 : 0);
+	if (o->run.rate > 0)
+		fprintf(f, " (from intended send times)\n");
+	else
+		fprintf(f, " (closed loop, %u in flight: queueing, not server latency)\n",
+			o->run.workers * o->run.conns * o->run.depth);
 }
 
 int

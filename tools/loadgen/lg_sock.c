@@ -2,6 +2,7 @@
  * Copyright (c) 2026 The segcached authors
  */
 #include "lg_sock.h"
+#include "lg_epoll.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -207,7 +208,6 @@ lg_sock_worker(struct lg_worker *w, const struct lg_options *o)
 
 	while (lg_phase_get(run) != LG_PHASE_STOP) {
 		uint64_t wait_ns = 10000000; /* re-read the phase at least this often */
-		struct timespec ts;
 		int n;
 
 		now = lg_now_ns();
@@ -236,9 +236,13 @@ lg_sock_worker(struct lg_worker *w, const struct lg_options *o)
 			wait_ns = 0;
 		if (run->wl.trace && run->trace_speed > 0 && wait_ns > 50000)
 			wait_ns = 50000;
-		ts.tv_sec = (time_t)(wait_ns / 1000000000ULL);
-		ts.tv_nsec = (long)(wait_ns % 1000000000ULL);
-		n = epoll_pwait2(ep, evs, 64, &ts, NULL);
+		n = lg_epoll_wait_ns(ep, evs, 64, wait_ns);
+		if (n < 0) {
+			/* Not a signal: the epoll set itself is broken. */
+			w->last_bad = "epoll wait failed";
+			rc = -1;
+			break;
+		}
 		now = lg_now_ns();
 		for (int i = 0; i < n; i++) {
 			struct sock_conn *sc = evs[i].data.ptr;

@@ -4,10 +4,12 @@
 #
 # Packs what bench-suite.py needs into one directory that runs on a Linux
 # x86-64 host without meson, DPDK or memcached installed (python3, nice and
-# taskset are all it asks of the host):
+# taskset are all it asks of the host; scaling-run.sh also timeout, nproc
+# and lscpu; packing needs python3, ldd and pkg-config here):
 #
 #   tools/loadgen/make-bundle.sh BUILD_DIR BUNDLE_DIR
 #   BUNDLE_DIR/run-suite.sh --scaling --out BUNDLE_DIR/out   # on the other host
+#   BUNDLE_DIR/tools/scaling-run.sh BUNDLE_DIR OUT   # the whole 16-core run (docs/performance.md)
 #
 # bin/ holds wrappers that start the real binaries (libexec/) through the
 # bundled dynamic loader with --library-path lib/, so neither the host's
@@ -40,7 +42,7 @@ esac
 rm -rf "$out/bin" "$out/libexec" "$out/lib" "$out/pmds" "$out/tools"
 mkdir -p "$out/bin" "$out/libexec" "$out/lib" "$out/pmds" "$out/tools"
 cp "$build/app/segcached/segcached" "$build/tools/loadgen/segcached-loadgen" \
-	"$memcached" "$out/libexec/"
+	"$build/tools/storage-bench/segcached-storage-bench" "$memcached" "$out/libexec/"
 for p in $pmds; do
 	cp -L "$pmd_src/$p" "$out/pmds/$p"
 done
@@ -60,9 +62,37 @@ for p in $pmds; do
 		ln -s "../pmds/$p" "$out/lib/$soname"
 	fi
 done
+# The EAL also loads every driver in the PMD directory compiled into it
+# (RTE_EAL_PMD_PATH, Debian's /usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0)
+# whenever that directory exists: on a host with DPDK installed, the host's
+# drivers would load beside the bundle's -d ones and the second copy of a
+# driver panics ("UIO_RESOURCE_LIST tailq is already registered"). DPDK
+# has no option to turn that off, so the bundle's copy of librte_eal gets
+# an empty default directory (its first byte NUL; the EAL skips an empty
+# one): only -d loads drivers, all of them from the bundle.
+eal=$(cd "$out/lib" && ls librte_eal.so.* | head -n 1)
+python3 - "$out/lib/$eal" "$pmd_src" <<'PY'
+import sys
+path, pmd_dir = sys.argv[1], sys.argv[2].encode()
+with open(path, "rb") as f:
+    data = bytearray(f.read())
+# The path as a string of its own (NUL before and after), not the
+# "DPDK_PLUGIN_PATH=..." tag that dpdk-pmdinfo reads.
+hits = []
+i = data.find(b"\0" + pmd_dir + b"\0")
+while i >= 0:
+    hits.append(i + 1)
+    i = data.find(b"\0" + pmd_dir + b"\0", i + 1)
+if len(hits) != 1:
+    sys.exit("make-bundle.sh: %s: the PMD path %s found %d times, not once: cannot "
+             "turn off the EAL's default driver directory" % (path, pmd_dir.decode(), len(hits)))
+data[hits[0]] = 0
+with open(path, "wb") as f:
+    f.write(data)
+PY
 loader=$(cd "$out/lib" && ls ld-linux-*.so.* | head -n 1)
 
-for exe in segcached segcached-loadgen memcached; do
+for exe in segcached segcached-loadgen segcached-storage-bench memcached; do
 	cat > "$out/bin/$exe" <<EOF
 #!/bin/sh
 # Runs libexec/$exe with the bundle's own loader and libraries.
@@ -73,13 +103,24 @@ EOF
 done
 
 cp "$here/bench-suite.py" "$here/bench_procs.py" "$here/bench_setups.py" \
-	"$here/bench_report.py" "$out/tools/"
+	"$here/bench_report.py" "$here/scaling-run.sh" "$here/scaling_report.py" "$out/tools/"
 git -C "$here" describe --always --dirty > "$out/tools/COMMIT" 2>/dev/null ||
 	echo unknown > "$out/tools/COMMIT"
 cat > "$out/run-suite.sh" <<'EOF'
 #!/bin/sh
 # bench-suite.py with the bundle's binaries and drivers; other options pass on.
+# Needs root (the DPDK runtime directory under /var/run/dpdk, the memif
+# socket under /run, nice -10) and Python >= 3.7 (subprocess.run's
+# capture_output and text): say so rather than fail half-way.
 d=$(cd "$(dirname "$0")" && pwd)
+if [ "$(id -u)" != 0 ]; then
+	echo "$0: needs root (DPDK runtime files under /var/run/dpdk, memif socket under /run, nice -10)" >&2
+	exit 1
+fi
+if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 7))' 2>/dev/null; then
+	echo "$0: needs python3 >= 3.7 on PATH (found: $(python3 --version 2>&1))" >&2
+	exit 1
+fi
 exec python3 "$d/tools/bench-suite.py" --segcached "$d/bin/segcached" \
 	--loadgen "$d/bin/segcached-loadgen" --memcached "$d/bin/memcached" \
 	--pmd-dir "$d/pmds" "$@"

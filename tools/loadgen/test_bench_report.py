@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The segcached authors
 """meson test bench-report (suite tools): bench_report.py's medians, per-round
-ratios to memcached, scaling efficiency, the marked-section rewrite of a
-Markdown file and the PNG, on results made up here."""
+ratios to memcached, scaling efficiency, invalid runs, the marked-section rewrite of a
+Markdown file and the PNG, and scaling_report.py's storage tables, on results
+made up here."""
 import copy
+import json
 import os
 import sys
 import tempfile
@@ -12,6 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_report  # noqa: E402
+import scaling_report  # noqa: E402
 
 META = {
     "mode": "scaling", "command": "python3 tools/loadgen/bench-suite.py --scaling",
@@ -27,7 +30,8 @@ META = {
 
 def result(tp, corrupt=0):
     return {"throughput": tp, "hit_ratio": 1.0, "errors": 0, "corrupt": corrupt, "bad": 0,
-            "late": 0, "requests": int(tp * 3),
+            "late": 0, "requests": int(tp * 3), "gets": int(tp * 2.7),
+            "workers": 1, "conns_per_worker": 16, "depth": 4,
             "latency_us": {"p50": 10, "p90": 20, "p99": 30, "p99.9": 40, "max": 50}}
 
 
@@ -70,6 +74,65 @@ class ReportTest(unittest.TestCase):
         self.assertIsNone(tp)
         self.assertEqual(len(runs), 1)
 
+    def test_counters_are_numbers_not_text(self):
+        # tcp_fast_retransmits 0 once satisfied the text match "retransmits 0 "
+        # while tcp_retransmits was 812.
+        r = run("native", 1, 0, 1000)
+        r["result"]["net_counters"] = (
+            "tcp_retransmits 812 tcp_rto_expired 0 tcp_fast_retransmits 0 tx_nic_deferred 0 "
+            "tx_queue_full 0 mempool_empty 0 drop_tcp_out_of_window 0 tcp_ooo_segs 0 "
+            "port_imissed 0 port_oerrors 0 rx_nombuf 0")
+        self.assertEqual(bench_report.problems(r), ["tcp_retransmits 812"])
+        self.assertFalse(bench_report.ok(r))
+        self.assertEqual(bench_report.parse_counters("a 1 tcp_fast_retransmits 0"),
+                         {"a": 1, "tcp_fast_retransmits": 0})
+        clean = run("native", 1, 0, 1000)
+        clean["result"]["net_counters"] = r["result"]["net_counters"].replace("812", "0")
+        self.assertTrue(bench_report.ok(clean))
+        # Deferred sends and out-of-order segments lose nothing by themselves.
+        clean["result"]["net_counters"] = "tx_nic_deferred 5 tcp_ooo_segs 3"
+        self.assertTrue(bench_report.ok(clean))
+
+    def test_every_loss_invalidates(self):
+        for field, value in (("errors", 1), ("lost", 3), ("conn_failed", 1), ("bad", 1),
+                             ("corrupt", 1), ("hit_ratio", 0.999)):
+            r = run("posix", 1, 0, 1000)
+            r["result"][field] = value
+            self.assertFalse(bench_report.ok(r), field)
+        for counter in ("port_imissed", "mempool_empty", "tx_queue_full",
+                        "tcp_fast_retransmits", "tcp_rto_expired"):
+            r = run("native", 1, 0, 1000)
+            r["result"]["net_counters"] = "%s 2" % counter
+            self.assertEqual(bench_report.problems(r), ["%s 2" % counter])
+        # Without a preload no hit ratio is expected.
+        r = run("posix", 1, 0, 1000)
+        r["result"]["hit_ratio"] = 0.5
+        r["generator_cmd"] = "segcached-loadgen --no-preload"
+        self.assertTrue(bench_report.ok(r))
+
+    def test_invalid_runs_leave_the_median_and_are_shown(self):
+        r = results()
+        lossy = run("native", 1, 3, 1e9)  # would be the median's top
+        lossy["result"]["lost"] = 7
+        r["runs"].append(lossy)
+        tp, _, runs = bench_report.summarize(r["runs"], "native", (1, "tcp", 0.9, "uniform"))
+        self.assertEqual(tp, 1000)
+        self.assertEqual(len(runs), 4)
+        text = bench_report.render(r)
+        self.assertIn("**2 of 13 run(s) invalid**", text)
+        self.assertIn("* native (x), tcp/0.9/uniform, round 3: lost 7", text)
+        self.assertIn("* native (x), tcp/0.9/uniform, round 2: no result", text)
+
+    def test_closed_loop_shows_no_latency(self):
+        # Closed-loop response times are in-flight / throughput, not the
+        # server's latency: the table gives the in-flight count instead.
+        text = bench_report.render(results())
+        closed = text[text.index("Closed loop (peak)"):]
+        self.assertNotIn("p50", closed)
+        self.assertNotIn("p99", closed)
+        self.assertIn("| hit ratio | in flight | errors |", closed)
+        self.assertIn("| 1000 | **10.00** (10.00-10.00) | 1.000 | 64 | 0 | 0 |", closed)
+
     def test_scaling_table(self):
         text = bench_report.render(results())
         # native: median 1000 at 1 core, 1550 at 2 (two good rounds),
@@ -109,6 +172,48 @@ class ReportTest(unittest.TestCase):
             bench_report.plot([results()], png)
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
+def storage_json(engine, threads, mops, **extra):
+    r = {"round": 0, "engine": engine, "threads": threads, "ops": 1000, "mops": mops,
+         "gets": 900, "get_hits": 900, "sets": 100, "set_failed": 0, "errors": 0,
+         "evictions": 0, "warmup": {"stored": 1000, "failed": 0, "evictions": 0}}
+    r.update(extra)
+    return {"config": {"mix": {"get": 90, "set": 10, "delete": 0}, "dist": "zipf",
+                       "theta": 0.99}, "runs": [r]}
+
+
+class ScalingReportTest(unittest.TestCase):
+    """scaling_report.py over a made-up scaling-run.sh directory."""
+
+    def test_storage_tables(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "storage"))
+            os.makedirs(os.path.join(d, "host"))
+            files = {"sb-90-10-zipf-seg-t1": storage_json("seg", 1, 2.0),
+                     "sb-90-10-zipf-seg-t2": storage_json("seg", 2, 3.0),
+                     "sb-90-10-zipf-seg-t4": storage_json("seg", 4, 1.5),
+                     "sb-90-10-zipf-baseline-t1": storage_json("baseline", 1, 1.0),
+                     # a miss after a full preload: not a result
+                     "sb-90-10-zipf-baseline-t2": storage_json("baseline", 2, 9.0,
+                                                               get_hits=899)}
+            for name, doc in files.items():
+                with open(os.path.join(d, "storage", name + ".json"), "w") as f:
+                    json.dump(doc, f)
+            with open(os.path.join(d, "steps.tsv"), "w") as f:
+                f.write("step\tstatus\tseconds\tlimit\n")
+                for name in files:
+                    f.write("%s\tok\t1\t40\n" % name)
+                f.write("sb-90-10-zipf-baseline-t4\ttimeout\t15\t15\n")
+            table, missing = scaling_report.storage_results(d)
+            self.assertEqual(missing, [])
+            st = {s["step"]: s["status"] for s in scaling_report.steps(d)}
+            text = "\n".join(scaling_report.storage_lines(table, 2, st))
+            # efficiency 3.0 / (2 x 2.0); past 2 CPUs, vs the 2-thread point
+            self.assertIn("| 2 | 3.00 | invalid (hit ratio 0.9989) |  | 0.75 |  |  |  |", text)
+            self.assertIn("| 4 | 1.50 | collapsed (no result within its time limit) |  | "
+                          "0.38 |  | 0.50 |  |", text)
+            self.assertIn("| 1 | 2.00 | 1.00 | 2.00 | 1.00 | 1.00 |  |  |", text)
 
 
 if __name__ == "__main__":
