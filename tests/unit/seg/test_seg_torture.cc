@@ -62,7 +62,9 @@ constexpr unsigned kKeys = 600;           // overlapping key space, over 64 head
 constexpr int64_t kFarExptime = 2147483646;
 constexpr size_t kBuf = 70u << 10;        // larger than any item (64 KiB segments)
 constexpr unsigned kBatchMax = 16;        // keys in a reader's batched get
-const int64_t kTtls[] = {1, 2, 3, 7, 30, 200, 3000, 50000, kFarExptime, 0, 0, -1};
+const int64_t kTtls[] = {0, 50000, 0, 3000, -1, 200, kFarExptime, 30, 7, 1, 2, 3};
+constexpr unsigned kShortTtls = 3;        // the last ones of kTtls: 1, 2 and 3 s
+constexpr unsigned kMergeKeys = 4000;     // the key space under merge (see the test)
 
 // Keys 3 mod 4 are counters (incr/decr); of those, 3 mod 8 only ever go up.
 bool is_counter(unsigned key) { return key % 4 == 3; }
@@ -122,6 +124,7 @@ protected:
 	Totals totals;
 	unsigned slow = 1; // SEG_TORTURE_SLOW
 	unsigned keys = kKeys;
+	unsigned ttl_skip = 0; // the last entries of kTtls left out
 	std::unique_ptr<torture::Model> model;
 
 	void TearDown() override { engine_destroy(e); }
@@ -151,6 +154,9 @@ protected:
 
 	std::string value_for(unsigned key, uint64_t w, size_t len, char kind)
 	{
+		if (is_counter(key) && w >= torture::kMaxCounterVersion)
+			ADD_FAILURE() << "counter " << key_name(key) << ": version " << w
+				      << " does not fit its value";
 		return is_counter(key) ? torture::counter_value(key, w)
 				       : torture::chunk(key, w, len, kind);
 	}
@@ -172,7 +178,7 @@ protected:
 			const unsigned key = static_cast<unsigned>(next_rand(&rng) % keys);
 			const std::string k = key_name(key);
 			const int64_t ttl =
-				kTtls[next_rand(&rng) % (sizeof(kTtls) / sizeof(kTtls[0]))];
+				kTtls[next_rand(&rng) % (sizeof(kTtls) / sizeof(kTtls[0]) - ttl_skip)];
 			const unsigned what = static_cast<unsigned>(next_rand(&rng) % 100);
 			// mostly small values, some up to 5 KB
 			const size_t len = next_rand(&rng) % 8 == 0 ? next_rand(&rng) % 5000
@@ -383,29 +389,30 @@ protected:
 	// flush_all now and later, the expiration sweep and stats, in a loop.
 	// An immediate flush_all counts, for the model, as a write to every
 	// key: a read begun after it returned sees nothing written before it
-	// began. (flush_rate: in how many loops of 10 a flush_all now.)
-	unsigned flush_rate = 2;
+	// began. flush_pct: in how many loops of 100 a flush_all now, and as
+	// many a delayed one.
+	unsigned flush_pct = 20;
 	void flusher(Progress *p)
 	{
 		uint64_t rng = 42;
 
 		while (!stop.load(std::memory_order_relaxed)) {
 			struct engine_stats st;
-			unsigned r = static_cast<unsigned>(next_rand(&rng) % 10);
+			unsigned r = static_cast<unsigned>(next_rand(&rng) % 100);
 
 			p->ops++;
 			p->doing = "expire";
 			engine_expire(e);
 			totals.sweeps++;
-			if (r < flush_rate) {
+			if (r < flush_pct) {
 				p->doing = "flush_all";
 				const uint64_t ann = model->tick.fetch_add(1);
 				engine_flush_all(e, 0);
 				model->flush_done(ann);
 				totals.flushes++;
-			} else if (r < 4) {
+			} else if (r < 2 * flush_pct) {
 				p->doing = "flush_all delayed";
-				engine_flush_all(e, 1 + r);
+				engine_flush_all(e, 3 + r % 2);
 			}
 			p->doing = "stats";
 			engine_stats(e, &st);
@@ -467,6 +474,19 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	struct engine_config cfg = seg_fixture::seg_test_config(c, &clock);
 	e = seg_create(&cfg, err, sizeof(err));
 	ASSERT_NE(e, nullptr) << err;
+	// Under merge, a key space larger than the heap holds, flushed
+	// seldom, without the TTLs of a few seconds: the heap fills with
+	// dense segments of items the readers read, and a merge pass keeps
+	// more than one segment of them, so it reopens emptied members of
+	// its run as destinations (seg_merge_reused), the reuse whose
+	// ordering seg_retire's fence provides. The other policies keep the
+	// small key space, where every key sees many writers at once.
+	if (GetParam() == ENGINE_EVICT_MERGE) {
+		keys = kMergeKeys;
+		flush_pct = 2;
+		ttl_skip = kShortTtls;
+	}
+	ASSERT_LE(keys, torture::kMaxKeys);
 	model = std::make_unique<torture::Model>(keys);
 
 	std::vector<Progress> progress(writers + readers + 2);
@@ -498,7 +518,8 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	std::vector<std::chrono::steady_clock::time_point> moved(progress.size(), start);
 	for (;;) {
 		const auto now = std::chrono::steady_clock::now();
-		// The run is meant to evict: on a slow build (ASan on a loaded
+		// The run is meant to evict (and, under merge, to reuse run
+		// members as destinations): on a slow build (ASan on a loaded
 		// host, flushes emptying the heap) that can take longer than
 		// `seconds`, so go on until it has, within a bound.
 		bool evicting = GetParam() == ENGINE_EVICT_NONE;
@@ -506,7 +527,8 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 			struct engine_stats es;
 
 			engine_stats(e, &es);
-			evicting = es.seg_evicted > 0;
+			evicting = es.seg_evicted > 0 &&
+				   (GetParam() != ENGINE_EVICT_MERGE || es.seg_merge_reused > 0);
 		}
 		bool done = (now - start >= std::chrono::seconds(seconds) && evicting) ||
 			    now - start >= std::chrono::seconds(seconds + 60) ||
@@ -601,8 +623,12 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	if (GetParam() != ENGINE_EVICT_NONE) {
 		EXPECT_GT(seg_evicted, 0u) << "the heap was meant to be too small";
 	}
+	if (GetParam() == ENGINE_EVICT_MERGE) {
+		EXPECT_GT(reused, 0u) << "no merge pass reopened a member of its run as a "
+					 "destination: the key space and heap were meant to make some";
+	}
 	printf("seg torture %s: %u writers %u readers %u s: %" PRIu64 " ops, %" PRIu64
-	       " values checked (%" PRIu64 " from batches, %" PRIu64 " incr replies, %" PRIu64
+	       " values checked (%" PRIu64 " keys read in batches, %" PRIu64 " incr replies, %" PRIu64
 	       " cas checked, %" PRIu64 " model checks skipped), %" PRIu64
 	       " items evicted (%" PRIu64 " segments, %" PRIu64 " merges, %" PRIu64
 	       " run members reused as destinations), %" PRIu64 " segments expired, %" PRIu64

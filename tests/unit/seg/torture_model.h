@@ -8,7 +8,7 @@
 // before X's began" is "W.ack < X.ann". Values carry their key and
 // version: a blob is a run of chunks "<key.w.len.K>payload", K saying
 // which write put the chunk there (S: set/add/replace/cas, A: append,
-// P: prepend); a counter is the decimal of key << 54 | w << 32 | offset,
+// P: prepend); a counter is the decimal of key << 52 | w << 32 | offset,
 // where offset starts at 2^31 and moves by each incr/decr applied since
 // set w.
 //
@@ -53,6 +53,12 @@ namespace torture {
 
 constexpr uint64_t kInf = UINT64_MAX;
 constexpr uint64_t kCounterMid = 1ull << 31;
+// A counter value: key << kKeyShift | version << 32 | offset. Up to
+// kMaxKeys keys, 2^20 versions per key (a version past that fails the
+// test: it would name another).
+constexpr unsigned kKeyShift = 52;
+constexpr unsigned kMaxKeys = 1u << (64 - kKeyShift);
+constexpr uint64_t kMaxCounterVersion = 1ull << (kKeyShift - 32);
 
 enum class Kind : uint8_t { Set, Append, Prepend, Arith, Delete, Touch };
 enum class State : uint8_t { Free, InFlight, Stored, Failed };
@@ -258,7 +264,7 @@ inline std::string chunk(unsigned key, uint64_t w, size_t len, char kind)
 
 inline std::string counter_value(unsigned key, uint64_t w)
 {
-	return std::to_string((uint64_t)key << 54 | w << 32 | kCounterMid);
+	return std::to_string((uint64_t)key << kKeyShift | w << 32 | kCounterMid);
 }
 
 struct Part {
@@ -306,9 +312,9 @@ inline std::string parse_counter(unsigned key, const char *v, size_t len, uint64
 	uint64_t n;
 	if (!engine_parse_u64(v, len, &n))
 		return "counter that is no number: " + std::string(v, len);
-	if (n >> 54 != key)
-		return "counter of key " + std::to_string(n >> 54);
-	*w = (n >> 32) & ((1ull << 22) - 1);
+	if (n >> kKeyShift != key)
+		return "counter of key " + std::to_string(n >> kKeyShift);
+	*w = (n >> 32) & ((1ull << (kKeyShift - 32)) - 1);
 	*offset = (int64_t)(n & 0xffffffffull) - (int64_t)kCounterMid;
 	return "";
 }
@@ -580,7 +586,7 @@ inline std::string Model::check_incr_grows(unsigned k, uint64_t w, uint64_t repl
 	KeyModel &m = keys_[k];
 	std::lock_guard<std::mutex> g(m.mu);
 	const Rec *r = m.find(w);
-	const uint64_t base = (reply >> 32) & ((1ull << 22) - 1);
+	const uint64_t base = (reply >> 32) & ((1ull << (kKeyShift - 32)) - 1);
 	std::string bad;
 	if (r && m.mono_ack != 0 && m.mono_ack < r->ann && m.mono_base == base &&
 	    reply <= m.mono_val)
