@@ -65,7 +65,7 @@ constexpr unsigned kBatchMax = 16;        // keys in a reader's batched get
 const int64_t kTtls[] = {0, 50000, 0, 3000, -1, 200, kFarExptime, 30, 7, 1, 2, 3};
 constexpr unsigned kShortTtls = 3;        // the last ones of kTtls: 1, 2 and 3 s
 constexpr unsigned kMergeKeys = 4000;     // the key space under merge (see the test)
-constexpr size_t kPrefillValue = 500;      // bytes of payload per key in prefill()
+constexpr size_t kPrefillValue = 500;     // bytes of payload per key in prefill()
 
 // Keys 3 mod 4 are counters (incr/decr); of those, 3 mod 8 only ever go up.
 bool is_counter(unsigned key) { return key % 4 == 3; }

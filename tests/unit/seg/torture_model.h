@@ -101,7 +101,7 @@ inline int64_t expiry_bound(int64_t ttl, int64_t clk)
 	return ttl <= clk ? -1 : ttl;
 }
 
-constexpr unsigned kRing = 512;
+constexpr unsigned kRing = 256; // records kept per key (4000 keys: 57 MB)
 
 struct KeyModel {
 	std::mutex mu;
@@ -208,8 +208,8 @@ public:
 
 	// Empty if the value read for key k (flags and data checked by the
 	// caller) could be what it holds; else what is wrong. self_w: an
-	// incr whose reply this is (it must be in the value), else 0.
-	// cas_from: for a cas reply check, unused here.
+	// incr whose reply this is (it must be in the value), else 0;
+	// expires_at INT64_MIN: not known (an incr's reply), not checked.
 	std::string check(unsigned k, bool counter, const char *v, size_t len, int64_t expires_at,
 			  int64_t clk_now, const ReadSnap &s, uint64_t self_w = 0);
 
