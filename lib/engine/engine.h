@@ -180,6 +180,7 @@ struct engine_stats {
 	uint64_t seg_expired;    /* segments freed by expiration */
 	uint64_t seg_evicted;    /* segments freed by eviction */
 	uint64_t seg_merged;     /* merge passes */
+	uint64_t seg_merge_reused; /* emptied run members reopened as merge destinations */
 	uint64_t hash_buckets;   /* primary buckets */
 	uint64_t hash_overflow;  /* overflow buckets in use */
 	uint64_t hash_overflow_free; /* overflow buckets given back, for reuse */

@@ -307,6 +307,7 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 	st->seg_expired = atomic_load(&e->n_seg_expired);
 	st->seg_evicted = atomic_load(&e->n_seg_evicted);
 	st->seg_merged = atomic_load(&e->n_seg_merged);
+	st->seg_merge_reused = atomic_load(&e->n_merge_reused);
 	st->hash_buckets = e->table_mask + 1;
 	st->hash_overflow = atomic_load(&e->ovf_used);
 	st->hash_overflow_free = atomic_load(&e->ovf_free_count);

@@ -351,8 +351,11 @@ dest_room(struct seg_engine *e, struct merge_dests *md, const int32_t *run, unsi
 	if (md->n >= md->max || md->n > done || span > e->seg_size)
 		return false;
 	dest_seal(e, md);
+	/* seg_retire's release fence orders its gen bump before the copies
+	 * into this member (docs/architecture.md, "Memory ordering"). */
 	seg_retire(e, run[md->n - 1]);
 	dest_open(e, md, run, run[md->n - 1]);
+	atomic_fetch_add_explicit(&e->n_merge_reused, 1, memory_order_relaxed);
 	return true;
 }
 

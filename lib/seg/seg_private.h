@@ -290,6 +290,7 @@ struct seg_engine {
 	/* engine-wide counters (not per request, so atomics are fine) */
 	_Atomic uint64_t n_evictions, n_expired, n_evicted_unfetched, n_flushes;
 	_Atomic uint64_t n_seg_expired, n_seg_evicted, n_seg_merged;
+	_Atomic uint64_t n_merge_reused; /* run members reopened as merge destinations */
 	_Atomic uint64_t n_locks_other;
 };
 

@@ -211,6 +211,16 @@ seg_retire(struct seg_engine *e, int32_t seg)
 	 * the wait sees it, and it leaves when it finds the state is not
 	 * OPEN. Only then may the segment be opened again. */
 	atomic_store(&h->gen, seg_new_gen(e));
+	/* The writer half of the readers' seqlock: every store after this
+	 * fence (a merge's copies into a member it reuses as a destination,
+	 * the next life's seg_init_open and appends, by this thread or one
+	 * that takes the segment from the pool) is ordered after the new gen.
+	 * A lock-free reader that read any of those bytes and then passes
+	 * its acquire fence (seg_read_valid) loads this gen or a later one,
+	 * and throws the read away. Without it only the seq_cst loads of the
+	 * drain loop below happen to keep later stores after the gen store
+	 * on ARM (a seq_cst store alone lets later stores pass it). */
+	atomic_thread_fence(memory_order_release);
 	while (atomic_load(&h->writers))
 		seg_relax(&spins);
 	atomic_store_explicit(&h->state, SEG_FREE, memory_order_release);

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Torture test for lib/seg's segment lifecycle: writers doing every kind
-// of write on overlapping keys with TTLs from 1 s to never, readers that
-// check every value they get against what could have been written,
-// flush_all with and without delay and the expiration sweep in a loop, an
-// engine clock that races ahead so expiry and merge happen all the time,
-// and a heap small enough that eviction never stops. For every eviction
-// policy. A watchdog turns a hang into a failure that says who hung.
+// of write on overlapping keys with TTLs from 1 s to never, readers (single
+// and batched gets) that check every value they get against a model of
+// what each key may hold at that moment (torture_model.h: per key, the
+// versions acknowledged and those in flight, so a stale read, a lost
+// update, a lost or misplaced append, a lost incr or an expiry later than
+// written fails), flush_all with and without delay and the expiration
+// sweep in a loop, an engine clock that races ahead so expiry and merge
+// happen all the time, and a heap small enough that eviction never stops.
+// For every eviction policy; under merge, runs whose kept items need more
+// than one destination, so that emptied run members are reopened as
+// destinations (counted, and required). A watchdog turns a hang into a
+// failure that says who hung.
 //
 // Environment (defaults bound the whole test to well under a minute):
 //   SEG_TORTURE_SECONDS   seconds per eviction policy (default 3; a policy that
@@ -25,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,9 +39,13 @@
 #include "seg/seg.h"
 #include "seg/seg_test.h"
 #include "seg_fixture.h"
+#include "torture_model.h"
 #include "../test_rand.h"
 
 namespace {
+
+using torture::Kind;
+using torture::ReadSnap;
 
 unsigned env_unsigned(const char *name, unsigned dflt)
 {
@@ -46,79 +57,21 @@ unsigned env_unsigned(const char *name, unsigned dflt)
 using RaceClock = seg_fixture::FakeClock;
 
 constexpr unsigned kKeys = 600;           // overlapping key space, over 64 head buckets
-constexpr int64_t kMaxTtl = 50000;        // longest relative TTL written
 // An absolute exptime in 2038 (memcached's largest): lib/seg caps its
 // life at ~97 days, in a segment whose expiry grid ends there.
 constexpr int64_t kFarExptime = 2147483646;
 constexpr size_t kBuf = 70u << 10;        // larger than any item (64 KiB segments)
-const int64_t kTtls[] = {1, 2, 3, 7, 30, 200, 3000, kMaxTtl, kFarExptime, 0, 0, -1};
+constexpr unsigned kBatchMax = 16;        // keys in a reader's batched get
+const int64_t kTtls[] = {0, 50000, 0, 3000, -1, 200, kFarExptime, 30, 7, 1, 2, 3};
+constexpr unsigned kShortTtls = 3;        // the last ones of kTtls: 1, 2 and 3 s
+constexpr unsigned kMergeKeys = 4000;     // the key space under merge (see the test)
+constexpr size_t kPrefillValue = 500;     // bytes of payload per key in prefill()
 
+// Keys 3 mod 4 are counters (incr/decr); of those, 3 mod 8 only ever go up.
 bool is_counter(unsigned key) { return key % 4 == 3; }
+bool incr_only(unsigned key) { return key % 8 == 3; }
 uint32_t flags_of(unsigned key) { return key * 2654435761u | 1; }
 std::string key_name(unsigned key) { return "t" + std::to_string(key); }
-
-// A blob value is a run of chunks "<key.nonce.len>payload"; the payload is
-// derived from (key, nonce), so a reader can check that every byte it got
-// was written for this key, in one piece.
-void payload(unsigned key, uint64_t nonce, size_t len, char *out)
-{
-	uint64_t x = (nonce * 0x9e3779b97f4a7c15ull) ^ (key + 1ull) * 0xbf58476d1ce4e5b9ull;
-	for (size_t i = 0; i < len; i++) {
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		out[i] = static_cast<char>('0' + (x >> 58));
-	}
-}
-
-std::string chunk(unsigned key, uint64_t nonce, size_t len)
-{
-	char head[64];
-	int n = snprintf(head, sizeof(head), "<%u.%" PRIu64 ".%zu>", key, nonce, len);
-	std::string s(head, static_cast<size_t>(n));
-	s.resize(n + len);
-	payload(key, nonce, len, &s[n]);
-	return s;
-}
-
-// Empty if v could have been written for key; otherwise what is wrong.
-std::string check_value(unsigned key, const char *v, size_t len)
-{
-	if (is_counter(key)) {
-		uint64_t n = 0;
-		if (len == 0 || len > 20)
-			return "counter of length " + std::to_string(len);
-		for (size_t i = 0; i < len; i++) {
-			if (v[i] < '0' || v[i] > '9')
-				return "counter with a non-digit";
-			uint64_t d = static_cast<uint64_t>(v[i] - '0');
-			if (n > (UINT64_MAX - d) / 10)
-				return "counter above 2^64";
-			n = n * 10 + d;
-		}
-		return "";
-	}
-	std::string expect;
-	for (size_t at = 0; at < len;) {
-		unsigned k;
-		uint64_t nonce;
-		size_t clen;
-		int used = 0;
-		std::string head(v + at, std::min<size_t>(len - at, 64));
-		if (sscanf(head.c_str(), "<%u.%" SCNu64 ".%zu>%n", &k, &nonce, &clen, &used) != 3 ||
-		    used == 0)
-			return "no chunk header at byte " + std::to_string(at);
-		if (k != key)
-			return "chunk of key " + std::to_string(k) + " at byte " +
-			       std::to_string(at);
-		if (at + used + clen > len)
-			return "chunk runs past the value end at byte " + std::to_string(at);
-		expect.resize(clen);
-		payload(key, nonce, clen, expect.data());
-		if (memcmp(v + at + used, expect.data(), clen) != 0)
-			return "chunk payload differs at byte " + std::to_string(at);
-		at += used + clen;
-	}
-	return "";
-}
 
 struct Progress {
 	std::atomic<uint64_t> ops{0};
@@ -126,7 +79,42 @@ struct Progress {
 };
 
 struct Totals {
-	std::atomic<uint64_t> ops{0}, checked{0}, flushes{0}, sweeps{0};
+	std::atomic<uint64_t> ops{0}, checked{0}, batched{0}, flushes{0}, sweeps{0};
+	std::atomic<uint64_t> incr_checked{0}, cas_checked{0};
+};
+
+// engine_get_batch's sink: each key's value goes to the buffer value_buf
+// gave last (a key read again gets the other of its two buffers, so a
+// result taken from the wrong one shows).
+struct BatchSink {
+	std::vector<char> bufs[2];
+	unsigned last[kBatchMax];
+	enum engine_status st[kBatchMax];
+	struct engine_item it[kBatchMax];
+
+	BatchSink()
+	{
+		bufs[0].resize(kBuf * kBatchMax);
+		bufs[1].resize(kBuf * kBatchMax);
+	}
+	char *value(unsigned i) { return bufs[last[i]].data() + (size_t)i * kBuf; }
+	static void *value_buf(void *arg, unsigned i, const struct engine_item *it)
+	{
+		BatchSink *b = static_cast<BatchSink *>(arg);
+		if (it->vlen > kBuf)
+			return nullptr;
+		b->last[i] ^= 1;
+		return b->value(i);
+	}
+	static bool done(void *arg, unsigned i, enum engine_status st,
+			 const struct engine_item *it)
+	{
+		BatchSink *b = static_cast<BatchSink *>(arg);
+		b->st[i] = st;
+		if (st == ENGINE_OK || st == ENGINE_BUF_SMALL)
+			b->it[i] = *it;
+		return true;
+	}
 };
 
 class Torture : public ::testing::TestWithParam<enum engine_eviction> {
@@ -136,26 +124,42 @@ protected:
 	std::atomic<bool> stop{false};
 	Totals totals;
 	unsigned slow = 1; // SEG_TORTURE_SLOW
+	unsigned keys = kKeys;
+	unsigned ttl_skip = 0; // the last entries of kTtls left out
+	std::unique_ptr<torture::Model> model;
 
 	void TearDown() override { engine_destroy(e); }
 
 	// Fails the test (with the key, the op and what was wrong) on a value
-	// that cannot have been written, or an expiry already passed.
+	// that the model says the key cannot hold now (see torture_model.h),
+	// other flags, or an expiry already passed. self_w: the incr whose
+	// reply this is; check_expiry false where the item's expiry is not
+	// known (an incr's reply).
 	void check_item(unsigned key, const char *op, int64_t now_before, const char *v,
-			const struct engine_item &it)
+			const struct engine_item &it, const ReadSnap &snap, uint64_t self_w = 0,
+			bool check_expiry = true)
 	{
-		std::string bad = check_value(key, v, it.vlen);
-		ASSERT_EQ(bad, "") << op << " " << key_name(key) << ": " << std::string(v, it.vlen);
 		ASSERT_EQ(it.flags, flags_of(key)) << op << " " << key_name(key);
 		if (it.expires_at != 0) {
 			ASSERT_GT(it.expires_at, now_before)
 				<< op << " " << key_name(key) << " served after its expiry";
-			ASSERT_TRUE(it.expires_at <= clock.now.load() + kMaxTtl ||
-				    it.expires_at <= kFarExptime)
-				<< op << " " << key_name(key)
-				<< " expires later than any exptime written";
 		}
+		std::string bad = model->check(key, is_counter(key), v, it.vlen,
+					       check_expiry ? it.expires_at : INT64_MIN,
+					       clock.now.load(), snap, self_w);
+		ASSERT_EQ(bad, "") << op << " " << key_name(key) << " (expires_at "
+				   << it.expires_at << "): "
+				   << std::string(v, std::min<size_t>(it.vlen, 300));
 		totals.checked++;
+	}
+
+	std::string value_for(unsigned key, uint64_t w, size_t len, char kind)
+	{
+		if (is_counter(key) && w >= torture::kMaxCounterVersion)
+			ADD_FAILURE() << "counter " << key_name(key) << ": version " << w
+				      << " does not fit its value";
+		return is_counter(key) ? torture::counter_value(key, w)
+				       : torture::chunk(key, w, len, kind);
 	}
 
 	void writer(unsigned id, Progress *p)
@@ -168,56 +172,62 @@ protected:
 			seg_test_own_open(w);
 		const bool may_fail = GetParam() == ENGINE_EVICT_NONE;
 		std::vector<char> buf(kBuf);
-		uint64_t rng = 0x1234567ull * (id + 1), seq = 0;
+		uint64_t rng = 0x1234567ull * (id + 1);
+		torture::Model &m = *model;
 
 		while (!stop.load(std::memory_order_relaxed)) {
-			const unsigned key = static_cast<unsigned>(next_rand(&rng) % kKeys);
+			const unsigned key = static_cast<unsigned>(next_rand(&rng) % keys);
 			const std::string k = key_name(key);
 			const int64_t ttl =
-				kTtls[next_rand(&rng) % (sizeof(kTtls) / sizeof(kTtls[0]))];
-			const uint64_t nonce = (uint64_t)id << 40 | ++seq;
+				kTtls[next_rand(&rng) % (sizeof(kTtls) / sizeof(kTtls[0]) - ttl_skip)];
 			const unsigned what = static_cast<unsigned>(next_rand(&rng) % 100);
 			// mostly small values, some up to 5 KB
 			const size_t len = next_rand(&rng) % 8 == 0 ? next_rand(&rng) % 5000
 								     : next_rand(&rng) % 40;
-			std::string v = is_counter(key) ? std::to_string(next_rand(&rng) % 1000000)
-							: chunk(key, nonce, len);
 			struct engine_item it = {};
 			int64_t now = clock.now.load();
 			enum engine_status rc;
+			uint64_t ver;
+			std::string v;
 
 			p->ops++;
-			if (what < 25) {
-				p->doing = "set";
-				rc = engine_store(w, ENGINE_SET, k.data(), k.size(), v.data(),
-						  v.size(), flags_of(key), ttl, 0, nullptr);
-				ASSERT_TRUE(rc == ENGINE_OK || (may_fail && rc == ENGINE_NO_MEMORY))
-					<< "set " << engine_status_name(rc);
-			} else if (what < 32) {
-				p->doing = "add";
-				rc = engine_store(w, ENGINE_ADD, k.data(), k.size(), v.data(),
-						  v.size(), flags_of(key), ttl, 0, nullptr);
-				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_NOT_STORED ||
+			if (what < 36) {
+				const enum engine_store_mode mode = what < 25 ? ENGINE_SET
+								    : what < 32 ? ENGINE_ADD
+										: ENGINE_REPLACE;
+				p->doing = mode == ENGINE_SET ? "set" : mode == ENGINE_ADD ? "add"
+											  : "replace";
+				ver = m.announce(key, Kind::Set, ttl, 0, nullptr);
+				v = value_for(key, ver, len, 'S');
+				rc = engine_store(w, mode, k.data(), k.size(), v.data(), v.size(),
+						  flags_of(key), ttl, 0, nullptr);
+				m.ack(key, ver, rc == ENGINE_OK, clock.now.load());
+				ASSERT_TRUE(rc == ENGINE_OK ||
+					    (mode != ENGINE_SET && rc == ENGINE_NOT_STORED) ||
 					    (may_fail && rc == ENGINE_NO_MEMORY))
-					<< "add " << engine_status_name(rc);
-			} else if (what < 36) {
-				p->doing = "replace";
-				rc = engine_store(w, ENGINE_REPLACE, k.data(), k.size(), v.data(),
-						  v.size(), flags_of(key), ttl, 0, nullptr);
-				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_NOT_STORED ||
-					    (may_fail && rc == ENGINE_NO_MEMORY))
-					<< "replace " << engine_status_name(rc);
+					<< p->doing.load() << " " << engine_status_name(rc);
 			} else if (what < 44) {
 				p->doing = "gets+cas";
+				ReadSnap snap = m.begin_read(key);
 				rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH, buf.data(),
 						buf.size(), &it);
+				m.end_read(&snap);
 				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS)
 					<< engine_status_name(rc);
 				if (rc == ENGINE_OK) {
-					check_item(key, "gets", now, buf.data(), it);
+					check_item(key, "gets", now, buf.data(), it, snap);
+					const uint64_t gets_next = m.next_version(key);
+					ver = m.announce(key, Kind::Set, ttl, 0, nullptr);
+					v = value_for(key, ver, len, 'S');
 					rc = engine_store(w, ENGINE_CAS, k.data(), k.size(),
 							  v.data(), v.size(), flags_of(key), ttl,
 							  it.cas, nullptr);
+					std::string bad = rc == ENGINE_OK
+								  ? m.check_cas(key, gets_next, ver)
+								  : "";
+					m.ack(key, ver, rc == ENGINE_OK, clock.now.load());
+					ASSERT_EQ(bad, "") << k;
+					totals.cas_checked += rc == ENGINE_OK;
 					ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_EXISTS ||
 						    rc == ENGINE_MISS ||
 						    (may_fail && rc == ENGINE_NO_MEMORY))
@@ -226,19 +236,43 @@ protected:
 			} else if (what < 58) {
 				if (is_counter(key)) {
 					p->doing = "incr/decr";
-					uint64_t n;
-					rc = engine_arith(w, k.data(), k.size(), what % 2, 1 + what,
-							  &n, nullptr);
+					const bool incr = incr_only(key) || what % 2;
+					const int32_t d = static_cast<int32_t>(1 + what);
+					uint64_t n = 0;
+					ver = m.announce(key, Kind::Arith, 0, incr ? d : -d, nullptr);
+					ReadSnap snap = m.begin_read(key);
+					rc = engine_arith(w, k.data(), k.size(), incr,
+							  static_cast<uint64_t>(d), &n, nullptr);
+					m.end_read(&snap);
+					if (rc == ENGINE_OK) {
+						// The reply is the value just after this incr.
+						const std::string s = std::to_string(n);
+						struct engine_item ri = {};
+						ri.flags = flags_of(key);
+						ri.vlen = static_cast<uint32_t>(s.size());
+						check_item(key, incr ? "incr reply" : "decr reply",
+							   now, s.data(), ri, snap, ver, false);
+						if (incr_only(key)) {
+							std::string bad = m.check_incr_grows(key, ver, n);
+							ASSERT_EQ(bad, "") << k;
+						}
+						totals.incr_checked++;
+					}
+					m.ack(key, ver, rc == ENGINE_OK, clock.now.load());
 					ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS ||
 						    (may_fail && rc == ENGINE_NO_MEMORY))
 						<< "incr on a counter: " << engine_status_name(rc);
 				} else {
-					p->doing = what % 2 ? "append" : "prepend";
-					v = chunk(key, nonce, len % 64);
+					const bool append = what % 2;
+					p->doing = append ? "append" : "prepend";
+					ver = m.announce(key, append ? Kind::Append : Kind::Prepend, 0,
+							 0, nullptr);
+					v = torture::chunk(key, ver, len % 64, append ? 'A' : 'P');
 					rc = engine_store(w,
-							  what % 2 ? ENGINE_APPEND : ENGINE_PREPEND,
+							  append ? ENGINE_APPEND : ENGINE_PREPEND,
 							  k.data(), k.size(), v.data(), v.size(),
 							  0, 0, 0, nullptr);
+					m.ack(key, ver, rc == ENGINE_OK, clock.now.load());
 					ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_NOT_STORED ||
 						    rc == ENGINE_TOO_LARGE ||
 						    (may_fail && rc == ENGINE_NO_MEMORY))
@@ -246,81 +280,140 @@ protected:
 				}
 			} else if (what < 64) {
 				p->doing = "delete";
+				ver = m.announce(key, Kind::Delete, 0, 0, nullptr);
 				rc = engine_delete(w, k.data(), k.size(), 0);
+				m.ack(key, ver, rc == ENGINE_OK, clock.now.load());
 				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS)
 					<< "delete " << engine_status_name(rc);
 			} else if (what < 70) {
 				p->doing = "touch";
+				ver = m.announce(key, Kind::Touch, ttl, 0, nullptr);
 				rc = engine_touch(w, k.data(), k.size(), ttl);
+				m.ack(key, ver, rc == ENGINE_OK, clock.now.load());
 				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS ||
 					    (may_fail && rc == ENGINE_NO_MEMORY))
 					<< "touch " << engine_status_name(rc);
 			} else if (what < 75) {
 				p->doing = "gat";
+				ver = m.announce(key, Kind::Touch, ttl, 0, nullptr);
+				ReadSnap snap = m.begin_read(key);
 				rc = engine_get(w, k.data(), k.size(), ttl, buf.data(),
 						buf.size(), &it);
+				m.end_read(&snap);
+				// (A gat with a past exptime returns the value it expires.)
+				if (rc == ENGINE_OK && ttl >= 0)
+					check_item(key, "gat", now, buf.data(), it, snap);
+				m.ack(key, ver, rc == ENGINE_OK, clock.now.load());
 				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS ||
 					    (may_fail && rc == ENGINE_NO_MEMORY))
 					<< "gat " << engine_status_name(rc);
-				if (rc == ENGINE_OK && ttl >= 0)
-					check_item(key, "gat", now, buf.data(), it);
 			} else {
 				p->doing = "get";
+				ReadSnap snap = m.begin_read(key);
 				rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH, buf.data(),
 						buf.size(), &it);
+				m.end_read(&snap);
 				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS)
 					<< engine_status_name(rc);
 				if (rc == ENGINE_OK)
-					check_item(key, "get", now, buf.data(), it);
+					check_item(key, "get", now, buf.data(), it, snap);
 			}
 		}
 		engine_worker_destroy(w);
 	}
 
+	// Single gets and batched gets (engine_get_batch) in turn, each
+	// result checked like a single get's.
 	void reader(unsigned id, Progress *p)
 	{
 		struct engine_worker *w = engine_worker_create(e);
 		ASSERT_NE(w, nullptr);
 		std::vector<char> buf(kBuf);
+		auto sink_mem = std::make_unique<BatchSink>();
+		BatchSink &bs = *sink_mem;
 		uint64_t rng = 0xabcdefull * (id + 7);
+		torture::Model &m = *model;
 
-		p->doing = "get";
 		while (!stop.load(std::memory_order_relaxed)) {
-			const unsigned key = static_cast<unsigned>(next_rand(&rng) % kKeys);
-			const std::string k = key_name(key);
-			struct engine_item it = {};
 			int64_t now = clock.now.load();
-			enum engine_status rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH,
-							   buf.data(), buf.size(), &it);
 
 			p->ops++;
-			ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS) << engine_status_name(rc);
-			if (rc == ENGINE_OK)
-				check_item(key, "get", now, buf.data(), it);
+			if (next_rand(&rng) % 2) {
+				const unsigned key = static_cast<unsigned>(next_rand(&rng) % keys);
+				const std::string k = key_name(key);
+				struct engine_item it = {};
+				p->doing = "get";
+				ReadSnap snap = m.begin_read(key);
+				enum engine_status rc = engine_get(w, k.data(), k.size(),
+								   ENGINE_NO_TOUCH, buf.data(),
+								   buf.size(), &it);
+				m.end_read(&snap);
+				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS)
+					<< engine_status_name(rc);
+				if (rc == ENGINE_OK)
+					check_item(key, "get", now, buf.data(), it, snap);
+				continue;
+			}
+			// A batch of up to kBatchMax keys, repeats allowed.
+			const unsigned n = 1 + static_cast<unsigned>(next_rand(&rng) % kBatchMax);
+			unsigned bkeys[kBatchMax];
+			std::string names[kBatchMax];
+			struct engine_key ek[kBatchMax];
+			ReadSnap snaps[kBatchMax];
+			p->doing = "get_batch";
+			for (unsigned i = 0; i < n; i++) {
+				bkeys[i] = static_cast<unsigned>(next_rand(&rng) % keys);
+				names[i] = key_name(bkeys[i]);
+				ek[i] = {names[i].data(), names[i].size()};
+				snaps[i] = m.begin_read(bkeys[i]);
+				bs.last[i] = 0;
+				bs.st[i] = ENGINE_INVALID;
+			}
+			const struct engine_get_sink sink = {BatchSink::value_buf, BatchSink::done,
+							     &bs};
+			engine_get_batch(w, ek, n, &sink);
+			for (unsigned i = 0; i < n; i++)
+				m.end_read(&snaps[i]);
+			for (unsigned i = 0; i < n; i++) {
+				ASSERT_TRUE(bs.st[i] == ENGINE_OK || bs.st[i] == ENGINE_MISS)
+					<< "batched get " << names[i] << ": "
+					<< engine_status_name(bs.st[i]);
+				if (bs.st[i] == ENGINE_OK)
+					check_item(bkeys[i], "batched get", now, bs.value(i), bs.it[i],
+						   snaps[i]);
+			}
+			totals.batched += n;
 		}
 		engine_worker_destroy(w);
 	}
 
 	// flush_all now and later, the expiration sweep and stats, in a loop.
+	// An immediate flush_all counts, for the model, as a write to every
+	// key: a read begun after it returned sees nothing written before it
+	// began. flush_pct: in how many loops of 100 a flush_all now, and as
+	// many a delayed one.
+	unsigned flush_pct = 20;
 	void flusher(Progress *p)
 	{
 		uint64_t rng = 42;
 
 		while (!stop.load(std::memory_order_relaxed)) {
 			struct engine_stats st;
-			unsigned r = static_cast<unsigned>(next_rand(&rng) % 10);
+			unsigned r = static_cast<unsigned>(next_rand(&rng) % 100);
 
 			p->ops++;
 			p->doing = "expire";
 			engine_expire(e);
 			totals.sweeps++;
-			if (r < 2) {
+			if (r < flush_pct) {
 				p->doing = "flush_all";
+				const uint64_t ann = model->tick.fetch_add(1);
 				engine_flush_all(e, 0);
+				model->flush_done(ann);
 				totals.flushes++;
-			} else if (r < 4) {
+			} else if (r < 2 * flush_pct) {
 				p->doing = "flush_all delayed";
-				engine_flush_all(e, 1 + r);
+				engine_flush_all(e, 3 + r % 2);
 			}
 			p->doing = "stats";
 			engine_stats(e, &st);
@@ -338,6 +431,42 @@ protected:
 			p->ops++;
 			std::this_thread::sleep_for(std::chrono::milliseconds(slow));
 		}
+	}
+
+	// Under merge, before the threads start: every key written once,
+	// never to expire, with values large enough that the heap is nearly
+	// full of them, and read once, so the first merge passes of the run
+	// meet dense runs of read items and keep more than a segment of
+	// them (a slow build, ThreadSanitizer, would take minutes of writes
+	// to get there).
+	void prefill()
+	{
+		struct engine_worker *w = engine_worker_create(e);
+		ASSERT_NE(w, nullptr);
+		std::vector<char> buf(kBuf);
+		for (unsigned key = 0; key < keys; key++) {
+			const std::string k = key_name(key);
+			const uint64_t ver = model->announce(key, Kind::Set, 0, 0, nullptr);
+			const std::string v = value_for(key, ver, kPrefillValue, 'S');
+			enum engine_status rc = engine_store(w, ENGINE_SET, k.data(), k.size(),
+							     v.data(), v.size(), flags_of(key), 0,
+							     0, nullptr);
+			model->ack(key, ver, rc == ENGINE_OK, clock.now.load());
+			ASSERT_EQ(rc, ENGINE_OK) << k;
+		}
+		for (unsigned key = 0; key < keys; key++) {
+			const std::string k = key_name(key);
+			struct engine_item it = {};
+			int64_t now = clock.now.load();
+			ReadSnap snap = model->begin_read(key);
+			enum engine_status rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH,
+							   buf.data(), buf.size(), &it);
+			model->end_read(&snap);
+			ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS) << engine_status_name(rc);
+			if (rc == ENGINE_OK)
+				check_item(key, "prefill get", now, buf.data(), it, snap);
+		}
+		engine_worker_destroy(w);
 	}
 
 	// Runs a thread's body; a failed ASSERT returns early, and the thread
@@ -382,6 +511,34 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	struct engine_config cfg = seg_fixture::seg_test_config(c, &clock);
 	e = seg_create(&cfg, err, sizeof(err));
 	ASSERT_NE(e, nullptr) << err;
+	// Under merge, a key space larger than the heap holds, flushed
+	// seldom, without the TTLs of a few seconds: the heap fills with
+	// dense segments of items the readers read, and a merge pass keeps
+	// more than one segment of them, so it reopens emptied members of
+	// its run as destinations (seg_merge_reused), the reuse whose
+	// ordering seg_retire's fence provides. The other policies keep the
+	// small key space, where every key sees many writers at once.
+	// A slow build (the model's bookkeeping makes every op slower still
+	// under ThreadSanitizer) flushes a quarter as often, so that writers
+	// fill the heap between flushes and eviction happens.
+	if (slow > 1)
+		flush_pct = 5;
+	if (GetParam() == ENGINE_EVICT_MERGE) {
+		keys = kMergeKeys;
+		flush_pct = 2;
+		ttl_skip = kShortTtls;
+	}
+	ASSERT_LE(keys, torture::kMaxKeys);
+	model = std::make_unique<torture::Model>(keys);
+	uint64_t reused_before = 0;
+	if (GetParam() == ENGINE_EVICT_MERGE) {
+		prefill();
+		if (HasFailure())
+			return;
+		struct engine_stats st;
+		engine_stats(e, &st);
+		reused_before = st.seg_merge_reused;
+	}
 
 	std::vector<Progress> progress(writers + readers + 2);
 	std::vector<const char *> role(progress.size());
@@ -412,7 +569,8 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	std::vector<std::chrono::steady_clock::time_point> moved(progress.size(), start);
 	for (;;) {
 		const auto now = std::chrono::steady_clock::now();
-		// The run is meant to evict: on a slow build (ASan on a loaded
+		// The run is meant to evict (and, under merge, to reuse run
+		// members as destinations): on a slow build (ASan on a loaded
 		// host, flushes emptying the heap) that can take longer than
 		// `seconds`, so go on until it has, within a bound.
 		bool evicting = GetParam() == ENGINE_EVICT_NONE;
@@ -420,7 +578,9 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 			struct engine_stats es;
 
 			engine_stats(e, &es);
-			evicting = es.seg_evicted > 0;
+			evicting = es.seg_evicted > 0 &&
+				   (GetParam() != ENGINE_EVICT_MERGE ||
+				    es.seg_merge_reused > reused_before);
 		}
 		bool done = (now - start >= std::chrono::seconds(seconds) && evicting) ||
 			    now - start >= std::chrono::seconds(seconds + 60) ||
@@ -470,15 +630,17 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	ASSERT_NE(w, nullptr);
 	std::vector<char> buf(kBuf);
 	uint64_t visible = 0;
-	for (unsigned key = 0; key < kKeys; key++) {
+	for (unsigned key = 0; key < keys; key++) {
 		const std::string k = key_name(key);
 		struct engine_item it = {};
 		int64_t now = clock.now.load();
+		ReadSnap snap = model->begin_read(key);
 		enum engine_status rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH,
 						   buf.data(), buf.size(), &it);
+		model->end_read(&snap);
 		ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS) << engine_status_name(rc);
 		if (rc == ENGINE_OK) {
-			check_item(key, "final get", now, buf.data(), it);
+			check_item(key, "final get", now, buf.data(), it, snap);
 			visible++;
 		}
 	}
@@ -488,9 +650,10 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	struct engine_stats st;
 	engine_stats(e, &st);
 	EXPECT_GE(st.curr_items, visible);
-	EXPECT_LE(st.curr_items, kKeys);
+	EXPECT_LE(st.curr_items, keys);
 	const uint64_t evictions = st.evictions, seg_evicted = st.seg_evicted,
-		       merged = st.seg_merged, seg_expired = st.seg_expired;
+		       merged = st.seg_merged, seg_expired = st.seg_expired,
+		       reused = st.seg_merge_reused - reused_before;
 	engine_flush_all(e, 0);
 	engine_stats(e, &st);
 	EXPECT_EQ(st.curr_items, 0u);
@@ -498,8 +661,9 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	EXPECT_EQ(st.seg_open + st.seg_sealed, 0u);
 	EXPECT_EQ(st.seg_free + st.seg_hash, st.seg_total);
 	EXPECT_EQ(seg_test_check(e, &census, why, sizeof(why)), 0) << why;
-	for (unsigned key = 0; key < kKeys; key += 7) {
-		const std::string k = key_name(key), v = is_counter(key) ? "7" : chunk(key, 1, key);
+	for (unsigned key = 0; key < keys; key += 7) {
+		const std::string k = key_name(key),
+				  v = value_for(key, model->next_version(key), key, 'S');
 		ASSERT_EQ(engine_store(w, ENGINE_SET, k.data(), k.size(), v.data(), v.size(),
 				       flags_of(key), 0, 0, nullptr), ENGINE_OK);
 		struct engine_item it = {};
@@ -511,12 +675,20 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	if (GetParam() != ENGINE_EVICT_NONE) {
 		EXPECT_GT(seg_evicted, 0u) << "the heap was meant to be too small";
 	}
+	if (GetParam() == ENGINE_EVICT_MERGE) {
+		EXPECT_GT(reused, 0u) << "no merge pass reopened a member of its run as a "
+					 "destination: the key space and heap were meant to make some";
+	}
 	printf("seg torture %s: %u writers %u readers %u s: %" PRIu64 " ops, %" PRIu64
-	       " values checked, %" PRIu64 " items evicted (%" PRIu64 " segments, %" PRIu64
-	       " merges), %" PRIu64 " segments expired, %" PRIu64 " flushes, %" PRIu64 " sweeps\n",
+	       " values checked (%" PRIu64 " keys read in batches, %" PRIu64 " incr replies, %" PRIu64
+	       " cas checked, %" PRIu64 " model checks skipped), %" PRIu64
+	       " items evicted (%" PRIu64 " segments, %" PRIu64 " merges, %" PRIu64
+	       " run members reused as destinations), %" PRIu64 " segments expired, %" PRIu64
+	       " flushes, %" PRIu64 " sweeps\n",
 	       policy_name(GetParam()), writers, readers, seconds, totals.ops.load(),
-	       totals.checked.load(), evictions, seg_evicted, merged, seg_expired,
-	       totals.flushes.load(), totals.sweeps.load());
+	       totals.checked.load(), totals.batched.load(), totals.incr_checked.load(),
+	       totals.cas_checked.load(), model->skipped.load(), evictions, seg_evicted, merged,
+	       reused, seg_expired, totals.flushes.load(), totals.sweeps.load());
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, Torture,
