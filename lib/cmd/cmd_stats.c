@@ -288,6 +288,7 @@ stats_segments(struct cmd_conn *c)
 	put_u64(&so, "seg_expired", es.seg_expired);
 	put_u64(&so, "seg_evicted", es.seg_evicted);
 	put_u64(&so, "seg_merged", es.seg_merged);
+	put_u64(&so, "seg_merge_reused", es.seg_merge_reused);
 	put_u64(&so, "hash_buckets", es.hash_buckets);
 	put_u64(&so, "hash_overflow", es.hash_overflow);
 	put_u64(&so, "hash_overflow_free", es.hash_overflow_free);
