@@ -248,7 +248,16 @@ seg_flush_all(struct engine *eng, int64_t delay)
 	}
 }
 
-static unsigned seg_expire(struct engine *eng) { return seg_expire_all(seg_engine_of(eng)); }
+/* The control thread's second: expiry, reclaim ahead, and the steps of a
+ * cache_memlimit cut. */
+static unsigned
+seg_expire(struct engine *eng)
+{
+	unsigned n = seg_expire_all(seg_engine_of(eng));
+
+	seg_memlimit_step(seg_engine_of(eng));
+	return n;
+}
 
 unsigned seg_reclaim(struct engine *eng) { return seg_reclaim_ahead(seg_engine_of(eng)); }
 
@@ -292,7 +301,11 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 		st->curr_items += atomic_load_explicit(&h->live_items, memory_order_relaxed);
 		st->bytes += atomic_load_explicit(&h->live_bytes, memory_order_relaxed);
 	}
-	st->limit_maxbytes = e->memory;
+	st->limit_maxbytes = atomic_load(&e->limit_bytes);
+	st->expired_unfetched = atomic_load(&e->n_expired_unfetched);
+	seg_spin_lock(&e->pool_lock);
+	st->seg_parked = e->parked;
+	seg_spin_unlock(&e->pool_lock);
 	st->evictions = atomic_load(&e->n_evictions);
 	st->expired = atomic_load(&e->n_expired);
 	st->reclaimed = st->expired;
@@ -336,6 +349,8 @@ static const struct engine_ops seg_ops = {
 	.flush_all = seg_flush_all,
 	.expire = seg_expire,
 	.stats = seg_stats,
+	.set_memory = seg_set_memory,
+	.dump = seg_dump,
 };
 
 struct engine *
@@ -383,6 +398,7 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	e->open_budget = l.nseg / 4 < 2 ? 2 : l.nseg / 4 > SEG_OPEN_RING_MAX ? SEG_OPEN_RING_MAX
 									      : l.nseg / 4;
 	e->memory = cfg->memory;
+	atomic_store(&e->limit_bytes, cfg->memory);
 	e->table_mask = l.buckets - 1;
 	e->ovf_seg = SEG_NONE;
 	e->merge_reserve = SEG_NONE;
