@@ -168,6 +168,7 @@ stats_general(struct cmd_conn *c)
 	put_u64(&so, "bytes", es.bytes);
 	put_u64(&so, "curr_items", es.curr_items);
 	put_u64(&so, "total_items", EC(total_items));
+	put_u64(&so, "expired_unfetched", since(es.expired_unfetched, &rt->base_expired_unfetched));
 	put_u64(&so, "evicted_unfetched", since(es.evicted_unfetched, &rt->base_evicted_unfetched));
 	put_u64(&so, "evictions", since(es.evictions, &rt->base_evictions));
 	put_u64(&so, "reclaimed", since(es.reclaimed, &rt->base_reclaimed));
@@ -205,6 +206,7 @@ stats_reset(struct cmd_conn *c)
 	st(&rt->base_reclaimed, es.reclaimed);
 	st(&rt->base_expired, es.expired);
 	st(&rt->base_evicted_unfetched, es.evicted_unfetched);
+	st(&rt->base_expired_unfetched, es.expired_unfetched);
 	st(&rt->base_total_connections, ss.total_connections);
 	st(&rt->base_rejected_connections, ss.rejected_connections);
 	st(&rt->base_bytes_read, ss.bytes_read);
@@ -279,6 +281,7 @@ stats_segments(struct cmd_conn *c)
 	put_u64(&so, "seg_open_bytes", es.seg_open_bytes);
 	put_u64(&so, "seg_sealed", es.seg_sealed);
 	put_u64(&so, "seg_hash", es.seg_hash);
+	put_u64(&so, "seg_parked", es.seg_parked);
 	put_u64(&so, "seg_expired", es.seg_expired);
 	put_u64(&so, "seg_evicted", es.seg_evicted);
 	put_u64(&so, "seg_merged", es.seg_merged);
@@ -353,10 +356,8 @@ cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req)
 	if (!req->arg) {
 		stats_general(c);
 	} else if (req->sub == PROTO_SUB_STATS_CACHEDUMP) {
-		/* the arguments were valid (the parser checked them as memcached
-		 * does); there are no slab classes to dump: memcached's answer
-		 * when started with dumping disabled (-X) */
-		cmd_reply(c, false, "CLIENT_ERROR stats cachedump not allowed");
+		/* the arguments were checked as memcached does (the parser) */
+		cmd_dump_cachedump(c, req);
 	} else if (arg_is(req, "reset")) {
 		stats_reset(c);
 	} else if (arg_is(req, "settings")) {
