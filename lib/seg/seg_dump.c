@@ -14,8 +14,6 @@
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
 
-/* An item's header and key, copied out before they are trusted. */
-#define DUMP_HEAD_MAX (8 + ENGINE_KEY_MAX)
 #define LOOKUP_TRIES 3
 
 /* The class a dump reports: the TTL range of the item's segment
@@ -66,21 +64,20 @@ dump_segment(struct seg_engine *e, int32_t seg, uint64_t gen, uint32_t *off,
 	const int64_t created = __atomic_load_n(&h->create_at, __ATOMIC_RELAXED);
 
 	while (*off < end) {
-		uint8_t head[DUMP_HEAD_MAX];
-		uint32_t room = end - *off < sizeof(head) ? end - *off : sizeof(head);
+		uint8_t key[ENGINE_KEY_MAX];
 		struct engine_dump_item d;
 		struct item_view iv;
 		uint64_t v;
 
-		/* a copy: the bytes may change under us until the checks
+		/* parsed in place, as lock-free readers do; the key is copied
+		 * out, since the bytes may change under us until the checks
 		 * below say they were the item's */
-		for (uint32_t i = 0; i < room; i++)
-			head[i] = __atomic_load_n(&data[*off + i], __ATOMIC_RELAXED);
-		if (!item_parse(head, room, &iv) || iv.klen == 0 ||
-		    iv.hdr_len + iv.klen > room)
+		if (!item_parse(data + *off, end - *off, &iv) || iv.klen == 0 ||
+		    iv.klen > ENGINE_KEY_MAX)
 			return true; /* the end of what appenders finished */
-		if (item_is_live(e, head + iv.hdr_len, iv.klen, seg, *off, gen, &v)) {
-			d.key = head + iv.hdr_len;
+		memcpy(key, data + *off + iv.hdr_len, iv.klen);
+		if (item_is_live(e, key, iv.klen, seg, *off, gen, &v)) {
+			d.key = key;
 			d.klen = iv.klen;
 			d.vlen = iv.vlen;
 			d.size = iv.total;
