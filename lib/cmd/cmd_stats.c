@@ -251,6 +251,7 @@ stats_settings(struct cmd_conn *c)
 	put_u64(&so, "item_size_max", s->item_max);
 	put_u64(&so, "hashpower_init", log2_u64(es.hash_buckets));
 	put_bool(&so, "flush_enabled", !s->flush_disabled, "yes", "no");
+	put_bool(&so, "dump_enabled", engine_can_dump(s->engine), "yes", "no");
 	put_u64(&so, "idle_timeout", ss.idle_timeout);
 	/* segcached's own */
 	put_str(&so, "engine", s->engine->ops->name);
