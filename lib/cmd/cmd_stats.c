@@ -341,6 +341,64 @@ stats_workers(struct cmd_conn *c)
 	finish(&so);
 }
 
+/* `stats items` and `stats slabs`, one group of lines per class the
+ * engine has items in (lib/seg: the TTL ranges of key dumps), with the
+ * fields memcached-tool's display reads that segcached can fill: items and
+ * the age of the oldest segment; segments as pages, the mean item size as
+ * the chunk size (docs/protocol.md). */
+static void
+stats_items(struct cmd_conn *c)
+{
+	struct stat_out so = { c, true };
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+	int64_t now = cmd_now(c);
+
+	gather(c, &es, &ss);
+	for (unsigned k = 1; k < ENGINE_CLASSES; k++) {
+		char name[48];
+
+		if (es.classes[k].segments == 0)
+			continue;
+		snprintf(name, sizeof(name), "items:%u:number", k);
+		put_u64(&so, name, es.classes[k].items);
+		snprintf(name, sizeof(name), "items:%u:age", k);
+		put_u64(&so, name,
+			now > es.classes[k].oldest ? (uint64_t)(now - es.classes[k].oldest) : 0);
+		snprintf(name, sizeof(name), "items:%u:mem_requested", k);
+		put_u64(&so, name, es.classes[k].bytes);
+	}
+	finish(&so);
+}
+
+static void
+stats_slabs(struct cmd_conn *c)
+{
+	struct stat_out so = { c, true };
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+	uint64_t active = 0;
+
+	gather(c, &es, &ss);
+	for (unsigned k = 1; k < ENGINE_CLASSES; k++) {
+		uint64_t items = es.classes[k].items;
+		char name[48];
+
+		if (es.classes[k].segments == 0)
+			continue;
+		active++;
+		snprintf(name, sizeof(name), "%u:chunk_size", k);
+		put_u64(&so, name, items ? es.classes[k].bytes / items : 0);
+		snprintf(name, sizeof(name), "%u:total_pages", k);
+		put_u64(&so, name, es.classes[k].segments);
+		snprintf(name, sizeof(name), "%u:used_chunks", k);
+		put_u64(&so, name, items);
+	}
+	put_u64(&so, "active_slabs", active);
+	put_u64(&so, "total_malloced", es.heap_bytes);
+	finish(&so);
+}
+
 static bool
 arg_is(const struct proto_req *req, const char *word)
 {
@@ -364,16 +422,9 @@ cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req)
 	} else if (arg_is(req, "settings")) {
 		stats_settings(c);
 	} else if (arg_is(req, "items")) {
-		/* no slab classes, so no per-class lines */
-		finish(&so);
+		stats_items(c);
 	} else if (arg_is(req, "slabs")) {
-		struct cmd_server_stats ss;
-		struct engine_stats es;
-
-		gather(c, &es, &ss);
-		put_u64(&so, "active_slabs", 0);
-		put_u64(&so, "total_malloced", es.heap_bytes);
-		finish(&so);
+		stats_slabs(c);
 	} else if (arg_is(req, "sizes")) {
 		put_str(&so, "sizes_status", "disabled");
 		finish(&so);

@@ -157,6 +157,9 @@ enum engine_worker_counter {
 	ENGINE_C_MAX
 };
 
+/* The classes a dump reports (engine_dump_item.cls): 1..ENGINE_CLASSES-1. */
+#define ENGINE_CLASSES 6
+
 /* Engine-wide state, filled by engine_stats(). Fields an engine does not
  * have stay 0. */
 struct engine_stats {
@@ -190,6 +193,11 @@ struct engine_stats {
 	uint64_t heap_bytes;
 	uint64_t table_bytes;
 	uint64_t meta_bytes;
+	/* per class (lib/seg: TTL range; `stats items`, `stats slabs`) */
+	struct {
+		uint64_t items, bytes, segments;
+		int64_t oldest; /* creation of its oldest segment; 0 = none */
+	} classes[ENGINE_CLASSES];
 };
 
 struct engine;

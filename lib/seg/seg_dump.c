@@ -18,8 +18,8 @@
 
 /* The class a dump reports: the TTL range of the item's segment
  * (docs/protocol.md): 1 never expires, 2..5 the four bucket ranges. */
-static unsigned
-dump_class(unsigned ttl_bucket)
+unsigned
+seg_dump_class(unsigned ttl_bucket)
 {
 	return ttl_bucket >= TTL_BUCKETS ? 1 : 2 + ttl_bucket / (TTL_BUCKETS / 4);
 }
@@ -60,7 +60,7 @@ dump_segment(struct seg_engine *e, int32_t seg, uint64_t gen, uint32_t *off,
 	const uint32_t align = (1u << e->off_shift) - 1;
 	const uint8_t *data = seg_data(e, seg);
 	const uint32_t end = seg_valid_end(e, seg);
-	const unsigned cls = dump_class(__atomic_load_n(&h->ttl_bucket, __ATOMIC_RELAXED));
+	const unsigned cls = seg_dump_class(__atomic_load_n(&h->ttl_bucket, __ATOMIC_RELAXED));
 	const int64_t created = __atomic_load_n(&h->create_at, __ATOMIC_RELAXED);
 
 	while (*off < end) {

@@ -261,6 +261,20 @@ seg_expire(struct engine *eng)
 
 unsigned seg_reclaim(struct engine *eng) { return seg_reclaim_ahead(seg_engine_of(eng)); }
 
+/* A sealed or open segment's share of its class's figures. */
+static void
+seg_stats_class(struct engine_stats *st, const struct seg_hdr *h)
+{
+	unsigned c = seg_dump_class(__atomic_load_n(&h->ttl_bucket, __ATOMIC_RELAXED));
+	int64_t created = __atomic_load_n(&h->create_at, __ATOMIC_RELAXED);
+
+	st->classes[c].items += atomic_load_explicit(&h->live_items, memory_order_relaxed);
+	st->classes[c].bytes += atomic_load_explicit(&h->live_bytes, memory_order_relaxed);
+	st->classes[c].segments++;
+	if (st->classes[c].oldest == 0 || created < st->classes[c].oldest)
+		st->classes[c].oldest = created;
+}
+
 static void
 seg_stats(struct engine *eng, struct engine_stats *st)
 {
@@ -300,6 +314,7 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 		}
 		st->curr_items += atomic_load_explicit(&h->live_items, memory_order_relaxed);
 		st->bytes += atomic_load_explicit(&h->live_bytes, memory_order_relaxed);
+		seg_stats_class(st, h);
 	}
 	st->limit_maxbytes = atomic_load(&e->limit_bytes);
 	st->expired_unfetched = atomic_load(&e->n_expired_unfetched);

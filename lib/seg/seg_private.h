@@ -707,6 +707,7 @@ int seg_set_memory(struct engine *e, size_t bytes);
 /* Parks (or unparks) segments toward park_target, boundedly; returns moves. */
 unsigned seg_memlimit_step(struct seg_engine *e);
 void seg_dump(struct engine *e, struct engine_dump_cursor *cur, engine_dump_fn fn, void *arg);
+unsigned seg_dump_class(unsigned ttl_bucket); /* 1: never expires, 2..5: TTL ranges */
 
 /* ---- seg_restart.c: the restart area, shared with seg_restart_load.c ---- */
 /* "SEGCRSTA" */
@@ -796,5 +797,4 @@ int seg_restart_check_header(const struct seg_engine *e, const struct seg_restar
 int seg_restart_check_segments(const struct seg_engine *e, const struct restart_hdr *h,
 			       const struct seg_image *img, const int32_t *chains,
 			       struct seg_restart_report *rep);
-
 #endif /* SEGCACHED_SEG_PRIVATE_H */

@@ -209,6 +209,13 @@ class Admin(unittest.TestCase):
             self.assertEqual(err, "", mode)
             out[mode] = r.stdout
         self.assertIn(b"Item_Size", out["display"])
+        rows = re.findall(rb"^\s*(\d+)\s+\S+B\s+\d+s\s+(\d+)\s+(\d+)", out["display"], re.M)
+        self.assertTrue(rows, out["display"])
+        if harness.is_segcached():
+            # one row per TTL range: 1 never expires, 2 up to 2048 s,
+            # 3 up to 32768 s (the 300 keys of each)
+            counts = {int(n): int(count) for n, _, count in rows}
+            self.assertEqual(counts, {1: 300, 3: 300}, out["display"])
         self.assertRegex(out["stats"], rb"\n\s+curr_items\s+600\r?\n")
         self.assertRegex(out["settings"], rb"\n\s+maxbytes\s+%d\r?\n" % (MEMORY_MB << 20))
         adds = re.findall(rb"add (\S+) 0 (\d+) 40\r\n", out["dump"])

@@ -950,6 +950,17 @@ TEST_F(Cmd, StatsSubcommands)
 		  "STAT 23:addr tcp:127.0.0.1:11211\r\nSTAT 23:state conn_listening\r\nEND\r\n");
 	r = run("stats slabs\r\n");
 	EXPECT_EQ(r.substr(0, 20), "STAT active_slabs 0\r");
+	/* a class per TTL range that has segments: 1 never expires, 2 short */
+	run("set a 0 0 3\r\nabc\r\nset b 0 100 3\r\nabc\r\nset c 0 100 3\r\nabc\r\n");
+	r = run("stats items\r\n");
+	EXPECT_NE(r.find("STAT items:1:number 1\r\n"), std::string::npos) << r;
+	EXPECT_NE(r.find("STAT items:2:number 2\r\n"), std::string::npos) << r;
+	EXPECT_EQ(r.find("items:3:"), std::string::npos) << r;
+	r = run("stats slabs\r\n");
+	EXPECT_NE(r.find("STAT 2:used_chunks 2\r\n"), std::string::npos) << r;
+	EXPECT_NE(r.find("STAT 2:total_pages 1\r\n"), std::string::npos) << r;
+	EXPECT_NE(r.find("STAT active_slabs 2\r\n"), std::string::npos) << r;
+	run("delete a\r\ndelete b\r\ndelete c\r\n");
 	r = run("stats segments\r\n");
 	EXPECT_NE(r.find("STAT seg_size 1048576\r\n"), std::string::npos) << r;
 	EXPECT_NE(r.find("STAT seg_free "), std::string::npos);
