@@ -9,7 +9,7 @@
 Against a server on 127.0.0.1:PORT started with -m 1024: fills it with
 900,000 values of 1,000 bytes, measures set+get round trips (one client,
 one at a time), sends `cache_memlimit LIMIT_MB` (default 128) from another
-connection, measures until `stats segments` seg_parked stops growing (at
+connection, measures until `stats segments` seg_parked covers the cut (at
 most 30 s), then measures again. Every loop is bounded.
 """
 import socket
@@ -44,14 +44,14 @@ def phase(n):
     lat.sort(); return lat
 def show(name,lat):
     print("%s: n=%d p50=%.0fus p99=%.0fus max=%.1fms" % (name,len(lat),lat[len(lat)//2]*1e6,lat[int(len(lat)*.99)]*1e6,lat[-1]*1e3))
+start_limit = stat(a, b"", "limit_maxbytes")
 show("steady", phase(20000))
 print(rt(a,b"cache_memlimit %d\r\n" % limit,b"\r\n")); t0=time.time()
-lat=[]; last=-1
-while time.time()-t0<30:
+lat=[]
+# every segment of the cut parked (1 MiB segments): the cut is done
+want = (start_limit - (limit << 20) + (1 << 20) - 1) >> 20
+while time.time()-t0<30 and stat(a,b" segments","seg_parked") < want:
     lat+=phase(500)
-    now=stat(a,b" segments","seg_parked")
-    if now == last and now > 0: break
-    last=now
 print("shrink to %d MB took about %.1f s, parked %d, bytes %d" % (limit, time.time()-t0, stat(a,b" segments","seg_parked"), stat(a,b"","bytes")))
 show("during shrink", sorted(lat))
 show("after", phase(20000))
