@@ -53,5 +53,6 @@ want = (start_limit - (limit << 20) + (1 << 20) - 1) >> 20
 while time.time()-t0<30 and stat(a,b" segments","seg_parked") < want:
     lat+=phase(500)
 print("shrink to %d MB took about %.1f s, parked %d, bytes %d" % (limit, time.time()-t0, stat(a,b" segments","seg_parked"), stat(a,b"","bytes")))
-show("during shrink", sorted(lat))
+if lat:
+    show("during shrink", sorted(lat))
 show("after", phase(20000))
