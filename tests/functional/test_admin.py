@@ -224,6 +224,30 @@ class Admin(unittest.TestCase):
         for k, exp in adds:
             self.assertEqual(exp == b"0", k.startswith(b"keep"), k)
 
+    def test_baseline_engine_refuses_with_memcached_lines(self):
+        if not harness.is_segcached() or harness.is_native():
+            # lib/cmd's replies, the same on both stacks; the native
+            # stack has one server address, which setUp's server holds
+            self.skipTest("segcached's --engine baseline, posix stack")
+        with harness.Server(name="baseline", memory_mb=MEMORY_MB, threads=1,
+                            extra=["--engine", "baseline"]) as srv:
+            c = srv.connect()
+            try:
+                # rte_hash is sized once: memcached's line for a limit it
+                # cannot set, except the one in force
+                self.assertEqual(c.cmd(b"cache_memlimit 32\r\n"),
+                                 b"MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust\r\n")
+                self.assertEqual(c.cmd(b"cache_memlimit %d\r\n" % MEMORY_MB), b"OK\r\n")
+                self.assertEqual(int(c.stats()["limit_maxbytes"]), MEMORY_MB << 20)
+                # no dump beside writers: memcached's lines with dumps off
+                self.assertEqual(c.cmd(b"lru_crawler metadump all\r\n"),
+                                 b"ERROR metadump not allowed\r\n")
+                self.assertEqual(c.cmd(b"stats cachedump 1 1\r\n"),
+                                 b"CLIENT_ERROR stats cachedump not allowed\r\n")
+                self.assertEqual(c.stats(b"settings")["dump_enabled"], "no")
+            finally:
+                c.close()
+
     def test_stats_names_against_memcached(self):
         if not harness.is_segcached() or harness.is_native():
             # stats are lib/cmd's, the same on both stacks; memcached
