@@ -8,6 +8,8 @@ export DEBIAN_FRONTEND=noninteractive
 PACKAGES="
   build-essential pkg-config meson ninja-build
   dpdk libdpdk-dev libnuma-dev libpmem2-dev
+  libmicrohttpd-dev python3-prometheus-client
+  dpdk-dev
   googletest libgtest-dev
   clang libfuzzer-14-dev libclang-rt-14-dev
   memcached libmemcached-tools nutcracker

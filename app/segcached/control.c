@@ -103,6 +103,8 @@ control_run(struct server *srv)
 		unsigned n = engine_expire(srv->es.engine);
 		if (n > 0)
 			APP_LOG(DEBUG, "expiry sweep removed %u items", n);
+		/* heap full, link down or up: logged here, rate-limited */
+		server_events_poll(srv);
 		/* A `verbosity` command changes the log level, as in memcached. */
 		if (cmd_verbosity(&srv->cmd) != verbosity) {
 			verbosity = cmd_verbosity(&srv->cmd);

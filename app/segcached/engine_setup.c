@@ -3,15 +3,19 @@
  */
 #include "engine_setup.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <rte_common.h>
+#include <rte_eal.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 
 #include "baseline/baseline.h"
 #include "log.h"
@@ -90,6 +94,86 @@ anon_heap_fits(size_t memory, size_t len, char *err, size_t errlen)
 			 ram >> 20);
 }
 
+/* Bytes of the host's free hugepages, of every size (sysfs). */
+static size_t
+free_hugepage_bytes(void)
+{
+	const char *root = "/sys/kernel/mm/hugepages";
+	DIR *d = opendir(root);
+	struct dirent *e;
+	size_t total = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		unsigned long kb;
+		char path[512];
+		long n = 0;
+		FILE *f;
+
+		if (sscanf(e->d_name, "hugepages-%lukB", &kb) != 1)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/free_hugepages", root, e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fscanf(f, "%ld", &n) == 1 && n > 0)
+			total += (size_t)n * kb * 1024;
+		fclose(f);
+	}
+	closedir(d);
+	return total;
+}
+
+/* Free space in the EAL's heaps: hugepages it has mapped and not handed out. */
+static size_t
+eal_heap_free_bytes(void)
+{
+	size_t total = 0;
+
+	for (unsigned i = 0; i < rte_socket_count(); i++) {
+		struct rte_malloc_socket_stats st;
+
+		if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &st) == 0)
+			total += st.heap_freesz_bytes;
+	}
+	return total;
+}
+
+/* A hugepage heap larger than the free hugepages fails to reserve with no
+ * numbers, and one that fits but leaves too little for the native stack's
+ * pools and buffers fails later, at start or under load. Refused (or, for
+ * --heap auto, left to anonymous memory) with the numbers; the second case
+ * is a warning, since the stack's figure is its most, not its need. */
+static int
+hugepage_heap_fits(const struct engine_setup *es, const struct options *o, size_t len,
+		   char *err, size_t errlen)
+{
+	size_t sys = free_hugepage_bytes(), eal = eal_heap_free_bytes();
+	size_t avail = sys + eal;
+
+	if (!rte_eal_has_hugepages())
+		return 0;
+	if (len > avail) {
+		util_fail(err, errlen,
+			  "heap: --memory %zu MiB needs a heap of %zu MiB of hugepages but "
+			  "%zu MiB are free (%zu MiB of free hugepages, %zu MiB free in the "
+			  "EAL's memory): reserve more (e.g. dpdk-hugepages.py -p 2M --setup "
+			  "%zuM), lower -m, or use --heap anon",
+			  o->memory >> 20, len >> 20, avail >> 20, sys >> 20, eal >> 20,
+			  ((len + es->stack_bytes - eal) >> 20) + 64);
+		return -1;
+	}
+	if (len + es->stack_bytes > avail)
+		APP_LOG(WARNING,
+			"heap: %zu MiB of the %zu MiB of free hugepages leave %zu MiB, and the "
+			"network stack may take up to %zu MiB (mbuf pools, connection slots, "
+			"TCP buffers): reserve more hugepages, lower -m or -c, or bound the "
+			"buffers with --tcp-buffer-memory",
+			len >> 20, avail >> 20, (avail - len) >> 20, es->stack_bytes >> 20);
+	return 0;
+}
+
 static int
 seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpus,
 	  char *err, size_t errlen)
@@ -132,9 +216,17 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 		area = seg_restart_area_bytes(&es->cfg);
 	if (kind == MEM_REGION_ANON && anon_heap_fits(o->memory, len, err, errlen) < 0)
 		return -1;
-	rc = mem_region_create(&es->heap, kind,
-			       kind == MEM_REGION_FILE ? o->heap_file : "segcached_heap",
-			       area + len, why, sizeof(why));
+	if (kind == MEM_REGION_HUGEPAGE && hugepage_heap_fits(es, o, len, err, errlen) < 0) {
+		if (o->heap != HEAP_AUTO)
+			return -1;
+		/* auto: as when the reservation fails, below */
+		snprintf(why, sizeof(why), "%s", err + strlen("heap: "));
+		rc = -1;
+	} else {
+		rc = mem_region_create(&es->heap, kind,
+				       kind == MEM_REGION_FILE ? o->heap_file : "segcached_heap",
+				       area + len, why, sizeof(why));
+	}
 	/* auto: hugepages are an optimisation, not a requirement. */
 	if (rc < 0 && o->heap == HEAP_AUTO && kind == MEM_REGION_HUGEPAGE) {
 		APP_LOG(WARNING, "heap: %s; using anonymous memory instead", why);
@@ -178,11 +270,12 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 
 int
 engine_setup_create(struct engine_setup *es, const struct options *o,
-		    const cpu_set_t *cpus, char *err, size_t errlen)
+		    const cpu_set_t *cpus, size_t stack_bytes, char *err, size_t errlen)
 {
 	char why[256];
 
 	memset(es, 0, sizeof(*es));
+	es->stack_bytes = stack_bytes;
 	es->cfg.memory = o->memory;
 	es->cfg.segment_size = o->segment_size;
 	es->cfg.hash_power = o->hash_power;

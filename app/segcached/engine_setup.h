@@ -27,14 +27,21 @@ struct engine_setup {
 	struct seg_restart_area area;
 	struct seg_restart_report restart;
 	char restart_state[32];
+	/* the most EAL memory the network stack may take (mbuf pools,
+	 * connection slots, TCP buffers): hugepages beside the heap's */
+	size_t stack_bytes;
 };
 
 /* Call after rte_eal_init(). With --heap-file, takes back the cache a
  * graceful stop saved there (or starts cold and logs why); the scan runs
  * on --restart-threads threads, by default one per CPU in `cpus`, on which
- * they run. Returns 0 or -1 with a message. */
+ * they run. A hugepage heap is checked against the free hugepages first,
+ * with `stack_bytes` (the network stack's most) beside it: refused with
+ * the numbers when the heap does not fit (--heap auto: anonymous memory,
+ * with a warning), a warning when the stack might not. Returns 0 or -1
+ * with a message. */
 int engine_setup_create(struct engine_setup *es, const struct options *o,
-			const cpu_set_t *cpus, char *err, size_t errlen);
+			const cpu_set_t *cpus, size_t stack_bytes, char *err, size_t errlen);
 
 /* At a graceful stop, after the network stack is gone (no engine worker
  * left): saves a restartable cache into its file. No-op otherwise. */

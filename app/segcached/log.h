@@ -11,6 +11,11 @@
 
 extern int segcached_logtype;
 
+/* Timestamps on every log line (log_stamp.c): begin() first thing in
+ * main(), eal_ready() once rte_eal_init() has opened syslog. */
+void log_stamp_begin(void);
+void log_stamp_eal_ready(void);
+
 #define APP_LOG(level, fmt, ...)                                           \
 	rte_log(RTE_LOG_##level, segcached_logtype, "segcached: " fmt "\n",  \
 		##__VA_ARGS__)

@@ -15,6 +15,7 @@
  * warm restart's load can take long) exits 0 at once, saving nothing.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 #include <rte_lcore.h>
 
 #include "eal_args.h"
+#include "eal_start.h"
 #include "log.h"
 #include "options.h"
 #include "server.h"
@@ -172,6 +174,46 @@ eal_memory_mb(const struct options *o, const struct eal_args *ea)
 	return mb;
 }
 
+/* The most EAL memory the stack may take (its mbuf pools, connection
+ * slots and TCP buffers; hugepages when the EAL has them), from the
+ * figure it gives for --no-huge. */
+static size_t
+stack_memory_bytes(const struct options *o)
+{
+	const struct stack_ops *ops = stack_find(stack_names[o->stack]);
+
+	if (ops->eal_memory_mb == NULL)
+		return 0;
+	return (size_t)ops->eal_memory_mb(o->max_conns, o->tcp_buffer_memory,
+					  rte_lcore_count()) << 20;
+}
+
+/* What the server's memory is made of, at start (`stats settings` has the
+ * same figures): -m's parts, and the stack's memory outside -m. */
+static void
+log_sizing(const struct server *srv)
+{
+	struct engine_stats st;
+
+	char stack[160];
+
+	engine_stats(srv->es.engine, &st);
+	if (srv->es.stack_bytes != 0)
+		snprintf(stack, sizeof(stack),
+			 "up to %zu MiB of %s (mbuf pools, connection slots, TCP buffers)",
+			 srv->es.stack_bytes >> 20,
+			 rte_eal_has_hugepages() ? "hugepages" : "EAL memory");
+	else
+		snprintf(stack, sizeof(stack), "kernel sockets (their buffers are the kernel's)");
+	APP_LOG(NOTICE,
+		"sizing: -m %zu MiB = segments %" PRIu64 " MiB (%s) + hash table %" PRIu64
+		" MiB + segment headers %" PRIu64 " MiB; beside it, for -c %u, the network "
+		"stack: %s",
+		srv->opt.memory >> 20, st.heap_bytes >> 20,
+		srv->es.heap.addr != NULL ? mem_region_kind_name(srv->es.heap.kind) : "EAL memory",
+		st.table_bytes >> 20, st.meta_bytes >> 20, srv->opt.max_conns, stack);
+}
+
 /* On a line without `--`, -l is memcached's listen list; a value of
  * digits, '-' and ',' only ("0", "0-3", "0,2-5") is a DPDK core list
  * written the way lines before `--` existed took it, and "0" would listen
@@ -268,9 +310,10 @@ main(int argc, char **argv)
 	const char *prog = prog_name(argv[0]);
 	struct eal_args ea;
 	pthread_t watch;
-	char err[512];
+	char err[512], bad[128];
 	int rc;
 
+	log_stamp_begin();
 	if (eal_args_split(&ea, argc, argv) < 0) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return EXIT_FAILURE;
@@ -329,7 +372,7 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 
-	rc = rte_eal_init(ea.eal_argc, ea.eal_argv);
+	rc = eal_start(&ea, bad, sizeof(bad));
 	if (rc < 0) {
 		bool no_huge = eal_args_has(&ea, "--no-huge");
 		char line[1024];
@@ -340,13 +383,20 @@ main(int argc, char **argv)
 		 * parser also fails, rarely, when it cannot create its runtime
 		 * directory, which then exits 64 too). */
 		if (rte_errno == EINVAL) {
-			fprintf(stderr,
-				"%s: the DPDK EAL refused its options (its lines above say "
-				"which): %s\n"
-				"  On a line with '--' EAL options go before it; without '--' "
-				"give them\n"
-				"  with --eal '...' (see docs/operations.md).\n",
-				prog, line);
+			/* One line, without the EAL's usage (eal_start()). */
+			if (bad[0] != '\0')
+				fprintf(stderr,
+					"%s: the DPDK EAL has no option %s (EAL options: %s): "
+					"correct or remove it; EAL options go before '--', or "
+					"in --eal '...' on a line without one "
+					"('%s --help --' lists them)\n",
+					prog, bad, line, prog);
+			else
+				fprintf(stderr,
+					"%s: the DPDK EAL refused a value (its EAL: line above "
+					"names the option; EAL options: %s): correct it "
+					"('%s --help --' lists the EAL's options)\n",
+					prog, line, prog);
 			eal_args_free(&ea);
 			return OPTIONS_EXIT_USAGE;
 		}
@@ -369,6 +419,7 @@ main(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	eal_args_free(&ea);
+	log_stamp_eal_ready();
 	if (server_telemetry_register() != 0 || stack_telemetry_register() != 0)
 		APP_LOG(WARNING, "telemetry commands /segcached/* could not be registered");
 	/* -v overrides the level; without it --log-level (EAL) decides. */
@@ -376,7 +427,8 @@ main(int argc, char **argv)
 		control_set_verbosity(srv.opt.verbosity);
 	clock_gettime(CLOCK_MONOTONIC, &srv.started_mono);
 
-	if (engine_setup_create(&srv.es, &srv.opt, &srv.startup_cpus, err, sizeof(err)) < 0) {
+	if (engine_setup_create(&srv.es, &srv.opt, &srv.startup_cpus, stack_memory_bytes(&srv.opt),
+				err, sizeof(err)) < 0) {
 		APP_LOG(ERR, "%s", err);
 		rte_eal_cleanup();
 		return EXIT_FAILURE;
@@ -392,6 +444,8 @@ main(int argc, char **argv)
 	}
 	fill_cmd_settings(&srv);
 	rc = start_stack(&srv);
+	if (rc == 0)
+		rc = metrics_http_start(&srv);
 	if (rc != 0) {
 		stack_destroy(srv.stack);
 		/* Nothing was served: a cache taken back from the heap file is
@@ -404,6 +458,7 @@ main(int argc, char **argv)
 	}
 	server_telemetry_attach(&srv);
 	stack_telemetry_attach(srv.stack);
+	log_sizing(&srv);
 	APP_LOG(NOTICE,
 		"segcached %s ready: engine %s, memory %zu MiB, item size max %zu, %u %s, "
 		"max %u connections",
@@ -413,6 +468,7 @@ main(int argc, char **argv)
 
 	(void)control_run(&srv);
 
+	metrics_http_stop(&srv);
 	stack_telemetry_detach(srv.stack);
 	server_telemetry_detach();
 	stack_stop(srv.stack);

@@ -756,6 +756,12 @@ opt_admin_port(struct options *o, const char *arg, char *err, size_t errlen)
 	return opt_port(arg, &o->admin_port, err, errlen);
 }
 
+static int
+opt_metrics_port(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return opt_port(arg, &o->metrics_port, err, errlen);
+}
+
 /* The one option table. */
 static const struct opt_desc opt_table[] = {
 	{ "port", NULL, 'p', "PORT", OPT_ANYWHERE, opt_tcp_port,
@@ -893,6 +899,10 @@ static const struct opt_desc opt_table[] = {
 	  "also listen on this TCP port for administration only (stats,\n"
 	  "version, verbosity, quit, shutdown): not counted against -c, at most\n"
 	  "16 connections, so stats work on a full server. 0 = none (default)" },
+	{ "metrics-port", NULL, 0, "PORT", OPT_ANYWHERE, opt_metrics_port,
+	  "serve Prometheus metrics at http://HOST:PORT/metrics on every -l\n"
+	  "host (kernel sockets on both stacks: 127.0.0.1 by default). 0 = none\n"
+	  "(default; see docs/operations.md, Monitoring)" },
 };
 
 #define OPT_COUNT RTE_DIM(opt_table)
@@ -1422,6 +1432,11 @@ options_finalize(struct options *o, char *err, size_t errlen)
 		return util_fail(err, errlen,
 			    "--admin-port %u is the client port (-p): give it a port of its own",
 			    o->admin_port);
+	if (o->metrics_port != 0 && o->stack == STACK_POSIX &&
+	    (o->metrics_port == o->tcp_port || o->metrics_port == o->admin_port))
+		return util_fail(err, errlen,
+			    "--metrics-port %u is the %s port: give it a port of its own",
+			    o->metrics_port, o->metrics_port == o->tcp_port ? "client (-p)" : "admin");
 	if (o->evictions_disabled)
 		o->eviction = ENGINE_EVICT_NONE;
 	if (o->heap == HEAP_FILE && o->heap_file[0] == '\0')

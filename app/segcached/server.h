@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "cmd/cmd.h"
@@ -31,6 +32,7 @@ struct server {
 	 * all inherit that one CPU). */
 	cpu_set_t startup_cpus;
 	bool lcores_pinned;
+	struct metrics_http *metrics; /* --metrics-port's daemons; NULL: none */
 };
 
 /* cmd_settings.server_stats: fills the server-level fields of `stats` and
@@ -58,5 +60,19 @@ void control_request_shutdown(void *arg);
 int server_telemetry_register(void);
 void server_telemetry_attach(struct server *srv);
 void server_telemetry_detach(void);
+
+/* Once a second on the control thread: logs the runtime events found in
+ * the counters, rate-limited (server_events.c). */
+void server_events_poll(const struct server *srv);
+
+/* Prometheus' text format of the server's figures: memcached's `stats`
+ * under memcached_exporter's names, the engine's and the stack's
+ * counters as segcached_* (metrics.c). Any thread while the server runs. */
+void metrics_write(struct server *srv, FILE *f);
+/* GET /metrics on --metrics-port, on every host of -l (metrics_http.c):
+ * 0 (also without --metrics-port), or an exit status with the reason
+ * logged. Stop before the stack. */
+int metrics_http_start(struct server *srv);
+void metrics_http_stop(struct server *srv);
 
 #endif /* SEGCACHED_SERVER_H */

@@ -16,6 +16,21 @@ timeval_us(struct timeval tv)
 	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
+/* Where the segments are, in --heap's words (one word: a stats value);
+ * "eal" for the baseline engine, which allocates its items there. */
+static const char *
+heap_word(const struct engine_setup *es)
+{
+	if (es->heap.addr == NULL)
+		return "eal";
+	switch (es->heap.kind) {
+	case MEM_REGION_ANON: return "anon";
+	case MEM_REGION_HUGEPAGE: return "hugepage";
+	case MEM_REGION_FILE: return "file";
+	}
+	return "unknown";
+}
+
 void
 server_stats_fill(void *arg, struct cmd_server_stats *out)
 {
@@ -53,6 +68,8 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->request_timeout = o->request_timeout;
 	out->admin_port = o->admin_port;
 	out->tcp_buffer_memory = o->tcp_buffer_memory;
+	out->heap = heap_word(&srv->es);
+	out->stack_memory_max = srv->es.stack_bytes;
 	out->restart_state = engine_setup_restart_state(&srv->es);
 	out->restart_items = srv->es.restart.items;
 	out->restart_expired = srv->es.restart.expired;

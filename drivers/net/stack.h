@@ -89,6 +89,17 @@ struct stack_config {
 
 struct stack;
 
+/* One of a stack's own figures, for /metrics (app/segcached/metrics.c):
+ * the counters `stats` has no name for (drops, retransmissions, the
+ * port's missed packets). */
+struct stack_counter {
+	const char *name;         /* snake_case, e.g. "tcp_no_buffers" */
+	const char *help;         /* what it counts, one line */
+	uint64_t value;
+	bool gauge;               /* a level now (link up, bytes held), not a count since start */
+};
+typedef void stack_counter_fn(void *arg, const struct stack_counter *c);
+
 struct stack_ops {
 	const char *name;         /* the --stack word: "posix", "native" */
 	const char *workers_noun; /* "posix threads", "worker lcores" */
@@ -117,6 +128,9 @@ struct stack_ops {
 	/* `stats conns`: memcached-style lines for every listening socket
 	 * and open connection. Any thread. */
 	void (*stats_conns)(struct stack *s, struct proto_out *out);
+	/* Calls fn for every counter of the stack, summed over its workers,
+	 * and its port's (NULL: none). Any thread while running. */
+	void (*counters)(const struct stack *s, stack_counter_fn *fn, void *arg);
 	/* DPDK telemetry commands of the stack (NULL: none). They are
 	 * registered once for the process and answer with an error while no
 	 * stack is attached. */
@@ -137,6 +151,12 @@ extern const struct stack_ops native_stack_ops;
 
 /* The stack called `name`, or NULL. */
 const struct stack_ops *stack_find(const char *name);
+
+/* Splits one entry of a listen list (-l) into host and port: "host",
+ * "host:port", "[v6]" or "[v6]:port" (a bare IPv6 address, with several
+ * colons, has no port; port is then ""). 0, or -1 with a message. */
+int stack_split_hostport(const char *entry, char *host, size_t hostlen,
+			 char *port, size_t portlen, char *err, size_t errlen);
 
 /* Registers the telemetry commands of every stack. 0, or -1. */
 int stack_telemetry_register(void);
@@ -190,6 +210,13 @@ static inline void
 stack_stats_conns(struct stack *s, struct proto_out *out)
 {
 	s->ops->stats_conns(s, out);
+}
+
+static inline void
+stack_counters(const struct stack *s, stack_counter_fn *fn, void *arg)
+{
+	if (s->ops->counters != NULL)
+		s->ops->counters(s, fn, arg);
 }
 
 static inline void

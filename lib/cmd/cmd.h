@@ -86,6 +86,11 @@ struct cmd_server_stats {
 	uint64_t request_timeout;          /* seconds; 0: none */
 	uint64_t admin_port;               /* 0: none */
 	uint64_t tcp_buffer_memory;        /* bytes, all TCP buffers; 0: no limit */
+	/* sizing: where the segments are ("anon", "hugepage", "file"; "eal":
+	 * the engine allocates from the EAL) and the most EAL memory the
+	 * network stack may take (0: none, the posix stack) */
+	const char *heap;
+	uint64_t stack_memory_max;
 };
 
 /* State shared by all connections of a server that lib/cmd changes at run

@@ -262,6 +262,12 @@ stats_settings(struct cmd_conn *c)
 	put_u64(&so, "request_timeout", ss.request_timeout);
 	put_u64(&so, "admin_port", ss.admin_port);
 	put_u64(&so, "tcp_buffer_memory", ss.tcp_buffer_memory);
+	/* sizing: -m's parts, and the stack's memory beside them */
+	put_str(&so, "heap", ss.heap);
+	put_u64(&so, "heap_bytes", es.heap_bytes);
+	put_u64(&so, "hash_table_bytes", es.table_bytes);
+	put_u64(&so, "segment_headers_bytes", es.meta_bytes);
+	put_u64(&so, "stack_memory_max", ss.stack_memory_max);
 	finish(&so);
 }
 

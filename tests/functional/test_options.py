@@ -248,20 +248,37 @@ class Usage(SegcachedTest):
                          % (4 * ram_mb, ram_mb))
 
     def test_eal_error_explained(self):
-        # The EAL refusing its options is a usage mistake too (64), and the
-        # line says which options it was given.
-        for args, eal in ((["--no-such-eal-option", "--", "-p", "1"],
-                           "--no-such-eal-option --in-memory --no-pci"),
-                          (["--eal", "--no-such-eal-option", "-p", "1"],
-                           "--no-such-eal-option")):
+        # The EAL refusing its options is a usage mistake too (64): one line
+        # names the option the EAL does not have, the options it was given
+        # and the fix, and the EAL's usage dump (about 100 lines on stdout)
+        # is not printed.
+        for args, bad, eal in ((["--no-such-eal-option", "--", "-p", "1"],
+                                "--no-such-eal-option",
+                                "--no-such-eal-option --in-memory --no-pci"),
+                               (["--eal", "--no-such-eal-option", "-p", "1"],
+                                "--no-such-eal-option", "--no-such-eal-option"),
+                               (["--no-huge", "-z", "--", "-p", "1"], "-z", "--no-huge -z")):
             p = run(*args)
             err = p.stderr.decode()
             self.assertEqual(p.returncode, EX_USAGE, err)
-            self.assertIn("segcached: the DPDK EAL refused its options (its lines above say "
-                          "which): ", err)
+            self.assertIn("segcached: the DPDK EAL has no option %s (EAL options: " % bad, err)
             self.assertIn(eal, err)
-            self.assertIn("On a line with '--' EAL options go before it; without '--' give "
-                          "them\n  with --eal '...' (see docs/operations.md).\n", err)
+            self.assertIn("): correct or remove it; EAL options go before '--', or in --eal "
+                          "'...' on a line without one ('segcached --help --' lists them)\n",
+                          err)
+            self.assertEqual(p.stdout, b"", args)
+        # A value the EAL refuses: its own line names the option.
+        p = run("--no-huge", "--iova-mode=nonsense", "--", "-p", "1")
+        err = p.stderr.decode()
+        self.assertEqual(p.returncode, EX_USAGE, err)
+        self.assertIn("EAL: invalid parameters for --iova-mode", err)
+        self.assertIn("segcached: the DPDK EAL refused a value (its EAL: line above names the "
+                      "option; EAL options: --no-huge --iova-mode=nonsense", err)
+        self.assertEqual(p.stdout, b"")
+        # Asked for, the EAL's usage still shows.
+        p = run("--no-huge", "--help", "--")
+        self.assertEqual(p.returncode, 0, p.stderr.decode())
+        self.assertIn("--file-prefix", p.stdout.decode())
 
     def test_exit_status_of_usage_mistakes(self):
         # One rule: a usage mistake exits 64 whichever layer finds it --
@@ -376,6 +393,29 @@ class Settings(SegcachedTest):
             self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)), b"STORED\r\n")
             self.assertEqual(c.get(b"big")[b"big"][1], v)
             c.close()
+
+    def test_sizing_at_start_and_in_settings(self):
+        # The server says what -m is made of, at start and in `stats
+        # settings`, with the same numbers; the parts fit in -m.
+        for heap, kind in (("anon", "anonymous memory"), (None, "anonymous memory")):
+            word = "anon"
+            extra = ["--heap", heap] if heap else []
+            with harness.Server(name="sizing", memory_mb=96, seg_extra=extra) as srv:
+                st, c = self.settings(srv)
+                c.close()
+                self.assertEqual(st["heap"], word)
+                seg, table, meta = (int(st[k]) for k in ("heap_bytes", "hash_table_bytes",
+                                                          "segment_headers_bytes"))
+                self.assertGreater(seg, 0)
+                self.assertGreater(table, 0)
+                self.assertLessEqual(seg + table + meta, 96 << 20)
+                # posix: the kernel's sockets, no EAL memory of the stack's
+                self.assertEqual(int(st["stack_memory_max"]), 0)
+                self.assertIn("segcached: sizing: -m 96 MiB = segments %d MiB (%s) + hash "
+                              "table %d MiB + segment headers %d MiB; beside it, for -c 1024, "
+                              "the network stack: kernel sockets (their buffers are the "
+                              "kernel's)\n" % (seg >> 20, kind, table >> 20, meta >> 20),
+                              srv.log())
 
     def test_memcached_extended_options(self):
         # -o as memcached takes it: hashpower sizes the table, and slab/LRU
@@ -569,8 +609,9 @@ class MemcachedLine(SegcachedTest):
 
     def eal_line(self, srv):
         for line in srv.log().splitlines():
-            if line.startswith("segcached: EAL options: "):
-                return line[len("segcached: EAL options: "):].split()
+            # after the line's timestamp (log_stamp.c)
+            if "segcached: EAL options: " in line:
+                return line.split("segcached: EAL options: ", 1)[1].split()
         self.fail("no EAL options line:\n" + srv.log())
 
     def test_memcached_line_is_segcached_options(self):

@@ -7,7 +7,11 @@ native stack on a virtual port: net_af_packet on a veth pair between two
 namespaces it creates. The test stores and reads a key from the client
 namespace with pymemcache, stops the script with SIGTERM and checks that the
 server exited cleanly and both namespaces are gone. --posix starts the posix
-stack on loopback. Needs root (skipped otherwise).
+stack on loopback. The script runs from any directory (it is started from
+/), names the port of -p in its client hint, turns -t into worker lcores on
+the native stack, and refuses a second run whose namespaces are those of a
+running one (which deleting them would have left without a network). Needs
+root (skipped otherwise).
 """
 
 import argparse
@@ -56,12 +60,12 @@ def client_in(ns, host, port):
 
 
 class RunServer(unittest.TestCase):
-    def start(self, *args):
+    def start(self, *args, cwd="/"):
         env = dict(os.environ, SEGCACHED=SEGCACHED, SEGCACHED_NETNS=PREFIX)
         self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                      "run-server-%d.log" % os.getpid()), "w+")
         self.addCleanup(self.log.close)
-        p = subprocess.Popen([SCRIPT] + list(args), cwd=ROOT, env=env, stdout=self.log,
+        p = subprocess.Popen([SCRIPT] + list(args), cwd=cwd, env=env, stdout=self.log,
                              stderr=subprocess.STDOUT, start_new_session=True)
         self.addCleanup(self.kill, p)
         return p
@@ -96,17 +100,60 @@ class RunServer(unittest.TestCase):
         self.assertEqual(rc, 0, self.output())
 
     def test_native_on_a_virtual_port(self):
-        p = self.start("-t", "1")
-        self.wait_answer(p, PREFIX + "-client", netenv.SERVER_IP, 11211)
-        self.assertIn("native stack on a virtual port", self.output())
+        port = harness.free_port()
+        p = self.start("-t", "1", "-p", str(port))
+        self.wait_answer(p, PREFIX + "-client", netenv.SERVER_IP, port)
+        out = self.output()
+        self.assertIn("native stack on a virtual port", out)
+        # The hint names the port the server listens on.
+        self.assertIn("c = Client(('%s', %d))" % (netenv.SERVER_IP, port), out)
+        # -t 1: one worker lcore besides the main one.
+        self.assertIn("run-server: -t 1 on the native stack: 1 worker lcore(s), EAL -l 0-1",
+                      out)
         self.stop(p)
         self.assertIn("shutting down", self.output())
         self.assertNotIn(PREFIX, netns_list(), "the namespaces were left behind")
+
+    def test_second_run_with_the_same_prefix_refused(self):
+        first = self.start("-t", "1")
+        self.wait_answer(first, PREFIX + "-client", netenv.SERVER_IP, 11211)
+        env = dict(os.environ, SEGCACHED=SEGCACHED, SEGCACHED_NETNS=PREFIX)
+        second = subprocess.run([SCRIPT, "-t", "1"], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, timeout=60)
+        self.assertEqual(second.returncode, 1, second.stdout)
+        self.assertIn("run-server: namespace %s-server is in use (pids " % PREFIX,
+                      second.stdout)
+        self.assertIn("another run-server.sh has prefix %s; stop it, or give this one "
+                      "another prefix, e.g. SEGCACHED_NETNS=%s2" % (PREFIX, PREFIX),
+                      second.stdout)
+        # The first server kept its namespaces and still answers.
+        self.assertIn(PREFIX + "-server", netns_list())
+        self.assertEqual(client_in(PREFIX + "-client", netenv.SERVER_IP, 11211), "works")
+        self.stop(first)
+        self.assertNotIn(PREFIX, netns_list())
+
+    def test_leftover_namespaces_removed(self):
+        # What a killed run leaves (namespaces with nothing in them) is
+        # cleaned up, with a line saying so.
+        for ns in (PREFIX + "-server", PREFIX + "-client"):
+            subprocess.run(["ip", "netns", "add", ns], check=True)
+        p = self.start("-t", "1")
+        # Clients only once the script made its own client namespace.
+        deadline = time.monotonic() + START_TIMEOUT
+        while "native stack on a virtual port" not in self.output():
+            self.assertIsNone(p.poll(), "the script exited early:\n" + self.output())
+            self.assertLess(time.monotonic(), deadline, self.output())
+            time.sleep(0.2)
+        self.assertIn("run-server: removing namespace %s-server, left by a run that was "
+                      "killed" % PREFIX, self.output())
+        self.wait_answer(p, PREFIX + "-client", netenv.SERVER_IP, 11211)
+        self.stop(p)
 
     def test_posix(self):
         port = harness.free_port()
         p = self.start("--posix", "-t", "1", "-p", str(port), "-U", "0")
         self.wait_answer(p, None, "127.0.0.1", port)
+        self.assertIn("run-server: the posix stack on 127.0.0.1:%d" % port, self.output())
         self.stop(p)
         self.assertNotIn(PREFIX, netns_list())
 

@@ -116,8 +116,10 @@ lg_options_parse(struct lg_options *o, int argc, char **argv, char *err,
 {
 	struct lg_run *r = &o->run;
 	struct lg_workload *wl = &r->wl;
-	uint64_t v;
-	double d;
+	/* initialised for GCC's -O3 (the release build), which cannot see
+	 * that each is read only after its parser set it */
+	uint64_t v = 0;
+	double d = 0;
 	int c;
 
 	memset(o, 0, sizeof(*o));

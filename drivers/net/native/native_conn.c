@@ -10,6 +10,8 @@
  * never copied. Only a request that outgrows half of that buffer (a large
  * set) is moved into a buffer of the connection's own and assembled there.
  */
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include <rte_log.h>
 
 #include "drivers/net/native/native_private.h"
+#include "util/util_ratelimit.h"
 #include "proto/proto_udp.h"
 
 /* memcached's words, byte for byte. */
@@ -369,6 +372,30 @@ conn_put(struct native_worker *w, struct native_conn *c)
 	w->free_list = c;
 }
 
+/* One log line per refused connection, rl permitting (util_ratelimit.h):
+ * the peer and why. On the lcore, at most once per interval. */
+static void __rte_format_printf(3, 4)
+log_refused(struct util_ratelimit *rl, uint32_t raddr, const char *fmt, ...)
+{
+	uint64_t suppressed;
+	char why[128];
+	va_list ap;
+
+	if (!util_ratelimit(rl, &suppressed))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (suppressed > 0)
+		NATIVE_LOG(WARNING, "connection from %u.%u.%u.%u refused: %s (and %" PRIu64
+			   " more refused for this since the last such line)", raddr >> 24,
+			   (raddr >> 16) & 0xff, (raddr >> 8) & 0xff, raddr & 0xff, why,
+			   suppressed);
+	else
+		NATIVE_LOG(WARNING, "connection from %u.%u.%u.%u refused: %s", raddr >> 24,
+			   (raddr >> 16) & 0xff, (raddr >> 8) & 0xff, raddr & 0xff, why);
+}
+
 /* memcached's way of refusing: one error line, then close. */
 static int
 refuse(struct net_conn *nc)
@@ -404,8 +431,13 @@ on_accepted(void *app, struct net_conn *nc)
 	} else {
 		if (atomic_fetch_add_explicit(count, 1, memory_order_relaxed) >=
 		    nat->cfg.max_conns) {
+			static struct util_ratelimit full_log =
+				UTIL_RATELIMIT_INIT(UTIL_RATELIMIT_EVENT_S);
+
 			atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
 			NATIVE_INC(w, conns_rejected);
+			log_refused(&full_log, raddr, "%u connections are open, the -c limit",
+				    nat->cfg.max_conns);
 			return refuse(nc);
 		}
 		if (w->sources != NULL) {
@@ -413,8 +445,14 @@ on_accepted(void *app, struct net_conn *nc)
 			 * a reset and no state (lib/net refuses for us) */
 			stack_source_ipv4(&src, raddr);
 			if (!stack_sources_take(w->sources, &src, w->source_limit)) {
+				static struct util_ratelimit source_log =
+					UTIL_RATELIMIT_INIT(UTIL_RATELIMIT_EVENT_S);
+
 				atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
 				NATIVE_INC(w, conns_refused_per_source);
+				log_refused(&source_log, raddr, "the address holds %u connections on "
+					    "this lcore, its share of --max-conns-per-source",
+					    w->source_limit);
 				return -1;
 			}
 			counted = true;

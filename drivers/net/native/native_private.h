@@ -227,6 +227,13 @@ void native_worker_buffers(const struct native *n, unsigned worker, uint64_t *by
 /* native_conn.c: the stats_conns op. */
 void native_stats_conns(struct stack *s, struct proto_out *out);
 
+/* native_metrics.c: the counters one at a time. Worker w's own and
+ * lib/net's (summed over the workers for w < 0); the port's; and the
+ * stack op `counters` (all of them, and the workers' levels). */
+void native_counters_visit(const struct native *n, int worker, stack_counter_fn *fn, void *arg);
+void native_port_counters_visit(const struct native *n, stack_counter_fn *fn, void *arg);
+void native_stack_counters(const struct stack *s, stack_counter_fn *fn, void *arg);
+
 /* native_telemetry.c: the telemetry ops, /segcached/net. */
 int native_telemetry_register(void);
 void native_telemetry_attach(struct stack *s);

@@ -587,6 +587,7 @@ const struct stack_ops native_stack_ops = {
 	.workers = native_workers,
 	.stats = native_stats,
 	.stats_conns = native_stats_conns,
+	.counters = native_stack_counters,
 	.telemetry_register = native_telemetry_register,
 	.telemetry_attach = native_telemetry_attach,
 	.telemetry_detach = native_telemetry_detach,

@@ -27,18 +27,17 @@
 static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct native *tel_nat; /* NULL while no native stack runs */
 
+static void
+add_counter(void *arg, const struct stack_counter *c)
+{
+	rte_tel_data_add_dict_u64(arg, c->name, c->value);
+}
+
 /* Worker w's counters, or all workers' summed (w < 0). */
 static void
 add_counters(struct rte_tel_data *d, const struct native *nat, int w)
 {
-	uint64_t c[NATIVE_C_MAX], n[NET_C__COUNT];
-
-	native_counters(nat, w, c);
-	for (unsigned i = 0; i < NATIVE_C_MAX; i++)
-		rte_tel_data_add_dict_u64(d, native_counter_names[i], c[i]);
-	native_net_counters(nat, w, n);
-	for (unsigned i = 0; i < NET_C__COUNT; i++)
-		rte_tel_data_add_dict_u64(d, net_counter_name((enum net_counter_id)i), n[i]);
+	native_counters_visit(nat, w, add_counter, d);
 }
 
 /* One array per figure, element i for worker i: shows at a glance how the

@@ -11,6 +11,8 @@
 #include "drivers/net/posix/posix_private.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -18,6 +20,25 @@
 
 /* memcached's words, byte for byte. */
 static const char too_many_conns[] = "ERROR Too many open connections\r\n";
+
+void
+posix_log_refused(struct util_ratelimit *rl, const struct sockaddr *peer, socklen_t len,
+		  const char *why)
+{
+	char host[NI_MAXHOST];
+	uint64_t suppressed;
+
+	if (!util_ratelimit(rl, &suppressed))
+		return;
+	if (getnameinfo(peer, len, host, sizeof(host), NULL, 0, NI_NUMERICHOST) != 0)
+		snprintf(host, sizeof(host), "?");
+	if (suppressed > 0)
+		POSIX_LOG(WARNING, "connection from %s refused: %s (and %" PRIu64
+			  " more refused for this since the last such line)", host, why,
+			  suppressed);
+	else
+		POSIX_LOG(WARNING, "connection from %s refused: %s", host, why);
+}
 
 /* Refuses a connection the way memcached does: one error line, then close. */
 static void
@@ -95,9 +116,16 @@ posix_accept(struct posix_worker *w, struct posix_socket *ls)
 		curr = atomic_fetch_add_explicit(&s->curr_conns, 1,
 						 memory_order_relaxed);
 		if (curr >= s->cfg.max_conns) {
+			static struct util_ratelimit full_log =
+				UTIL_RATELIMIT_INIT(UTIL_RATELIMIT_EVENT_S);
+			char why[96];
+
 			atomic_fetch_sub_explicit(&s->curr_conns, 1,
 						  memory_order_relaxed);
 			reject(w, fd, POSIX_C_conns_rejected);
+			snprintf(why, sizeof(why), "%u connections are open, the -c limit",
+				 s->cfg.max_conns);
+			posix_log_refused(&full_log, (const struct sockaddr *)&peer, peerlen, why);
 			continue;
 		}
 		posix_handoff_dispatch(w, fd, ls);

@@ -41,6 +41,7 @@
 #include "drivers/net/stack.h"
 #include "drivers/net/stack_sources.h"
 #include "util/util_err.h"
+#include "util/util_ratelimit.h"
 
 extern int posix_logtype;
 #define POSIX_LOG(level, fmt, ...)                                         \
@@ -262,9 +263,12 @@ posix_epoll_add(int epfd, int fd, uint32_t events, void *ptr)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* posix_accept.c: one log line per refused connection, rl permitting
+ * (util_ratelimit.h): the peer's address and why. Any worker. */
+void posix_log_refused(struct util_ratelimit *rl, const struct sockaddr *peer, socklen_t len,
+		       const char *why);
+
 /* posix_sockets.c */
-int posix_split_hostport(const char *entry, char *host, size_t hostlen,
-			 char *port, size_t portlen, char *err, size_t errlen);
 void posix_addr_string(const struct sockaddr *sa, socklen_t len, bool tcp,
 		       char *out, size_t outlen);
 int posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,

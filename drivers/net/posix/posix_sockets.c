@@ -18,61 +18,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Splits one list entry into host and port: "host", "host:port",
- * "[v6]" or "[v6]:port". A bare IPv6 address (several colons) has no
- * port. Returns 0 or -1 with a message. */
-int
-posix_split_hostport(const char *entry, char *host, size_t hostlen,
-		     char *port, size_t portlen, char *err, size_t errlen)
-{
-	const char *colon, *p;
-	size_t n;
-
-	port[0] = '\0';
-	if (entry[0] == '[') {
-		const char *close = strchr(entry, ']');
-
-		if (close == NULL)
-			goto bad;
-		n = (size_t)(close - entry - 1);
-		if (n == 0 || n >= hostlen)
-			goto bad;
-		memcpy(host, entry + 1, n);
-		host[n] = '\0';
-		p = close + 1;
-		if (*p == '\0')
-			return 0;
-		if (*p != ':' || p[1] == '\0')
-			goto bad;
-		p++;
-	} else {
-		colon = strchr(entry, ':');
-		if (colon != NULL && strchr(colon + 1, ':') != NULL)
-			colon = NULL; /* bare IPv6 address */
-		n = colon ? (size_t)(colon - entry) : strlen(entry);
-		if (n == 0 || n >= hostlen)
-			goto bad;
-		memcpy(host, entry, n);
-		host[n] = '\0';
-		if (colon == NULL)
-			return 0;
-		p = colon + 1;
-		if (*p == '\0')
-			goto bad;
-	}
-	for (n = 0; p[n]; n++)
-		if (p[n] < '0' || p[n] > '9')
-			goto bad;
-	if (n >= portlen || n > 5 || atoi(p) > 65535)
-		goto bad;
-	memcpy(port, p, n + 1);
-	return 0;
-bad:
-	util_fail(err, errlen,
-		   "listen address '%s' is not HOST, HOST:PORT or [IPV6]:PORT", entry);
-	return -1;
-}
-
 static int
 set_nonblock(int fd)
 {
@@ -201,7 +146,7 @@ posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
 	     entry = strtok_r(NULL, ",", &save)) {
 		char host[256], port[8], tcp_port[8], udp_port[8];
 
-		if (posix_split_hostport(entry, host, sizeof(host), port,
+		if (stack_split_hostport(entry, host, sizeof(host), port,
 					 sizeof(port), err, errlen) < 0) {
 			*bind_failed = true;
 			goto out;

@@ -554,6 +554,33 @@ posix_stats(const struct stack *st, struct cmd_server_stats *out)
 	out->idle_kicks = c[POSIX_C_idle_kicks];
 }
 
+static const char *const posix_counter_names[POSIX_C_MAX] = {
+#define POSIX_COUNTER_NAME(name, desc) #name,
+	POSIX_STACK_COUNTERS(POSIX_COUNTER_NAME)
+#undef POSIX_COUNTER_NAME
+};
+
+static const char *const posix_counter_descs[POSIX_C_MAX] = {
+#define POSIX_COUNTER_DESC(name, desc) desc,
+	POSIX_STACK_COUNTERS(POSIX_COUNTER_DESC)
+#undef POSIX_COUNTER_DESC
+};
+
+static void
+posix_stack_counters(const struct stack *st, stack_counter_fn *fn, void *arg)
+{
+	const struct posix_stack *s = posix_of_const(st);
+	uint64_t c[POSIX_C_MAX];
+
+	posix_counters(s, -1, c);
+	for (unsigned i = 0; i < POSIX_C_MAX; i++) {
+		struct stack_counter sc = { posix_counter_names[i], posix_counter_descs[i], c[i],
+					    false };
+
+		fn(arg, &sc);
+	}
+}
+
 const struct stack_ops posix_stack_ops = {
 	.name = "posix",
 	.workers_noun = "posix threads",
@@ -565,4 +592,5 @@ const struct stack_ops posix_stack_ops = {
 	.workers = posix_workers,
 	.stats = posix_stats,
 	.stats_conns = posix_stats_conns,
+	.counters = posix_stack_counters,
 };

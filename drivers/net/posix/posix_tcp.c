@@ -313,6 +313,17 @@ source_admit(struct posix_worker *w, int fd, const struct sockaddr *peer,
 	close_reset(fd);
 	atomic_fetch_sub_explicit(&s->curr_conns, 1, memory_order_relaxed);
 	posix_count(w, POSIX_C_conns_refused_per_source, 1);
+	{
+		static struct util_ratelimit source_log =
+			UTIL_RATELIMIT_INIT(UTIL_RATELIMIT_EVENT_S);
+		char why[96];
+
+		snprintf(why, sizeof(why), "the address holds %u connections, the "
+			 "--max-conns-per-source limit", s->cfg.max_conns_per_source);
+		posix_log_refused(&source_log, peer,
+				  peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+				  sizeof(struct sockaddr_in), why);
+	}
 	return false;
 }
 

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * GET /metrics over HTTP (--metrics-port), served by libmicrohttpd: one
+ * daemon, with its own thread, per host of the listen list (-l, default
+ * 127.0.0.1), on kernel sockets on both stacks (the native stack's port
+ * carries memcached traffic only; monitoring goes over the host's
+ * management network). The sockets are ours (bound here, so that a port in
+ * use reads as it does for -p); the daemons only accept and answer. They
+ * are stopped before the network stack and the engine are torn down.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "log.h"
+#include "server.h"
+
+/* A scraper or two, and an operator's curl: a few connections at once,
+ * each given a bounded time (a stalled client cannot keep one for ever). */
+#define METRICS_CONNS_MAX 16
+#define METRICS_CONN_TIMEOUT_S 10
+#define METRICS_DAEMONS_MAX 16
+
+struct metrics_http {
+	struct MHD_Daemon *daemons[METRICS_DAEMONS_MAX];
+	unsigned n;
+};
+
+static enum MHD_Result
+reply(struct MHD_Connection *conn, unsigned status, const char *type, char *body,
+      size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result ret;
+
+	if (r == NULL) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result
+answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+       const char *version, const char *upload_data, size_t *upload_data_size,
+       void **con_cls)
+{
+	static char not_found[] = "not found: the metrics are at /metrics\n";
+	static char not_allowed[] = "only GET and HEAD are served\n";
+	struct server *srv = cls;
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)con_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", not_allowed,
+			     strlen(not_allowed), MHD_RESPMEM_PERSISTENT);
+	if (strcmp(url, "/metrics") != 0)
+		return reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", not_found,
+			     strlen(not_found), MHD_RESPMEM_PERSISTENT);
+	f = open_memstream(&body, &len);
+	if (f == NULL)
+		return MHD_NO;
+	metrics_write(srv, f);
+	if (fclose(f) != 0) {
+		free(body);
+		return MHD_NO;
+	}
+	return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len,
+		     MHD_RESPMEM_MUST_FREE);
+}
+
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n > 0 && line[n - 1] == '\n')
+		line[--n] = '\0';
+	APP_LOG(WARNING, "metrics: %s", line);
+}
+
+/* A listening socket on one address; -1 with a message. */
+static int
+listen_on(const struct addrinfo *ai, const char *name, char *err, size_t errlen)
+{
+	int one = 1;
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "--metrics-port: socket for %s: %s", name, strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, METRICS_CONNS_MAX) < 0) {
+		snprintf(err, errlen, "--metrics-port: cannot listen on %s: %s%s", name,
+			 strerror(errno),
+			 errno == EADDRINUSE ? " (another process has it: give --metrics-port "
+					       "another port)" : "");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Daemons on every address `host` resolves to; 0 or -1 with a message. */
+static int
+serve_host(struct server *srv, struct metrics_http *m, const char *host, char *err,
+	   size_t errlen)
+{
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *ai;
+	char port[8], name[300];
+	int rc;
+
+	snprintf(port, sizeof(port), "%u", srv->opt.metrics_port);
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc != 0) {
+		snprintf(err, errlen, "--metrics-port: cannot resolve %s: %s", host,
+			 gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		struct MHD_Daemon *d;
+		int fd;
+
+		snprintf(name, sizeof(name), "%s%s%s:%s", ai->ai_family == AF_INET6 ? "[" : "",
+			 host, ai->ai_family == AF_INET6 ? "]" : "", port);
+		if (m->n == METRICS_DAEMONS_MAX) {
+			snprintf(err, errlen, "--metrics-port: more than %d addresses",
+				 METRICS_DAEMONS_MAX);
+			goto fail;
+		}
+		fd = listen_on(ai, name, err, errlen);
+		if (fd < 0)
+			goto fail;
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+					     MHD_USE_ERROR_LOG |
+					     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				     0, NULL, NULL, answer, srv,
+				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				     MHD_OPTION_LISTEN_SOCKET, fd,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNS_MAX,
+				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_CONN_TIMEOUT_S,
+				     MHD_OPTION_END);
+		if (d == NULL) {
+			close(fd);
+			snprintf(err, errlen, "--metrics-port: libmicrohttpd could not start on %s",
+				 name);
+			goto fail;
+		}
+		m->daemons[m->n++] = d;
+		APP_LOG(NOTICE, "metrics at http://%s/metrics", name);
+	}
+	freeaddrinfo(res);
+	return 0;
+fail:
+	freeaddrinfo(res);
+	return -1;
+}
+
+static void
+stop_all(struct metrics_http *m)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		/* the daemon leaves a socket it was given open */
+		const union MHD_DaemonInfo *info =
+			MHD_get_daemon_info(m->daemons[i], MHD_DAEMON_INFO_LISTEN_FD);
+		int fd = info != NULL ? info->listen_fd : -1;
+
+		MHD_stop_daemon(m->daemons[i]);
+		if (fd >= 0)
+			close(fd);
+	}
+	free(m);
+}
+
+int
+metrics_http_start(struct server *srv)
+{
+	char *list, *save = NULL, *entry;
+	char err[512] = "", seen[OPTIONS_LISTEN_MAX + 2] = ",";
+	struct metrics_http *m;
+
+	if (srv->opt.metrics_port == 0)
+		return 0;
+	m = calloc(1, sizeof(*m));
+	list = strdup(srv->opt.listen);
+	if (m == NULL || list == NULL) {
+		free(m);
+		free(list);
+		APP_LOG(ERR, "--metrics-port: out of memory");
+		return EXIT_FAILURE;
+	}
+	for (entry = strtok_r(list, ",", &save); entry != NULL;
+	     entry = strtok_r(NULL, ",", &save)) {
+		char host[256], port[8], key[260];
+
+		if (stack_split_hostport(entry, host, sizeof(host), port, sizeof(port), err,
+					 sizeof(err)) < 0)
+			goto fail;
+		/* -l 127.0.0.1:11211,127.0.0.1:11212: one host, one daemon */
+		snprintf(key, sizeof(key), ",%s,", host);
+		if (strstr(seen, key) != NULL)
+			continue;
+		snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), "%s,", host);
+		if (serve_host(srv, m, host, err, sizeof(err)) < 0)
+			goto fail;
+	}
+	free(list);
+	srv->metrics = m;
+	return 0;
+fail:
+	free(list);
+	stop_all(m);
+	APP_LOG(ERR, "%s", err);
+	return EX_OSERR;
+}
+
+void
+metrics_http_stop(struct server *srv)
+{
+	if (srv->metrics != NULL)
+		stop_all(srv->metrics);
+	srv->metrics = NULL;
+}
