@@ -39,6 +39,8 @@ cmd_conn_create(struct cmd_settings *s, struct engine_worker *w, bool udp)
 void
 cmd_conn_destroy(struct cmd_conn *c)
 {
+	if (c)
+		cmd_dump_free(c);
 	free(c);
 }
 
@@ -53,6 +55,12 @@ bool
 cmd_conn_busy(const struct cmd_conn *c)
 {
 	return c->parser.state != PROTO_PS_LINE;
+}
+
+bool
+cmd_conn_dumping(const struct cmd_conn *c)
+{
+	return c->dump != NULL;
 }
 
 uint64_t
@@ -186,6 +194,11 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 				  "CLIENT_ERROR only administration commands on the admin port");
 		} else {
 			exec(c, &req);
+		}
+		if (c->dump && !*actions) {
+			/* a key dump goes on: its line again next time */
+			done -= n;
+			break;
 		}
 		if (*actions)
 			break;

@@ -103,6 +103,7 @@ struct cmd_runtime {
 	/* `stats reset` baselines, subtracted from what is printed */
 	uint64_t base_engine[ENGINE_C_MAX];
 	uint64_t base_evictions, base_reclaimed, base_expired, base_evicted_unfetched;
+	uint64_t base_expired_unfetched;
 	uint64_t base_total_connections, base_rejected_connections, base_bytes_read,
 		base_bytes_written, base_listen_disabled_num, base_conn_yields,
 		base_idle_kicks;
@@ -157,6 +158,12 @@ void cmd_conn_reset(struct cmd_conn *c);
 /* True while a request is partly read: a data block still to come or
  * being swallowed, or a get line not finished. */
 bool cmd_conn_busy(const struct cmd_conn *c);
+
+/* A key dump (lru_crawler metadump, stats cachedump) is under way: its
+ * request line stays unconsumed and each cmd_process() call writes the
+ * next chunk of it, so call again, with the same input, as long as the
+ * output has room (cmd_session_execute does). */
+bool cmd_conn_dumping(const struct cmd_conn *c);
 
 /* Requests parsed on this connection so far (complete ones, answered or
  * refused): tells a partial request that lingers from one that follows

@@ -2,10 +2,12 @@
  * Copyright (c) 2026 The segcached authors
  *
  * memcached's administration commands for the parts segcached does not
- * have: cache_memlimit (its memory limit at run time), slabs (its slab
- * allocator) and lru_crawler (its expiry crawler). Each answers with the
- * line memcached gives when the feature is off or cannot act, so a client
- * sees why nothing changed instead of an unknown-command ERROR.
+ * have or has otherwise: cache_memlimit (its memory limit at run time,
+ * engine_set_memory), slabs (its slab allocator) and lru_crawler (its
+ * expiry crawler; its metadump is cmd_dump.c's). Where segcached cannot
+ * act, each answers with the line memcached gives when the feature is off
+ * or cannot act, so a client sees why nothing changed instead of an
+ * unknown-command ERROR.
  * docs/protocol.md, "Administration commands", lists every answer.
  */
 #include "cmd/cmd_private.h"
@@ -27,11 +29,15 @@ cmd_exec_cache_memlimit(struct cmd_conn *c, const struct proto_req *req)
 			  "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes");
 		return;
 	}
-	/* The Segcache heap, its segments and the hash table sized for them
-	 * are laid out once at start; neither engine can grow or shrink them
-	 * at run time. Asking for the limit already in force changes nothing. */
+	/* Asking for the limit already in force changes nothing, on either
+	 * engine. lib/seg shrinks by parking segments (in steps, on the
+	 * control thread) and grows back up to its budget at start, which
+	 * sized the heap and hash table; lib/baseline's rte_hash is sized
+	 * once (-ENOTSUP). Both refusals are memcached's one line for a
+	 * limit it cannot set (its preallocated heap, -L). */
 	engine_stats(c->s->engine, &es);
-	if ((uint64_t)mb << 20 == es.limit_maxbytes) {
+	if ((uint64_t)mb << 20 == es.limit_maxbytes ||
+	    engine_set_memory(c->s->engine, (size_t)mb << 20) == 0) {
 		cmd_reply(c, req->noreply, "OK");
 		return;
 	}
@@ -69,6 +75,9 @@ cmd_exec_lru_crawler(struct cmd_conn *c, const struct proto_req *req)
 		return;
 	}
 	switch (req->sub) {
+	case PROTO_SUB_LRU_METADUMP:
+		cmd_dump_metadump(c, req);
+		return;
 	case PROTO_SUB_LRU_SLEEP:
 	case PROTO_SUB_LRU_TOCRAWL:
 		/* crawler settings: accepted, as memcached does with its
@@ -77,7 +86,7 @@ cmd_exec_lru_crawler(struct cmd_conn *c, const struct proto_req *req)
 		cmd_reply(c, false, "OK");
 		return;
 	default:
-		/* enable, crawl, metadump: Segcache frees expired segments
+		/* enable, crawl: Segcache frees expired segments
 		 * itself and has no crawler to start (memcached's line with
 		 * its crawler off) */
 		cmd_reply(c, false, "CLIENT_ERROR lru crawler disabled");

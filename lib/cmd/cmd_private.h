@@ -12,6 +12,7 @@
  *   cmd_meta.c     the meta commands (cmd_exec_mg, cmd_exec_ms, ...)
  *   cmd_stats.c    stats and its subcommands (cmd_exec_stats)
  *   cmd_admin.c    cache_memlimit, slabs, lru_crawler (memcached's administration)
+ *   cmd_dump.c     key dumps: lru_crawler metadump, stats cachedump, streamed
  *   cmd_batch.c    consecutive get/gets keys run as one engine_get_batch()
  *   cmd_session.c  a connection's reading and writing deadlines (cmd_session.h)
  *   cmd_hint.c     the keys of get lines for engine_prefetch() (cmd_hint_keys)
@@ -50,6 +51,8 @@ struct cmd_conn {
 	size_t line_mark;          /* where its replies start */
 	/* the previous item fetched: predicts the next header's length */
 	struct engine_item last;
+	/* a key dump under way (cmd_dump.c), or NULL */
+	struct cmd_dump *dump;
 };
 
 /* ---- the command table (cmd_table.c) ---- */
@@ -212,5 +215,15 @@ void cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_cache_memlimit(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_slabs(struct cmd_conn *c, const struct proto_req *req);
 void cmd_exec_lru_crawler(struct cmd_conn *c, const struct proto_req *req);
+/* Key dumps (cmd_dump.c): `lru_crawler metadump <classes>` and `stats
+ * cachedump <class> <limit>` write their lines in chunks: each call goes
+ * on from where the last stopped, until the output reaches its
+ * backpressure mark, and leaves c->dump set while lines remain; cmd_process
+ * then leaves the request line unconsumed, so the stacks present it again
+ * once the client has taken the chunk (as for any request held back by
+ * backpressure), and the dump goes on without ever blocking the thread. */
+void cmd_dump_metadump(struct cmd_conn *c, const struct proto_req *req);
+void cmd_dump_cachedump(struct cmd_conn *c, const struct proto_req *req);
+void cmd_dump_free(struct cmd_conn *c);
 
 #endif /* SEGCACHED_CMD_PRIVATE_H */

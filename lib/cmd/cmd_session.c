@@ -101,7 +101,7 @@ cmd_session_execute(struct cmd_session *s, const char *in, size_t len)
 			s->on_shutdown(s->on_shutdown_arg);
 		if (actions & CMD_ACT_CLOSE)
 			s->closing = true;
-		if (n == 0)
+		if (n == 0 && !cmd_conn_dumping(s->cmd))
 			break; /* an incomplete request: wait for more bytes */
 	}
 	if (s->flush != NULL)

@@ -168,6 +168,7 @@ stats_general(struct cmd_conn *c)
 	put_u64(&so, "bytes", es.bytes);
 	put_u64(&so, "curr_items", es.curr_items);
 	put_u64(&so, "total_items", EC(total_items));
+	put_u64(&so, "expired_unfetched", since(es.expired_unfetched, &rt->base_expired_unfetched));
 	put_u64(&so, "evicted_unfetched", since(es.evicted_unfetched, &rt->base_evicted_unfetched));
 	put_u64(&so, "evictions", since(es.evictions, &rt->base_evictions));
 	put_u64(&so, "reclaimed", since(es.reclaimed, &rt->base_reclaimed));
@@ -205,6 +206,7 @@ stats_reset(struct cmd_conn *c)
 	st(&rt->base_reclaimed, es.reclaimed);
 	st(&rt->base_expired, es.expired);
 	st(&rt->base_evicted_unfetched, es.evicted_unfetched);
+	st(&rt->base_expired_unfetched, es.expired_unfetched);
 	st(&rt->base_total_connections, ss.total_connections);
 	st(&rt->base_rejected_connections, ss.rejected_connections);
 	st(&rt->base_bytes_read, ss.bytes_read);
@@ -249,6 +251,7 @@ stats_settings(struct cmd_conn *c)
 	put_u64(&so, "item_size_max", s->item_max);
 	put_u64(&so, "hashpower_init", log2_u64(es.hash_buckets));
 	put_bool(&so, "flush_enabled", !s->flush_disabled, "yes", "no");
+	put_bool(&so, "dump_enabled", engine_can_dump(s->engine), "yes", "no");
 	put_u64(&so, "idle_timeout", ss.idle_timeout);
 	/* segcached's own */
 	put_str(&so, "engine", s->engine->ops->name);
@@ -285,6 +288,7 @@ stats_segments(struct cmd_conn *c)
 	put_u64(&so, "seg_open_bytes", es.seg_open_bytes);
 	put_u64(&so, "seg_sealed", es.seg_sealed);
 	put_u64(&so, "seg_hash", es.seg_hash);
+	put_u64(&so, "seg_parked", es.seg_parked);
 	put_u64(&so, "seg_expired", es.seg_expired);
 	put_u64(&so, "seg_evicted", es.seg_evicted);
 	put_u64(&so, "seg_merged", es.seg_merged);
@@ -344,6 +348,64 @@ stats_workers(struct cmd_conn *c)
 	finish(&so);
 }
 
+/* `stats items` and `stats slabs`, one group of lines per class the
+ * engine has items in (lib/seg: the TTL ranges of key dumps), with the
+ * fields memcached-tool's display reads that segcached can fill: items and
+ * the age of the oldest segment; segments as pages, the mean item size as
+ * the chunk size (docs/protocol.md). */
+static void
+stats_items(struct cmd_conn *c)
+{
+	struct stat_out so = { c, true };
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+	int64_t now = cmd_now(c);
+
+	gather(c, &es, &ss);
+	for (unsigned k = 1; k < ENGINE_CLASSES; k++) {
+		char name[48];
+
+		if (es.classes[k].segments == 0)
+			continue;
+		snprintf(name, sizeof(name), "items:%u:number", k);
+		put_u64(&so, name, es.classes[k].items);
+		snprintf(name, sizeof(name), "items:%u:age", k);
+		put_u64(&so, name,
+			now > es.classes[k].oldest ? (uint64_t)(now - es.classes[k].oldest) : 0);
+		snprintf(name, sizeof(name), "items:%u:mem_requested", k);
+		put_u64(&so, name, es.classes[k].bytes);
+	}
+	finish(&so);
+}
+
+static void
+stats_slabs(struct cmd_conn *c)
+{
+	struct stat_out so = { c, true };
+	struct cmd_server_stats ss;
+	struct engine_stats es;
+	uint64_t active = 0;
+
+	gather(c, &es, &ss);
+	for (unsigned k = 1; k < ENGINE_CLASSES; k++) {
+		uint64_t items = es.classes[k].items;
+		char name[48];
+
+		if (es.classes[k].segments == 0)
+			continue;
+		active++;
+		snprintf(name, sizeof(name), "%u:chunk_size", k);
+		put_u64(&so, name, items ? es.classes[k].bytes / items : 0);
+		snprintf(name, sizeof(name), "%u:total_pages", k);
+		put_u64(&so, name, es.classes[k].segments);
+		snprintf(name, sizeof(name), "%u:used_chunks", k);
+		put_u64(&so, name, items);
+	}
+	put_u64(&so, "active_slabs", active);
+	put_u64(&so, "total_malloced", es.heap_bytes);
+	finish(&so);
+}
+
 static bool
 arg_is(const struct proto_req *req, const char *word)
 {
@@ -360,25 +422,16 @@ cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req)
 	if (!req->arg) {
 		stats_general(c);
 	} else if (req->sub == PROTO_SUB_STATS_CACHEDUMP) {
-		/* the arguments were valid (the parser checked them as memcached
-		 * does); there are no slab classes to dump: memcached's answer
-		 * when started with dumping disabled (-X) */
-		cmd_reply(c, false, "CLIENT_ERROR stats cachedump not allowed");
+		/* the arguments were checked as memcached does (the parser) */
+		cmd_dump_cachedump(c, req);
 	} else if (arg_is(req, "reset")) {
 		stats_reset(c);
 	} else if (arg_is(req, "settings")) {
 		stats_settings(c);
 	} else if (arg_is(req, "items")) {
-		/* no slab classes, so no per-class lines */
-		finish(&so);
+		stats_items(c);
 	} else if (arg_is(req, "slabs")) {
-		struct cmd_server_stats ss;
-		struct engine_stats es;
-
-		gather(c, &es, &ss);
-		put_u64(&so, "active_slabs", 0);
-		put_u64(&so, "total_malloced", es.heap_bytes);
-		finish(&so);
+		stats_slabs(c);
 	} else if (arg_is(req, "sizes")) {
 		put_str(&so, "sizes_status", "disabled");
 		finish(&so);

@@ -2,10 +2,12 @@
  * Copyright (c) 2026 The segcached authors
  *
  * Helpers shared by both storage engines: the clock, memcached's exptime
- * rules and the decimal form of incr/decr values.
+ * rules and the decimal form of incr/decr values; the optional operations'
+ * wrappers.
  */
 #include "engine/engine.h"
 
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -103,4 +105,19 @@ engine_status_name(enum engine_status status)
 	if ((unsigned)status >= sizeof(names) / sizeof(names[0]))
 		return "UNKNOWN";
 	return names[status];
+}
+
+int
+engine_set_memory(struct engine *e, size_t bytes)
+{
+	return e->ops->set_memory ? e->ops->set_memory(e, bytes) : -ENOTSUP;
+}
+
+void
+engine_dump(struct engine *e, struct engine_dump_cursor *cur, engine_dump_fn fn, void *arg)
+{
+	if (e->ops->dump)
+		e->ops->dump(e, cur, fn, arg);
+	else
+		cur->done = true;
 }

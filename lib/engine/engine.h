@@ -157,6 +157,9 @@ enum engine_worker_counter {
 	ENGINE_C_MAX
 };
 
+/* The classes a dump reports (engine_dump_item.cls): 1..ENGINE_CLASSES-1. */
+#define ENGINE_CLASSES 6
+
 /* Engine-wide state, filled by engine_stats(). Fields an engine does not
  * have stay 0. */
 struct engine_stats {
@@ -168,6 +171,7 @@ struct engine_stats {
 	uint64_t expired;        /* expired items removed by sweep/eviction */
 	uint64_t reclaimed;      /* items whose memory was reused after expiry or delete */
 	uint64_t evicted_unfetched;
+	uint64_t expired_unfetched; /* expired items that were never read */
 	uint64_t flushes;        /* flush_all executions */
 	uint64_t locks_other;    /* lock acquisitions outside workers (sweep, flush) */
 	/* lib/seg segment accounting */
@@ -177,6 +181,7 @@ struct engine_stats {
 	uint64_t seg_open;
 	uint64_t seg_sealed;
 	uint64_t seg_hash;       /* segments lent to hash overflow buckets */
+	uint64_t seg_parked;     /* free segments held out of use by cache_memlimit */
 	uint64_t seg_expired;    /* segments freed by expiration */
 	uint64_t seg_evicted;    /* segments freed by eviction */
 	uint64_t seg_merged;     /* merge passes */
@@ -189,10 +194,39 @@ struct engine_stats {
 	uint64_t heap_bytes;
 	uint64_t table_bytes;
 	uint64_t meta_bytes;
+	/* per class (lib/seg: TTL range; `stats items`, `stats slabs`) */
+	struct {
+		uint64_t items, bytes, segments;
+		int64_t oldest; /* creation of its oldest segment; 0 = none */
+	} classes[ENGINE_CLASSES];
 };
 
 struct engine;
 struct engine_worker;
+
+/* One live item, as a dump reports it (engine_dump). */
+struct engine_dump_item {
+	const void *key;     /* valid only during the callback */
+	size_t klen;
+	uint32_t vlen;
+	uint32_t size;       /* bytes it takes in the engine: header, key, value */
+	int64_t expires_at;  /* engine clock seconds; 0 = never */
+	int64_t written_at;  /* engine clock seconds; lib/seg: its segment's creation */
+	uint64_t cas;
+	bool fetched;        /* read since it was written */
+	unsigned cls;        /* the engine's class (lib/seg: the TTL range, 1..5) */
+};
+
+/* Where a dump goes on; zero it to start at the beginning. */
+struct engine_dump_cursor {
+	uint64_t pos;        /* engine's own: lib/seg, segment << 32 | offset */
+	uint64_t gen;        /* lib/seg: the segment's gen when pos was recorded */
+	bool done;           /* every item has been offered */
+};
+
+/* Takes one item; false: not now (the dump stops and offers it again on
+ * the next call). */
+typedef bool (*engine_dump_fn)(void *arg, const struct engine_dump_item *d);
 
 /* One key of a batched get (engine_get_batch). */
 struct engine_key {
@@ -248,6 +282,11 @@ struct engine_ops {
 	void (*flush_all)(struct engine *e, int64_t delay);
 	unsigned (*expire)(struct engine *e);
 	void (*stats)(struct engine *e, struct engine_stats *st);
+	/* Optional (NULL: the engine has none); see engine_set_memory() and
+	 * engine_dump() below. */
+	int (*set_memory)(struct engine *e, size_t bytes);
+	void (*dump)(struct engine *e, struct engine_dump_cursor *cur, engine_dump_fn fn,
+		     void *arg);
 };
 
 /* Every engine object starts with this. */
@@ -430,6 +469,25 @@ static inline unsigned engine_expire(struct engine *e) { return e->ops->expire(e
 
 static inline void engine_stats(struct engine *e, struct engine_stats *st)
 { e->ops->stats(e, st); }
+
+/* memcached's cache_memlimit: a new memory budget at run time, at most the
+ * one the engine was created with. Shrinking frees whole segments in
+ * bounded steps (the call does none; engine_expire() does them, a bounded
+ * number of evictions at a time, while requests go on); limit_maxbytes
+ * shows the new budget at once. Returns 0; -ERANGE when bytes is over the
+ * budget at creation or under what the engine needs to run; -ENOTSUP when
+ * the engine cannot change its budget (lib/baseline: rte_hash is sized
+ * once). */
+int engine_set_memory(struct engine *e, size_t bytes);
+
+/* Offers the live items from *cur on to fn, without locks held across
+ * items (lib/seg reads segments lock-free, checking each item's generation,
+ * so writers are never held up), until fn declines one or the items run
+ * out (cur->done). Items written, deleted or moved during a dump may be
+ * offered or not, and an item moved by merge eviction may be offered
+ * twice. Does nothing where the engine has no dump (engine_can_dump). */
+void engine_dump(struct engine *e, struct engine_dump_cursor *cur, engine_dump_fn fn, void *arg);
+static inline bool engine_can_dump(const struct engine *e) { return e->ops->dump != NULL; }
 
 /* Helpers shared by the engines (engine.c). */
 

@@ -109,6 +109,11 @@ proto_parse_lru_crawler(enum proto_cmd cmd, const struct proto_tok *t, size_t nt
 	req_clear(req, cmd);
 	req->sub = sub;
 	req->num[0] = n;
+	if (sub == PROTO_SUB_LRU_METADUMP) {
+		/* the class list ("all", "hash", "1,2,3"): lib/cmd reads it */
+		req->arg = t[2].p;
+		req->arg_len = t[2].len;
+	}
 	return PROTO_REQ;
 }
 

@@ -251,9 +251,32 @@ seg_flush_all(struct engine *eng, int64_t delay)
 	}
 }
 
-static unsigned seg_expire(struct engine *eng) { return seg_expire_all(seg_engine_of(eng)); }
+/* The control thread's second: expiry, reclaim ahead, and the steps of a
+ * cache_memlimit cut. */
+static unsigned
+seg_expire(struct engine *eng)
+{
+	unsigned n = seg_expire_all(seg_engine_of(eng));
+
+	seg_memlimit_step(seg_engine_of(eng));
+	return n;
+}
 
 unsigned seg_reclaim(struct engine *eng) { return seg_reclaim_ahead(seg_engine_of(eng)); }
+
+/* A sealed or open segment's share of its class's figures. */
+static void
+seg_stats_class(struct engine_stats *st, const struct seg_hdr *h)
+{
+	unsigned c = seg_dump_class(__atomic_load_n(&h->ttl_bucket, __ATOMIC_RELAXED));
+	int64_t created = __atomic_load_n(&h->create_at, __ATOMIC_RELAXED);
+
+	st->classes[c].items += atomic_load_explicit(&h->live_items, memory_order_relaxed);
+	st->classes[c].bytes += atomic_load_explicit(&h->live_bytes, memory_order_relaxed);
+	st->classes[c].segments++;
+	if (st->classes[c].oldest == 0 || created < st->classes[c].oldest)
+		st->classes[c].oldest = created;
+}
 
 static void
 seg_stats(struct engine *eng, struct engine_stats *st)
@@ -294,8 +317,13 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 		}
 		st->curr_items += atomic_load_explicit(&h->live_items, memory_order_relaxed);
 		st->bytes += atomic_load_explicit(&h->live_bytes, memory_order_relaxed);
+		seg_stats_class(st, h);
 	}
-	st->limit_maxbytes = e->memory;
+	st->limit_maxbytes = atomic_load(&e->limit_bytes);
+	st->expired_unfetched = atomic_load(&e->n_expired_unfetched);
+	seg_spin_lock(&e->pool_lock);
+	st->seg_parked = e->parked;
+	seg_spin_unlock(&e->pool_lock);
 	st->evictions = atomic_load(&e->n_evictions);
 	st->expired = atomic_load(&e->n_expired);
 	st->reclaimed = st->expired;
@@ -340,6 +368,8 @@ static const struct engine_ops seg_ops = {
 	.flush_all = seg_flush_all,
 	.expire = seg_expire,
 	.stats = seg_stats,
+	.set_memory = seg_set_memory,
+	.dump = seg_dump,
 };
 
 struct engine *
@@ -387,6 +417,7 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	e->open_budget = l.nseg / 4 < 2 ? 2 : l.nseg / 4 > SEG_OPEN_RING_MAX ? SEG_OPEN_RING_MAX
 									      : l.nseg / 4;
 	e->memory = cfg->memory;
+	atomic_store(&e->limit_bytes, cfg->memory);
 	e->table_mask = l.buckets - 1;
 	e->ovf_seg = SEG_NONE;
 	e->merge_reserve = SEG_NONE;

@@ -40,6 +40,7 @@ seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
 		atomic_fetch_add_explicit(&e->n_evicted_unfetched, unfetched, memory_order_relaxed);
 	} else if (why == UNLINK_EXPIRED) {
 		atomic_fetch_add_explicit(&e->n_expired, live, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->n_expired_unfetched, unfetched, memory_order_relaxed);
 	}
 	return live;
 }

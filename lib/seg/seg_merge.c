@@ -367,7 +367,7 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 {
 	const uint32_t align = (1u << e->off_shift) - 1;
 	uint64_t used_at_cutoff = 0;
-	unsigned evicted = 0, expired = 0, unfetched = 0;
+	unsigned evicted = 0, expired = 0, unfetched = 0, expired_unfetched = 0;
 
 	for (unsigned r = 0; r < n; r++) {
 		const int32_t src = run[r];
@@ -430,6 +430,7 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 					seg_account_remove(e, v);
 					if (seg_expired(exp, now)) {
 						expired++;
+						expired_unfetched += freq == 0;
 					} else {
 						evicted++;
 						unfetched += freq == 0;
@@ -443,6 +444,8 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 	atomic_fetch_add_explicit(&e->n_evictions, evicted, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->n_evicted_unfetched, unfetched, memory_order_relaxed);
 	atomic_fetch_add_explicit(&e->n_expired, expired, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->n_expired_unfetched, expired_unfetched,
+				  memory_order_relaxed);
 }
 
 /* One merge pass over the chain with the sparsest run (sparsest_chain).

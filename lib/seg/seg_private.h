@@ -18,6 +18,8 @@
  *   seg_restart_check.c warm restart: the verdict on its header and images
  *   seg_restart.c       warm restart: the area's layout, and saving
  *   seg_engine.c        create and destroy the engine, workers, stats
+ *   seg_memlimit.c      cache_memlimit: the budget at run time
+ *   seg_dump.c          the live items, segment by segment (key dumps)
  *   seg_ops.c           the operations, linking items under the bucket lock
  *   seg_append.c        where appends go: TTL buckets, open segments
  *   seg_read.c          the lock-free read of an item
@@ -255,6 +257,10 @@ struct seg_engine {
 	uint32_t pool_count;
 	uint32_t pool_low;     /* low watermark that seg_reclaim_ahead keeps */
 	int32_t *pool;
+	/* cache_memlimit: free segments held out of use at pool[nseg - parked..) */
+	uint32_t parked;
+	_Atomic uint32_t park_target;
+	_Atomic uint64_t limit_bytes; /* the budget now; `memory` at start */
 
 	/* hash overflow buckets, carved from segments */
 	seg_spinlock_t ovf_lock __attribute__((aligned(64)));
@@ -289,6 +295,7 @@ struct seg_engine {
 
 	/* engine-wide counters (not per request, so atomics are fine) */
 	_Atomic uint64_t n_evictions, n_expired, n_evicted_unfetched, n_flushes;
+	_Atomic uint64_t n_expired_unfetched;
 	_Atomic uint64_t n_seg_expired, n_seg_evicted, n_seg_merged;
 	_Atomic uint64_t n_merge_reused; /* run members reopened as merge destinations */
 	_Atomic uint64_t n_locks_other;
@@ -696,6 +703,13 @@ enum engine_status seg_op_touch(struct engine_worker *ew, const void *key, size_
 int seg_geometry(const struct engine_config *cfg, uint32_t *nseg, uint32_t *seg_size,
 		 uint64_t *buckets);
 
+/* ---- seg_memlimit.c, seg_dump.c: the engine_ops entries ---- */
+int seg_set_memory(struct engine *e, size_t bytes);
+/* Parks (or unparks) segments toward park_target, boundedly; returns moves. */
+unsigned seg_memlimit_step(struct seg_engine *e);
+void seg_dump(struct engine *e, struct engine_dump_cursor *cur, engine_dump_fn fn, void *arg);
+unsigned seg_dump_class(unsigned ttl_bucket); /* 1: never expires, 2..5: TTL ranges */
+
 /* ---- seg_restart.c: the restart area, shared with seg_restart_load.c ---- */
 /* "SEGCRSTA" */
 #define RESTART_MAGIC 0x415453524347455full
@@ -784,5 +798,4 @@ int seg_restart_check_header(const struct seg_engine *e, const struct seg_restar
 int seg_restart_check_segments(const struct seg_engine *e, const struct restart_hdr *h,
 			       const struct seg_image *img, const int32_t *chains,
 			       struct seg_restart_report *rep);
-
 #endif /* SEGCACHED_SEG_PRIVATE_H */

@@ -69,7 +69,7 @@ seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t ex
 	__atomic_store_n(&h->ttl_bucket, (uint16_t)ttl_bucket, __ATOMIC_RELAXED);
 	h->prev = h->next = SEG_NONE;
 	__atomic_store_n(&h->exp_base, exp_base, __ATOMIC_RELAXED);
-	h->create_at = now;
+	__atomic_store_n(&h->create_at, now, __ATOMIC_RELAXED); /* stats and dumps read it */
 	/* The state is left to the caller: a segment must not be OPEN (and
 	 * so claimable by flush_all, the sweep or eviction, which unlink it
 	 * from its chain) before it is linked into its chain. */

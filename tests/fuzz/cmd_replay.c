@@ -119,7 +119,10 @@ int main(int argc, char **argv)
 				goto done;
 			}
 			/* stopped for backpressure only: the output was
-			 * "sent", go on with the same bytes */
+			 * "sent", go on with the same bytes; a key dump
+			 * writes a chunk per call until it ends */
+			if (cmd_conn_dumping(c))
+				continue;
 			if (used == 0 || !backpressure)
 				break;
 		}

@@ -822,7 +822,7 @@ TEST_F(Cmd, StatsGeneral)
 		"bytes_written", "limit_maxbytes", "accepting_conns", "listen_disabled_num",
 		"time_in_listen_disabled_us", "threads", "conn_yields", "hash_power_level",
 		"hash_bytes", "hash_is_expanding", "bytes", "curr_items", "total_items",
-		"evicted_unfetched", "evictions", "reclaimed",
+		"expired_unfetched", "evicted_unfetched", "evictions", "reclaimed",
 		/* segcached's own, after memcached's */
 		"admin_connections", "conns_refused_per_source", "conns_request_timeouts",
 		"conns_write_timeouts",
@@ -950,6 +950,17 @@ TEST_F(Cmd, StatsSubcommands)
 		  "STAT 23:addr tcp:127.0.0.1:11211\r\nSTAT 23:state conn_listening\r\nEND\r\n");
 	r = run("stats slabs\r\n");
 	EXPECT_EQ(r.substr(0, 20), "STAT active_slabs 0\r");
+	/* a class per TTL range that has segments: 1 never expires, 2 short */
+	run("set a 0 0 3\r\nabc\r\nset b 0 100 3\r\nabc\r\nset c 0 100 3\r\nabc\r\n");
+	r = run("stats items\r\n");
+	EXPECT_NE(r.find("STAT items:1:number 1\r\n"), std::string::npos) << r;
+	EXPECT_NE(r.find("STAT items:2:number 2\r\n"), std::string::npos) << r;
+	EXPECT_EQ(r.find("items:3:"), std::string::npos) << r;
+	r = run("stats slabs\r\n");
+	EXPECT_NE(r.find("STAT 2:used_chunks 2\r\n"), std::string::npos) << r;
+	EXPECT_NE(r.find("STAT 2:total_pages 1\r\n"), std::string::npos) << r;
+	EXPECT_NE(r.find("STAT active_slabs 2\r\n"), std::string::npos) << r;
+	run("delete a\r\ndelete b\r\ndelete c\r\n");
 	r = run("stats segments\r\n");
 	EXPECT_NE(r.find("STAT seg_size 1048576\r\n"), std::string::npos) << r;
 	EXPECT_NE(r.find("STAT seg_free "), std::string::npos);
@@ -1188,6 +1199,13 @@ TEST_F(Cmd, CacheMemlimit)
 		  "CLIENT_ERROR bad command line format\r\n");
 	/* the limit stayed */
 	EXPECT_EQ(stat("stats\r\n", "limit_maxbytes"), 64u << 20);
+	/* lib/seg shrinks (segments parked by engine_expire) and grows back
+	 * up to its budget at start; both limits follow */
+	EXPECT_EQ(run("cache_memlimit 32\r\n"), "OK\r\n");
+	EXPECT_EQ(stat("stats\r\n", "limit_maxbytes"), 32u << 20);
+	EXPECT_EQ(stat("stats settings\r\n", "maxbytes"), 32u << 20);
+	EXPECT_EQ(run("cache_memlimit 64\r\n"), "OK\r\n");
+	EXPECT_EQ(stat("stats\r\n", "limit_maxbytes"), 64u << 20);
 }
 
 TEST_F(Cmd, SlabsLruCrawlerCachedump)
@@ -1203,11 +1221,14 @@ TEST_F(Cmd, SlabsLruCrawlerCachedump)
 		  "CLIENT_ERROR bad command line format\r\n"
 		  "CLIENT_ERROR bad command line format\r\n");
 
+	/* an empty cache's dump is its END */
 	EXPECT_EQ(run("lru_crawler crawl all\r\nlru_crawler metadump all\r\n"
 		      "lru_crawler enable\r\n"),
 		  "CLIENT_ERROR lru crawler disabled\r\n"
-		  "CLIENT_ERROR lru crawler disabled\r\n"
+		  "END\r\n"
 		  "CLIENT_ERROR lru crawler disabled\r\n");
+	EXPECT_EQ(run("lru_crawler metadump 1,x\r\nlru_crawler metadump 64\r\n"),
+		  "CLIENT_ERROR bad class id\r\nCLIENT_ERROR bad class id\r\n");
 	EXPECT_EQ(run("lru_crawler disable\r\nlru_crawler tocrawl 10\r\n"
 		      "lru_crawler sleep 1000000\r\n"),
 		  "OK\r\nOK\r\nOK\r\n");
@@ -1216,7 +1237,7 @@ TEST_F(Cmd, SlabsLruCrawlerCachedump)
 		  "CLIENT_ERROR bad command line format\r\n"
 		  "CLIENT_ERROR bad command line format\r\n");
 
-	EXPECT_EQ(run("stats cachedump 1 10\r\n"), "CLIENT_ERROR stats cachedump not allowed\r\n");
+	EXPECT_EQ(run("stats cachedump 1 10\r\n"), "END\r\n");
 	EXPECT_EQ(run("stats cachedump 1\r\nstats cachedump 1 x\r\nstats cachedump 64 1\r\n"),
 		  "CLIENT_ERROR bad command line\r\nCLIENT_ERROR bad command line format\r\n"
 		  "CLIENT_ERROR Illegal slab id\r\n");

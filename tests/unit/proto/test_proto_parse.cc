@@ -846,9 +846,15 @@ TEST(ProtoParse, SlabsAndLruCrawler)
 	       "slabs reassign 1 2 3\r\n" })
 		EXPECT_EQ(reqs(line)[0].error, kBad) << line;
 
-	EXPECT_EQ(reqs("lru_crawler crawl 1,2\r\nlru_crawler metadump all\r\n"),
-		  (std::vector<Req>{ Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_CRAWL),
-				     Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_METADUMP) }));
+	{
+		/* metadump's class list goes to lib/cmd as the argument */
+		Req dump = Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_METADUMP);
+
+		dump.arg = "all";
+		EXPECT_EQ(reqs("lru_crawler crawl 1,2\r\nlru_crawler metadump all\r\n"),
+			  (std::vector<Req>{ Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_CRAWL),
+					     dump }));
+	}
 	EXPECT_EQ(reqs("lru_crawler enable\r\nlru_crawler disable\r\n"),
 		  (std::vector<Req>{ Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_ENABLE),
 				     Admin(PROTO_CMD_LRU_CRAWLER, PROTO_SUB_LRU_DISABLE) }));
