@@ -46,6 +46,7 @@
 #include <rte_hash_crc.h>
 
 #include "seg/seg_private.h"
+#include "seg/seg_restart_file.h"
 #include "seg/seg_item.h"
 #include "util/util_err.h"
 

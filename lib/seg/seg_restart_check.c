@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "seg/seg_private.h"
+#include "seg/seg_restart_file.h"
 
 /* Records why the saved state is not used: a one-word code for `stats`
  * and a sentence for the log. */

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "seg/seg_private.h"
+#include "seg/seg_restart_file.h"
 #include "seg/seg_item.h"
 #include "util/util_err.h"
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "seg/seg_private.h"
+#include "seg/seg_restart_file.h"
 #include "seg/seg_item.h"
 #include "seg/seg_test.h"
 
