@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * A miniature cache: lib/seg's layout on metadata only. As many segments
+ * as the server would have at the modelled size, each holding
+ * seg_size x rate bytes of sampled items (an item past a segment's end
+ * carries over into the next one of its chain, so bytes are neither lost
+ * nor gained at small scale); items appended to the open segment of
+ * their TTL bucket's chain; expired segments freed from the chain heads;
+ * a free segment found, when none is left, by expiring and then by the
+ * eviction policy (mrc_evict.c). Requests are replayed as the server saw
+ * them: a get that the server answered and the miniature cache does not
+ * hold is a miss here, and fills the item as the client would.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mrc/mrc_private.h"
+
+unsigned
+mini_ttl_bucket(int64_t exp, int64_t now)
+{
+	int64_t ttl, idx;
+	unsigned range;
+
+	if (exp == 0)
+		return MINI_TTL_NEVER;
+	/* seg_ttl_place(): 256 buckets per range, 8 s wide in the first. */
+	ttl = exp > now ? exp - now : 0;
+	range = ttl < 2048 ? 0 : ttl < 32768 ? 1 : ttl < 524288 ? 2 : 3;
+	idx = ttl >> (3 + 4 * range);
+	if (idx > 255)
+		idx = 255;
+	return range * 256 + (unsigned)idx;
+}
+
+int
+mini_init(struct mini *c, unsigned idx, uint64_t bytes, uint32_t nseg, uint32_t seg_size,
+	  uint32_t nitems, enum engine_eviction ev)
+{
+	memset(c, 0, sizeof(*c));
+	c->idx = idx;
+	c->bytes = bytes;
+	c->nseg = nseg < 2 ? 2 : nseg;
+	c->seg_bytes_full = seg_size;
+	c->eviction = ev;
+	c->rng = 0x9e3779b97f4a7c15ull ^ idx;
+	/* lib/seg keeps one segment aside as the merge destination, and
+	 * 1/64 of the heap (at most 64 segments, none under 64) free ahead
+	 * of the writers (seg_engine.c): neither holds items. */
+	c->usable = c->nseg - (ev == ENGINE_EVICT_MERGE ? 1 : 0);
+	c->pool_low = c->nseg / 64 > 64 ? 64 : c->nseg / 64;
+	c->nchains = c->nseg < MINI_TTL_CHAINS ? c->nseg : MINI_TTL_CHAINS;
+	c->nitems = nitems;
+	c->seg = calloc(c->nseg, sizeof(*c->seg));
+	c->item = calloc(nitems, sizeof(*c->item));
+	c->chains = calloc(c->nchains, sizeof(*c->chains));
+	if (!c->seg || !c->item || !c->chains) {
+		mini_fini(c);
+		return -1;
+	}
+	c->free_seg = MRC_NONE;
+	for (uint32_t i = c->usable; i-- > 0;) {
+		c->seg[i].state = MINI_FREE;
+		c->seg[i].next = c->free_seg;
+		c->free_seg = i;
+	}
+	c->nfree = c->usable;
+	c->free_item = MRC_NONE;
+	for (uint32_t i = nitems; i-- > 0;) {
+		c->item[i].next = c->free_item;
+		c->free_item = i;
+	}
+	for (unsigned t = 0; t < MINI_TTL_CHAINS; t++)
+		c->chain_of[t] = MINI_NO_CHAIN;
+	c->free_chain = MRC_NONE;
+	for (uint32_t i = c->nchains; i-- > 0;) {
+		c->chains[i].tb = MINI_NO_CHAIN;
+		c->chains[i].head = c->free_chain;
+		c->free_chain = i;
+	}
+	return 0;
+}
+
+void
+mini_fini(struct mini *c)
+{
+	free(c->seg);
+	free(c->item);
+	free(c->chains);
+	c->seg = NULL;
+	c->item = NULL;
+	c->chains = NULL;
+}
+
+uint32_t
+mini_pop_free(struct mini *c)
+{
+	uint32_t s = c->free_seg;
+
+	if (s != MRC_NONE) {
+		c->free_seg = c->seg[s].next;
+		c->nfree--;
+	}
+	return s;
+}
+
+/* The chain of TTL bucket tb, taken from the pool when it has none. */
+static uint32_t
+chain_get(struct mini *c, unsigned tb)
+{
+	uint32_t ch = c->chain_of[tb];
+
+	if (ch != MINI_NO_CHAIN)
+		return ch;
+	ch = c->free_chain;
+	if (ch == MRC_NONE)
+		return MRC_NONE;
+	c->free_chain = c->chains[ch].head;
+	c->chains[ch] = (struct mini_chain){ .head = MRC_NONE, .tail = MRC_NONE,
+					     .open = MRC_NONE, .tb = (uint16_t)tb };
+	c->chain_of[tb] = (uint16_t)ch;
+	return ch;
+}
+
+void
+mini_chain_remove(struct mini *c, uint32_t seg)
+{
+	struct mini_seg *s = &c->seg[seg];
+	struct mini_chain *ch = &c->chains[s->chain];
+
+	if (s->prev != MRC_NONE)
+		c->seg[s->prev].next = s->next;
+	else
+		ch->head = s->next;
+	if (s->next != MRC_NONE)
+		c->seg[s->next].prev = s->prev;
+	else
+		ch->tail = s->prev;
+	if (ch->open == seg)
+		ch->open = MRC_NONE;
+	if (ch->head == MRC_NONE) {
+		c->chain_of[ch->tb] = MINI_NO_CHAIN;
+		ch->tb = MINI_NO_CHAIN;
+		ch->head = c->free_chain;
+		c->free_chain = s->chain;
+	}
+}
+
+void
+mini_free_seg(struct mini *c, struct mrc_key *keys, uint32_t seg)
+{
+	struct mini_seg *s = &c->seg[seg];
+
+	for (uint32_t i = s->head; i != MRC_NONE;) {
+		struct mini_item *it = &c->item[i];
+		const uint32_t next = it->next;
+
+		if (it->live)
+			keys[it->key].loc[c->idx] = MRC_NONE;
+		it->next = c->free_item;
+		c->free_item = i;
+		i = next;
+	}
+	mini_chain_remove(c, seg);
+	*s = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
+	c->free_seg = seg;
+	c->nfree++;
+}
+
+void
+mini_expire(struct mini *c, struct mrc_key *keys, int64_t now)
+{
+	for (uint32_t ch = 0; ch < c->nchains; ch++) {
+		while (c->chains[ch].tb != MINI_NO_CHAIN && c->chains[ch].tb != MINI_TTL_NEVER) {
+			const uint32_t head = c->chains[ch].head;
+
+			if (head == MRC_NONE || c->seg[head].exp_max == 0 ||
+			    c->seg[head].exp_max > now)
+				break;
+			mini_free_seg(c, keys, head);
+		}
+	}
+}
+
+/* A free segment: from the free ones, else by expiring, else by evicting
+ * (seg_evict_for). MRC_NONE when none can be had (eviction "none"). */
+static uint32_t
+acquire(struct mini *c, struct mrc_key *keys, int64_t now)
+{
+	uint32_t s = mini_pop_free(c);
+
+	if (s != MRC_NONE)
+		return s;
+	mini_expire(c, keys, now);
+	s = mini_pop_free(c);
+	while (s == MRC_NONE && mini_evict(c, keys, now))
+		s = mini_pop_free(c);
+	return s;
+}
+
+/* Opens a segment at the tail of TTL bucket tb's chain, of the size that
+ * the rate gives now. */
+static uint32_t
+open_seg(struct mini *c, struct mrc_key *keys, unsigned tb, int64_t now, double rate)
+{
+	uint32_t s = acquire(c, keys, now), ch;
+	struct mini_seg *h;
+	struct mini_chain *chain;
+
+	if (s == MRC_NONE)
+		return MRC_NONE;
+	/* (evicting may have freed the chain: look it up afterwards) */
+	ch = chain_get(c, tb);
+	if (ch == MRC_NONE) {
+		c->seg[s] = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
+		c->free_seg = s;
+		c->nfree++;
+		return MRC_NONE;
+	}
+	chain = &c->chains[ch];
+	h = &c->seg[s];
+	*h = (struct mini_seg){ .head = MRC_NONE, .tail = MRC_NONE, .prev = chain->tail,
+				.next = MRC_NONE, .seq = ++c->seq, .state = MINI_OPEN,
+				.chain = (uint16_t)ch };
+	h->cap = (uint64_t)((double)c->seg_bytes_full * rate + 0.5);
+	if (h->cap == 0)
+		h->cap = 1;
+	h->used = chain->carry;
+	chain->carry = 0;
+	if (chain->tail != MRC_NONE)
+		c->seg[chain->tail].next = s;
+	else
+		chain->head = s;
+	chain->tail = s;
+	chain->open = s;
+	return s;
+}
+
+/* Seals the chain's open segment when it is full, carrying what is past
+ * its end over to the next one. */
+static void
+seal_if_full(struct mini *c, uint32_t s)
+{
+	struct mini_seg *h = &c->seg[s];
+	struct mini_chain *chain = &c->chains[h->chain];
+
+	if (h->used < h->cap)
+		return;
+	chain->carry = (uint32_t)(h->used - h->cap);
+	h->used = h->cap;
+	h->state = MINI_SEALED;
+	chain->open = MRC_NONE;
+}
+
+/* Appends an item for key id; no-op when no room can be made. */
+static void
+insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t exp,
+       int64_t now, double rate)
+{
+	const unsigned tb = mini_ttl_bucket(exp, now);
+	uint32_t s = MRC_NONE, ch, rec;
+	struct mini_item *it;
+
+	/* An item record: the records are a fixed pool; when dead copies
+	 * hold them all, make room as for memory. */
+	while (c->free_item == MRC_NONE)
+		if (!mini_evict(c, keys, now))
+			return;
+	for (unsigned tries = 0; tries < 64; tries++) {
+		ch = c->chain_of[tb];
+		s = ch != MINI_NO_CHAIN ? c->chains[ch].open : MRC_NONE;
+		if (s == MRC_NONE)
+			s = open_seg(c, keys, tb, now, rate);
+		if (s == MRC_NONE)
+			return;
+		if (c->seg[s].used < c->seg[s].cap)
+			break;
+		/* all carry: a segment that an earlier item spans */
+		if (exp > c->seg[s].exp_max)
+			c->seg[s].exp_max = exp;
+		seal_if_full(c, s);
+		s = MRC_NONE;
+	}
+	if (s == MRC_NONE || c->free_item == MRC_NONE)
+		return;
+	rec = c->free_item;
+	it = &c->item[rec];
+	c->free_item = it->next;
+	*it = (struct mini_item){ .key = id, .size = size, .next = MRC_NONE, .seg = s,
+				  .exp = exp, .live = true };
+	if (c->seg[s].tail != MRC_NONE)
+		c->item[c->seg[s].tail].next = rec;
+	else
+		c->seg[s].head = rec;
+	c->seg[s].tail = rec;
+	c->seg[s].used += size;
+	c->seg[s].live += size;
+	if (exp > c->seg[s].exp_max) /* (a chain's items all expire, or none does) */
+		c->seg[s].exp_max = exp;
+	keys[id].loc[c->idx] = rec;
+	seal_if_full(c, s);
+}
+
+/* Key id's item is no longer live (replaced, deleted, expired). */
+static void
+remove_item(struct mini *c, struct mrc_key *keys, uint32_t id)
+{
+	const uint32_t rec = keys[id].loc[c->idx];
+
+	if (rec == MRC_NONE)
+		return;
+	c->item[rec].live = false;
+	c->seg[c->item[rec].seg].live -= c->item[rec].size;
+	keys[id].loc[c->idx] = MRC_NONE;
+}
+
+void
+mini_drop(struct mini *c, struct mrc_key *keys, uint32_t id)
+{
+	remove_item(c, keys, id);
+}
+
+/* seg_bump_freq(): saturating, increasingly unlikely above 16. */
+static void
+bump_freq(struct mini *c, struct mini_item *it)
+{
+	uint64_t x = c->rng;
+
+	if (it->freq == UINT8_MAX)
+		return;
+	if (it->freq >= 16) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		c->rng = x;
+		if ((((x >> 32) * it->freq) >> 32) != 0)
+			return;
+	}
+	it->freq++;
+}
+
+void
+mini_access(struct mini *c, struct mrc_key *keys, uint32_t id, const struct engine_access *a,
+	    double rate)
+{
+	uint32_t rec = keys[id].loc[c->idx];
+
+	switch (a->op) {
+	case ENGINE_ACCESS_GET:
+		c->gets++;
+		if (rec != MRC_NONE && c->item[rec].exp != 0 && c->item[rec].exp <= a->now) {
+			remove_item(c, keys, id);
+			rec = MRC_NONE;
+		}
+		if (rec != MRC_NONE) {
+			bump_freq(c, &c->item[rec]);
+			return;
+		}
+		c->misses++;
+		/* The server had it: the client of a cache this size would
+		 * have missed and filled it again. */
+		if (a->hit)
+			insert(c, keys, id, a->size, a->expires_at, a->now, rate);
+		return;
+	case ENGINE_ACCESS_SET:
+		remove_item(c, keys, id);
+		insert(c, keys, id, a->size, a->expires_at, a->now, rate);
+		return;
+	case ENGINE_ACCESS_DELETE:
+	default:
+		remove_item(c, keys, id);
+		return;
+	}
+}
