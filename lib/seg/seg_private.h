@@ -464,25 +464,6 @@ struct seg_key {
 };
 
 void seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen);
-
-/* A sampled key's request goes to the engine's sampler (lib/mrc, through
- * engine.h): an unsampled key pays the one comparison of engine_sampled().
- * size is the item's bytes as stored (item_size, aligned). */
-static inline void
-seg_sample(const struct seg_engine *e, const struct seg_key *k, enum engine_access_op op,
-	   bool hit, uint32_t size, int64_t expires_at, int64_t now)
-{
-	if (SEG_UNLIKELY(engine_sampled(&e->base, k->hash))) {
-		const struct engine_access a = {
-			.key = k->key, .klen = k->klen,
-			.sample_hash = engine_sample_hash(k->hash),
-			.size = size, .hit = hit, .op = (uint8_t)op,
-			.expires_at = expires_at, .now = now,
-		};
-
-		e->base.sample_fn(e->base.sample_arg, &a);
-	}
-}
 void seg_bucket_lock(struct seg_bucket *head);
 void seg_bucket_unlock(struct seg_bucket *head);
 /* Under the bucket lock: the slot holding the key's item, or NULL. */
