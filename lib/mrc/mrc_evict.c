@@ -34,19 +34,38 @@ run_cap(const struct mini *c, const uint32_t *run, unsigned n)
 	return cap;
 }
 
-/* Where a pass over chain ch starts (seg_merge.c run_first): a sparse
- * sealed segment (under 3/4 live) among the first RUN_SCAN_MAX, else the
- * first sealed one. */
+/* seg_merge.c find_sparse: a sealed segment under 3/4 live, going on
+ * where the last look stopped, at most RUN_SCAN_MAX a call. */
 static uint32_t
-run_first(const struct mini *c, const struct mini_chain *ch)
+find_sparse(const struct mini *c, struct mini_chain *ch)
 {
-	uint32_t s = ch->head;
+	uint32_t s = ch->sparse_next != MRC_NONE ? ch->sparse_next : ch->head;
+	uint32_t found = MRC_NONE;
 
-	for (unsigned i = 0; i < RUN_SCAN_MAX && s != MRC_NONE; i++, s = c->seg[s].next)
-		if (sealed(c, s) && c->seg[s].live < c->seg[s].cap / 4 * 3)
-			return s;
-	for (s = ch->head; s != MRC_NONE && !sealed(c, s); s = c->seg[s].next)
-		;
+	for (unsigned i = 0; i < RUN_SCAN_MAX && s != MRC_NONE; i++) {
+		if (sealed(c, s) && c->seg[s].live < c->seg[s].cap / 4 * 3) {
+			found = s;
+			break;
+		}
+		s = c->seg[s].next;
+	}
+	ch->sparse_next = s;
+	return found;
+}
+
+/* Where a pass over chain ch starts (seg_merge.c run_first): a sparse
+ * segment, else the first sealed one from the merge cursor or, from_head,
+ * from the head. */
+static uint32_t
+run_first(const struct mini *c, struct mini_chain *ch, bool from_head)
+{
+	uint32_t s = from_head ? MRC_NONE : find_sparse(c, ch);
+
+	if (s != MRC_NONE)
+		return s;
+	s = from_head || ch->merge_next == MRC_NONE ? ch->head : ch->merge_next;
+	while (s != MRC_NONE && !sealed(c, s))
+		s = c->seg[s].next;
 	return s;
 }
 
@@ -60,10 +79,11 @@ segs_for(uint64_t live, uint64_t cap)
  * and, on a warm chain, more while one segment fewer cannot hold them (up
  * to MERGE_GROW_MAX) or the next needs no further destination. */
 static unsigned
-run_walk(const struct mini *c, const struct mini_chain *ch, uint32_t *run, uint64_t *live)
+run_walk1(const struct mini *c, struct mini_chain *ch, bool from_head, uint32_t *run,
+	  uint64_t *live)
 {
 	const unsigned min = ch->cold ? 1 : MERGE_N;
-	uint32_t s = run_first(c, ch);
+	uint32_t s = run_first(c, ch, from_head);
 	unsigned n = 0;
 
 	*live = 0;
@@ -82,9 +102,18 @@ run_walk(const struct mini *c, const struct mini_chain *ch, uint32_t *run, uint6
 	return n >= min ? n : 0;
 }
 
+/* From the cursors, else from the head (seg_merge.c claim_run). */
+static unsigned
+run_walk(const struct mini *c, struct mini_chain *ch, uint32_t *run, uint64_t *live)
+{
+	const unsigned n = run_walk1(c, ch, false, run, live);
+
+	return n ? n : run_walk1(c, ch, true, run, live);
+}
+
 /* The chain whose run is sparsest (seg_merge.c sparsest_chain). */
 static uint32_t
-sparsest_chain(const struct mini *c)
+sparsest_chain(struct mini *c)
 {
 	uint32_t best = MRC_NONE, run[MERGE_RUN_MAX];
 	uint64_t best_density = UINT64_MAX;
@@ -238,6 +267,8 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 		c->seg[next].prev = last;
 	else
 		ch->tail = last;
+	/* The next merge in this chain starts after the run. */
+	ch->merge_next = ch->sparse_next = next;
 	if (ch->head == MRC_NONE && ch->open == MRC_NONE) {
 		c->chain_of[ch->tb] = MINI_NO_CHAIN;
 		ch->tb = MINI_NO_CHAIN;

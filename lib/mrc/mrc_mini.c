@@ -118,7 +118,8 @@ chain_get(struct mini *c, unsigned tb)
 		return MRC_NONE;
 	c->free_chain = c->chains[ch].head;
 	c->chains[ch] = (struct mini_chain){ .head = MRC_NONE, .tail = MRC_NONE,
-					     .open = MRC_NONE, .tb = (uint16_t)tb };
+					     .open = MRC_NONE, .merge_next = MRC_NONE,
+					     .sparse_next = MRC_NONE, .tb = (uint16_t)tb };
 	c->chain_of[tb] = (uint16_t)ch;
 	return ch;
 }
@@ -139,6 +140,10 @@ mini_chain_remove(struct mini *c, uint32_t seg)
 		ch->tail = s->prev;
 	if (ch->open == seg)
 		ch->open = MRC_NONE;
+	if (ch->merge_next == seg)
+		ch->merge_next = MRC_NONE;
+	if (ch->sparse_next == seg)
+		ch->sparse_next = MRC_NONE;
 	if (ch->head == MRC_NONE) {
 		c->chain_of[ch->tb] = MINI_NO_CHAIN;
 		ch->tb = MINI_NO_CHAIN;

@@ -91,6 +91,8 @@ struct mini_seg {
 struct mini_chain {
 	uint32_t head, tail, open;
 	uint32_t carry;        /* bytes of the last item past its segment's end */
+	uint32_t merge_next;   /* where the next merge pass starts (seg_merge.c) */
+	uint32_t sparse_next;  /* where the search for a sparse segment goes on */
 	uint16_t tb;           /* its TTL bucket; free list through head */
 	bool cold;             /* its last merge pass kept nothing */
 };

@@ -310,6 +310,8 @@ TEST(MrcMini, CloseToSegAtRateOneMerge)
 	Outcome o = replay(ENGINE_EVICT_MERGE, 4000, 60000, &now, true);
 
 	EXPECT_EQ(o.mini_gets, o.server_gets);
+	printf("merge at rate 1.0: server miss ratio %.4f, miniature %.4f\n",
+	       (double)o.server_misses / o.server_gets, (double)o.mini_misses / o.mini_gets);
 	EXPECT_NEAR((double)o.mini_misses / o.mini_gets, (double)o.server_misses / o.server_gets,
 		    0.02);
 }
