@@ -93,6 +93,7 @@ struct options {
 	unsigned request_timeout; /* seconds a request may take to arrive, and
 				   * replies to be taken; 0 = none */
 	uint16_t admin_port;      /* 0 = none */
+	bool mrc_disabled;        /* --no-mrc: no miss-ratio curve, no hot keys */
 };
 
 /* Fills o with the defaults. */

@@ -16,6 +16,7 @@
 #include "engine_setup.h"
 #include "options.h"
 #include "drivers/net/stack.h"
+#include "mrc/mrc.h"
 
 struct server {
 	struct options opt;
@@ -31,6 +32,7 @@ struct server {
 	 * all inherit that one CPU). */
 	cpu_set_t startup_cpus;
 	bool lcores_pinned;
+	struct mrc *mrc;             /* the miss-ratio curve; NULL: --no-mrc or none */
 };
 
 /* cmd_settings.server_stats: fills the server-level fields of `stats` and
@@ -38,6 +40,16 @@ struct server {
 void server_stats_fill(void *arg, struct cmd_server_stats *out);
 /* cmd_settings.stats_conns: one block of lines per socket and connection. */
 void server_stats_conns(void *arg, struct proto_out *out);
+
+/* The live miss-ratio curve and hot keys (server_mrc.c): started after
+ * the engine (unless --no-mrc), stopped after the stack. */
+void server_mrc_start(struct server *srv);
+void server_mrc_stop(struct server *srv);
+/* The server's get miss ratio since start. */
+double server_mrc_measured(struct server *srv);
+/* cmd_settings.stats_mrc and stats_hotkeys. */
+void server_stats_mrc(void *arg, struct proto_out *out);
+void server_stats_hotkeys(void *arg, struct proto_out *out);
 
 /* The control thread (control.c). control_block_signals() runs before any
  * thread exists, so every thread inherits the mask and only
