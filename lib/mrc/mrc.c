@@ -15,10 +15,10 @@
 
 const uint16_t mrc_size_eighths[MRC_SIZES] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 };
 
-/* Item records per sampled key in each cache: its live item and, while
- * its segment stays, dead copies of it. */
-#define ITEMS_PER_KEY_NUM 3
-#define ITEMS_PER_KEY_DEN 2
+/* Item records per sampled key in each cache: one for its live item,
+ * and an eighth more for dead ones between collections (mrc_mini.c). */
+#define ITEMS_PER_KEY_NUM 9
+#define ITEMS_PER_KEY_DEN 8
 #define MRC_MIN_KEYS 64
 #define MRC_MAX_KEYS (1u << 20)
 
@@ -127,6 +127,13 @@ lower_threshold(struct mrc *m)
 {
 	const uint64_t t = mrc_sampler_next_threshold(&m->s);
 
+	const double scale = (double)t / (double)m->s.threshold;
+
+	for (unsigned i = 0; i < MRC_SIZES; i++) {
+		m->mini[i].gets *= scale;
+		m->mini[i].misses *= scale;
+		mini_rescale(&m->mini[i], scale);
+	}
 	m->s.threshold = t;
 	if (m->engine)
 		__atomic_store_n(&m->engine->sample_below, t, __ATOMIC_RELAXED);
@@ -200,8 +207,9 @@ mrc_curve(struct mrc *m, struct mrc_point *out, struct mrc_info *info)
 		const struct mini *c = &m->mini[i];
 
 		out[i] = (struct mrc_point){
-			.bytes = c->bytes, .gets = c->gets, .misses = c->misses,
-			.miss_ratio = c->gets ? (double)c->misses / (double)c->gets : 0,
+			.bytes = c->bytes, .gets = (uint64_t)(c->gets + 0.5),
+			.misses = (uint64_t)(c->misses + 0.5),
+			.miss_ratio = c->gets > 0 ? c->misses / c->gets : 0,
 			.current = mrc_size_eighths[i] == 8,
 		};
 	}

@@ -258,6 +258,40 @@ seal_if_full(struct mini *c, uint32_t s)
 	chain->open = MRC_NONE;
 }
 
+/* Gives the records of dead items (replaced, deleted, dropped from the
+ * sample) back: the segments keep their bytes (used, live), so what
+ * eviction and expiry see does not change, and a cache needs records for
+ * live items only. Returns how many. */
+static uint32_t
+collect_dead(struct mini *c)
+{
+	uint32_t freed = 0;
+
+	for (uint32_t s = 0; s < c->nseg; s++) {
+		struct mini_seg *h = &c->seg[s];
+		uint32_t *link = &h->head, last = MRC_NONE;
+
+		if (h->state == MINI_FREE)
+			continue;
+		while (*link != MRC_NONE) {
+			const uint32_t i = *link;
+			struct mini_item *it = &c->item[i];
+
+			if (it->live) {
+				last = i;
+				link = &it->next;
+				continue;
+			}
+			*link = it->next;
+			it->next = c->free_item;
+			c->free_item = i;
+			freed++;
+		}
+		h->tail = last;
+	}
+	return freed;
+}
+
 /* Appends an item for key id; no-op when no room can be made. */
 static void
 insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t exp,
@@ -267,11 +301,10 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 	uint32_t s = MRC_NONE, ch, rec;
 	struct mini_item *it;
 
-	/* An item record: the records are a fixed pool; when dead copies
-	 * hold them all, make room as for memory. */
-	while (c->free_item == MRC_NONE)
-		if (!mini_evict(c, keys, now))
-			return;
+	/* An item record: the records are a fixed pool, a few more than
+	 * the sample's keys, so dead ones are collected when it runs out. */
+	if (c->free_item == MRC_NONE && collect_dead(c) == 0)
+		return;
 	for (unsigned tries = 0; tries < 64; tries++) {
 		ch = c->chain_of[tb];
 		s = ch != MINI_NO_CHAIN ? c->chains[ch].open : MRC_NONE;
@@ -321,8 +354,33 @@ remove_item(struct mini *c, struct mrc_key *keys, uint32_t id)
 }
 
 void
+mini_rescale(struct mini *c, double factor)
+{
+	for (uint32_t s = 0; s < c->nseg; s++) {
+		struct mini_seg *h = &c->seg[s];
+
+		if (h->state == MINI_FREE)
+			continue;
+		h->cap = (uint64_t)((double)h->cap * factor + 0.5);
+		if (h->cap == 0)
+			h->cap = 1;
+	}
+	for (uint32_t ch = 0; ch < c->nchains; ch++)
+		c->chains[ch].carry = (uint32_t)((double)c->chains[ch].carry * factor);
+}
+
+void
 mini_drop(struct mini *c, struct mrc_key *keys, uint32_t id)
 {
+	const uint32_t rec = keys[id].loc[c->idx];
+
+	/* At the new rate its segment never held it: no hole is left (a
+	 * hole would look like a dead copy, and draw merge passes). */
+	if (rec != MRC_NONE) {
+		struct mini_seg *h = &c->seg[c->item[rec].seg];
+
+		h->used -= h->used > c->item[rec].size ? c->item[rec].size : h->used;
+	}
 	remove_item(c, keys, id);
 }
 

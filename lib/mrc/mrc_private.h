@@ -115,7 +115,10 @@ struct mini {
 	uint32_t nchains, free_chain;
 	enum engine_eviction eviction;
 	uint64_t rng;
-	uint64_t gets, misses;
+	/* Sampled gets and misses, scaled to the rate now: counts taken at
+	 * a higher rate shrink with it (SHARDS' rescaling), or the keys that
+	 * left the sample would weigh more than the ones in it. */
+	double gets, misses;
 };
 
 struct mrc {
@@ -142,6 +145,10 @@ void mini_fini(struct mini *c);
 /* A request of key id (keys: the sampler's array), at rate `rate`. */
 void mini_access(struct mini *c, struct mrc_key *keys, uint32_t id,
 		 const struct engine_access *a, double rate);
+/* The rate dropped by `factor` (< 1): every segment's size shrinks with
+ * it, as its bytes do when keys leave the sample (mini_drop), so that
+ * segments opened at a higher rate do not hold more than their share. */
+void mini_rescale(struct mini *c, double factor);
 /* Drops key id's item (the key left the sample). */
 void mini_drop(struct mini *c, struct mrc_key *keys, uint32_t id);
 /* Proactive expiry: frees the segments at chain heads that have expired. */
