@@ -51,6 +51,10 @@ mini_init(struct mini *c, unsigned idx, uint64_t bytes, uint32_t nseg, uint32_t 
 	c->usable = c->nseg - (ev == ENGINE_EVICT_MERGE ? 1 : 0);
 	c->pool_low = c->nseg / 64 > 64 ? 64 : c->nseg / 64;
 	c->nchains = c->nseg < MINI_TTL_CHAINS ? c->nseg : MINI_TTL_CHAINS;
+	c->open_budget = c->nseg / 4 < 2 ? 2 : c->nseg / 4 > MINI_OPEN_RING_MAX
+						       ? MINI_OPEN_RING_MAX : c->nseg / 4;
+	for (unsigned i = 0; i < MINI_OPEN_RING_MAX; i++)
+		c->ring[i] = MRC_NONE;
 	c->nitems = nitems;
 	c->seg = calloc(c->nseg, sizeof(*c->seg));
 	c->item = calloc(nitems, sizeof(*c->item));
@@ -204,10 +208,140 @@ acquire(struct mini *c, struct mrc_key *keys, int64_t now)
 	return s;
 }
 
-/* Opens a segment at the tail of TTL bucket tb's chain, of the size that
- * the rate gives now. */
+/* Where an item goes, as seg_ttl_place(): its TTL bucket, the grid of
+ * the bucket's segments (unit, exp_base one unit below, as a shared
+ * segment's) and its expiry, capped at what the grid reaches. */
+struct place {
+	unsigned tb;
+	uint8_t unit;
+	int64_t exp_base, exp;
+};
+
+static struct place
+place_of(int64_t exp, int64_t now)
+{
+	struct place p = { .tb = MINI_TTL_NEVER, .exp_base = MINI_EXP_NEVER };
+	int64_t ttl, idx, base, cap;
+	unsigned range;
+
+	if (exp == 0)
+		return p;
+	ttl = exp > now ? exp - now : 0;
+	range = ttl < 2048 ? 0 : ttl < 32768 ? 1 : ttl < 524288 ? 2 : 3;
+	idx = ttl >> (3 + 4 * range);
+	if (idx > 255)
+		idx = 255;
+	p.tb = range * 256 + (unsigned)idx;
+	p.unit = (uint8_t)(4 * range);
+	base = (now + (idx << (3 + 4 * range))) & ~(((int64_t)1 << p.unit) - 1);
+	cap = base + ((int64_t)(MINI_EXP_DELTA_MAX - 1) << p.unit);
+	p.exp = exp > cap ? cap : exp;
+	p.exp_base = base - ((int64_t)1 << p.unit);
+	return p;
+}
+
+/* The item's expiry in open segment s, on s's grid (rounded down, as
+ * lib/seg stores it), or -1 when s's grid does not hold it. */
+static int64_t
+fit(const struct mini *c, uint32_t s, const struct place *p)
+{
+	const struct mini_seg *h = &c->seg[s];
+	int64_t dd;
+
+	if (p->tb == MINI_TTL_NEVER || h->exp_base == MINI_EXP_NEVER)
+		return p->tb == MINI_TTL_NEVER && h->exp_base == MINI_EXP_NEVER ? 0 : -1;
+	if (h->unit > p->unit)
+		return -1;
+	dd = (p->exp - h->exp_base) >> h->unit;
+	if (dd < 0 || dd > MINI_EXP_DELTA_MAX)
+		return -1;
+	return h->exp_base + (dd << h->unit);
+}
+
+static bool
+ring_live(const struct mini *c, unsigned i)
+{
+	const uint32_t s = c->ring[i];
+
+	return s != MRC_NONE && c->seg[s].state == MINI_OPEN && c->seg[s].seq == c->ring_seq[i];
+}
+
+static void
+seal(struct mini *c, uint32_t s)
+{
+	c->seg[s].state = MINI_SEALED;
+	if (c->chains[c->seg[s].chain].open == s)
+		c->chains[c->seg[s].chain].open = MRC_NONE;
+}
+
+/* A new open segment joins the ring in place of one no longer open, or
+ * else of the oldest, which is sealed (seg_append.c ring_add). */
+static void
+ring_add(struct mini *c, uint32_t s)
+{
+	unsigned at = UINT32_MAX;
+
+	for (unsigned i = 0; i < c->open_budget && at == UINT32_MAX; i++)
+		if (!ring_live(c, i))
+			at = i;
+	if (at == UINT32_MAX) {
+		at = c->ring_next;
+		c->ring_next = (c->ring_next + 1) % c->open_budget;
+		seal(c, c->ring[at]);
+	}
+	c->ring[at] = s;
+	c->ring_seq[at] = c->seg[s].seq;
+}
+
+/* With every open segment of the budget in use, another bucket's whose
+ * grid holds the item, else (expiring items) the one whose grid reaches
+ * furthest towards it, the item's life cut there (seg_append.c
+ * borrow_shared). *exp is the item's expiry there. */
 static uint32_t
-open_seg(struct mini *c, struct mrc_key *keys, unsigned tb, int64_t now, double rate)
+borrow(const struct mini *c, const struct place *p, int64_t *exp)
+{
+	uint32_t best = MRC_NONE;
+	int64_t best_end = 0;
+
+	for (unsigned i = 0; i < c->open_budget; i++)
+		if (!ring_live(c, i))
+			return MRC_NONE;
+	for (unsigned i = 0; i < c->open_budget; i++) {
+		const uint32_t s = c->ring[i];
+
+		if (c->seg[s].used < c->seg[s].cap && (*exp = fit(c, s, p)) >= 0)
+			return s;
+	}
+	if (p->tb == MINI_TTL_NEVER)
+		return MRC_NONE;
+	for (unsigned i = 0; i < c->open_budget; i++) {
+		const struct mini_seg *h = &c->seg[c->ring[i]];
+		int64_t end;
+
+		if (h->used >= h->cap || h->exp_base == MINI_EXP_NEVER || h->unit > p->unit ||
+		    h->exp_base > p->exp)
+			continue;
+		end = h->exp_base + ((int64_t)MINI_EXP_DELTA_MAX << h->unit);
+		if (end > best_end) {
+			best_end = end;
+			best = c->ring[i];
+		}
+	}
+	if (best != MRC_NONE) {
+		struct place cut = *p;
+
+		cut.exp = best_end < p->exp ? best_end : p->exp;
+		*exp = fit(c, best, &cut);
+		if (*exp < 0)
+			best = MRC_NONE;
+	}
+	return best;
+}
+
+/* Opens a segment at the tail of p's chain, of the size that the rate
+ * gives now. */
+static uint32_t
+open_seg(struct mini *c, struct mrc_key *keys, const struct place *p, int64_t now, double rate)
 {
 	uint32_t s = acquire(c, keys, now), ch;
 	struct mini_seg *h;
@@ -216,7 +350,7 @@ open_seg(struct mini *c, struct mrc_key *keys, unsigned tb, int64_t now, double 
 	if (s == MRC_NONE)
 		return MRC_NONE;
 	/* (evicting may have freed the chain: look it up afterwards) */
-	ch = chain_get(c, tb);
+	ch = chain_get(c, p->tb);
 	if (ch == MRC_NONE) {
 		c->seg[s] = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
 		c->free_seg = s;
@@ -227,7 +361,7 @@ open_seg(struct mini *c, struct mrc_key *keys, unsigned tb, int64_t now, double 
 	h = &c->seg[s];
 	*h = (struct mini_seg){ .head = MRC_NONE, .tail = MRC_NONE, .prev = chain->tail,
 				.next = MRC_NONE, .seq = ++c->seq, .state = MINI_OPEN,
-				.chain = (uint16_t)ch };
+				.exp_base = p->exp_base, .unit = p->unit, .chain = (uint16_t)ch };
 	h->cap = (uint64_t)((double)c->seg_bytes_full * rate + 0.5);
 	if (h->cap == 0)
 		h->cap = 1;
@@ -239,6 +373,7 @@ open_seg(struct mini *c, struct mrc_key *keys, unsigned tb, int64_t now, double 
 		chain->head = s;
 	chain->tail = s;
 	chain->open = s;
+	ring_add(c, s);
 	return s;
 }
 
@@ -254,8 +389,7 @@ seal_if_full(struct mini *c, uint32_t s)
 		return;
 	chain->carry = (uint32_t)(h->used - h->cap);
 	h->used = h->cap;
-	h->state = MINI_SEALED;
-	chain->open = MRC_NONE;
+	seal(c, s);
 }
 
 /* Gives the records of dead items (replaced, deleted, dropped from the
@@ -292,31 +426,48 @@ collect_dead(struct mini *c)
 	return freed;
 }
 
-/* Appends an item for key id; no-op when no room can be made. */
+/* Appends an item for key id (seg_reserve: its bucket's open segment,
+ * else a borrowed one, else a new one); no-op when no room can be made. */
 static void
 insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t exp,
        int64_t now, double rate)
 {
-	const unsigned tb = mini_ttl_bucket(exp, now);
+	const struct place p = place_of(exp, now);
 	uint32_t s = MRC_NONE, ch, rec;
+	int64_t item_exp = 0;
 	struct mini_item *it;
 
 	/* An item record: the records are a fixed pool, a few more than
 	 * the sample's keys, so dead ones are collected when it runs out. */
 	if (c->free_item == MRC_NONE && collect_dead(c) == 0)
 		return;
-	for (unsigned tries = 0; tries < 64; tries++) {
-		ch = c->chain_of[tb];
+	for (unsigned tries = 0; tries < 64 && s == MRC_NONE; tries++) {
+		ch = c->chain_of[p.tb];
 		s = ch != MINI_NO_CHAIN ? c->chains[ch].open : MRC_NONE;
-		if (s == MRC_NONE)
-			s = open_seg(c, keys, tb, now, rate);
+		if (s != MRC_NONE) {
+			item_exp = fit(c, s, &p);
+			if (c->seg[s].used < c->seg[s].cap && item_exp >= 0)
+				break;
+			/* full, or the item is past its window */
+			if (c->seg[s].used >= c->seg[s].cap)
+				seal_if_full(c, s);
+			else
+				seal(c, s);
+			s = MRC_NONE;
+			continue;
+		}
+		s = borrow(c, &p, &item_exp);
+		if (s != MRC_NONE)
+			break;
+		s = open_seg(c, keys, &p, now, rate);
 		if (s == MRC_NONE)
 			return;
+		item_exp = fit(c, s, &p);
 		if (c->seg[s].used < c->seg[s].cap)
 			break;
 		/* all carry: a segment that an earlier item spans */
-		if (exp > c->seg[s].exp_max)
-			c->seg[s].exp_max = exp;
+		if (p.exp > c->seg[s].exp_max)
+			c->seg[s].exp_max = p.exp;
 		seal_if_full(c, s);
 		s = MRC_NONE;
 	}
@@ -326,7 +477,7 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 	it = &c->item[rec];
 	c->free_item = it->next;
 	*it = (struct mini_item){ .key = id, .size = size, .next = MRC_NONE, .seg = s,
-				  .exp = exp, .live = true };
+				  .exp = item_exp < 0 ? 0 : item_exp, .live = true };
 	if (c->seg[s].tail != MRC_NONE)
 		c->item[c->seg[s].tail].next = rec;
 	else
@@ -334,8 +485,8 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 	c->seg[s].tail = rec;
 	c->seg[s].used += size;
 	c->seg[s].live += size;
-	if (exp > c->seg[s].exp_max) /* (a chain's items all expire, or none does) */
-		c->seg[s].exp_max = exp;
+	if (it->exp > c->seg[s].exp_max) /* (a chain's items all expire, or none does) */
+		c->seg[s].exp_max = it->exp;
 	keys[id].loc[c->idx] = rec;
 	seal_if_full(c, s);
 }

@@ -62,6 +62,10 @@ void mrc_sampler_remove(struct mrc_sampler *s, uint32_t id);
 #define MINI_TTL_NEVER MINI_TTL_BUCKETS
 #define MINI_TTL_CHAINS (MINI_TTL_BUCKETS + 1)
 
+#define MINI_EXP_NEVER INT64_MAX
+#define MINI_EXP_DELTA_MAX 127
+#define MINI_OPEN_RING_MAX 64
+
 struct mini_item {
 	uint32_t key;      /* sampled key id */
 	uint32_t size;
@@ -79,6 +83,8 @@ struct mini_seg {
 	uint32_t prev, next;   /* chain links; free list through next */
 	uint64_t seq;          /* opening order (FIFO) */
 	int64_t exp_max;       /* latest expiry of an item in it; 0 = never */
+	int64_t exp_base;      /* its expiry grid (seg_append.c), MINI_EXP_NEVER */
+	uint8_t unit;          /* log2 of the grid's unit, seconds */
 	uint64_t used, cap;    /* bytes appended / that it holds */
 	uint64_t live;         /* bytes of live items */
 	uint16_t chain;
@@ -111,6 +117,13 @@ struct mini {
 	struct mini_item *item;
 	uint32_t nitems, free_item;
 	uint16_t chain_of[MINI_TTL_CHAINS]; /* TTL bucket -> chain, or MINI_NO_CHAIN */
+	/* lib/seg's shared open segments: at most open_budget at once (a
+	 * quarter of the segments, 2 to 64), the oldest sealed when one more
+	 * opens; with all of them in use an item borrows another bucket's
+	 * whose expiry grid holds it (seg_append.c). */
+	uint32_t open_budget, ring_next;
+	uint32_t ring[MINI_OPEN_RING_MAX];
+	uint64_t ring_seq[MINI_OPEN_RING_MAX];
 	struct mini_chain *chains;
 	uint32_t nchains, free_chain;
 	enum engine_eviction eviction;
