@@ -216,8 +216,15 @@ get_one(struct seg_worker *w, const struct seg_key *k, int64_t now, const struct
 		return ENGINE_MISS;
 	}
 	seg_fill_item(w->e, &r, it);
-	if (!r.copied)
+	if (!r.copied) {
+		/* A get for the meta data only (mg without v: lib/cmd counts
+		 * its hit) is a hit to the sampler too; a buffer too small is
+		 * not, its retry is. */
+		if (dst->buf == NULL)
+			seg_sample(w->e, k, ENGINE_ACCESS_GET, true,
+				   stored_size(w->e, k->klen, it), it->expires_at, now);
 		return ENGINE_BUF_SMALL;
+	}
 	W_COUNT(w, cmd_get);
 	W_COUNT(w, get_hits);
 	seg_bump_freq(w, &r);
