@@ -515,6 +515,12 @@ mini_rescale(struct mini *c, double factor)
 		h->cap = (uint64_t)((double)h->cap * factor + 0.5);
 		if (h->cap == 0)
 			h->cap = 1;
+		/* Dead copies shrink too: in expectation the same share of
+		 * them was the leaving keys' (whose live items mini_drop takes
+		 * out exactly). Left whole, they filled the segments more at
+		 * every step down, and the cache held less than its size. */
+		if (h->used > h->live)
+			h->used = h->live + (uint64_t)((double)(h->used - h->live) * factor + 0.5);
 	}
 	for (uint32_t ch = 0; ch < c->nchains; ch++)
 		c->chains[ch].carry = (uint32_t)((double)c->chains[ch].carry * factor);

@@ -158,9 +158,9 @@ void mini_fini(struct mini *c);
 /* A request of key id (keys: the sampler's array), at rate `rate`. */
 void mini_access(struct mini *c, struct mrc_key *keys, uint32_t id,
 		 const struct engine_access *a, double rate);
-/* The rate dropped by `factor` (< 1): every segment's size shrinks with
- * it, as its bytes do when keys leave the sample (mini_drop), so that
- * segments opened at a higher rate do not hold more than their share. */
+/* The rate dropped by `factor` (< 1): every segment's size and its dead
+ * bytes shrink with it, as its live bytes do when keys leave the sample
+ * (mini_drop), so that segments opened at a higher rate hold their share. */
 void mini_rescale(struct mini *c, double factor);
 /* Drops key id's item (the key left the sample). */
 void mini_drop(struct mini *c, struct mrc_key *keys, uint32_t id);
