@@ -27,6 +27,31 @@ server_mrc_start(struct server *srv)
 	cfg.seg_size = (uint32_t)st.seg_size;
 	cfg.nseg = (uint32_t)st.seg_total;
 	cfg.eviction = srv->opt.eviction;
+	/* A segment size that options.c chose for a small -m (not given) would
+	 * be chosen afresh at another size. */
+	const bool seg_size_derived = !srv->opt.item_max_given &&
+				      srv->opt.segment_size == seg_segment_size_for(srv->opt.memory);
+	for (unsigned i = 0; i < MRC_SIZES; i++) {
+		/* What `segcached -m <that size>` with the same options would
+		 * build: the segment size follows the memory unless given. */
+		struct engine_config at = srv->es.cfg;
+		size_t heap;
+
+		at.memory = srv->opt.memory / 8 * mrc_size_eighths[i];
+		at.heap = NULL;
+		at.heap_len = 0;
+		if (seg_size_derived || (!srv->opt.segment_size && !srv->opt.item_max_given)) {
+			at.segment_size = seg_segment_size_for(at.memory);
+			at.item_max = 0;
+		} else if (!srv->opt.segment_size) {
+			continue; /* -I alone: the server's segments, scaled */
+		}
+		heap = seg_heap_bytes(&at);
+		if (heap >= at.segment_size && at.segment_size <= UINT32_MAX) {
+			cfg.nseg_at[i] = (uint32_t)(heap / at.segment_size);
+			cfg.seg_size_at[i] = (uint32_t)at.segment_size;
+		}
+	}
 	srv->mrc = mrc_create(&cfg, err, sizeof(err));
 	if (!srv->mrc) {
 		/* The server runs the same without it: say why there is no curve. */

@@ -25,7 +25,8 @@ const uint16_t mrc_size_eighths[MRC_SIZES] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 
 static uint32_t
 mini_nseg(const struct mrc_config *cfg, unsigned i)
 {
-	uint64_t n = ((uint64_t)cfg->nseg * mrc_size_eighths[i] + 4) / 8;
+	uint64_t n = cfg->nseg_at[i] ? cfg->nseg_at[i]
+				      : ((uint64_t)cfg->nseg * mrc_size_eighths[i] + 4) / 8;
 
 	return n < 2 ? 2 : n > (1u << 24) ? 1u << 24 : (uint32_t)n;
 }
@@ -82,7 +83,8 @@ mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	m = calloc(1, sizeof(*m));
-	if (!m || mrc_sampler_init(&m->s, keys) != 0) {
+	if (!m || mrc_sampler_init(&m->s, keys,
+				   cfg->max_rate > 0 ? cfg->max_rate : MRC_MAX_RATE_DEFAULT) != 0) {
 		free(m);
 		util_fail(err, errlen, "mrc: out of memory");
 		return NULL;
@@ -93,7 +95,8 @@ mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 	m->last_sweep = INT64_MIN;
 	for (unsigned i = 0; i < MRC_SIZES; i++)
 		if (mini_init(&m->mini[i], i, (uint64_t)cfg->memory * mrc_size_eighths[i] / 8,
-			      mini_nseg(cfg, i), cfg->seg_size,
+			      mini_nseg(cfg, i),
+			      cfg->seg_size_at[i] ? cfg->seg_size_at[i] : cfg->seg_size,
 			      keys * ITEMS_PER_KEY_NUM / ITEMS_PER_KEY_DEN, cfg->eviction) != 0) {
 			mrc_destroy(m);
 			util_fail(err, errlen, "mrc: out of memory");

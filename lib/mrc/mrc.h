@@ -30,6 +30,8 @@ extern "C" {
 extern const uint16_t mrc_size_eighths[MRC_SIZES];
 /* Most bytes of a key kept for `stats hotkeys` (longer keys are cut). */
 #define MRC_KEY_PREFIX 48
+/* The default highest sampling rate: 1 key in 128. */
+#define MRC_MAX_RATE_DEFAULT (1.0 / 128)
 /* Hot keys listed. */
 #define MRC_HOTKEYS 20
 
@@ -38,7 +40,18 @@ struct mrc_config {
 	uint32_t seg_size;     /* the server's segment size */
 	uint32_t nseg;         /* the server's heap segments */
 	enum engine_eviction eviction;
+	/* The geometry lib/seg would choose at each modelled size (its
+	 * segment size depends on the memory unless one is configured, and
+	 * its hash table takes a share of it): segments and their size per
+	 * size; 0 = the server's, scaled. */
+	uint32_t nseg_at[MRC_SIZES];
+	uint32_t seg_size_at[MRC_SIZES];
 	size_t budget;         /* bytes for the sample and the caches; 0 = memory / 100 */
+	/* The highest sampling rate, where it starts: a sampled request
+	 * takes the lock and goes through every miniature cache, so on a
+	 * small key space a full sample would cost more than it tells.
+	 * 0 = MRC_MAX_RATE_DEFAULT; 1.0 samples every key until full. */
+	double max_rate;
 	uint32_t max_keys;     /* sample size; 0 = what the budget holds */
 };
 

@@ -41,7 +41,7 @@ struct mrc_sampler {
 	struct mrc_key *keys;
 };
 
-int mrc_sampler_init(struct mrc_sampler *s, uint32_t max_keys);
+int mrc_sampler_init(struct mrc_sampler *s, uint32_t max_keys, double max_rate);
 void mrc_sampler_fini(struct mrc_sampler *s);
 /* The key of a, or MRC_NONE. */
 uint32_t mrc_sampler_find(const struct mrc_sampler *s, const struct engine_access *a);

@@ -15,14 +15,15 @@
 #include "mrc/mrc_private.h"
 
 int
-mrc_sampler_init(struct mrc_sampler *s, uint32_t max_keys)
+mrc_sampler_init(struct mrc_sampler *s, uint32_t max_keys, double max_rate)
 {
 	uint32_t slots = 1;
 
 	memset(s, 0, sizeof(*s));
 	while (slots < 2 * max_keys)
 		slots <<= 1;
-	s->threshold = MRC_HASH_SPACE;
+	s->threshold = max_rate >= 1.0 ? MRC_HASH_SPACE
+				       : (uint64_t)((double)MRC_HASH_SPACE * max_rate) + 1;
 	s->max_keys = max_keys;
 	s->index_mask = slots - 1;
 	s->index = malloc((size_t)slots * sizeof(*s->index));

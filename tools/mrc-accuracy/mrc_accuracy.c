@@ -130,6 +130,19 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 		mc.nseg = (uint32_t)st.seg_total;
 		mc.eviction = ev;
 		mc.budget = budget;
+		for (unsigned i = 0; i < MRC_SIZES; i++) {
+			/* lib/seg's geometry at each size, as the server gives it */
+			struct engine_config at = cfg;
+			size_t heap;
+
+			at.memory = memory / 8 * mrc_size_eighths[i];
+			at.segment_size = seg_segment_size_for(at.memory);
+			heap = seg_heap_bytes(&at);
+			if (heap >= at.segment_size) {
+				mc.nseg_at[i] = (uint32_t)(heap / at.segment_size);
+				mc.seg_size_at[i] = (uint32_t)at.segment_size;
+			}
+		}
 		m = mrc_create(&mc, err, sizeof(err));
 		if (!m) {
 			fprintf(stderr, "mrc-accuracy: %s\n", err);

@@ -53,6 +53,7 @@ struct mrc *make_mrc(uint32_t max_keys, uint32_t nseg = 64, uint32_t seg_size = 
 	cfg.eviction = ev;
 	cfg.budget = SIZE_MAX;
 	cfg.max_keys = max_keys;
+	cfg.max_rate = 1.0;
 	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
 	EXPECT_NE(m, nullptr) << err;
 	return m;
@@ -152,6 +153,8 @@ TEST(MrcSampler, MemoryWithinBudget)
 		mrc_curve(m, pts, &info);
 		EXPECT_LE(info.memory, cfg.memory / 100) << mib;
 		EXPECT_GE(info.max_keys, 64u);
+		// It starts at the highest rate, 1/128 by default.
+		EXPECT_DOUBLE_EQ(info.rate, (double)((uint64_t)(4294967296.0 / 128) + 1) / 4294967296.0);
 		// The sizes: 1/8x to 4x, the server's own among them.
 		EXPECT_EQ(pts[0].bytes, cfg.memory / 8);
 		EXPECT_EQ(pts[MRC_SIZES - 1].bytes, cfg.memory * 4);
@@ -238,6 +241,7 @@ Outcome replay(enum engine_eviction ev, unsigned keys, unsigned requests, int64_
 	mc.eviction = ev;
 	mc.budget = SIZE_MAX;
 	mc.max_keys = keys + 1;
+	mc.max_rate = 1.0;
 	struct mrc *m = mrc_create(&mc, err, sizeof(err));
 	EXPECT_NE(m, nullptr) << err;
 	mrc_attach(m, e);
