@@ -11,6 +11,11 @@
  * Markdown table: predicted, measured, error, and the mean and largest.
  *
  *   segcached-mrc-accuracy TRACE.csv -m 64M [--eviction merge] [--budget B]
+ *                          [--scaled-geometry]
+ *
+ * --scaled-geometry models every size with the -m server's segments
+ * (count scaled, same size) instead of the geometry lib/seg would choose
+ * at that size (what the server does).
  */
 #include <errno.h>
 #include <math.h>
@@ -36,6 +41,7 @@ static size_t keylen, keycap;
 static struct req *reqs;
 static size_t nreq, reqcap;
 static int64_t clock_now;
+static int scaled_geometry; /* --scaled-geometry: the -m server's segments, scaled */
 
 static int64_t trace_clock(void *arg) { (void)arg; return clock_now; }
 
@@ -130,7 +136,7 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 		mc.nseg = (uint32_t)st.seg_total;
 		mc.eviction = ev;
 		mc.budget = budget;
-		for (unsigned i = 0; i < MRC_SIZES; i++) {
+		for (unsigned i = 0; !scaled_geometry && i < MRC_SIZES; i++) {
 			/* lib/seg's geometry at each size, as the server gives it */
 			struct engine_config at = cfg;
 			size_t heap;
@@ -227,11 +233,13 @@ main(int argc, char **argv)
 				return 2;
 			}
 			ev = p->id;
+		} else if (!strcmp(argv[i], "--scaled-geometry")) {
+			scaled_geometry = 1;
 		} else if (argv[i][0] != '-' && !trace) {
 			trace = argv[i];
 		} else {
 			fprintf(stderr, "usage: segcached-mrc-accuracy TRACE.csv [-m SIZE] "
-					"[--eviction POLICY] [--budget SIZE]\n");
+					"[--eviction POLICY] [--budget SIZE] [--scaled-geometry]\n");
 			return 2;
 		}
 	}
