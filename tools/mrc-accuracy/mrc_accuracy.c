@@ -4,7 +4,8 @@
  * segcached-mrc-accuracy: how well the live miss-ratio curve (lib/mrc)
  * predicts lib/seg's own miss ratio at other sizes. Replays one trace in
  * the twitter/cache-trace CSV layout (timestamp,key,key_size,value_size,
- * client_id,op,ttl) as a look-aside client would (a get that misses is
+ * client_id,op,ttl; or tools/loadgen's time,key,size,op,ttl) as a
+ * look-aside client would (a get that misses is
  * followed by a set of the trace's value size and the key's TTL), on the
  * engine clock of the trace's timestamps, no network: once at -m M with
  * the curve attached, then once per modelled size without it. Prints a
@@ -62,7 +63,15 @@ load(const char *path)
 
 		for (char *p = line, *tok; n < 8 && (tok = strsep(&p, ",\n")) != NULL;)
 			field[n++] = tok;
-		if (n < 7 || !strcmp(field[0], "timestamp") || field[1][0] == '\0')
+		if (n == 5) {
+			/* tools/loadgen's layout: time,key,size,op,ttl */
+			field[6] = field[4];
+			field[5] = field[3];
+			field[3] = field[2];
+			n = 7;
+		}
+		if (n < 7 || !strcmp(field[0], "timestamp") || !strcmp(field[0], "time") ||
+		    field[1][0] == '\0')
 			continue;
 		if (!strcmp(field[5], "get") || !strcmp(field[5], "gets"))
 			r.op = 0;
