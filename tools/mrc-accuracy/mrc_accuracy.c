@@ -12,7 +12,7 @@
  * Markdown table: predicted, measured, error, and the mean and largest.
  *
  *   segcached-mrc-accuracy TRACE.csv -m 64M [--eviction merge] [--budget B]
- *                          [--scaled-geometry]
+ *                          [--max-rate R] [--scaled-geometry]
  *
  * --scaled-geometry models every size with the -m server's segments
  * (count scaled, same size) instead of the geometry lib/seg would choose
@@ -42,7 +42,8 @@ static size_t keylen, keycap;
 static struct req *reqs;
 static size_t nreq, reqcap;
 static int64_t clock_now;
-static int scaled_geometry; /* --scaled-geometry: the -m server's segments, scaled */
+static int scaled_geometry;
+static double max_rate; /* --max-rate R: the sampler's highest rate (0: lib/mrc's default) */ /* --scaled-geometry: the -m server's segments, scaled */
 
 static int64_t trace_clock(void *arg) { (void)arg; return clock_now; }
 
@@ -61,7 +62,8 @@ load(const char *path)
 		unsigned n = 0;
 		struct req r = { 0 };
 
-		for (char *p = line, *tok; n < 8 && (tok = strsep(&p, ",\n")) != NULL;)
+		line[strcspn(line, "\r\n")] = '\0';
+		for (char *p = line, *tok; n < 8 && (tok = strsep(&p, ",")) != NULL;)
 			field[n++] = tok;
 		if (n == 5) {
 			/* tools/loadgen's layout: time,key,size,op,ttl */
@@ -145,6 +147,7 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 		mc.nseg = (uint32_t)st.seg_total;
 		mc.eviction = ev;
 		mc.budget = budget;
+		mc.max_rate = max_rate;
 		for (unsigned i = 0; !scaled_geometry && i < MRC_SIZES; i++) {
 			/* lib/seg's geometry at each size, as the server gives it */
 			struct engine_config at = cfg;
@@ -242,13 +245,16 @@ main(int argc, char **argv)
 				return 2;
 			}
 			ev = p->id;
+		} else if (!strcmp(argv[i], "--max-rate") && i + 1 < argc) {
+			max_rate = atof(argv[++i]);
 		} else if (!strcmp(argv[i], "--scaled-geometry")) {
 			scaled_geometry = 1;
 		} else if (argv[i][0] != '-' && !trace) {
 			trace = argv[i];
 		} else {
 			fprintf(stderr, "usage: segcached-mrc-accuracy TRACE.csv [-m SIZE] "
-					"[--eviction POLICY] [--budget SIZE] [--scaled-geometry]\n");
+					"[--eviction POLICY] [--budget SIZE] [--max-rate R] "
+					"[--scaled-geometry]\n");
 			return 2;
 		}
 	}
