@@ -45,8 +45,10 @@ void server_stats_conns(void *arg, struct proto_out *out);
  * the engine (unless --no-mrc), stopped after the stack. */
 void server_mrc_start(struct server *srv);
 void server_mrc_stop(struct server *srv);
-/* The server's get miss ratio since start. */
+/* The server's get miss ratio since start, and its gets (cmd_get, not
+ * reset by `stats reset`: the curve is since start too). */
 double server_mrc_measured(struct server *srv);
+uint64_t server_mrc_gets(struct server *srv);
 /* cmd_settings.stats_mrc and stats_hotkeys. */
 void server_stats_mrc(void *arg, struct proto_out *out);
 void server_stats_hotkeys(void *arg, struct proto_out *out);

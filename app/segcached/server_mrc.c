@@ -71,6 +71,15 @@ server_mrc_stop(struct server *srv)
 	srv->mrc = NULL;
 }
 
+uint64_t
+server_mrc_gets(struct server *srv)
+{
+	struct engine_stats es;
+
+	engine_stats(srv->es.engine, &es);
+	return es.counters[ENGINE_C_cmd_get];
+}
+
 /* The server's own miss ratio so far, as `stats` counts it. */
 double
 server_mrc_measured(struct server *srv)
@@ -97,7 +106,7 @@ server_stats_mrc(void *arg, struct proto_out *out)
 		proto_out_stat(out, "mrc_status", "disabled");
 		return;
 	}
-	n = mrc_curve(srv->mrc, pts, &info);
+	n = mrc_curve_adjusted(srv->mrc, server_mrc_gets(srv), pts, &info);
 	proto_out_stat(out, "mrc_status", "enabled");
 	snprintf(val, sizeof(val), "%.9f", info.rate);
 	proto_out_stat(out, "mrc_sample_rate", val);

@@ -202,17 +202,25 @@ out:
 	rte_spinlock_unlock(&m->lock);
 }
 
-unsigned
-mrc_curve(struct mrc *m, struct mrc_point *out, struct mrc_info *info)
+static unsigned
+curve(struct mrc *m, uint64_t total_gets, struct mrc_point *out, struct mrc_info *info)
 {
 	rte_spinlock_lock(&m->lock);
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
 		const struct mini *c = &m->mini[i];
+		/* every cache saw the same gets; the rescaled counts are as if
+		 * sampled at today's rate, so today's rate gives the share */
+		double gets = c->gets;
 
+		if (total_gets) {
+			gets += mrc_rate(m) * (double)total_gets - c->gets;
+			if (gets < c->misses)
+				gets = c->misses;
+		}
 		out[i] = (struct mrc_point){
 			.bytes = c->bytes, .gets = (uint64_t)(c->gets + 0.5),
 			.misses = (uint64_t)(c->misses + 0.5),
-			.miss_ratio = c->gets > 0 ? c->misses / c->gets : 0,
+			.miss_ratio = gets > 0 ? c->misses / gets : 0,
 			.current = mrc_size_eighths[i] == 8,
 		};
 	}
@@ -222,6 +230,19 @@ mrc_curve(struct mrc *m, struct mrc_point *out, struct mrc_info *info)
 					   .requests = m->requests, .memory = m->memory };
 	rte_spinlock_unlock(&m->lock);
 	return MRC_SIZES;
+}
+
+unsigned
+mrc_curve(struct mrc *m, struct mrc_point *out, struct mrc_info *info)
+{
+	return curve(m, 0, out, info);
+}
+
+unsigned
+mrc_curve_adjusted(struct mrc *m, uint64_t total_gets, struct mrc_point *out,
+		   struct mrc_info *info)
+{
+	return curve(m, total_gets, out, info);
 }
 
 static double

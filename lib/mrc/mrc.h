@@ -88,6 +88,12 @@ struct mrc_info {
 
 /* The curve, MRC_SIZES points by size; returns how many. */
 unsigned mrc_curve(struct mrc *m, struct mrc_point *out, struct mrc_info *info);
+/* The same, corrected for a sample that saw more or fewer gets than its
+ * share of the server's total_gets (SHARDS-adj: the difference counts as
+ * hits at every size, as the hot keys in or out of the sample would
+ * have been). */
+unsigned mrc_curve_adjusted(struct mrc *m, uint64_t total_gets, struct mrc_point *out,
+			    struct mrc_info *info);
 
 struct mrc_hotkey {
 	char key[MRC_KEY_PREFIX + 1]; /* NUL-terminated, cut at MRC_KEY_PREFIX */

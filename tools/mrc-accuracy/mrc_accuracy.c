@@ -12,7 +12,7 @@
  * Markdown table: predicted, measured, error, and the mean and largest.
  *
  *   segcached-mrc-accuracy TRACE.csv -m 64M [--eviction merge] [--budget B]
- *                          [--max-rate R] [--scaled-geometry]
+ *                          [--max-rate R] [--scaled-geometry] [--no-adjust]
  *
  * --scaled-geometry models every size with the -m server's segments
  * (count scaled, same size) instead of the geometry lib/seg would choose
@@ -43,6 +43,7 @@ static struct req *reqs;
 static size_t nreq, reqcap;
 static int64_t clock_now;
 static int scaled_geometry;
+static int adjust = 1; /* --no-adjust: the curve without SHARDS-adj's correction */
 static double max_rate; /* --max-rate R: the sampler's highest rate (0: lib/mrc's default) */ /* --scaled-geometry: the -m server's segments, scaled */
 
 static int64_t trace_clock(void *arg) { (void)arg; return clock_now; }
@@ -200,7 +201,10 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 	}
 	engine_worker_destroy(w);
 	if (m) {
-		mrc_curve(m, pts, info);
+		if (adjust)
+			mrc_curve_adjusted(m, gets, pts, info);
+		else
+			mrc_curve(m, pts, info);
 		engine_attach_sampler(e, NULL, NULL, 0);
 		mrc_destroy(m);
 	}
@@ -250,6 +254,8 @@ main(int argc, char **argv)
 			ev = p->id;
 		} else if (!strcmp(argv[i], "--max-rate") && i + 1 < argc) {
 			max_rate = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--no-adjust")) {
+			adjust = 0;
 		} else if (!strcmp(argv[i], "--scaled-geometry")) {
 			scaled_geometry = 1;
 		} else if (argv[i][0] != '-' && !trace) {
@@ -257,7 +263,7 @@ main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "usage: segcached-mrc-accuracy TRACE.csv [-m SIZE] "
 					"[--eviction POLICY] [--budget SIZE] [--max-rate R] "
-					"[--scaled-geometry]\n");
+					"[--scaled-geometry] [--no-adjust]\n");
 			return 2;
 		}
 	}

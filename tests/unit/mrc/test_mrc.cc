@@ -319,3 +319,29 @@ TEST(MrcMini, CloseToSegAtRateOneMerge)
 	EXPECT_NEAR((double)o.mini_misses / o.mini_gets, (double)o.server_misses / o.server_gets,
 		    0.02);
 }
+
+// SHARDS-adj: a sample that saw half the gets its rate promises counts
+// the other half as hits, at every size.
+TEST(MrcCurve, AdjustedForTheSampleShare)
+{
+	struct mrc *m = make_mrc(64);
+	struct mrc_point raw[MRC_SIZES], adj[MRC_SIZES];
+	struct mrc_info info;
+
+	ASSERT_NE(m, nullptr);
+	for (unsigned i = 0; i < 40; i++) {
+		std::string k = key_of(i);
+		struct engine_access a = access_of(k, ENGINE_ACCESS_GET, false, 0, 1000);
+		mrc_access(m, &a);
+	}
+	mrc_curve(m, raw, &info);
+	ASSERT_EQ(info.rate, 1.0);
+	EXPECT_DOUBLE_EQ(raw[0].miss_ratio, 1.0);
+	mrc_curve_adjusted(m, 80, adj, &info);
+	for (unsigned i = 0; i < MRC_SIZES; i++)
+		EXPECT_DOUBLE_EQ(adj[i].miss_ratio, 0.5);
+	// fewer gets than the sample saw cannot make misses exceed gets
+	mrc_curve_adjusted(m, 10, adj, &info);
+	EXPECT_DOUBLE_EQ(adj[0].miss_ratio, 1.0);
+	mrc_destroy(m);
+}
