@@ -79,6 +79,8 @@ fill_cmd_settings(struct server *srv)
 	s->version = PROTOCOL_VERSION_STRING;
 	s->server_stats = server_stats_fill;
 	s->stats_conns = server_stats_conns;
+	s->stats_mrc = server_stats_mrc;
+	s->stats_hotkeys = server_stats_hotkeys;
 	s->server_stats_arg = srv;
 }
 
@@ -472,12 +474,14 @@ main(int argc, char **argv)
 		engine_stats(srv.es.engine, &st);
 		srv.segment_size = st.seg_size;
 	}
+	server_mrc_start(&srv);
 	fill_cmd_settings(&srv);
 	rc = start_stack(&srv);
 	if (rc == 0)
 		rc = metrics_http_start(&srv);
 	if (rc != 0) {
 		stack_destroy(srv.stack);
+		server_mrc_stop(&srv);
 		/* Nothing was served: a cache taken back from the heap file is
 		 * saved again, so a start that fails (a port in use) does not
 		 * cost the next start its warm cache. */
@@ -504,6 +508,7 @@ main(int argc, char **argv)
 	stack_stop(srv.stack);
 	stack_destroy(srv.stack);
 	srv.stack = NULL;
+	server_mrc_stop(&srv);
 	/* Every worker is gone and in-flight requests are done: a heap file
 	 * keeps the cache for the next start. */
 	engine_setup_save(&srv.es);

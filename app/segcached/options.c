@@ -762,6 +762,12 @@ opt_metrics_port(struct options *o, const char *arg, char *err, size_t errlen)
 	return opt_port(arg, &o->metrics_port, err, errlen);
 }
 
+static int
+opt_no_mrc(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	return parse_flag(arg, &o->mrc_disabled, err, errlen);
+}
+
 /* The one option table. */
 static const struct opt_desc opt_table[] = {
 	{ "port", NULL, 'p', "PORT", OPT_ANYWHERE, opt_tcp_port,
@@ -869,6 +875,9 @@ static const struct opt_desc opt_table[] = {
 	  "log2 of the hash table's head buckets (64 bytes, 7 items each), as\n"
 	  "memcached's -o hashpower; more items chain overflow buckets from the\n"
 	  "heap (default: one bucket per KiB of -m)" },
+	{ "no-mrc", NULL, 0, NULL, OPT_ANYWHERE, opt_no_mrc,
+	  "do not sample keys for the live miss-ratio curve and hot keys\n"
+	  "(stats mrc, stats hotkeys; on by default with --engine seg)" },
 	{ "extended", NULL, 'o', "LIST", OPT_ANYWHERE, opt_extended,
 	  "memcached's -o, comma-separated: hashpower=N, idle_timeout=N; its\n"
 	  "slab, LRU and crawler tuning (modern, slab_reassign, lru_crawler, ...)\n"

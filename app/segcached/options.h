@@ -94,6 +94,7 @@ struct options {
 				   * replies to be taken; 0 = none */
 	uint16_t admin_port;      /* 0 = none */
 	uint16_t metrics_port;    /* Prometheus /metrics over HTTP; 0 = none */
+	bool mrc_disabled;        /* --no-mrc: no miss-ratio curve, no hot keys */
 };
 
 /* Fills o with the defaults. */

@@ -17,6 +17,7 @@
 #include "engine_setup.h"
 #include "options.h"
 #include "drivers/net/stack.h"
+#include "mrc/mrc.h"
 
 struct server {
 	struct options opt;
@@ -33,6 +34,7 @@ struct server {
 	cpu_set_t startup_cpus;
 	bool lcores_pinned;
 	struct metrics_http *metrics; /* --metrics-port's daemons; NULL: none */
+	struct mrc *mrc;             /* the miss-ratio curve; NULL: --no-mrc or none */
 };
 
 /* cmd_settings.server_stats: fills the server-level fields of `stats` and
@@ -40,6 +42,18 @@ struct server {
 void server_stats_fill(void *arg, struct cmd_server_stats *out);
 /* cmd_settings.stats_conns: one block of lines per socket and connection. */
 void server_stats_conns(void *arg, struct proto_out *out);
+
+/* The live miss-ratio curve and hot keys (server_mrc.c): started after
+ * the engine (unless --no-mrc), stopped after the stack. */
+void server_mrc_start(struct server *srv);
+void server_mrc_stop(struct server *srv);
+/* The server's get miss ratio since start, and its gets (cmd_get, not
+ * reset by `stats reset`: the curve is since start too). */
+double server_mrc_measured(struct server *srv);
+uint64_t server_mrc_gets(struct server *srv);
+/* cmd_settings.stats_mrc and stats_hotkeys. */
+void server_stats_mrc(void *arg, struct proto_out *out);
+void server_stats_hotkeys(void *arg, struct proto_out *out);
 
 /* The control thread (control.c). control_block_signals() runs before any
  * thread exists, so every thread inherits the mask and only

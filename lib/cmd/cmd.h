@@ -132,6 +132,10 @@ struct cmd_settings {            /* server-wide, read-only after start */
 	 * proto_out_stat(), e.g. ("23:addr", "tcp:127.0.0.1:51234"); may be
 	 * NULL (the reply is then just END). */
 	void (*stats_conns)(void *arg, struct proto_out *out);
+	/* `stats mrc` and `stats hotkeys` (issue 23): lines as stats_conns;
+	 * NULL: the reply says the sampler is off. */
+	void (*stats_mrc)(void *arg, struct proto_out *out);
+	void (*stats_hotkeys)(void *arg, struct proto_out *out);
 	void *server_stats_arg;
 	/* The engine's clock (the one given in engine_config; NULL: the
 	 * default): meta 't' and `me` report TTLs relative to it. */

@@ -439,6 +439,16 @@ cmd_exec_stats(struct cmd_conn *c, const struct proto_req *req)
 		if (c->s->stats_conns)
 			c->s->stats_conns(c->s->server_stats_arg, c->out);
 		finish(&so);
+	} else if (arg_is(req, "mrc") || arg_is(req, "hotkeys")) {
+		const bool mrc = arg_is(req, "mrc");
+		void (*fn)(void *, struct proto_out *) = mrc ? c->s->stats_mrc
+							      : c->s->stats_hotkeys;
+
+		if (fn)
+			fn(c->s->server_stats_arg, c->out);
+		else
+			put_str(&so, mrc ? "mrc_status" : "hotkeys_status", "disabled");
+		finish(&so);
 	} else if (arg_is(req, "segments")) {
 		stats_segments(c);
 	} else if (arg_is(req, "workers")) {

@@ -73,6 +73,7 @@ seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, siz
 
 	k->key = key;
 	k->klen = (uint32_t)klen;
+	k->hash = h;
 	k->tag = tag ? tag : 1;
 	k->head = &e->table[h & e->table_mask];
 }

@@ -466,6 +466,7 @@ uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
 struct seg_key {
 	const void *key;
 	uint32_t klen;
+	uint32_t hash;  /* the table hash, which the sampler reuses (engine.h) */
 	uint64_t tag;
 	struct seg_bucket *head;
 };

@@ -24,6 +24,7 @@ ALLOWED = {
     "lib/util": set(),
     "lib/engine": {"util"},
     "lib/seg": {"engine", "util"},
+    "lib/mrc": {"engine", "util"},
     "lib/baseline": {"engine", "util"},
     "lib/proto": {"util"},
     "lib/cmd": {"proto", "engine", "util"},

@@ -39,6 +39,7 @@ struct sb_options {
 	bool fill;
 	bool json;
 	bool pin;
+	bool mrc;      /* --mrc: lib/seg with the miss-ratio curve attached (1% of -m) */
 	unsigned threads;
 	uint64_t keys;
 	unsigned key_size;

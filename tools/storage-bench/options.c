@@ -34,6 +34,7 @@ enum {
 	OPT_HASH_POWER,
 	OPT_ITEM_MAX,
 	OPT_NO_CAS,
+	OPT_MRC,
 	OPT_FILL,
 	OPT_FILL_MAX_KEYS,
 	OPT_JSON,
@@ -61,6 +62,7 @@ static const struct option long_options[] = {
 	{"hash-power", required_argument, NULL, OPT_HASH_POWER},
 	{"item-max", required_argument, NULL, OPT_ITEM_MAX},
 	{"no-cas", no_argument, NULL, OPT_NO_CAS},
+	{"mrc", no_argument, NULL, OPT_MRC},
 	{"fill", no_argument, NULL, OPT_FILL},
 	{"fill-max-keys", required_argument, NULL, OPT_FILL_MAX_KEYS},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -93,6 +95,8 @@ sb_usage(FILE *f)
 "      --hash-power N              log2 of hash buckets (sized from memory)\n"
 "      --item-max SIZE             largest item (engine default, 1M)\n"
 "      --no-cas                    disable cas uniques (memcached -C)\n"
+"      --mrc                       seg: attach the live miss-ratio curve, as the\n"
+"                                  server does (1%% of -m; its cost, issue 23)\n"
 "workload\n"
 "  -t, --threads N                 worker threads, each with its own\n"
 "                                  engine_worker, pinned to a CPU (1)\n"
@@ -427,6 +431,9 @@ sb_parse_options(int argc, char **argv, struct sb_options *o)
 			break;
 		case OPT_NO_CAS:
 			o->ecfg.cas_disabled = true;
+			break;
+		case OPT_MRC:
+			o->mrc = true;
 			break;
 		case OPT_FILL:
 			o->fill = true;

@@ -19,6 +19,9 @@
 #include "keys.h"
 #include "rng.h"
 #include "zipf.h"
+#ifdef SB_HAVE_SEG
+#include "mrc/mrc.h"
+#endif
 
 /* How many operations run between two looks at the clock. */
 #define SB_CLOCK_STRIDE 1024
@@ -480,6 +483,9 @@ sb_run(const struct sb_options *o, enum sb_engine_kind kind,
 	char err[512] = "";
 	unsigned started = 0;
 	int rc = -1;
+#ifdef SB_HAVE_SEG
+	struct mrc *mrc = NULL;
+#endif
 
 	memset(r, 0, sizeof(*r));
 	memset(&sh, 0, sizeof(sh));
@@ -519,6 +525,22 @@ sb_run(const struct sb_options *o, enum sb_engine_kind kind,
 		goto out;
 	}
 	engine_stats(sh.engine, &r->created);
+#ifdef SB_HAVE_SEG
+	if (o->mrc && kind == SB_ENGINE_SEG) {
+		struct mrc_config mc = { .memory = o->ecfg.memory,
+					 .seg_size = (uint32_t)r->created.seg_size,
+					 .nseg = (uint32_t)r->created.seg_total,
+					 .eviction = o->ecfg.eviction };
+
+		mrc = mrc_create(&mc, err, sizeof(err));
+		if (!mrc) {
+			fprintf(stderr, "segcached-storage-bench: --mrc: %s\n", err);
+			engine_destroy(sh.engine);
+			goto out;
+		}
+		mrc_attach(mrc, sh.engine);
+	}
+#endif
 
 	pthread_mutex_init(&sh.gate_lock, NULL);
 	pthread_cond_init(&sh.gate_cond, NULL);
@@ -557,6 +579,18 @@ sb_run(const struct sb_options *o, enum sb_engine_kind kind,
 	pthread_cond_destroy(&sh.gate_cond);
 	pthread_mutex_destroy(&sh.gate_lock);
 	engine_stats(sh.engine, &r->done);
+#ifdef SB_HAVE_SEG
+	if (mrc) {
+		struct mrc_point pts[MRC_SIZES];
+		struct mrc_info info;
+
+		mrc_curve(mrc, pts, &info);
+		fprintf(stderr, "mrc: sample rate %.5f, %u keys, %llu requests sampled\n",
+			info.rate, info.keys, (unsigned long long)info.requests);
+		engine_attach_sampler(sh.engine, NULL, NULL, 0);
+		mrc_destroy(mrc);
+	}
+#endif
 	engine_destroy(sh.engine);
 
 	rc = sh.not_started ? -1 : 0;

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * lib/mrc: the live miss-ratio curve and hot keys. A spatial sample of the
+ * keys (SHARDS, fixed-size: at most a fixed number of keys, the rate
+ * lowered as they arrive) feeds miniature caches that run segcached's own
+ * policy (segments, TTL buckets, proactive expiry, merge/FIFO/random
+ * eviction) on metadata only, one per memory size from 1/8x to 4x the
+ * server's. The engine hands it the requests of sampled keys
+ * (engine_attach_sampler); everything here runs under one lock, taken only
+ * for sampled keys. docs/architecture.md says what was taken from
+ * Waldspurger et al. (ATC'17) and what was changed for segments and TTLs.
+ */
+#ifndef SEGCACHED_MRC_H
+#define SEGCACHED_MRC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The sizes modelled, in eighths of the server's memory: 1/8x .. 4x,
+ * the server's own (8/8) among them. */
+#define MRC_SIZES 10
+extern const uint16_t mrc_size_eighths[MRC_SIZES];
+/* Most bytes of a key kept for `stats hotkeys` (longer keys are cut). */
+#define MRC_KEY_PREFIX 48
+/* The default highest sampling rate: 1 key in 128. */
+#define MRC_MAX_RATE_DEFAULT (1.0 / 128)
+/* Hot keys listed. */
+#define MRC_HOTKEYS 20
+
+struct mrc_config {
+	size_t memory;         /* the server's -m, bytes */
+	uint32_t seg_size;     /* the server's segment size */
+	uint32_t nseg;         /* the server's heap segments */
+	enum engine_eviction eviction;
+	/* The geometry lib/seg would choose at each modelled size (its
+	 * segment size depends on the memory unless one is configured, and
+	 * its hash table takes a share of it): segments and their size per
+	 * size; 0 = the server's, scaled. */
+	uint32_t nseg_at[MRC_SIZES];
+	uint32_t seg_size_at[MRC_SIZES];
+	size_t budget;         /* bytes for the sample and the caches; 0 = memory / 100 */
+	/* The highest sampling rate, where it starts: a sampled request
+	 * takes the lock and goes through every miniature cache, so on a
+	 * small key space a full sample would cost more than it tells.
+	 * 0 = MRC_MAX_RATE_DEFAULT; 1.0 samples every key until full. */
+	double max_rate;
+	uint32_t max_keys;     /* sample size; 0 = what the budget holds */
+};
+
+struct mrc;
+
+/* NULL with err filled when the config is unusable (budget too small for
+ * a useful sample, eviction unknown). */
+struct mrc *mrc_create(const struct mrc_config *cfg, char *err, size_t errlen);
+void mrc_destroy(struct mrc *m);
+
+/* Attaches m to engine e: from now on e's requests of sampled keys reach
+ * mrc_access(). Detach with engine_attach_sampler(e, NULL, NULL, 0)
+ * before destroying m. */
+void mrc_attach(struct mrc *m, struct engine *e);
+
+/* One request of a sampled key (an engine_sample_fn). */
+void mrc_access(void *m, const struct engine_access *a);
+
+struct mrc_point {
+	uint64_t bytes;      /* memory modelled */
+	uint64_t gets;       /* sampled gets it saw */
+	uint64_t misses;
+	double miss_ratio;   /* misses / gets; 0 when no get was seen */
+	bool current;        /* the server's own size */
+};
+
+struct mrc_info {
+	double rate;         /* sampling rate now */
+	uint32_t keys;       /* sampled keys held */
+	uint32_t max_keys;
+	uint64_t requests;   /* sampled requests seen */
+	size_t memory;       /* bytes m holds */
+};
+
+/* The curve, MRC_SIZES points by size; returns how many. */
+unsigned mrc_curve(struct mrc *m, struct mrc_point *out, struct mrc_info *info);
+/* The same, corrected for a sample that saw more or fewer gets than its
+ * share of the server's total_gets (SHARDS-adj: the difference counts as
+ * hits at every size, as the hot keys in or out of the sample would
+ * have been). */
+unsigned mrc_curve_adjusted(struct mrc *m, uint64_t total_gets, struct mrc_point *out,
+			    struct mrc_info *info);
+
+struct mrc_hotkey {
+	char key[MRC_KEY_PREFIX + 1]; /* NUL-terminated, cut at MRC_KEY_PREFIX */
+	uint32_t klen;                /* the whole key's length */
+	uint32_t size;                /* the item's bytes when last seen */
+	uint64_t requests;            /* since it was sampled */
+	double rate;                  /* requests per second since it was sampled */
+};
+
+/* The most requested sampled keys, by rate, at most max (MRC_HOTKEYS). */
+unsigned mrc_hotkeys(struct mrc *m, struct mrc_hotkey *out, unsigned max, int64_t now);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * A miniature cache's eviction, one step by the server's policy: merge
+ * (seg_merge.c's pass on metadata: the sparsest run of a TTL chain is
+ * compacted into one segment fewer, keeping its most read items and
+ * halving their counts; a cold chain gives up one segment whole), FIFO
+ * (the oldest segment) or random. Called by mrc_mini.c.
+ */
+#include <string.h>
+
+#include "mrc/mrc_private.h"
+
+#define MERGE_N 2
+#define MERGE_GROW_MAX 4
+#define MERGE_RUN_MAX 16
+#define RUN_SCAN_MAX 32
+#define FREQ_LEVELS 256
+
+static bool
+sealed(const struct mini *c, uint32_t s)
+{
+	return s != MRC_NONE && c->seg[s].state == MINI_SEALED;
+}
+
+/* The cap of a segment opened now, for the bytes a run may keep. */
+static uint64_t
+run_cap(const struct mini *c, const uint32_t *run, unsigned n)
+{
+	uint64_t cap = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		cap = c->seg[run[i]].cap > cap ? c->seg[run[i]].cap : cap;
+	return cap;
+}
+
+/* seg_merge.c find_sparse: a sealed segment under 3/4 live, going on
+ * where the last look stopped, at most RUN_SCAN_MAX a call. */
+static uint32_t
+find_sparse(const struct mini *c, struct mini_chain *ch)
+{
+	uint32_t s = ch->sparse_next != MRC_NONE ? ch->sparse_next : ch->head;
+	uint32_t found = MRC_NONE;
+
+	for (unsigned i = 0; i < RUN_SCAN_MAX && s != MRC_NONE; i++) {
+		if (sealed(c, s) && c->seg[s].live < c->seg[s].cap / 4 * 3) {
+			found = s;
+			break;
+		}
+		s = c->seg[s].next;
+	}
+	ch->sparse_next = s;
+	return found;
+}
+
+/* Where a pass over chain ch starts (seg_merge.c run_first): a sparse
+ * segment, else the first sealed one from the merge cursor or, from_head,
+ * from the head. */
+static uint32_t
+run_first(const struct mini *c, struct mini_chain *ch, bool from_head)
+{
+	uint32_t s = from_head ? MRC_NONE : find_sparse(c, ch);
+
+	if (s != MRC_NONE)
+		return s;
+	s = from_head || ch->merge_next == MRC_NONE ? ch->head : ch->merge_next;
+	while (s != MRC_NONE && !sealed(c, s))
+		s = c->seg[s].next;
+	return s;
+}
+
+static uint64_t
+segs_for(uint64_t live, uint64_t cap)
+{
+	return live ? (live + cap - 1) / cap : 1;
+}
+
+/* The run a pass takes (seg_merge.c run_walk): run_min() sealed segments
+ * and, on a warm chain, more while one segment fewer cannot hold them (up
+ * to MERGE_GROW_MAX) or the next needs no further destination. */
+static unsigned
+run_walk1(const struct mini *c, struct mini_chain *ch, bool from_head, uint32_t *run,
+	  uint64_t *live)
+{
+	const unsigned min = ch->cold ? 1 : MERGE_N;
+	uint32_t s = run_first(c, ch, from_head);
+	unsigned n = 0;
+
+	*live = 0;
+	while (sealed(c, s) && n < MERGE_RUN_MAX) {
+		const uint64_t here = c->seg[s].live, cap = c->seg[s].cap;
+
+		if (n >= min &&
+		    (ch->cold ||
+		     !((n < MERGE_GROW_MAX && *live > (uint64_t)(n - 1) * cap) ||
+		       segs_for(*live + here, cap) <= segs_for(*live, cap))))
+			break;
+		run[n++] = s;
+		*live += here;
+		s = c->seg[s].next;
+	}
+	return n >= min ? n : 0;
+}
+
+/* From the cursors, else from the head (seg_merge.c claim_run). */
+static unsigned
+run_walk(const struct mini *c, struct mini_chain *ch, uint32_t *run, uint64_t *live)
+{
+	const unsigned n = run_walk1(c, ch, false, run, live);
+
+	return n ? n : run_walk1(c, ch, true, run, live);
+}
+
+/* The chain whose run is sparsest (seg_merge.c sparsest_chain). */
+static uint32_t
+sparsest_chain(struct mini *c)
+{
+	uint32_t best = MRC_NONE, run[MERGE_RUN_MAX];
+	uint64_t best_density = UINT64_MAX;
+
+	for (uint32_t ch = 0; ch < c->nchains; ch++) {
+		uint64_t live, d, cap = 0;
+		unsigned n;
+
+		if (c->chains[ch].tb == MINI_NO_CHAIN)
+			continue;
+		n = run_walk(c, &c->chains[ch], run, &live);
+		if (n == 0)
+			continue;
+		for (unsigned i = 0; i < n; i++)
+			cap += c->seg[run[i]].cap;
+		d = live * 1024 / cap;
+		if (d < best_density) {
+			best_density = d;
+			best = ch;
+		}
+	}
+	return best;
+}
+
+struct cut {
+	unsigned cutoff;
+	uint64_t at_cutoff, read_bytes;
+};
+
+/* seg_merge.c merge_cutoff: which of the run's live items survive. */
+static struct cut
+merge_cut(const struct mini *c, const uint32_t *run, unsigned n, uint64_t keep, int64_t now)
+{
+	uint64_t bytes[FREQ_LEVELS] = { 0 }, live = 0, above = 0;
+	struct cut cut = { 1, UINT64_MAX, 0 };
+
+	for (unsigned r = 0; r < n; r++)
+		live += c->seg[run[r]].live;
+	if (n > 1 && live <= keep)
+		return (struct cut){ 0, UINT64_MAX, live };
+	for (unsigned r = 0; r < n; r++)
+		for (uint32_t i = c->seg[run[r]].head; i != MRC_NONE; i = c->item[i].next) {
+			const struct mini_item *it = &c->item[i];
+
+			if (it->live && !(it->exp != 0 && it->exp <= now))
+				bytes[it->freq] += it->size;
+		}
+	for (unsigned f = 1; f < FREQ_LEVELS; f++)
+		cut.read_bytes += bytes[f];
+	if (cut.read_bytes == 0)
+		return cut;
+	cut.cutoff = 0;
+	for (unsigned f = FREQ_LEVELS; f-- > 0;) {
+		if (above + bytes[f] > keep) {
+			cut.cutoff = f;
+			cut.at_cutoff = keep - above;
+			break;
+		}
+		above += bytes[f];
+	}
+	return cut;
+}
+
+/* Compacts the run into at most `max` destinations in its place in the
+ * chain; the items that do not survive leave the cache. */
+static void
+merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
+	  unsigned max, struct cut cut, uint64_t cap, int64_t now)
+{
+	const uint32_t chi = c->seg[run[0]].chain;
+	struct mini_chain *ch = &c->chains[chi];
+	const uint32_t prev = c->seg[run[0]].prev, next = c->seg[run[n - 1]].next;
+	const uint64_t seq = c->seg[run[0]].seq;
+	uint32_t kept = MRC_NONE, kept_tail = MRC_NONE, dest = MRC_NONE, last = prev;
+	uint64_t used_at_cutoff = 0, room = (uint64_t)max * cap;
+	unsigned ndest = 0;
+
+	/* Sort the run's records into the kept list and the free pool. */
+	for (unsigned r = 0; r < n; r++) {
+		for (uint32_t i = c->seg[run[r]].head; i != MRC_NONE;) {
+			struct mini_item *it = &c->item[i];
+			const uint32_t nx = it->next;
+			const bool expired = it->exp != 0 && it->exp <= now;
+			bool keep = it->live && !expired && it->freq >= cut.cutoff &&
+				    (it->freq > cut.cutoff ||
+				     used_at_cutoff + it->size <= cut.at_cutoff) &&
+				    it->size <= room;
+
+			if (keep) {
+				room -= it->size;
+				if (it->freq == cut.cutoff)
+					used_at_cutoff += it->size;
+				it->next = MRC_NONE;
+				if (kept_tail != MRC_NONE)
+					c->item[kept_tail].next = i;
+				else
+					kept = i;
+				kept_tail = i;
+			} else {
+				if (it->live)
+					keys[it->key].loc[c->idx] = MRC_NONE;
+				it->next = c->free_item;
+				c->free_item = i;
+			}
+			i = nx;
+		}
+	}
+	for (unsigned r = 0; r < n; r++) {
+		c->seg[run[r]] = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
+		c->free_seg = run[r];
+		c->nfree++;
+	}
+	/* Destinations, linked where the run was. */
+	for (uint32_t i = kept; i != MRC_NONE;) {
+		struct mini_item *it = &c->item[i];
+		const uint32_t nx = it->next;
+
+		if (dest == MRC_NONE || (c->seg[dest].used + it->size > cap && ndest < max)) {
+			dest = mini_pop_free(c);
+			ndest++;
+			c->seg[dest] = (struct mini_seg){ .head = MRC_NONE, .tail = MRC_NONE,
+							  .prev = last, .next = MRC_NONE,
+							  .seq = seq, .cap = cap,
+							  .state = MINI_SEALED,
+							  .chain = (uint16_t)chi };
+			if (last != MRC_NONE)
+				c->seg[last].next = dest;
+			else
+				ch->head = dest;
+			last = dest;
+		}
+		it->next = MRC_NONE;
+		it->seg = dest;
+		it->freq >>= 1;
+		if (c->seg[dest].tail != MRC_NONE)
+			c->item[c->seg[dest].tail].next = i;
+		else
+			c->seg[dest].head = i;
+		c->seg[dest].tail = i;
+		c->seg[dest].used += it->size;
+		c->seg[dest].live += it->size;
+		if (it->exp > c->seg[dest].exp_max)
+			c->seg[dest].exp_max = it->exp;
+		i = nx;
+	}
+	if (last != MRC_NONE)
+		c->seg[last].next = next;
+	else
+		ch->head = next;
+	if (next != MRC_NONE)
+		c->seg[next].prev = last;
+	else
+		ch->tail = last;
+	/* The next merge in this chain starts after the run. */
+	ch->merge_next = ch->sparse_next = next;
+	if (ch->head == MRC_NONE && ch->open == MRC_NONE) {
+		c->chain_of[ch->tb] = MINI_NO_CHAIN;
+		ch->tb = MINI_NO_CHAIN;
+		ch->head = c->free_chain;
+		c->free_chain = chi;
+	}
+}
+
+/* seg_merge_pass(): false when no chain has a run. */
+static bool
+merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
+{
+	uint32_t run[MERGE_RUN_MAX];
+
+	for (;;) {
+		const uint32_t chi = sparsest_chain(c);
+		struct mini_chain *ch;
+		uint64_t live, cap;
+		unsigned n, max;
+		struct cut cut;
+
+		if (chi == MRC_NONE)
+			return false;
+		ch = &c->chains[chi];
+		n = run_walk(c, ch, run, &live);
+		max = n > 1 ? n - 1 : 1;
+		cap = run_cap(c, run, n);
+		cut = merge_cut(c, run, n, (uint64_t)max * cap, now);
+		if (n == 1 && cut.read_bytes > 0) {
+			ch->cold = false;
+			continue;
+		}
+		ch->cold = cut.read_bytes == 0;
+		merge_run(c, keys, run, n, max, cut, cap, now);
+		return true;
+	}
+}
+
+/* The oldest sealed segment (or, with none sealed, the oldest open one). */
+static uint32_t
+oldest(const struct mini *c)
+{
+	uint32_t best = MRC_NONE;
+
+	for (int want = MINI_SEALED; best == MRC_NONE && want >= MINI_OPEN; want--)
+		for (uint32_t ch = 0; ch < c->nchains; ch++) {
+			uint32_t s = c->chains[ch].tb == MINI_NO_CHAIN ? MRC_NONE
+								       : c->chains[ch].head;
+
+			while (s != MRC_NONE && c->seg[s].state != want)
+				s = c->seg[s].next;
+			if (s != MRC_NONE && (best == MRC_NONE || c->seg[s].seq < c->seg[best].seq))
+				best = s;
+		}
+	return best;
+}
+
+static uint32_t
+random_seg(struct mini *c)
+{
+	uint32_t start;
+
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	start = (uint32_t)(c->rng % c->nseg);
+	for (uint32_t i = 0; i < c->nseg; i++) {
+		const uint32_t s = (start + i) % c->nseg;
+
+		if (c->seg[s].state == MINI_SEALED)
+			return s;
+	}
+	return oldest(c);
+}
+
+bool
+mini_evict(struct mini *c, struct mrc_key *keys, int64_t now)
+{
+	uint32_t s;
+
+	switch (c->eviction) {
+	case ENGINE_EVICT_MERGE:
+		if (merge_pass(c, keys, now))
+			return true;
+		s = oldest(c);
+		break;
+	case ENGINE_EVICT_FIFO:
+		s = oldest(c);
+		break;
+	case ENGINE_EVICT_RANDOM:
+		s = random_seg(c);
+		break;
+	default:
+		return false;
+	}
+	if (s == MRC_NONE)
+		return false;
+	mini_free_seg(c, keys, s);
+	return true;
+}

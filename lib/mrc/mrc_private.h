@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * lib/mrc internals: the sampled keys (mrc_sampler.c) and the miniature
+ * segment caches (mrc_mini.c, mrc_evict.c), which mrc.c ties together
+ * under one lock. Everything is indexed by 32-bit ids into arrays
+ * allocated once, so the memory is fixed at creation.
+ */
+#ifndef SEGCACHED_MRC_PRIVATE_H
+#define SEGCACHED_MRC_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_spinlock.h>
+
+#include "mrc/mrc.h"
+
+#define MRC_NONE UINT32_MAX
+/* The sampling hash space: engine_sample_hash() is 32 bits. */
+#define MRC_HASH_SPACE (1ull << 32)
+
+/* ---- sampled keys (mrc_sampler.c) ------------------------------------- */
+struct mrc_key {
+	uint32_t hash;       /* engine_sample_hash, < the threshold */
+	uint32_t next;       /* index chain, or free list */
+	uint32_t size;       /* the item's bytes when last seen */
+	uint32_t klen;
+	uint64_t requests;
+	int64_t first_seen;
+	uint32_t loc[MRC_SIZES]; /* its item in each miniature cache, or MRC_NONE */
+	char key[MRC_KEY_PREFIX];
+};
+
+struct mrc_sampler {
+	uint64_t threshold;  /* keys whose hash is below are sampled */
+	uint32_t max_keys, nkeys;
+	uint32_t free;       /* free list of keys */
+	uint32_t index_mask;
+	uint32_t *index;     /* heads of chains by hash */
+	struct mrc_key *keys;
+};
+
+int mrc_sampler_init(struct mrc_sampler *s, uint32_t max_keys, double max_rate);
+void mrc_sampler_fini(struct mrc_sampler *s);
+/* The key of a, or MRC_NONE. */
+uint32_t mrc_sampler_find(const struct mrc_sampler *s, const struct engine_access *a);
+/* Adds a's key (not in the sample, hash below the threshold) when there
+ * is room; MRC_NONE when the sample is full (lower the threshold first). */
+uint32_t mrc_sampler_add(struct mrc_sampler *s, const struct engine_access *a);
+/* The threshold that drops about 1/64 of the keys (at least one): the
+ * fixed-size variant's step. */
+uint64_t mrc_sampler_next_threshold(const struct mrc_sampler *s);
+/* Removes key id from the index and frees it (the caller has dropped it
+ * from the caches). */
+void mrc_sampler_remove(struct mrc_sampler *s, uint32_t id);
+
+/* ---- miniature caches (mrc_mini.c, mrc_evict.c) ------------------------ */
+/* TTL buckets as lib/seg's (seg_private.h): 4 ranges of 256, 8 s to
+ * 32768 s wide, and one for items that never expire. */
+#define MINI_TTL_BUCKETS 1024
+#define MINI_TTL_NEVER MINI_TTL_BUCKETS
+#define MINI_TTL_CHAINS (MINI_TTL_BUCKETS + 1)
+
+#define MINI_EXP_NEVER INT64_MAX
+#define MINI_EXP_DELTA_MAX 127
+#define MINI_OPEN_RING_MAX 64
+
+struct mini_item {
+	uint32_t key;      /* sampled key id */
+	uint32_t size;
+	uint32_t next;     /* next item of its segment, or free list */
+	uint32_t seg;
+	int64_t exp;       /* 0 = never */
+	uint8_t freq;
+	bool live;
+};
+
+enum { MINI_FREE, MINI_OPEN, MINI_SEALED };
+
+struct mini_seg {
+	uint32_t head, tail;   /* items, in append order */
+	uint32_t prev, next;   /* chain links; free list through next */
+	uint64_t seq;          /* opening order (FIFO) */
+	int64_t exp_max;       /* latest expiry of an item in it; 0 = never */
+	int64_t exp_base;      /* its expiry grid (seg_append.c), MINI_EXP_NEVER */
+	uint8_t unit;          /* log2 of the grid's unit, seconds */
+	uint64_t used, cap;    /* bytes appended / that it holds */
+	uint64_t live;         /* bytes of live items */
+	uint16_t chain;
+	uint8_t state;
+};
+
+/* A TTL bucket's chain of segments, oldest first. Chains are taken from
+ * a pool as TTL buckets get items (a chain holds a segment or more, so
+ * the pool needs no more than there are segments). */
+struct mini_chain {
+	uint32_t head, tail, open;
+	uint32_t carry;        /* bytes of the last item past its segment's end */
+	uint32_t merge_next;   /* where the next merge pass starts (seg_merge.c) */
+	uint32_t sparse_next;  /* where the search for a sparse segment goes on */
+	uint16_t tb;           /* its TTL bucket; free list through head */
+	bool cold;             /* its last merge pass kept nothing */
+};
+#define MINI_NO_CHAIN UINT16_MAX
+
+struct mini {
+	unsigned idx;          /* which size: loc[idx] of the keys */
+	uint64_t bytes;        /* memory modelled, full scale */
+	uint32_t nseg;         /* segments (as many as the server's at this size) */
+	uint32_t usable;       /* less the merge reserve */
+	uint32_t pool_low;     /* kept free ahead, as lib/seg's reclaim_ahead */
+	uint32_t nfree, free_seg;
+	uint64_t seq;
+	uint32_t seg_bytes_full; /* the server's segment size */
+	struct mini_seg *seg;
+	struct mini_item *item;
+	uint32_t nitems, free_item;
+	uint16_t chain_of[MINI_TTL_CHAINS]; /* TTL bucket -> chain, or MINI_NO_CHAIN */
+	/* lib/seg's shared open segments: at most open_budget at once (a
+	 * quarter of the segments, 2 to 64), the oldest sealed when one more
+	 * opens; with all of them in use an item borrows another bucket's
+	 * whose expiry grid holds it (seg_append.c). */
+	uint32_t open_budget, ring_next;
+	uint32_t ring[MINI_OPEN_RING_MAX];
+	uint64_t ring_seq[MINI_OPEN_RING_MAX];
+	struct mini_chain *chains;
+	uint32_t nchains, free_chain;
+	enum engine_eviction eviction;
+	uint64_t rng;
+	/* Sampled gets and misses, scaled to the rate now: counts taken at
+	 * a higher rate shrink with it (SHARDS' rescaling), or the keys that
+	 * left the sample would weigh more than the ones in it. */
+	double gets, misses;
+};
+
+struct mrc {
+	rte_spinlock_t lock;
+	struct engine *engine;
+	struct mrc_sampler s;
+	struct mini mini[MRC_SIZES];
+	int64_t last_sweep;
+	uint64_t requests;
+	size_t memory;
+	size_t server_memory;
+};
+
+/* Scale of the caches now: the sampling rate. */
+static inline double
+mrc_rate(const struct mrc *m)
+{
+	return (double)m->s.threshold / (double)MRC_HASH_SPACE;
+}
+
+int mini_init(struct mini *c, unsigned idx, uint64_t bytes, uint32_t nseg,
+	      uint32_t seg_size, uint32_t nitems, enum engine_eviction ev);
+void mini_fini(struct mini *c);
+/* A request of key id (keys: the sampler's array), at rate `rate`. */
+void mini_access(struct mini *c, struct mrc_key *keys, uint32_t id,
+		 const struct engine_access *a, double rate);
+/* The rate dropped by `factor` (< 1): every segment's size and its dead
+ * bytes shrink with it, as its live bytes do when keys leave the sample
+ * (mini_drop), so that segments opened at a higher rate hold their share. */
+void mini_rescale(struct mini *c, double factor);
+/* Drops key id's item (the key left the sample). */
+void mini_drop(struct mini *c, struct mrc_key *keys, uint32_t id);
+/* Proactive expiry: frees the segments at chain heads that have expired. */
+void mini_expire(struct mini *c, struct mrc_key *keys, int64_t now);
+/* Frees the segment (its items leave the cache). */
+void mini_free_seg(struct mini *c, struct mrc_key *keys, uint32_t seg);
+/* One eviction by the policy (mrc_evict.c); false when nothing could be. */
+bool mini_evict(struct mini *c, struct mrc_key *keys, int64_t now);
+/* The TTL bucket of an item expiring at exp (0 = never). */
+unsigned mini_ttl_bucket(int64_t exp, int64_t now);
+/* Unlinks segment seg from its chain. */
+void mini_chain_remove(struct mini *c, uint32_t seg);
+/* A free segment, or MRC_NONE. */
+uint32_t mini_pop_free(struct mini *c);
+
+#endif

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// lib/mrc: the sampler (its rate, how it adapts, its memory bound), the
+// hot keys, and a miniature cache against the real lib/seg engine on the
+// same stream (FIFO: exactly equal at rate 1.0; merge: close).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "mrc/mrc_private.h"
+#include "seg/seg.h"
+}
+
+namespace {
+
+uint32_t fnv1a(const std::string &k)
+{
+	uint32_t h = 2166136261u;
+
+	for (unsigned char ch : k)
+		h = (h ^ ch) * 16777619u;
+	return h;
+}
+
+struct engine_access access_of(const std::string &k, enum engine_access_op op, bool hit,
+			       uint32_t size, int64_t now)
+{
+	struct engine_access a = {};
+
+	a.key = k.data();
+	a.klen = (uint32_t)k.size();
+	a.sample_hash = engine_sample_hash(fnv1a(k));
+	a.size = size;
+	a.hit = hit;
+	a.op = (uint8_t)op;
+	a.now = now;
+	return a;
+}
+
+struct mrc *make_mrc(uint32_t max_keys, uint32_t nseg = 64, uint32_t seg_size = 4096,
+		     enum engine_eviction ev = ENGINE_EVICT_FIFO)
+{
+	struct mrc_config cfg = {};
+	char err[256] = "";
+
+	cfg.memory = (size_t)nseg * seg_size;
+	cfg.seg_size = seg_size;
+	cfg.nseg = nseg;
+	cfg.eviction = ev;
+	cfg.budget = SIZE_MAX;
+	cfg.max_keys = max_keys;
+	cfg.max_rate = 1.0;
+	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
+	EXPECT_NE(m, nullptr) << err;
+	return m;
+}
+
+std::string key_of(unsigned i)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "key:%07u", i);
+	return b;
+}
+
+} // namespace
+
+// Below max_keys every key is sampled (rate 1.0); past it the sample
+// stays full, holds exactly the stream's keys below the threshold, and
+// the rate estimates the fraction of keys it holds.
+TEST(MrcSampler, RateFollowsTheSample)
+{
+	const unsigned max = 512, n = 50000;
+	struct mrc *m = make_mrc(max);
+	struct mrc_point pts[MRC_SIZES];
+	struct mrc_info info;
+
+	ASSERT_NE(m, nullptr);
+	for (unsigned i = 0; i < max; i++) {
+		std::string k = key_of(i);
+		struct engine_access a = access_of(k, ENGINE_ACCESS_SET, true, 100, 1000);
+		mrc_access(m, &a);
+	}
+	mrc_curve(m, pts, &info);
+	EXPECT_EQ(info.rate, 1.0);
+	EXPECT_EQ(info.keys, max);
+	for (unsigned i = max; i < n; i++) {
+		std::string k = key_of(i);
+		struct engine_access a = access_of(k, ENGINE_ACCESS_SET, true, 100, 1000);
+		mrc_access(m, &a);
+	}
+	mrc_curve(m, pts, &info);
+	EXPECT_LE(info.keys, max);
+	EXPECT_GE(info.keys, max - max / 64 - 1);
+	EXPECT_LT(info.rate, 1.0);
+	unsigned below = 0;
+	for (unsigned i = 0; i < n; i++)
+		below += engine_sample_hash(fnv1a(key_of(i))) < m->s.threshold;
+	EXPECT_EQ(below, info.keys);
+	// Spatial sampling: the rate estimates the fraction of keys held.
+	EXPECT_NEAR(info.rate * n, (double)info.keys, 0.2 * info.keys);
+	mrc_destroy(m);
+}
+
+// The threshold only goes down, and only once the sample is full; an
+// attached engine's threshold follows it.
+TEST(MrcSampler, AdaptsDownOnly)
+{
+	struct mrc *m = make_mrc(256);
+	uint64_t last = MRC_HASH_SPACE;
+	struct engine fake = {};
+
+	ASSERT_NE(m, nullptr);
+	mrc_attach(m, &fake);
+	EXPECT_EQ(fake.sample_below, MRC_HASH_SPACE);
+	for (unsigned i = 0; i < 20000; i++) {
+		std::string k = key_of(i);
+		struct engine_access a = access_of(k, ENGINE_ACCESS_GET, false, 0, 1000);
+
+		mrc_access(m, &a);
+		EXPECT_LE(m->s.threshold, last);
+		if (i < 256) {
+			EXPECT_EQ(m->s.threshold, MRC_HASH_SPACE);
+		}
+		last = m->s.threshold;
+		EXPECT_EQ(fake.sample_below, m->s.threshold);
+		EXPECT_LE(m->s.nkeys, 256u);
+	}
+	EXPECT_LT(last, MRC_HASH_SPACE / 8);
+	mrc_destroy(m);
+}
+
+// Sized from the budget (1% of -m by default): never over it; too small
+// a budget for a useful sample is an error, not a crash.
+TEST(MrcSampler, MemoryWithinBudget)
+{
+	for (size_t mib : { 16, 64, 1024 }) {
+		struct mrc_config cfg = {};
+		char err[256] = "";
+
+		cfg.memory = mib << 20;
+		cfg.seg_size = 1u << 20;
+		cfg.nseg = (uint32_t)mib;
+		cfg.eviction = ENGINE_EVICT_MERGE;
+		struct mrc *m = mrc_create(&cfg, err, sizeof(err));
+		ASSERT_NE(m, nullptr) << err;
+		struct mrc_point pts[MRC_SIZES];
+		struct mrc_info info;
+		mrc_curve(m, pts, &info);
+		EXPECT_LE(info.memory, cfg.memory / 100) << mib;
+		EXPECT_GE(info.max_keys, 64u);
+		// It starts at the highest rate, 1/128 by default.
+		EXPECT_DOUBLE_EQ(info.rate, (double)((uint64_t)(4294967296.0 / 128) + 1) / 4294967296.0);
+		// The sizes: 1/8x to 4x, the server's own among them.
+		EXPECT_EQ(pts[0].bytes, cfg.memory / 8);
+		EXPECT_EQ(pts[MRC_SIZES - 1].bytes, cfg.memory * 4);
+		unsigned current = 0;
+		for (auto &p : pts)
+			current += p.current && p.bytes == cfg.memory;
+		EXPECT_EQ(current, 1u);
+		mrc_destroy(m);
+	}
+	struct mrc_config cfg = {};
+	char err[256] = "";
+	cfg.memory = 1u << 20;
+	cfg.seg_size = 1u << 20;
+	cfg.nseg = 1;
+	cfg.eviction = ENGINE_EVICT_MERGE;
+	EXPECT_EQ(mrc_create(&cfg, err, sizeof(err)), nullptr);
+	EXPECT_NE(std::string(err).find("too few"), std::string::npos) << err;
+}
+
+// The hot keys come out by request rate, with their sizes.
+TEST(MrcHotkeys, TopByRate)
+{
+	struct mrc *m = make_mrc(4096);
+	struct mrc_hotkey hot[MRC_HOTKEYS];
+
+	ASSERT_NE(m, nullptr);
+	for (unsigned round = 0; round < 100; round++)
+		for (unsigned i = 0; i < 50; i++) {
+			std::string k = key_of(i);
+			// key i is requested 50 - i times a round
+			for (unsigned r = 0; r < 50 - i; r++) {
+				struct engine_access a =
+					access_of(k, ENGINE_ACCESS_GET, true, 100 + i, 1000 + round);
+				mrc_access(m, &a);
+			}
+		}
+	unsigned n = mrc_hotkeys(m, hot, MRC_HOTKEYS, 1100);
+	ASSERT_EQ(n, (unsigned)MRC_HOTKEYS);
+	for (unsigned i = 0; i < n; i++) {
+		EXPECT_EQ(std::string(hot[i].key), key_of(i));
+		EXPECT_EQ(hot[i].size, 100 + i);
+		EXPECT_EQ(hot[i].requests, 100u * (50 - i));
+		EXPECT_DOUBLE_EQ(hot[i].rate, (50.0 - i) * 100 / 100);
+	}
+	mrc_destroy(m);
+}
+
+namespace {
+
+int64_t fixed_clock(void *arg) { return *static_cast<int64_t *>(arg); }
+
+// Replays a look-aside stream (get; set on a miss) against lib/seg with
+// an attached mrc whose sample holds every key (rate 1.0), and returns
+// the server's and the 1x miniature cache's (gets, misses).
+struct Outcome {
+	uint64_t server_gets, server_misses, mini_gets, mini_misses;
+	double rate;
+};
+
+Outcome replay(enum engine_eviction ev, unsigned keys, unsigned requests, int64_t *now,
+	       bool advance)
+{
+	struct engine_config cfg = {};
+	char err[256] = "";
+	Outcome o = {};
+
+	cfg.memory = 640u << 10;
+	cfg.segment_size = 4096;
+	cfg.eviction = ev;
+	cfg.max_workers = 1;
+	cfg.hash_power = 12;
+	cfg.clock = fixed_clock;
+	cfg.clock_arg = now;
+	struct engine *e = seg_create(&cfg, err, sizeof(err));
+	EXPECT_NE(e, nullptr) << err;
+	if (!e)
+		return o;
+	struct engine_stats st = {};
+	engine_stats(e, &st);
+	struct mrc_config mc = {};
+	mc.memory = cfg.memory;
+	mc.seg_size = (uint32_t)st.seg_size;
+	mc.nseg = (uint32_t)st.seg_total;
+	mc.eviction = ev;
+	mc.budget = SIZE_MAX;
+	mc.max_keys = keys + 1;
+	mc.max_rate = 1.0;
+	struct mrc *m = mrc_create(&mc, err, sizeof(err));
+	EXPECT_NE(m, nullptr) << err;
+	mrc_attach(m, e);
+	struct engine_worker *w = engine_worker_create(e);
+	// Items of 128 bytes (2 + 2 + 11 + 113): 32 to a 4 KiB segment, so
+	// that no segment ends in a gap the miniature cache would fill.
+	std::string val(113, 'v');
+	std::mt19937_64 rng(42);
+	std::vector<double> cdf(keys);
+	double sum = 0;
+	for (unsigned i = 0; i < keys; i++)
+		cdf[i] = sum += 1.0 / (1.0 + i * 0.05);
+	for (unsigned r = 0; r < requests; r++) {
+		double x = std::uniform_real_distribution<double>(0, sum)(rng);
+		unsigned i = (unsigned)(std::lower_bound(cdf.begin(), cdf.end(), x) - cdf.begin());
+		std::string k = key_of(i);
+		struct engine_item it;
+		char buf[256];
+
+		if (advance && r % 500 == 0) {
+			++*now;
+			engine_expire(e); // the server's control thread, once a second
+		}
+		if (engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH, buf, sizeof(buf), &it) ==
+		    ENGINE_MISS) {
+			EXPECT_EQ(engine_store(w, ENGINE_SET, k.data(), k.size(), val.data(),
+					       val.size(), 0, 0, 0, nullptr),
+				  ENGINE_OK);
+		}
+	}
+	engine_stats(e, &st);
+	o.server_gets = st.counters[ENGINE_C_cmd_get];
+	o.server_misses = st.counters[ENGINE_C_get_misses];
+	struct mrc_point pts[MRC_SIZES];
+	struct mrc_info info;
+	mrc_curve(m, pts, &info);
+	for (auto &p : pts)
+		if (p.current) {
+			o.mini_gets = p.gets;
+			o.mini_misses = p.misses;
+		}
+	o.rate = info.rate;
+	engine_worker_destroy(w);
+	engine_attach_sampler(e, nullptr, nullptr, 0);
+	engine_destroy(e);
+	mrc_destroy(m);
+	return o;
+}
+
+} // namespace
+
+// At rate 1.0 the miniature cache at the server's size is the server:
+// FIFO over the same segments gives the very same misses.
+TEST(MrcMini, EqualsSegAtRateOneFifo)
+{
+	int64_t now = 1700000000;
+	Outcome o = replay(ENGINE_EVICT_FIFO, 4000, 60000, &now, false);
+
+	EXPECT_EQ(o.rate, 1.0);
+	EXPECT_EQ(o.mini_gets, o.server_gets);
+	EXPECT_GT(o.server_misses, o.server_gets / 10); // the cache is too small: evictions
+	EXPECT_EQ(o.mini_misses, o.server_misses);
+}
+
+// Merge eviction: the model follows seg_merge.c's choices but not its
+// every cursor, so it is close rather than equal.
+TEST(MrcMini, CloseToSegAtRateOneMerge)
+{
+	int64_t now = 1700000000;
+	Outcome o = replay(ENGINE_EVICT_MERGE, 4000, 60000, &now, true);
+
+	EXPECT_EQ(o.mini_gets, o.server_gets);
+	printf("merge at rate 1.0: server miss ratio %.4f, miniature %.4f\n",
+	       (double)o.server_misses / o.server_gets, (double)o.mini_misses / o.mini_gets);
+	EXPECT_NEAR((double)o.mini_misses / o.mini_gets, (double)o.server_misses / o.server_gets,
+		    0.02);
+}
+
+// SHARDS-adj: a sample that saw half the gets its rate promises counts
+// the other half as hits, at every size.
+TEST(MrcCurve, AdjustedForTheSampleShare)
+{
+	struct mrc *m = make_mrc(64);
+	struct mrc_point raw[MRC_SIZES], adj[MRC_SIZES];
+	struct mrc_info info;
+
+	ASSERT_NE(m, nullptr);
+	for (unsigned i = 0; i < 40; i++) {
+		std::string k = key_of(i);
+		struct engine_access a = access_of(k, ENGINE_ACCESS_GET, false, 0, 1000);
+		mrc_access(m, &a);
+	}
+	mrc_curve(m, raw, &info);
+	ASSERT_EQ(info.rate, 1.0);
+	EXPECT_DOUBLE_EQ(raw[0].miss_ratio, 1.0);
+	mrc_curve_adjusted(m, 80, adj, &info);
+	for (unsigned i = 0; i < MRC_SIZES; i++)
+		EXPECT_DOUBLE_EQ(adj[i].miss_ratio, 0.5);
+	// fewer gets than the sample saw cannot make misses exceed gets
+	mrc_curve_adjusted(m, 10, adj, &info);
+	EXPECT_DOUBLE_EQ(adj[0].miss_ratio, 1.0);
+	mrc_destroy(m);
+}

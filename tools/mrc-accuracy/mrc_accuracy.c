@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * segcached-mrc-accuracy: how well the live miss-ratio curve (lib/mrc)
+ * predicts lib/seg's own miss ratio at other sizes. Replays one trace in
+ * the twitter/cache-trace CSV layout (timestamp,key,key_size,value_size,
+ * client_id,op,ttl; or tools/loadgen's time,key,size,op,ttl) as a
+ * look-aside client would (a get that misses is
+ * followed by a set of the trace's value size and the key's TTL), on the
+ * engine clock of the trace's timestamps, no network: once at -m M with
+ * the curve attached, then once per modelled size without it. Prints a
+ * Markdown table: predicted, measured, error, and the mean and largest.
+ *
+ *   segcached-mrc-accuracy TRACE.csv -m 64M [--eviction merge] [--budget B]
+ *                          [--max-rate R] [--scaled-geometry] [--no-adjust]
+ *
+ * --scaled-geometry models every size with the -m server's segments
+ * (count scaled, same size) instead of the geometry lib/seg would choose
+ * at that size (what the server does).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "mrc/mrc.h"
+#include "seg/seg.h"
+
+struct req {
+	uint32_t key_off;
+	uint16_t klen;
+	uint8_t op;        /* 0 get, 1 set, 2 delete */
+	uint32_t vsize;
+	uint32_t ttl;
+	int64_t ts;
+};
+
+static char *keybuf;
+static size_t keylen, keycap;
+static struct req *reqs;
+static size_t nreq, reqcap;
+static int64_t clock_now;
+static int scaled_geometry;
+static int adjust = 1; /* --no-adjust: the curve without SHARDS-adj's correction */
+static double max_rate; /* --max-rate R: the sampler's highest rate (0: lib/mrc's default) */ /* --scaled-geometry: the -m server's segments, scaled */
+
+static int64_t trace_clock(void *arg) { (void)arg; return clock_now; }
+
+static int
+load(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+
+	if (!f) {
+		fprintf(stderr, "mrc-accuracy: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *field[8];
+		unsigned n = 0;
+		struct req r = { 0 };
+
+		line[strcspn(line, "\r\n")] = '\0';
+		for (char *p = line, *tok; n < 8 && (tok = strsep(&p, ",")) != NULL;)
+			field[n++] = tok;
+		if (n == 5) {
+			/* tools/loadgen's layout: time,key,size,op,ttl */
+			field[6] = field[4];
+			field[5] = field[3];
+			field[3] = field[2];
+			n = 7;
+		}
+		if (n < 7 || !strcmp(field[0], "timestamp") || !strcmp(field[0], "time") ||
+		    field[1][0] == '\0')
+			continue;
+		if (!strcmp(field[5], "get") || !strcmp(field[5], "gets"))
+			r.op = 0;
+		else if (!strcmp(field[5], "delete"))
+			r.op = 2;
+		else if (!strcmp(field[5], "incr") || !strcmp(field[5], "decr"))
+			continue;
+		else
+			r.op = 1;
+		r.klen = (uint16_t)strlen(field[1]);
+		if (r.klen == 0 || r.klen > ENGINE_KEY_MAX)
+			continue;
+		r.ts = (int64_t)atof(field[0]);
+		r.vsize = (uint32_t)atol(field[3]);
+		r.ttl = (uint32_t)atol(field[6]);
+		if (keylen + r.klen > keycap) {
+			keycap = keycap ? keycap * 2 : 1 << 20;
+			keybuf = realloc(keybuf, keycap);
+		}
+		if (nreq == reqcap) {
+			reqcap = reqcap ? reqcap * 2 : 1 << 16;
+			reqs = realloc(reqs, reqcap * sizeof(*reqs));
+		}
+		if (!keybuf || !reqs) {
+			fprintf(stderr, "mrc-accuracy: out of memory\n");
+			return -1;
+		}
+		r.key_off = (uint32_t)keylen;
+		memcpy(keybuf + keylen, field[1], r.klen);
+		keylen += r.klen;
+		reqs[nreq++] = r;
+	}
+	fclose(f);
+	return nreq ? 0 : -1;
+}
+
+/* Replays the trace on an engine of `memory` bytes; with `m_out`, the curve
+ * is attached and returned. Returns the measured get miss ratio. */
+static double
+replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *pts,
+       struct mrc_info *info)
+{
+	static char val[1 << 20], out[1 << 20];
+	struct engine_config cfg = { 0 };
+	struct engine_stats st;
+	struct engine_worker *w;
+	struct mrc *m = NULL;
+	struct engine *e;
+	char err[256];
+	uint64_t gets = 0, misses = 0;
+
+	cfg.memory = memory;
+	/* the segment size `segcached -m <memory>` gives itself (options.c:
+	 * smaller segments for a small heap) */
+	cfg.segment_size = seg_segment_size_for(memory);
+	cfg.eviction = ev;
+	cfg.max_workers = 1;
+	cfg.clock = trace_clock;
+	clock_now = 1700000000;
+	e = seg_create(&cfg, err, sizeof(err));
+	if (!e) {
+		/* (a size under lib/seg's least: the curve still models it) */
+		fprintf(stderr, "mrc-accuracy: -m %zu: %s\n", memory, err);
+		if (pts)
+			exit(1);
+		return -1;
+	}
+	if (pts) {
+		struct mrc_config mc = { 0 };
+
+		engine_stats(e, &st);
+		mc.memory = memory;
+		mc.seg_size = (uint32_t)st.seg_size;
+		mc.nseg = (uint32_t)st.seg_total;
+		mc.eviction = ev;
+		mc.budget = budget;
+		mc.max_rate = max_rate;
+		for (unsigned i = 0; !scaled_geometry && i < MRC_SIZES; i++) {
+			/* lib/seg's geometry at each size, as the server gives it */
+			struct engine_config at = cfg;
+			size_t heap;
+
+			at.memory = memory / 8 * mrc_size_eighths[i];
+			at.segment_size = seg_segment_size_for(at.memory);
+			heap = seg_heap_bytes(&at);
+			if (heap >= at.segment_size) {
+				mc.nseg_at[i] = (uint32_t)(heap / at.segment_size);
+				mc.seg_size_at[i] = (uint32_t)at.segment_size;
+			}
+		}
+		m = mrc_create(&mc, err, sizeof(err));
+		if (!m) {
+			fprintf(stderr, "mrc-accuracy: %s\n", err);
+			exit(1);
+		}
+		mrc_attach(m, e);
+	}
+	w = engine_worker_create(e);
+	for (size_t i = 0; i < nreq; i++) {
+		const struct req *r = &reqs[i];
+		const char *k = keybuf + r->key_off;
+		const uint32_t vs = r->vsize < sizeof(val) - 256 ? r->vsize : sizeof(val) - 256;
+		struct engine_item it;
+
+		if (1700000000 + r->ts > clock_now) {
+			clock_now = 1700000000 + r->ts;
+			engine_expire(e); /* the server's control thread, once a second */
+		}
+		if (r->op == 0) {
+			gets++;
+			/* (into a buffer: a get that only asks for the meta
+			 * data is not a request the server counts, nor samples) */
+			if (engine_get(w, k, r->klen, ENGINE_NO_TOUCH, out, sizeof(out), &it) ==
+			    ENGINE_MISS) {
+				misses++;
+				engine_store(w, ENGINE_SET, k, r->klen, val, vs ? vs : 1, 0,
+					     r->ttl, 0, NULL);
+			}
+		} else if (r->op == 1) {
+			engine_store(w, ENGINE_SET, k, r->klen, val, vs ? vs : 1, 0, r->ttl, 0, NULL);
+		} else {
+			engine_delete(w, k, r->klen, 0);
+		}
+	}
+	engine_worker_destroy(w);
+	if (m) {
+		if (adjust)
+			mrc_curve_adjusted(m, gets, pts, info);
+		else
+			mrc_curve(m, pts, info);
+		engine_attach_sampler(e, NULL, NULL, 0);
+		mrc_destroy(m);
+	}
+	engine_destroy(e);
+	return gets ? (double)misses / (double)gets : 0;
+}
+
+static size_t
+parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	switch (*end) {
+	case 'G': case 'g': v *= 1 << 30; break;
+	case 'M': case 'm': v *= 1 << 20; break;
+	case 'K': case 'k': v *= 1 << 10; break;
+	case '\0': v *= 1 << 20; break; /* -m's megabytes */
+	default: fprintf(stderr, "mrc-accuracy: bad size %s\n", s); exit(2);
+	}
+	return (size_t)v;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *trace = NULL;
+	size_t memory = 64 << 20, budget = 0;
+	enum engine_eviction ev = ENGINE_EVICT_MERGE;
+	struct mrc_point pts[MRC_SIZES];
+	struct mrc_info info;
+	double sum = 0, worst = 0, here;
+	unsigned compared = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-m") && i + 1 < argc) {
+			memory = parse_size(argv[++i]);
+		} else if (!strcmp(argv[i], "--budget") && i + 1 < argc) {
+			budget = parse_size(argv[++i]);
+		} else if (!strcmp(argv[i], "--eviction") && i + 1 < argc) {
+			const struct engine_eviction_policy *p = engine_eviction_by_name(argv[++i]);
+
+			if (!p) {
+				fprintf(stderr, "mrc-accuracy: no eviction policy %s\n", argv[i]);
+				return 2;
+			}
+			ev = p->id;
+		} else if (!strcmp(argv[i], "--max-rate") && i + 1 < argc) {
+			max_rate = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--no-adjust")) {
+			adjust = 0;
+		} else if (!strcmp(argv[i], "--scaled-geometry")) {
+			scaled_geometry = 1;
+		} else if (argv[i][0] != '-' && !trace) {
+			trace = argv[i];
+		} else {
+			fprintf(stderr, "usage: segcached-mrc-accuracy TRACE.csv [-m SIZE] "
+					"[--eviction POLICY] [--budget SIZE] [--max-rate R] "
+					"[--scaled-geometry] [--no-adjust]\n");
+			return 2;
+		}
+	}
+	if (!trace || load(trace) != 0) {
+		fprintf(stderr, "mrc-accuracy: no requests read (a trace CSV is needed)\n");
+		return 2;
+	}
+	here = replay(memory, ev, budget, pts, &info);
+	printf("trace %s: %zu requests; -m %zu MiB, eviction %s; sample rate %.5f, "
+	       "%u keys, %zu bytes (%.2f%% of -m); measured at -m: %.4f\n\n",
+	       trace, nreq, memory >> 20, engine_eviction_name(ev), info.rate, info.keys,
+	       info.memory, 100.0 * (double)info.memory / (double)memory, here);
+	printf("| memory | predicted | measured | error |\n|---:|---:|---:|---:|\n");
+	for (unsigned i = 0; i < MRC_SIZES; i++) {
+		const double real = pts[i].current ? here : replay(pts[i].bytes, ev, 0, NULL, NULL);
+		const double d = fabs(pts[i].miss_ratio - real);
+
+		if (real < 0) {
+			printf("| %.0f MiB | %.4f | (under lib/seg's least memory) | |\n",
+			       (double)pts[i].bytes / (1 << 20), pts[i].miss_ratio);
+			continue;
+		}
+		compared++;
+		sum += d;
+		worst = d > worst ? d : worst;
+		printf("| %.0f MiB%s | %.4f | %.4f | %.4f |\n", (double)pts[i].bytes / (1 << 20),
+		       pts[i].current ? " (-m)" : "", pts[i].miss_ratio, real, d);
+		fflush(stdout);
+	}
+	printf("\nMAE %.4f, max %.4f (%u sizes compared)\n", compared ? sum / compared : 0, worst,
+	       compared);
+	return 0;
+}
