@@ -48,6 +48,7 @@
 #include <rte_pause.h>
 
 #include "seg/seg.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
 #include "seg/seg_test.h"
 
@@ -243,7 +244,8 @@ struct seg_engine {
 	size_t heap_map_len;
 	struct seg_hdr *hdr;
 	struct seg_bucket *table;
-	uint64_t table_mask;   /* head buckets - 1 */
+	uint64_t table_mask;   /* stripes - 1: the head buckets at start (seg_hash.h) */
+	struct seg_table geo;  /* buckets in use, growth (seg_hash.h) */
 
 	_Atomic int64_t flush_at;    /* pending delayed flush_all, 0 = none */
 
@@ -458,11 +460,18 @@ uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
 struct seg_key {
 	const void *key;
 	uint32_t klen;
+	uint32_t hash;
 	uint64_t tag;
-	struct seg_bucket *head;
+	struct seg_bucket *head; /* the stripe: lock and move count (seg_hash.h) */
 };
 
 void seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen);
+static inline struct seg_bucket *
+seg_hash_chain(const struct seg_engine *e, const struct seg_key *k)
+{
+	return &e->table[seg_geom_index(atomic_load_explicit(&e->geo.geom, memory_order_acquire),
+					k->hash)];
+}
 void seg_bucket_lock(struct seg_bucket *head);
 void seg_bucket_unlock(struct seg_bucket *head);
 /* Under the bucket lock: the slot holding the key's item, or NULL. */

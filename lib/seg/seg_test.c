@@ -71,7 +71,7 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 			goto out;
 		}
 	}
-	for (uint64_t b = 0; b <= e->table_mask; b++) {
+	for (uint64_t b = 0; b < seg_hash_buckets(e); b++) {
 		struct seg_chain_iter it;
 		uint64_t v;
 

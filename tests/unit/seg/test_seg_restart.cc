@@ -95,8 +95,7 @@ protected:
 		cfg.memory = memory;
 		cfg.segment_size = seg_size;
 		cfg.max_workers = 8;
-		// A table of 2 MiB, larger than the rest of the restart area:
-		// flip_saved_slots() finds it in the area's second half.
+		// A table of 2 MiB to start with (it grows when chains fill).
 		cfg.hash_power = hash_power;
 		cfg.clock = Clocks::engine;
 		cfg.clock_arg = c;
@@ -584,7 +583,7 @@ TEST_F(SegRestart, ClockWentBackStartsCold)
 }
 
 // Flips `bit` in the first item slot of up to 50 saved head buckets (the
-// table is the last part of the restart area); with reseal, the area's
+// last ones of the saved table); with reseal, the area's
 // checksum is made right again (the loader's table checks judge it).
 static void
 flip_saved_slots(const std::string &path, size_t alen, unsigned bit, bool reseal = true)
@@ -595,7 +594,14 @@ flip_saved_slots(const std::string &path, size_t alen, unsigned bit, bool reseal
 
 	ASSERT_GE(f, 0);
 	ASSERT_EQ(pread(f, area.data(), alen, 0), (ssize_t)alen);
-	for (size_t off = alen - 64; off > alen / 2 && flipped < 50; off -= 64) {
+	// The saved table: the area has room for the table grown to its
+	// largest, and the header says how much of it this save used.
+	size_t tbytes = 0;
+	long toff = seg_test_restart_field(area.data(), alen, "table", 0, &tbytes);
+
+	ASSERT_GT(toff, 0);
+	for (size_t off = (size_t)toff + tbytes - 64; off >= (size_t)toff && flipped < 50;
+	     off -= 64) {
 		uint64_t slot;
 
 		memcpy(&slot, area.data() + off + 8, 8);
