@@ -238,3 +238,12 @@ seg_test_restart_field(const void *area, size_t len, const char *name, uint32_t 
 	*size = f->size;
 	return (long)(al.segs_off + seg * sizeof(struct seg_image) + f->off);
 }
+
+int
+seg_test_chain_stats(struct engine *eng, uint64_t *mean_x100, uint64_t *max)
+{
+	if (eng == NULL)
+		return -1;
+	seg_hash_chain_stats(seg_engine_of(eng), UINT64_MAX, 0, mean_x100, max);
+	return 0;
+}
