@@ -176,8 +176,6 @@ stats_general(struct cmd_conn *c)
 	put_u64(&so, "hash_power_level", log2_u64(es.hash_buckets));
 	put_u64(&so, "hash_bytes", es.table_bytes);
 	put_u64(&so, "hash_is_expanding", es.hash_is_expanding);
-	put_hundredths(&so, "hash_chain_mean", es.hash_chain_mean_x100);
-	put_u64(&so, "hash_chain_max", es.hash_chain_max);
 	put_u64(&so, "bytes", es.bytes);
 	put_u64(&so, "curr_items", es.curr_items);
 	put_u64(&so, "total_items", EC(total_items));
@@ -192,6 +190,8 @@ stats_general(struct cmd_conn *c)
 		since(ss.conns_request_timeouts, &rt->base_conns_request_timeouts));
 	put_u64(&so, "conns_write_timeouts",
 		since(ss.conns_write_timeouts, &rt->base_conns_write_timeouts));
+	put_hundredths(&so, "hash_chain_mean", es.hash_chain_mean_x100);
+	put_u64(&so, "hash_chain_max", es.hash_chain_max);
 	/* segcached's own: how this process started on its heap file */
 	if (ss.restart_state != NULL) {
 		put_str(&so, "restart_state", ss.restart_state);

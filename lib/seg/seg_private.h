@@ -3,7 +3,7 @@
  *
  * lib/seg internals shared by its files. Layout of the engine's memory:
  *
- *   hash table   2^n head buckets of 64 bytes (malloc'd, DRAM)
+ *   hash table   2^n + split head buckets of 64 bytes, growing (mmap, DRAM)
  *   seg headers  one 64-byte struct seg_hdr per segment (DRAM)
  *   heap         nseg segments of seg_size bytes (caller region or mmap)
  *
