@@ -69,6 +69,17 @@ put_bool(struct stat_out *so, const char *name, bool v, const char *yes,
 	put_str(so, name, v ? yes : no);
 }
 
+/* A sampled mean kept in hundredths, as "4.37". */
+static void
+put_hundredths(struct stat_out *so, const char *name, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu.%02llu", (unsigned long long)(v / 100),
+		 (unsigned long long)(v % 100));
+	put_str(so, name, buf);
+}
+
 static void
 put_rusage(struct stat_out *so, const char *name, uint64_t us)
 {
@@ -164,7 +175,7 @@ stats_general(struct cmd_conn *c)
 	put_u64(&so, "conn_yields", since(ss.conn_yields, &rt->base_conn_yields));
 	put_u64(&so, "hash_power_level", log2_u64(es.hash_buckets));
 	put_u64(&so, "hash_bytes", es.table_bytes);
-	put_u64(&so, "hash_is_expanding", 0);
+	put_u64(&so, "hash_is_expanding", es.hash_is_expanding);
 	put_u64(&so, "bytes", es.bytes);
 	put_u64(&so, "curr_items", es.curr_items);
 	put_u64(&so, "total_items", EC(total_items));
@@ -180,6 +191,8 @@ stats_general(struct cmd_conn *c)
 		since(ss.conns_request_timeouts, &rt->base_conns_request_timeouts));
 	put_u64(&so, "conns_write_timeouts",
 		since(ss.conns_write_timeouts, &rt->base_conns_write_timeouts));
+	put_hundredths(&so, "hash_chain_mean", es.hash_chain_mean_x100);
+	put_u64(&so, "hash_chain_max", es.hash_chain_max);
 	/* segcached's own: how this process started on its heap file */
 	if (ss.restart_state != NULL) {
 		put_str(&so, "restart_state", ss.restart_state);
@@ -249,7 +262,8 @@ stats_settings(struct cmd_conn *c)
 	put_str(&so, "auth_enabled_sasl", "no");
 	put_str(&so, "auth_enabled_ascii", "no");
 	put_u64(&so, "item_size_max", s->item_max);
-	put_u64(&so, "hashpower_init", log2_u64(es.hash_buckets));
+	put_u64(&so, "hashpower_init",
+		es.hash_power_init ? es.hash_power_init : log2_u64(es.hash_buckets));
 	put_bool(&so, "flush_enabled", !s->flush_disabled, "yes", "no");
 	put_bool(&so, "dump_enabled", engine_can_dump(s->engine), "yes", "no");
 	put_u64(&so, "idle_timeout", ss.idle_timeout);

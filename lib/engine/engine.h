@@ -187,6 +187,11 @@ struct engine_stats {
 	uint64_t seg_merged;     /* merge passes */
 	uint64_t seg_merge_reused; /* emptied run members reopened as merge destinations */
 	uint64_t hash_buckets;   /* primary buckets */
+	uint64_t hash_power;     /* log2 of hash_buckets, rounded down */
+	uint64_t hash_power_init; /* log2 of the primary buckets at start */
+	uint64_t hash_is_expanding; /* 1 while the table grows */
+	uint64_t hash_chain_mean_x100; /* items per chain, sampled, in hundredths */
+	uint64_t hash_chain_max; /* longest chain in the sample, items */
 	uint64_t hash_overflow;  /* overflow buckets in use */
 	uint64_t hash_overflow_free; /* overflow buckets given back, for reuse */
 	uint64_t seg_open_shared;    /* open segments that workers share */

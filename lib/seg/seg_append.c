@@ -399,10 +399,53 @@ reserve_bucket(struct seg_engine *e, struct seg_worker *w)
 	return link;
 }
 
-/* Makes sure a chain can grow by one bucket. */
+/* Splits a few chains while the table is over its load (seg_hash_grow.c),
+ * with overflow buckets reserved here, where taking one may evict: so
+ * growth is amortized over the inserts that meet a full chain. */
+#define SPLITS_PER_GROW 4
+#define SPLIT_RESERVE_MAX 64
+
+static void
+grow_table(struct seg_engine *e, struct seg_worker *w)
+{
+	uint64_t links[SPLIT_RESERVE_MAX];
+	unsigned n = 0, tries = 0;
+
+	for (unsigned done = 0; done < SPLITS_PER_GROW && tries < 2 * SPLITS_PER_GROW &&
+				seg_hash_wants_growth(e); tries++) {
+		unsigned want = seg_hash_split_estimate(e), used;
+		int rc;
+
+		for (want = want > SPLIT_RESERVE_MAX ? SPLIT_RESERVE_MAX : want; n < want; n++)
+			if (!(links[n] = reserve_bucket(e, w)))
+				break;
+		rc = seg_hash_split(e, links, n, &used);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			/* The chain needs more than estimated: reserve that
+			 * many next time round, if they can be had. */
+			if (used > SPLIT_RESERVE_MAX || used <= n)
+				break;
+			while (n < used && (links[n] = reserve_bucket(e, w)))
+				n++;
+			continue;
+		}
+		memmove(links, links + used, (n - used) * sizeof(links[0]));
+		n -= used;
+		done++;
+	}
+	while (n > 0)
+		seg_hash_unreserve_bucket(e, links[--n]);
+}
+
+/* Makes sure a chain can grow by one bucket (and grows the table when
+ * chains are long). */
 int
 seg_refill_spare(struct seg_worker *w)
 {
+	if (seg_hash_wants_growth(w->e))
+		grow_table(w->e, w);
 	if (!w->spare_bucket)
 		w->spare_bucket = reserve_bucket(w->e, w);
 	return w->spare_bucket ? ENGINE_OK : ENGINE_NO_MEMORY;

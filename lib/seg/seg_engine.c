@@ -29,6 +29,10 @@
  * lookup and every eviction so slow that a loaded host stalled clients for
  * a minute. -o hashpower=N sizes it by hand. */
 #define BYTES_PER_BUCKET 1024
+/* Chains `stats` walks for the mean and max chain length (all of them
+ * in a table this size or smaller), at most once a second (a few ms). */
+#define HASH_STATS_SAMPLE 65536
+#define HASH_STATS_EVERY_NS 1000000000ull
 
 /* Anonymous memory for the table and the heap, on transparent huge pages
  * where the kernel gives them on request ("madvise" mode): random access
@@ -174,8 +178,7 @@ seg_destroy(struct engine *eng)
 	free(e->workers);
 	free(e->pool);
 	free(e->hdr);
-	if (e->table)
-		munmap(e->table, (e->table_mask + 1) * sizeof(struct seg_bucket));
+	seg_hash_table_free(e);
 	free(e);
 }
 
@@ -336,7 +339,12 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 	st->seg_evicted = atomic_load(&e->n_seg_evicted);
 	st->seg_merged = atomic_load(&e->n_seg_merged);
 	st->seg_merge_reused = atomic_load(&e->n_merge_reused);
-	st->hash_buckets = e->table_mask + 1;
+	st->hash_buckets = seg_hash_buckets(e);
+	st->hash_power = log2_floor(st->hash_buckets);
+	st->hash_power_init = e->geo.base_power;
+	st->hash_is_expanding = seg_hash_wants_growth(e);
+	seg_hash_chain_stats(e, HASH_STATS_SAMPLE, HASH_STATS_EVERY_NS,
+			     &st->hash_chain_mean_x100, &st->hash_chain_max);
 	st->hash_overflow = atomic_load(&e->ovf_used);
 	st->hash_overflow_free = atomic_load(&e->ovf_free_count);
 	for (unsigned t = 0; t < TTL_CHAINS; t++) {
@@ -347,7 +355,7 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 			st->seg_open_shared++;
 	}
 	st->heap_bytes = (uint64_t)e->nseg * e->seg_size;
-	st->table_bytes = (e->table_mask + 1) * sizeof(struct seg_bucket);
+	st->table_bytes = seg_hash_bytes(e);
 	st->meta_bytes = (uint64_t)e->nseg * (sizeof(struct seg_hdr) + sizeof(int32_t)) +
 			 sizeof(struct seg_engine) +
 			 e->max_workers * (sizeof(struct seg_worker) + sizeof(void *));
@@ -418,7 +426,6 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 									      : l.nseg / 4;
 	e->memory = cfg->memory;
 	atomic_store(&e->limit_bytes, cfg->memory);
-	e->table_mask = l.buckets - 1;
 	e->ovf_seg = SEG_NONE;
 	e->merge_reserve = SEG_NONE;
 	e->evict_rng = 0x2545f4914f6cdd1dull;
@@ -429,7 +436,8 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	pthread_mutex_init(&e->evict_lock, NULL);
 	pthread_mutex_init(&e->workers_lock, NULL);
 
-	e->table = map_anonymous(l.buckets * sizeof(struct seg_bucket));
+	if (seg_hash_table_init(e, log2_floor(l.buckets)) < 0)
+		e->table = NULL;
 	e->hdr = aligned_alloc(64, (size_t)l.nseg * sizeof(struct seg_hdr));
 	e->pool = malloc((size_t)l.nseg * sizeof(int32_t));
 	e->workers = calloc(l.workers, sizeof(*e->workers));

@@ -20,8 +20,14 @@
  * (chains stay packed; the table holds what its items need now, not the
  * most a chain ever held: that was a fifth of a small-object heap). A
  * reader can miss an item that moves behind its back, so moves count in
- * the head's info word (a seqlock) and a reader that found nothing while
- * it changed looks again.
+ * the info word (a seqlock) and a reader that found nothing while it
+ * changed looks again.
+ *
+ * The table grows online by linear hashing (seg_hash.h, seg_hash_grow.c):
+ * the info word that locks and counts moves is the stripe's, the head
+ * bucket of the starting table that a key's chain descends from (slot 0
+ * of a head bucket added by growth is unused). A writer locks k->head, the
+ * stripe, and resolves its chain under that lock.
  */
 #include <rte_hash_crc.h>
 
@@ -78,6 +84,24 @@ seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, siz
 	k->head = &e->table[h & e->table_mask];
 }
 
+uint32_t
+seg_hash_of(const void *key, size_t klen)
+{
+	return key_crc(key, (uint32_t)klen, HASH_SEED);
+}
+
+struct seg_bucket *
+seg_hash_stripe(const struct seg_engine *e, const struct seg_bucket *b)
+{
+	return &e->table[(uint64_t)(b - e->table) & e->table_mask];
+}
+
+uint64_t
+seg_hash_buckets(const struct seg_engine *e)
+{
+	return seg_geom_buckets(atomic_load_explicit(&e->geo.geom, memory_order_acquire));
+}
+
 uint64_t
 seg_hash_fingerprint(void)
 {
@@ -130,7 +154,7 @@ seg_hash_find_locked(struct seg_engine *e, const struct seg_key *k)
 	_Atomic uint64_t *slot;
 	uint64_t v;
 
-	seg_iter_init(&it, k->head);
+	seg_iter_init(&it, seg_hash_chain(e, k));
 	while ((slot = seg_iter_next(e, &it, &v)))
 		if (v && slot_tag(v) == k->tag && key_at(e, v, k))
 			return slot;
@@ -146,7 +170,7 @@ seg_hash_empty_slot_locked(struct seg_engine *e, const struct seg_key *k,
 	struct seg_bucket *nb;
 	uint64_t v;
 
-	seg_iter_init(&it, k->head);
+	seg_iter_init(&it, seg_hash_chain(e, k));
 	while ((slot = seg_iter_next(e, &it, &v)))
 		if (v == 0)
 			return slot;
@@ -175,7 +199,7 @@ seg_hash_find_loc_locked(struct seg_engine *e, const struct seg_key *k,
 	_Atomic uint64_t *slot;
 	uint64_t v;
 
-	seg_iter_init(&it, k->head);
+	seg_iter_init(&it, seg_hash_chain(e, k));
 	while ((slot = seg_iter_next(e, &it, &v)))
 		if (v && slot_tag(v) == k->tag && (v & SLOT_LOC_MASK) == loc)
 			return slot;
@@ -188,7 +212,7 @@ seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k)
 	struct seg_chain_iter it;
 	uint64_t v;
 
-	seg_iter_init(&it, k->head);
+	seg_iter_init(&it, seg_hash_chain(e, k));
 	while (seg_iter_next(e, &it, &v))
 		if (v == 0 || slot_tag(v) == k->tag) /* empty, or maybe our key */
 			return true;
@@ -197,15 +221,15 @@ seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k)
 
 /* Seqlock write side: odd while a chain is rearranged. The release fence
  * orders the odd count before the slot stores that follow. */
-static void
-moves_begin(struct seg_bucket *head)
+void
+seg_hash_moves_begin(struct seg_bucket *head)
 {
 	atomic_fetch_add_explicit(&head->slot[0], BUCKET_INFO_MOVE, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 }
 
-static void
-moves_end(struct seg_bucket *head)
+void
+seg_hash_moves_end(struct seg_bucket *head)
 {
 	atomic_fetch_add_explicit(&head->slot[0], BUCKET_INFO_MOVE, memory_order_release);
 }
@@ -241,6 +265,12 @@ seg_hash_unreserve_bucket(struct seg_engine *e, uint64_t link)
 	ovf_push(e, link);
 }
 
+void
+seg_hash_ovf_release(struct seg_engine *e, uint64_t link)
+{
+	ovf_free(e, link);
+}
+
 static bool
 bucket_empty(const struct seg_bucket *b)
 {
@@ -250,8 +280,37 @@ bucket_empty(const struct seg_bucket *b)
 	return true;
 }
 
+/* The chain holding slot, under its stripe's lock. Before any growth
+ * every chain is its stripe's; after, the item's key says. */
+static struct seg_bucket *
+chain_of_slot(struct seg_engine *e, struct seg_bucket *stripe, _Atomic uint64_t *slot)
+{
+	const uint64_t g = atomic_load_explicit(&e->geo.geom, memory_order_acquire);
+	uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
+	uint32_t off = slot_off(v) << e->off_shift;
+	const uint8_t *p = seg_data(e, slot_seg(v)) + off;
+	struct item_view iv;
+
+	if (seg_geom_buckets(g) == e->table_mask + 1 ||
+	    !item_parse(p, e->seg_size - off, &iv))
+		return stripe;
+	return &e->table[seg_geom_index(g, key_crc(p + iv.hdr_len, iv.klen, HASH_SEED))];
+}
+
+static void remove_in_chain(struct seg_engine *e, struct seg_bucket *stripe,
+			    struct seg_bucket *head, _Atomic uint64_t *slot);
+
 void
 seg_hash_remove_locked(struct seg_engine *e, struct seg_bucket *head, _Atomic uint64_t *slot)
+{
+	struct seg_bucket *stripe = seg_hash_stripe(e, head);
+
+	remove_in_chain(e, stripe, chain_of_slot(e, stripe, slot), slot);
+}
+
+static void
+remove_in_chain(struct seg_engine *e, struct seg_bucket *stripe, struct seg_bucket *head,
+		_Atomic uint64_t *slot)
 {
 	struct seg_chain_iter it;
 	struct seg_bucket *tail = head, *before_tail = NULL;
@@ -276,7 +335,7 @@ seg_hash_remove_locked(struct seg_engine *e, struct seg_bucket *head, _Atomic ui
 	if (last && last_after) {
 		/* The copy first, then the clear: a reader sees the item twice
 		 * or, having passed the hole, not at all (and then retries). */
-		moves_begin(head);
+		seg_hash_moves_begin(stripe);
 		moving = true;
 		atomic_store_explicit(slot, atomic_load_explicit(last, memory_order_relaxed),
 				      memory_order_release);
@@ -289,14 +348,14 @@ seg_hash_remove_locked(struct seg_engine *e, struct seg_bucket *head, _Atomic ui
 						     memory_order_relaxed);
 
 		if (!moving)
-			moves_begin(head);
+			seg_hash_moves_begin(stripe);
 		moving = true;
 		atomic_store_explicit(&before_tail->slot[BUCKET_SLOTS - 1], 0,
 				      memory_order_release);
 		ovf_free(e, link);
 	}
 	if (moving)
-		moves_end(head);
+		seg_hash_moves_end(stripe);
 }
 
 uint64_t
@@ -312,7 +371,7 @@ seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
 	 * its gen is stable here: equal means the very item the caller saw. */
 	if (slot && atomic_load_explicit(&e->hdr[seg].gen, memory_order_relaxed) == gen) {
 		v = atomic_load_explicit(slot, memory_order_relaxed);
-		seg_hash_remove_locked(e, k->head, slot);
+		remove_in_chain(e, k->head, seg_hash_chain(e, k), slot);
 		seg_account_remove(e, v);
 	}
 	seg_bucket_unlock(k->head);
@@ -354,13 +413,17 @@ seg_hash_take_bucket(struct seg_engine *e, struct seg_worker *w, int32_t *fresh)
 void
 seg_hash_clear_all(struct seg_engine *e)
 {
-	for (uint64_t h = 0; h <= e->table_mask; h++) {
+	/* Buckets in use grow meanwhile (a split moves items from a chain
+	 * cleared already to a new one, never from one not cleared yet into a
+	 * bucket below h): re-read the count each turn. */
+	for (uint64_t h = 0; h < seg_hash_buckets(e); h++) {
 		struct seg_bucket *head = &e->table[h];
+		struct seg_bucket *stripe = seg_hash_stripe(e, head);
 		struct seg_chain_iter it;
 		_Atomic uint64_t *slot;
 		uint64_t v, link;
 
-		seg_bucket_lock(head);
+		seg_bucket_lock(stripe);
 		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 		seg_iter_init(&it, head);
 		while ((slot = seg_iter_next(e, &it, &v))) {
@@ -372,7 +435,7 @@ seg_hash_clear_all(struct seg_engine *e)
 		/* The emptied overflow buckets go back to the free list. */
 		link = atomic_load_explicit(&head->slot[BUCKET_SLOTS - 1], memory_order_relaxed);
 		if (slot_is_link(link)) {
-			moves_begin(head);
+			seg_hash_moves_begin(stripe);
 			atomic_store_explicit(&head->slot[BUCKET_SLOTS - 1], 0,
 					      memory_order_release);
 			while (slot_is_link(link)) {
@@ -383,8 +446,8 @@ seg_hash_clear_all(struct seg_engine *e)
 				ovf_free(e, link);
 				link = next;
 			}
-			moves_end(head);
+			seg_hash_moves_end(stripe);
 		}
-		seg_bucket_unlock(head);
+		seg_bucket_unlock(stripe);
 	}
 }

@@ -648,7 +648,7 @@ seg_op_touch(struct engine_worker *ew, const void *key, size_t klen,
 static inline void
 prefetch_items(const struct seg_engine *e, const struct seg_key *k)
 {
-	const struct seg_bucket *b = k->head;
+	const struct seg_bucket *b = seg_hash_chain(e, k);
 
 	for (unsigned i = 1; i < BUCKET_SLOTS; i++) {
 		uint64_t v = atomic_load_explicit(&b->slot[i], memory_order_relaxed);
@@ -679,7 +679,7 @@ prefetch_group(const struct seg_engine *e, const struct engine_key *kb, unsigned
 		if (!key_ok(kb[i].klen))
 			continue;
 		seg_key_init(e, &k[i], kb[i].key, kb[i].klen);
-		rte_prefetch0(k[i].head);
+		rte_prefetch0(seg_hash_chain(e, &k[i]));
 	}
 	for (unsigned i = 0; i < m; i++)
 		if (key_ok(kb[i].klen))

@@ -3,7 +3,7 @@
  *
  * lib/seg internals shared by its files. Layout of the engine's memory:
  *
- *   hash table   2^n head buckets of 64 bytes (malloc'd, DRAM)
+ *   hash table   2^n + split head buckets of 64 bytes, growing (mmap, DRAM)
  *   seg headers  one 64-byte struct seg_hdr per segment (DRAM)
  *   heap         nseg segments of seg_size bytes (caller region or mmap)
  *
@@ -50,6 +50,7 @@
 #include <rte_pause.h>
 
 #include "seg/seg.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
 #include "seg/seg_test.h"
 
@@ -245,7 +246,8 @@ struct seg_engine {
 	size_t heap_map_len;
 	struct seg_hdr *hdr;
 	struct seg_bucket *table;
-	uint64_t table_mask;   /* head buckets - 1 */
+	uint64_t table_mask;   /* stripes - 1: the head buckets at start (seg_hash.h) */
+	struct seg_table geo;  /* buckets in use, growth (seg_hash.h) */
 
 	_Atomic int64_t flush_at;    /* pending delayed flush_all, 0 = none */
 
@@ -468,10 +470,16 @@ struct seg_key {
 	uint32_t klen;
 	uint32_t hash;  /* the table hash, which the sampler reuses (engine.h) */
 	uint64_t tag;
-	struct seg_bucket *head;
+	struct seg_bucket *head; /* the stripe: lock and move count (seg_hash.h) */
 };
 
 void seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen);
+static inline struct seg_bucket *
+seg_hash_chain(const struct seg_engine *e, const struct seg_key *k)
+{
+	return &e->table[seg_geom_index(atomic_load_explicit(&e->geo.geom, memory_order_acquire),
+					k->hash)];
+}
 void seg_bucket_lock(struct seg_bucket *head);
 void seg_bucket_unlock(struct seg_bucket *head);
 /* Under the bucket lock: the slot holding the key's item, or NULL. */

@@ -71,7 +71,9 @@ seg_lookup(struct seg_engine *e, const struct seg_key *k, bool locked, struct se
 	_Atomic uint64_t *slot;
 	uint64_t v;
 
-	seg_iter_init(&it, k->head);
+	/* The chain is resolved after the caller read the stripe's move
+	 * count: a split that moved k's items since makes that count change. */
+	seg_iter_init(&it, seg_hash_chain(e, k));
 	while ((slot = seg_iter_next(e, &it, &v))) {
 		int res;
 

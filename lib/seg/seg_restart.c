@@ -114,7 +114,10 @@ seg_restart_area_bytes(const struct engine_config *cfg)
 
 	if (seg_geometry(cfg, &nseg, &seg_size, &buckets) < 0)
 		return 0;
-	seg_restart_layout(nseg, buckets, &al);
+	/* Room for the table grown to its largest (the table is last: an
+	 * area saved smaller leaves the rest unused). */
+	seg_restart_layout(nseg, 1ull << seg_hash_max_power(63u - (unsigned)__builtin_clzll(buckets)),
+			   &al);
 	return al.total;
 }
 
@@ -147,7 +150,7 @@ seg_restart_put_geometry(struct restart_hdr *h, const struct seg_engine *e,
 	h->area_bytes = al->total;
 	h->seg_size = e->seg_size;
 	h->nseg = e->nseg;
-	h->buckets = e->table_mask + 1;
+	h->buckets = seg_hash_buckets(e); /* the linear hashing geometry (seg_hash.h) */
 	h->off_shift = e->off_shift;
 	h->hash_fp = seg_hash_fingerprint();
 	h->ttl_chains = TTL_CHAINS;
@@ -167,7 +170,7 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 	uint64_t items = 0, segs = 0;
 	int rc = -1;
 
-	seg_restart_layout(e->nseg, e->table_mask + 1, &al);
+	seg_restart_layout(e->nseg, seg_hash_buckets(e), &al);
 	if (a->len < al.total)
 		return util_fail(err, errlen, "restart area of %zu bytes, %zu needed", a->len,
 				 al.total);
@@ -215,7 +218,7 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 		chains[2 * c] = e->chain[c].head;
 		chains[2 * c + 1] = e->chain[c].tail;
 	}
-	memcpy(area + al.table_off, e->table, (e->table_mask + 1) * sizeof(struct seg_bucket));
+	memcpy(area + al.table_off, e->table, seg_hash_bytes(e));
 	seg_restart_persist(a, area + al.chains_off, al.total - al.chains_off);
 
 	seg_restart_put_geometry(h, e, &al);

@@ -108,11 +108,15 @@ seg_restart_check_header(const struct seg_engine *e, const struct seg_restart_ar
 			      "geometry",
 			      "heap changed (-m or the file): saved %" PRIu64
 			      " segments, now %" PRIu32, h->nseg, e->nseg);
-	if (h->buckets != e->table_mask + 1)
+	/* A table grown online is saved as it is: any size from this
+	 * engine's starting table to its largest loads (linear hashing
+	 * places every key by the size alone). */
+	if (h->buckets < e->table_mask + 1 || h->buckets > 1ull << e->geo.max_power)
 		return seg_restart_refuse(rep, SEG_RESTART_REFUSED,
 			      "geometry",
-			      "hash table changed (-m): saved %" PRIu64 " buckets, now %" PRIu64,
-			      h->buckets, e->table_mask + 1);
+			      "hash table changed (-m or -o hashpower): saved %" PRIu64
+			      " buckets, now %" PRIu64 " to %" PRIu64,
+			      h->buckets, e->table_mask + 1, (uint64_t)1 << e->geo.max_power);
 	if (h->hash_fp != seg_hash_fingerprint() || h->ttl_chains != TTL_CHAINS ||
 	    h->image_size != sizeof(struct seg_image) ||
 	    h->bucket_size != sizeof(struct seg_bucket))

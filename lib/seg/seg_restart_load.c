@@ -59,7 +59,8 @@ cold_reset(struct seg_engine *e, uint64_t gen_floor)
 {
 	if (atomic_load(&e->gen_counter) < gen_floor)
 		atomic_store(&e->gen_counter, gen_floor);
-	memset(e->table, 0, (e->table_mask + 1) * sizeof(struct seg_bucket));
+	memset(e->table, 0, seg_hash_bytes(e));
+	atomic_store(&e->geo.geom, seg_geom_make(e->geo.base_power, 0));
 	for (uint32_t i = 0; i < e->nseg; i++) {
 		struct seg_hdr *h = &e->hdr[i];
 
@@ -297,7 +298,7 @@ check_item(struct scan_job *j, uint64_t b, uint64_t v, uint32_t *span, bool *exp
 		return false;
 	}
 	seg_key_init(e, &k, p + iv.hdr_len, iv.klen);
-	if (j->verify && (k.head != &e->table[b] || k.tag != slot_tag(v))) {
+	if (j->verify && (seg_hash_chain(e, &k) != &e->table[b] || k.tag != slot_tag(v))) {
 		snprintf(j->err, sizeof(j->err), "bucket %" PRIu64 ": the item at segment %" PRIu32
 			 " offset %" PRIu32 " hashes elsewhere", b, seg, off);
 		return false;
@@ -317,9 +318,6 @@ scan_chain(struct scan_job *j, uint64_t b)
 	struct seg_bucket *bk = head;
 	uint64_t expired = 0;
 
-	/* The info word holds the writers' lock and move count: nobody
-	 * holds or moves anything now. */
-	atomic_store_explicit(&head->slot[0], 0, memory_order_relaxed);
 	for (unsigned i = 1;; i = 0) {
 		for (; i < BUCKET_SLOTS; i++) {
 			uint64_t v = atomic_load_explicit(&bk->slot[i], memory_order_relaxed);
@@ -462,7 +460,7 @@ scan_table(struct seg_engine *e, const struct restart_hdr *h, const struct seg_i
 {
 	const bool verify = a->verify_items;
 	bool cancelled = false;
-	const uint64_t nb = e->table_mask + 1;
+	const uint64_t nb = seg_hash_buckets(e);
 	_Atomic bool bad = false;
 	struct scan_job *jobs;
 	unsigned started = 1;
@@ -505,6 +503,11 @@ scan_table(struct seg_engine *e, const struct restart_hdr *h, const struct seg_i
 			goto out;
 		}
 	}
+	/* The info words hold the writers' locks and move counts: nobody
+	 * holds or moves anything now. Cleared before the jobs run, since a
+	 * job's removals count moves on stripes other jobs' chains share. */
+	for (uint64_t b = 0; b < nb; b++)
+		atomic_store_explicit(&e->table[b].slot[0], 0, memory_order_relaxed);
 	for (; started < threads; started++)
 		if (pthread_create(&jobs[started].thread, NULL, scan_run, &jobs[started]) != 0)
 			break;
@@ -580,6 +583,18 @@ out:
 	return rc;
 }
 
+/* The head buckets the saved table has, where the header is this
+ * format's and they fit this engine's table (seg_restart_check_header()
+ * refuses the others), else the starting table's. */
+static uint64_t
+saved_buckets(const struct seg_engine *e, const struct restart_hdr *h)
+{
+	if (h->magic == RESTART_MAGIC && h->version == RESTART_VERSION &&
+	    h->buckets >= e->table_mask + 1 && h->buckets <= 1ull << e->geo.max_power)
+		return h->buckets;
+	return e->table_mask + 1;
+}
+
 int
 seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned threads,
 		 struct seg_restart_report *rep)
@@ -596,7 +611,7 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 	int rc;
 
 	memset(rep, 0, sizeof(*rep));
-	seg_restart_layout(e->nseg, e->table_mask + 1, &al);
+	seg_restart_layout(e->nseg, saved_buckets(e, h), &al);
 	if (a->len < al.total) {
 		seg_restart_refuse(rep, SEG_RESTART_REFUSED, "area", "restart area of %zu bytes, %zu needed",
 		       a->len, al.total);
@@ -642,15 +657,18 @@ seg_restart_load(struct engine *eng, const struct seg_restart_area *a, unsigned 
 	if (shift >= -1 && shift <= 1)
 		shift = 0;
 	apply_segments(e, h, img, chains, shift);
+	/* The geometry first: the scan resolves chains by it. */
+	atomic_store(&e->geo.geom, seg_geom_of_buckets(h->buckets));
 	rc = 0;
-	for (size_t off = 0; off < al.table_bytes && rc == 0; off += TABLE_COPY_CHUNK) {
+	const size_t table_bytes = seg_hash_bytes(e);
+	for (size_t off = 0; off < table_bytes && rc == 0; off += TABLE_COPY_CHUNK) {
 		if (load_cancelled(a))
 			rc = seg_restart_refuse(rep, SEG_RESTART_CANCELLED, "cancelled",
 						"stopped while the hash table was copied");
 		else
 			memcpy((uint8_t *)e->table + off, area + al.table_off + off,
-			       al.table_bytes - off < TABLE_COPY_CHUNK ? al.table_bytes - off
-								      : TABLE_COPY_CHUNK);
+			       table_bytes - off < TABLE_COPY_CHUNK ? table_bytes - off
+								    : TABLE_COPY_CHUNK);
 	}
 	if (rc == 0)
 		rc = check_ovf_free(e, &ovf, rep);

@@ -72,7 +72,7 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 			goto out;
 		}
 	}
-	for (uint64_t b = 0; b <= e->table_mask; b++) {
+	for (uint64_t b = 0; b < seg_hash_buckets(e); b++) {
 		struct seg_chain_iter it;
 		uint64_t v;
 
@@ -238,4 +238,13 @@ seg_test_restart_field(const void *area, size_t len, const char *name, uint32_t 
 		return -1;
 	*size = f->size;
 	return (long)(al.segs_off + seg * sizeof(struct seg_image) + f->off);
+}
+
+int
+seg_test_chain_stats(struct engine *eng, uint64_t *mean_x100, uint64_t *max)
+{
+	if (eng == NULL)
+		return -1;
+	seg_hash_chain_stats(seg_engine_of(eng), UINT64_MAX, 0, mean_x100, max);
+	return 0;
 }

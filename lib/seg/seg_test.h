@@ -58,6 +58,10 @@ struct seg_census {
  * or -1 with the first violation in err. */
 int seg_test_check(struct engine *e, struct seg_census *c, char *err, size_t errlen);
 
+/* Mean (in hundredths) and max items per chain over every chain of the
+ * hash table, now (what `stats` samples). 0, or -1 without an engine. */
+int seg_test_chain_stats(struct engine *e, uint64_t *mean_x100, uint64_t *max);
+
 /* Seals a restart area again after a test patched it: recomputes the
  * header's CRC over the layout its header describes (so that the loader's
  * own checks, not the checksum, judge the patch). Returns 1 when the CRC

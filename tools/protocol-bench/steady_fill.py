@@ -9,8 +9,9 @@ and Debian's memcached side by side in one run, and prints a table.
 The writer is one connection sending pipelined `set K 0 0 1 noreply` in
 batches of --batch keys (a reader thread drains anything the server sends
 back, so an unexpected reply can never block the writer); a `version`
-round trip after the last batch waits until the server has executed every
-set. --read-back then gets every key again (multi-gets of 100) and counts
+round trip after every batch marks when the server has executed it: the
+fill's sets a second over its first and its last tenth come from those
+marks (the table must keep up: the end as fast as the start). --read-back then gets every key again (multi-gets of 100) and counts
 correct values, which must agree with curr_items.
 
 usage: tools/protocol-bench/steady_fill.py [--segcached PATH] [--keys N]
@@ -32,21 +33,25 @@ def value_byte(k):
 
 
 class Drain(threading.Thread):
-    """Reads and counts whatever the server sends while the writer writes."""
+    """Reads and counts whatever the server sends while the writer writes;
+    notes when each `version` answer (one after every batch) came back."""
 
-    def __init__(self, conn):
+    def __init__(self, conn, versions):
         super().__init__(daemon=True)
         self.conn = conn
+        self.versions = versions
+        self.marks = []
         self.lines = []
         self.done = threading.Event()
         self.error = None
 
     def run(self):
         try:
-            while True:
+            while len(self.marks) < self.versions:
                 ln = self.conn.line()
                 if ln.startswith(b'VERSION '):
-                    break
+                    self.marks.append(time.monotonic())
+                    continue
                 if len(self.lines) < 10:
                     self.lines.append(ln)
         except Exception as e:  # reported by the writer
@@ -54,18 +59,31 @@ class Drain(threading.Thread):
         self.done.set()
 
 
+def window_rates(marks, t0, keys, batch, share=10):
+    """Sets a second over the first and over the last `share` per cent of
+    the keys, from the times the servers answered the `version` after each
+    batch (so what the server ran, not what the client queued)."""
+    m = len(marks)
+    n = min(max(1, m * share // 100), m - 1) if m > 1 else 1
+    first = min(keys, n * batch) / (marks[n - 1] - t0)
+    last_keys = keys - (m - n) * batch
+    last = last_keys / (marks[-1] - (marks[-1 - n] if m > n else t0))
+    return round(first), round(last)
+
+
 def fill(srv, keys, batch):
-    """Writes keys 1..keys; returns seconds spent."""
+    """Writes keys 1..keys, a `version` after every batch; returns seconds
+    spent and the sets a second over the first and last tenth of the keys."""
     conn = srv.connect()
-    drain = Drain(conn)
+    batches = range(1, keys + 1, batch)
+    drain = Drain(conn, len(batches))
     drain.start()
     t0 = time.monotonic()
-    for first in range(1, keys + 1, batch):
+    for first in batches:
         last = min(keys, first + batch - 1)
         conn.send(b''.join(b'set %d 0 0 1 noreply\r\n%s\r\n' % (k, value_byte(k))
-                           for k in range(first, last + 1)))
-    conn.send(b'version\r\n')
-    if not drain.done.wait(servers.IO_TIMEOUT):
+                           for k in range(first, last + 1)) + b'version\r\n')
+    if not drain.done.wait(servers.IO_TIMEOUT * 10):
         raise RuntimeError('%s: no answer to version after the fill' % srv.label())
     secs = time.monotonic() - t0
     conn.close()
@@ -74,7 +92,7 @@ def fill(srv, keys, batch):
     if drain.lines:
         raise RuntimeError('%s: unexpected replies to noreply sets: %r'
                            % (srv.label(), drain.lines))
-    return secs
+    return secs, window_rates(drain.marks, t0, keys, batch)
 
 
 def read_back(srv, keys):
@@ -107,7 +125,7 @@ def read_back(srv, keys):
 
 def run_one(srv, keys, batch, do_read_back):
     with srv:
-        secs = fill(srv, keys, batch)
+        secs, (first_rate, last_rate) = fill(srv, keys, batch)
         st = srv.stats()
         row = {
             'server': srv.label(),
@@ -118,6 +136,9 @@ def run_one(srv, keys, batch, do_read_back):
             'evictions': int(st.get('evictions', 0)),
             'limit_maxbytes': int(st.get('limit_maxbytes', 0)),
             'fill_seconds': round(secs, 2),
+            'first_tenth_sets_per_s': first_rate,
+            'last_tenth_sets_per_s': last_rate,
+            'hash_chain_max': int(st.get('hash_chain_max', 0)),
         }
         if do_read_back:
             row['read_back'], row['read_back_wrong'] = read_back(srv, keys)
@@ -155,13 +176,14 @@ def main():
     mc = next((r['curr_items'] for r in rows if r['server'].startswith('memcached')), None)
     print('%d keys (1-byte values) written to each server; %s'
           % (a.keys, servers.host_description()))
-    print('| server | curr_items | resident share | vs memcached | evictions | fill s |%s' %
-          (' read back |' if a.read_back else ''))
-    print('|---|---|---|---|---|---|%s' % ('---|' if a.read_back else ''))
+    print('| server | curr_items | resident share | vs memcached | evictions | fill s '
+          '| sets/s first 10%% | sets/s last 10%% |%s' % (' read back |' if a.read_back else ''))
+    print('|---|---|---|---|---|---|---|---|%s' % ('---|' if a.read_back else ''))
     for r in rows:
-        print('| %s (%s) | %d | %.3f | %s | %d | %.1f |%s' % (
+        print('| %s (%s) | %d | %.3f | %s | %d | %.1f | %d | %d |%s' % (
             r['server'], r['version'], r['curr_items'], r['curr_items'] / a.keys,
             '%.2f×' % (r['curr_items'] / mc) if mc else '-', r['evictions'], r['fill_seconds'],
+            r['first_tenth_sets_per_s'], r['last_tenth_sets_per_s'],
             ' %d (%d wrong) |' % (r['read_back'], r['read_back_wrong']) if a.read_back else ''))
     for r in rows:
         print('$ ' + ' '.join(r['command']), file=sys.stderr)

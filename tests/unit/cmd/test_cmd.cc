@@ -825,7 +825,7 @@ TEST_F(Cmd, StatsGeneral)
 		"expired_unfetched", "evicted_unfetched", "evictions", "reclaimed",
 		/* segcached's own, after memcached's */
 		"admin_connections", "conns_refused_per_source", "conns_request_timeouts",
-		"conns_write_timeouts",
+		"conns_write_timeouts", "hash_chain_mean", "hash_chain_max",
 	};
 	EXPECT_EQ(names, want);
 	EXPECT_EQ(r.substr(r.size() - 5), "END\r\n");

@@ -218,7 +218,9 @@ TEST_F(Seg, OverflowChainsHoldEveryKey)
 		ASSERT_EQ(set("k" + std::to_string(i), std::to_string(i)), ENGINE_OK);
 	for (int i = 0; i < 20000; i++)
 		ASSERT_EQ(get("k" + std::to_string(i)), std::to_string(i));
-	EXPECT_GT(stats().hash_overflow, 20000u / 8);
+	// 20000 items need 20000 / 7 buckets: the table grew from 64 head
+	// buckets (to at most 1024), overflow buckets hold the rest.
+	EXPECT_GT(stats().hash_overflow, 20000u / 7 - stats().hash_buckets);
 	for (int i = 0; i < 20000; i += 2)
 		ASSERT_EQ(engine_delete(w, ("k" + std::to_string(i)).data(),
 					("k" + std::to_string(i)).size(), 0), ENGINE_OK);
@@ -226,7 +228,7 @@ TEST_F(Seg, OverflowChainsHoldEveryKey)
 		ASSERT_EQ(get("k" + std::to_string(i)), i % 2 ? std::to_string(i) : "<MISS>");
 	// Chains stay packed and give emptied buckets back: what is left
 	// needs about 10000 / 7 overflow buckets (plus under one per chain).
-	EXPECT_LT(stats().hash_overflow, 10000u / 7 + 64);
+	EXPECT_LT(stats().hash_overflow, 10000u / 7 + stats().hash_buckets);
 	EXPECT_EQ(stats().curr_items, 10000u);
 	// The freed buckets are used again before new ones are carved.
 	for (int i = 0; i < 20000; i += 2)

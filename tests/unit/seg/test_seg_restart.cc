@@ -100,8 +100,7 @@ protected:
 		cfg.memory = memory;
 		cfg.segment_size = seg_size;
 		cfg.max_workers = 8;
-		// A table of 2 MiB, larger than the rest of the restart area:
-		// flip_saved_slots() finds it in the area's second half.
+		// A table of 2 MiB to start with (it grows when chains fill).
 		cfg.hash_power = hash_power;
 		cfg.clock = Clocks::engine;
 		cfg.clock_arg = c;
@@ -598,7 +597,7 @@ TEST_F(SegRestart, ClockWentBackStartsCold)
 }
 
 // Flips `bit` in the first item slot of up to 50 saved head buckets (the
-// table is the last part of the restart area); with reseal, the area's
+// last ones of the saved table); with reseal, the area's
 // checksum is made right again (the loader's table checks judge it).
 static void
 flip_saved_slots(const std::string &path, size_t alen, unsigned bit, bool reseal = true)
@@ -609,7 +608,14 @@ flip_saved_slots(const std::string &path, size_t alen, unsigned bit, bool reseal
 
 	ASSERT_GE(f, 0);
 	ASSERT_EQ(pread(f, area.data(), alen, 0), (ssize_t)alen);
-	for (size_t off = alen - 64; off > alen / 2 && flipped < 50; off -= 64) {
+	// The saved table: the area has room for the table grown to its
+	// largest, and the header says how much of it this save used.
+	size_t tbytes = 0;
+	long toff = seg_test_restart_field(area.data(), alen, "table", 0, &tbytes);
+
+	ASSERT_GT(toff, 0);
+	for (size_t off = (size_t)toff + tbytes - 64; off >= (size_t)toff && flipped < 50;
+	     off -= 64) {
 		uint64_t slot;
 
 		memcpy(&slot, area.data() + off + 8, 8);
@@ -964,3 +970,70 @@ TEST_F(SegRestart, ALoadStoppedAfterDroppingExpiredItemsSaysTheNextStartIsCold)
 }
 
 } // namespace
+
+// Issue 21, "a hash table that keeps up": a table grown online is saved at
+// its grown size and loads warm (the load resolves every chain by the saved
+// size and, verifying, finds every item in its chain), and goes on growing
+// after the load; a second save and load keeps everything again.
+TEST_F(SegRestart, AGrownTableSavesAndLoadsWarm)
+{
+	hash_power = 8; // 256 chains to start with, up to 4096
+	verify_items = true;
+	open_engine();
+	fill(6000);
+	struct engine_stats st;
+
+	engine_stats(e, &st);
+	const uint64_t grown = st.hash_buckets;
+
+	ASSERT_GT(grown, 256u) << "the table did not grow";
+	ASSERT_LT(grown, 4096u);
+	std::set<uint64_t> before = verify();
+	stop_engine();
+
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	EXPECT_EQ(rep.items, model.size());
+	engine_stats(e, &st);
+	EXPECT_EQ(st.hash_buckets, grown);
+	check_at_rest();
+	EXPECT_EQ(verify(), before);
+
+	// More keys: it grows on from the loaded size.
+	for (unsigned i = 0; i < 20000; i++) {
+		std::string k = "more:" + std::to_string(i);
+
+		set(k, k);
+		model[k] = { k, 0, 0 };
+	}
+	engine_stats(e, &st);
+	EXPECT_GT(st.hash_buckets, grown);
+	const uint64_t grown2 = st.hash_buckets;
+	before = verify();
+	stop_engine();
+
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	engine_stats(e, &st);
+	EXPECT_EQ(st.hash_buckets, grown2);
+	check_at_rest();
+	EXPECT_EQ(verify(), before);
+}
+
+// A saved table smaller than this engine's starting table or larger than
+// its largest is refused by name, never loaded into the wrong geometry.
+TEST_F(SegRestart, ATableOutsideThisEnginesSizesIsRefused)
+{
+	hash_power = 8; // 256 buckets to start with, up to 4096
+	for (int64_t buckets : { int64_t{ 255 }, int64_t{ 4097 }, int64_t{ 1 } << 13 }) {
+		model.clear();
+		gone.clear();
+		open_engine();
+		fill(3000);
+		stop_engine();
+		poke_field("hdr.buckets", buckets);
+		open_engine();
+		expect_refused("geometry", "hash table changed");
+		close_engine();
+	}
+}
