@@ -10,12 +10,13 @@
 #include <string.h>
 
 #include "mrc/mrc_private.h"
+#include "engine/engine_merge_cut.h"
 
 #define MERGE_N 2
 #define MERGE_GROW_MAX 4
 #define MERGE_RUN_MAX 16
 #define RUN_SCAN_MAX 32
-#define FREQ_LEVELS 256
+#define FREQ_LEVELS ENGINE_FREQ_LEVELS
 
 static bool
 sealed(const struct mini *c, uint32_t s)
@@ -138,22 +139,17 @@ sparsest_chain(struct mini *c)
 	return best;
 }
 
-struct cut {
-	unsigned cutoff;
-	uint64_t at_cutoff, read_bytes;
-};
 
 /* seg_merge.c merge_cutoff: which of the run's live items survive. */
-static struct cut
+static struct engine_merge_cut
 merge_cut(const struct mini *c, const uint32_t *run, unsigned n, uint64_t keep, int64_t now)
 {
-	uint64_t bytes[FREQ_LEVELS] = { 0 }, live = 0, above = 0;
-	struct cut cut = { 1, UINT64_MAX, 0 };
+	uint64_t bytes[FREQ_LEVELS] = { 0 }, live = 0;
 
 	for (unsigned r = 0; r < n; r++)
 		live += c->seg[run[r]].live;
 	if (n > 1 && live <= keep)
-		return (struct cut){ 0, UINT64_MAX, live };
+		return (struct engine_merge_cut){ 0, UINT64_MAX, live };
 	for (unsigned r = 0; r < n; r++)
 		for (uint32_t i = c->seg[run[r]].head; i != MRC_NONE; i = c->item[i].next) {
 			const struct mini_item *it = &c->item[i];
@@ -161,27 +157,14 @@ merge_cut(const struct mini *c, const uint32_t *run, unsigned n, uint64_t keep, 
 			if (it->live && !(it->exp != 0 && it->exp <= now))
 				bytes[it->freq] += it->size;
 		}
-	for (unsigned f = 1; f < FREQ_LEVELS; f++)
-		cut.read_bytes += bytes[f];
-	if (cut.read_bytes == 0)
-		return cut;
-	cut.cutoff = 0;
-	for (unsigned f = FREQ_LEVELS; f-- > 0;) {
-		if (above + bytes[f] > keep) {
-			cut.cutoff = f;
-			cut.at_cutoff = keep - above;
-			break;
-		}
-		above += bytes[f];
-	}
-	return cut;
+	return engine_merge_cut_pick(bytes, keep);
 }
 
 /* Compacts the run into at most `max` destinations in its place in the
  * chain; the items that do not survive leave the cache. */
 static void
 merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
-	  unsigned max, struct cut cut, uint64_t cap, int64_t now)
+	  unsigned max, struct engine_merge_cut cut, uint64_t cap, int64_t now)
 {
 	const uint32_t chi = c->seg[run[0]].chain;
 	struct mini_chain *ch = &c->chains[chi];
@@ -288,7 +271,7 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 		struct mini_chain *ch;
 		uint64_t live, cap;
 		unsigned n, max;
-		struct cut cut;
+		struct engine_merge_cut cut;
 
 		if (chi == MRC_NONE)
 			return false;

@@ -11,6 +11,7 @@
 
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
+#include "engine/engine_merge_cut.h"
 
 
 /* Segments merged per pass, at least: the run's most read items fill
@@ -37,39 +38,28 @@ seg_live(const struct seg_engine *e, int32_t seg)
 	return lb > 0 ? (uint64_t)lb : 0;
 }
 
-/* Which items of a run survive a merge: those read more often than
- * `cutoff`, and of those read exactly `cutoff` times the first ones, up
- * to `at_cutoff` bytes; so the most read items fill the destinations, not
- * the first read items in offset order. Unread items only when fewer
- * than the destinations' worth were read, and none from a run nobody
- * read unless all of it fits. */
-struct merge_cut {
-	unsigned cutoff;
-	uint64_t at_cutoff;
-	uint64_t read_bytes; /* live bytes read at least once (all live bytes when
-			      * they fit): 0 = nothing survives */
-};
+/* Which items of a run survive a merge: engine_merge_cut.h. */
+_Static_assert(FREQ_LEVELS == ENGINE_FREQ_LEVELS, "slot frequencies fill the cut's levels");
 
 /* Drains the run and counts its live bytes by read frequency (lock-free,
  * an estimate: the keep decision is taken again under each bucket lock),
  * then picks the cutoff so that about `keep` bytes survive. A run of two
  * or more whose live bytes fit in `keep` keeps them all: no count, which
  * would cost a hash lookup per item. */
-static struct merge_cut
+static struct engine_merge_cut
 merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep,
 	     int64_t now)
 {
 	const uint32_t align = (1u << e->off_shift) - 1;
 	uint64_t bytes[FREQ_LEVELS] = { 0 };
-	uint64_t above = 0, live = 0;
-	struct merge_cut cut = { 1, UINT64_MAX, 0 };
+	uint64_t live = 0;
 
 	for (unsigned r = 0; r < n; r++) {
 		seg_close_and_drain(e, run[r]);
 		live += seg_live(e, run[r]);
 	}
 	if (n > 1 && live <= keep)
-		return (struct merge_cut){ 0, UINT64_MAX, live };
+		return (struct engine_merge_cut){ 0, UINT64_MAX, live };
 	for (unsigned r = 0; r < n; r++) {
 		const struct seg_hdr *sh = &e->hdr[run[r]];
 		const uint8_t *sdata = seg_data(e, run[r]);
@@ -92,25 +82,7 @@ merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep
 			off += (iv.total + align) & ~align;
 		}
 	}
-	for (unsigned f = 1; f < FREQ_LEVELS; f++)
-		cut.read_bytes += bytes[f];
-	/* A run with nothing read keeps nothing (and its chain turns cold). */
-	if (cut.read_bytes == 0)
-		return cut;
-	/* Else the destinations fill: the most read first, then, when fewer
-	 * than their worth were read, unread items in run order (a
-	 * destination a twentieth full wasted the rest of its segment, and a
-	 * chain of such destinations most of the heap). */
-	cut.cutoff = 0;
-	for (unsigned f = FREQ_LEVELS; f-- > 0;) {
-		if (above + bytes[f] > keep) {
-			cut.cutoff = f;
-			cut.at_cutoff = keep - above;
-			break;
-		}
-		above += bytes[f];
-	}
-	return cut;
+	return engine_merge_cut_pick(bytes, keep);
 }
 
 /* A cursor into chain c: the segment recorded, while it is still in the
@@ -363,7 +335,7 @@ dest_room(struct seg_engine *e, struct merge_dests *md, const int32_t *run, unsi
  * unlinks the rest. Leaves the last destination unsealed. */
 static void
 merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
-	  unsigned n, struct merge_dests *md, const struct merge_cut cut, int64_t now)
+	  unsigned n, struct merge_dests *md, const struct engine_merge_cut cut, int64_t now)
 {
 	const uint32_t align = (1u << e->off_shift) - 1;
 	uint64_t used_at_cutoff = 0;
@@ -468,7 +440,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 	for (;;) {
 		struct seg_chain *c = sparsest_chain(e, w);
 		struct merge_dests md = { .n = 0 };
-		struct merge_cut cut;
+		struct engine_merge_cut cut;
 		unsigned n, tb;
 		int32_t prev;
 

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Merge eviction's survival rule, in one place for the two that apply it:
+ * lib/seg's merge (seg_merge.c) and lib/mrc's miniature caches, which must
+ * model the server's policy exactly (at sampling rate 1.0 they agree with
+ * it). Given a run's live bytes by read frequency, it picks which items
+ * survive: those read more often than `cutoff`, and of those read exactly
+ * `cutoff` times the first ones, up to `at_cutoff` bytes; so the most read
+ * items fill the destinations, not the first read items in offset order.
+ * Unread items survive only when fewer than the destinations' worth were
+ * read, and none from a run nobody read.
+ */
+#ifndef SEGCACHED_ENGINE_MERGE_CUT_H
+#define SEGCACHED_ENGINE_MERGE_CUT_H
+
+#include <stdint.h>
+
+/* Read frequencies counted per item (lib/seg keeps 8 bits in a slot). */
+#define ENGINE_FREQ_LEVELS 256u
+
+struct engine_merge_cut {
+	unsigned cutoff;
+	uint64_t at_cutoff;
+	uint64_t read_bytes; /* live bytes read at least once (all live bytes when
+			      * they fit): 0 = nothing survives */
+};
+
+/* The cut that keeps about `keep` of the bytes counted in bytes[freq]. */
+static inline struct engine_merge_cut
+engine_merge_cut_pick(const uint64_t bytes[ENGINE_FREQ_LEVELS], uint64_t keep)
+{
+	struct engine_merge_cut cut = { 1, UINT64_MAX, 0 };
+	uint64_t above = 0;
+
+	for (unsigned f = 1; f < ENGINE_FREQ_LEVELS; f++)
+		cut.read_bytes += bytes[f];
+	/* A run with nothing read keeps nothing (and its chain turns cold). */
+	if (cut.read_bytes == 0)
+		return cut;
+	/* Else the destinations fill: the most read first, then, when fewer
+	 * than their worth were read, unread items in run order (a
+	 * destination a twentieth full wasted the rest of its segment, and a
+	 * chain of such destinations most of the heap). */
+	cut.cutoff = 0;
+	for (unsigned f = ENGINE_FREQ_LEVELS; f-- > 0;) {
+		if (above + bytes[f] > keep) {
+			cut.cutoff = f;
+			cut.at_cutoff = keep - above;
+			break;
+		}
+		above += bytes[f];
+	}
+	return cut;
+}
+
+#endif /* SEGCACHED_ENGINE_MERGE_CUT_H */
