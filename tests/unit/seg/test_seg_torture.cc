@@ -153,6 +153,23 @@ protected:
 		totals.checked++;
 	}
 
+	// One get, bracketed by the model and checked; true when it hit.
+	bool checked_get(struct engine_worker *w, unsigned key, const char *op,
+			 std::vector<char> &buf)
+	{
+		const std::string k = key_name(key);
+		struct engine_item it = {};
+		int64_t now = clock.now.load();
+		ReadSnap snap = model->begin_read(key);
+		enum engine_status rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH,
+						   buf.data(), buf.size(), &it);
+		model->end_read(&snap);
+		EXPECT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS) << engine_status_name(rc);
+		if (rc == ENGINE_OK)
+			check_item(key, op, now, buf.data(), it, snap);
+		return rc == ENGINE_OK;
+	}
+
 	std::string value_for(unsigned key, uint64_t w, size_t len, char kind)
 	{
 		if (is_counter(key) && w >= torture::kMaxCounterVersion)
@@ -454,18 +471,8 @@ protected:
 			model->ack(key, ver, rc == ENGINE_OK, clock.now.load());
 			ASSERT_EQ(rc, ENGINE_OK) << k;
 		}
-		for (unsigned key = 0; key < keys; key++) {
-			const std::string k = key_name(key);
-			struct engine_item it = {};
-			int64_t now = clock.now.load();
-			ReadSnap snap = model->begin_read(key);
-			enum engine_status rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH,
-							   buf.data(), buf.size(), &it);
-			model->end_read(&snap);
-			ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS) << engine_status_name(rc);
-			if (rc == ENGINE_OK)
-				check_item(key, "prefill get", now, buf.data(), it, snap);
-		}
+		for (unsigned key = 0; key < keys; key++)
+			checked_get(w, key, "prefill get", buf);
 		engine_worker_destroy(w);
 	}
 
@@ -630,20 +637,8 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	ASSERT_NE(w, nullptr);
 	std::vector<char> buf(kBuf);
 	uint64_t visible = 0;
-	for (unsigned key = 0; key < keys; key++) {
-		const std::string k = key_name(key);
-		struct engine_item it = {};
-		int64_t now = clock.now.load();
-		ReadSnap snap = model->begin_read(key);
-		enum engine_status rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH,
-						   buf.data(), buf.size(), &it);
-		model->end_read(&snap);
-		ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS) << engine_status_name(rc);
-		if (rc == ENGINE_OK) {
-			check_item(key, "final get", now, buf.data(), it, snap);
-			visible++;
-		}
-	}
+	for (unsigned key = 0; key < keys; key++)
+		visible += checked_get(w, key, "final get", buf);
 	struct seg_census census;
 	char why[256] = "";
 	EXPECT_EQ(seg_test_check(e, &census, why, sizeof(why)), 0) << why;
