@@ -97,18 +97,6 @@ mini_fini(struct mini *c)
 	c->chains = NULL;
 }
 
-uint32_t
-mini_pop_free(struct mini *c)
-{
-	uint32_t s = c->free_seg;
-
-	if (s != MRC_NONE) {
-		c->free_seg = c->seg[s].next;
-		c->nfree--;
-	}
-	return s;
-}
-
 /* The chain of TTL bucket tb, taken from the pool when it has none. */
 static uint32_t
 chain_get(struct mini *c, unsigned tb)
@@ -126,55 +114,6 @@ chain_get(struct mini *c, unsigned tb)
 					     .sparse_next = MRC_NONE, .tb = (uint16_t)tb };
 	c->chain_of[tb] = (uint16_t)ch;
 	return ch;
-}
-
-void
-mini_chain_remove(struct mini *c, uint32_t seg)
-{
-	struct mini_seg *s = &c->seg[seg];
-	struct mini_chain *ch = &c->chains[s->chain];
-
-	if (s->prev != MRC_NONE)
-		c->seg[s->prev].next = s->next;
-	else
-		ch->head = s->next;
-	if (s->next != MRC_NONE)
-		c->seg[s->next].prev = s->prev;
-	else
-		ch->tail = s->prev;
-	if (ch->open == seg)
-		ch->open = MRC_NONE;
-	if (ch->merge_next == seg)
-		ch->merge_next = MRC_NONE;
-	if (ch->sparse_next == seg)
-		ch->sparse_next = MRC_NONE;
-	if (ch->head == MRC_NONE) {
-		c->chain_of[ch->tb] = MINI_NO_CHAIN;
-		ch->tb = MINI_NO_CHAIN;
-		ch->head = c->free_chain;
-		c->free_chain = s->chain;
-	}
-}
-
-void
-mini_free_seg(struct mini *c, struct mrc_key *keys, uint32_t seg)
-{
-	struct mini_seg *s = &c->seg[seg];
-
-	for (uint32_t i = s->head; i != MRC_NONE;) {
-		struct mini_item *it = &c->item[i];
-		const uint32_t next = it->next;
-
-		if (it->live)
-			keys[it->key].loc[c->idx] = MRC_NONE;
-		it->next = c->free_item;
-		c->free_item = i;
-		i = next;
-	}
-	mini_chain_remove(c, seg);
-	*s = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
-	c->free_seg = seg;
-	c->nfree++;
 }
 
 void

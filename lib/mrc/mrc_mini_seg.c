@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * A miniature cache's segments: the free pool and the TTL chains' links,
+ * which both the cache (mrc_mini.c) and its eviction (mrc_evict.c) take
+ * and give back segments through, as lib/seg's seg_segment.c is for the
+ * server's heap.
+ */
+#include "mrc/mrc_private.h"
+
+uint32_t
+mini_pop_free(struct mini *c)
+{
+	uint32_t s = c->free_seg;
+
+	if (s != MRC_NONE) {
+		c->free_seg = c->seg[s].next;
+		c->nfree--;
+	}
+	return s;
+}
+
+void
+mini_chain_remove(struct mini *c, uint32_t seg)
+{
+	struct mini_seg *s = &c->seg[seg];
+	struct mini_chain *ch = &c->chains[s->chain];
+
+	if (s->prev != MRC_NONE)
+		c->seg[s->prev].next = s->next;
+	else
+		ch->head = s->next;
+	if (s->next != MRC_NONE)
+		c->seg[s->next].prev = s->prev;
+	else
+		ch->tail = s->prev;
+	if (ch->open == seg)
+		ch->open = MRC_NONE;
+	if (ch->merge_next == seg)
+		ch->merge_next = MRC_NONE;
+	if (ch->sparse_next == seg)
+		ch->sparse_next = MRC_NONE;
+	if (ch->head == MRC_NONE) {
+		c->chain_of[ch->tb] = MINI_NO_CHAIN;
+		ch->tb = MINI_NO_CHAIN;
+		ch->head = c->free_chain;
+		c->free_chain = s->chain;
+	}
+}
+
+void
+mini_free_seg(struct mini *c, struct mrc_key *keys, uint32_t seg)
+{
+	struct mini_seg *s = &c->seg[seg];
+
+	for (uint32_t i = s->head; i != MRC_NONE;) {
+		struct mini_item *it = &c->item[i];
+		const uint32_t next = it->next;
+
+		if (it->live)
+			keys[it->key].loc[c->idx] = MRC_NONE;
+		it->next = c->free_item;
+		c->free_item = i;
+		i = next;
+	}
+	mini_chain_remove(c, seg);
+	*s = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
+	c->free_seg = seg;
+	c->nfree++;
+}
