@@ -344,6 +344,9 @@ engine_setup_create(struct engine_setup *es, const struct options *o,
 	if (o->heap != HEAP_AUTO)
 		APP_LOG(WARNING, "--heap applies to the seg engine only; "
 			"baseline uses DPDK's allocator");
+	if (o->hash_grow != 0)
+		APP_LOG(WARNING, "--hash-grow applies to the seg engine only; "
+			"baseline's table has a fixed size");
 	es->engine = baseline_create(&es->cfg, why, sizeof(why));
 	if (es->engine == NULL)
 		return util_fail(err, errlen, "engine baseline: %s", why);
