@@ -257,6 +257,11 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 	}
 	/* In a file, the restart area comes first (its header at offset 0,
 	 * where any later geometry still finds it), the segments after it. */
+	/* A file holds room for the table at its largest (the restart
+	 * area): 2 times keeps it at 1/16 of -m where 16 would double the
+	 * file. Anonymous and hugepage heaps reserve address space only. */
+	if (es->cfg.hash_grow == 0)
+		es->cfg.hash_grow = kind == MEM_REGION_FILE ? 2 : 16;
 	if (kind == MEM_REGION_FILE)
 		area = seg_restart_area_bytes(&es->cfg);
 	if (kind == MEM_REGION_ANON && anon_heap_fits(o->memory, len, err, errlen) < 0)
@@ -325,6 +330,7 @@ engine_setup_create(struct engine_setup *es, const struct options *o,
 	es->cfg.memory = o->memory;
 	es->cfg.segment_size = o->segment_size;
 	es->cfg.hash_power = o->hash_power;
+	es->cfg.hash_grow = o->hash_grow;
 	es->cfg.item_max = o->item_max;
 	es->cfg.eviction = o->eviction;
 	es->cfg.cas_disabled = o->cas_disabled;
@@ -338,6 +344,9 @@ engine_setup_create(struct engine_setup *es, const struct options *o,
 	if (o->heap != HEAP_AUTO)
 		APP_LOG(WARNING, "--heap applies to the seg engine only; "
 			"baseline uses DPDK's allocator");
+	if (o->hash_grow != 0)
+		APP_LOG(WARNING, "--hash-grow applies to the seg engine only; "
+			"baseline's table has a fixed size");
 	es->engine = baseline_create(&es->cfg, why, sizeof(why));
 	if (es->engine == NULL)
 		return util_fail(err, errlen, "engine baseline: %s", why);

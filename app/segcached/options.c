@@ -599,6 +599,19 @@ opt_hash_power(struct options *o, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
+static int
+opt_hash_grow(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	unsigned long long v;
+
+	if (parse_uint(arg, 1, 16, &v, err, errlen) < 0)
+		return -1;
+	if (v & (v - 1))
+		return util_fail(err, errlen, "--hash-grow %llu: must be 1, 2, 4, 8 or 16", v);
+	o->hash_grow = (unsigned)v;
+	return 0;
+}
+
 /* memcached's -o suboptions that tune its slab allocator, LRU, crawler or
  * logging: nothing here works that way (segments, TTL buckets, merge
  * eviction), so a memcached command line that carries them starts, with a
@@ -875,6 +888,11 @@ static const struct opt_desc opt_table[] = {
 	  "log2 of the hash table's head buckets (64 bytes, 7 items each), as\n"
 	  "memcached's -o hashpower; more items chain overflow buckets from the\n"
 	  "heap (default: one bucket per KiB of -m)" },
+	{ "hash-grow", NULL, 0, "N", OPT_ANYWHERE, opt_hash_grow,
+	  "how many times its starting size the hash table may grow to as items\n"
+	  "pile up: 1 (fixed), 2, 4, 8 or 16. The table is outside -m (16 times\n"
+	  "is as large as -m), and a --heap-file reserves room for its largest\n"
+	  "(default: 16, or 2 with --heap-file)" },
 	{ "no-mrc", NULL, 0, NULL, OPT_ANYWHERE, opt_no_mrc,
 	  "do not sample keys for the live miss-ratio curve and hot keys\n"
 	  "(stats mrc, stats hotkeys; on by default with --engine seg)" },

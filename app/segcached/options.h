@@ -81,6 +81,7 @@ struct options {
 	unsigned link_timeout;    /* seconds to wait for the link; 0 = no wait */
 	unsigned idle_timeout;    /* seconds; 0 = never (memcached's idle_timeout) */
 	unsigned hash_power;      /* log2 of head buckets; 0 = sized from -m */
+	unsigned hash_grow;       /* --hash-grow: 1..16 times; 0 = by heap kind */
 	uint8_t rss_key[64];      /* --rss-key; rss_key_len 0 = a random key */
 	uint8_t rss_key_len;
 	bool udp_any_source;      /* --udp-any-source */

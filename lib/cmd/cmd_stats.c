@@ -264,6 +264,8 @@ stats_settings(struct cmd_conn *c)
 	put_u64(&so, "item_size_max", s->item_max);
 	put_u64(&so, "hashpower_init",
 		es.hash_power_init ? es.hash_power_init : log2_u64(es.hash_buckets));
+	/* segcached's: how far the table may grow (--hash-grow); 1 = fixed */
+	put_u64(&so, "hash_grow_max", es.hash_grow_max ? es.hash_grow_max : 1);
 	put_bool(&so, "flush_enabled", !s->flush_disabled, "yes", "no");
 	put_bool(&so, "dump_enabled", engine_can_dump(s->engine), "yes", "no");
 	put_u64(&so, "idle_timeout", ss.idle_timeout);

@@ -109,6 +109,10 @@ struct engine_config {
 	unsigned max_workers; /* most engine_worker objects alive at once; 0 = 16 */
 	bool cas_disabled;    /* memcached -C */
 	unsigned hash_power;  /* log2 of hash buckets; 0 = sized from memory */
+	/* lib/seg: how many times its starting buckets the hash table may grow
+	 * to online: 1 (no growth), 2, 4, 8 or 16; 0 = 16. It sizes the restart
+	 * area of a file-backed heap (seg_restart_area_bytes()). */
+	unsigned hash_grow;
 	engine_clock_fn clock;
 	void *clock_arg;
 	/* Optional caller-provided heap region (hugepages, PMEM). NULL: the
@@ -189,6 +193,7 @@ struct engine_stats {
 	uint64_t hash_buckets;   /* primary buckets */
 	uint64_t hash_power;     /* log2 of hash_buckets, rounded down */
 	uint64_t hash_power_init; /* log2 of the primary buckets at start */
+	uint64_t hash_grow_max;   /* times hash_power_init's buckets the table may reach; 0 = fixed */
 	uint64_t hash_is_expanding; /* 1 while the table grows */
 	uint64_t hash_chain_mean_x100; /* items per chain, sampled, in hundredths */
 	uint64_t hash_chain_max; /* longest chain in the sample, items */

@@ -111,6 +111,10 @@ layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t 
 
 		l->buckets = want < 64 ? 64 : 1ull << log2_floor(want);
 	}
+	if (seg_hash_grow_powers(cfg->hash_grow) < 0) {
+		return util_fail(err, errlen, "hash table growth %u is not 1, 2, 4, 8 or 16",
+				 cfg->hash_grow);
+	}
 	fixed = sizeof(struct seg_engine) + l->buckets * sizeof(struct seg_bucket) +
 		l->workers * (sizeof(struct seg_worker) + sizeof(void *));
 	per_seg = seg_size + sizeof(struct seg_hdr) + sizeof(int32_t);
@@ -342,6 +346,7 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 	st->hash_buckets = seg_hash_buckets(e);
 	st->hash_power = log2_floor(st->hash_buckets);
 	st->hash_power_init = e->geo.base_power;
+	st->hash_grow_max = 1ull << (e->geo.max_power - e->geo.base_power);
 	st->hash_is_expanding = seg_hash_wants_growth(e);
 	seg_hash_chain_stats(e, HASH_STATS_SAMPLE, HASH_STATS_EVERY_NS,
 			     &st->hash_chain_mean_x100, &st->hash_chain_max);
@@ -436,7 +441,8 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	pthread_mutex_init(&e->evict_lock, NULL);
 	pthread_mutex_init(&e->workers_lock, NULL);
 
-	if (seg_hash_table_init(e, log2_floor(l.buckets)) < 0)
+	if (seg_hash_table_init(e, log2_floor(l.buckets),
+				(uint32_t)seg_hash_grow_powers(cfg->hash_grow)) < 0)
 		e->table = NULL;
 	e->hdr = aligned_alloc(64, (size_t)l.nseg * sizeof(struct seg_hdr));
 	e->pool = malloc((size_t)l.nseg * sizeof(int32_t));

@@ -26,7 +26,8 @@
 
 #define SEG_GEOM_POWER_SHIFT 48
 #define SEG_GEOM_SPLIT_MASK ((1ull << SEG_GEOM_POWER_SHIFT) - 1)
-/* Growth past the starting table: at most 2^4 = 16 times its buckets. */
+/* Growth past the starting table: at most 2^4 = 16 times its buckets
+ * (engine_config.hash_grow picks 1, 2, 4, 8 or 16 times). */
 #define SEG_HASH_GROW_POWERS 4u
 #define SEG_HASH_MAX_POWER 32u
 
@@ -74,11 +75,25 @@ seg_geom_index(uint64_t g, uint32_t h)
 	return i;
 }
 
-/* The largest table a starting table of 2^base_power buckets grows to. */
-static inline uint32_t
-seg_hash_max_power(uint32_t base_power)
+/* The powers of two engine_config.hash_grow lets the table grow by (it
+ * is how many times the starting table the table may reach: 1, 2, 4, 8
+ * or 16; 0 = 16), or -1 for any other value. */
+static inline int
+seg_hash_grow_powers(unsigned grow)
 {
-	uint32_t p = base_power + SEG_HASH_GROW_POWERS;
+	if (grow == 0)
+		return (int)SEG_HASH_GROW_POWERS;
+	if ((grow & (grow - 1)) != 0 || grow > 1u << SEG_HASH_GROW_POWERS)
+		return -1;
+	return __builtin_ctz(grow);
+}
+
+/* The largest table a starting table of 2^base_power buckets grows to,
+ * growing by at most 2^grow_powers (seg_hash_grow_powers()). */
+static inline uint32_t
+seg_hash_max_power(uint32_t base_power, uint32_t grow_powers)
+{
+	uint32_t p = base_power + grow_powers;
 
 	return p > SEG_HASH_MAX_POWER ? (base_power > SEG_HASH_MAX_POWER ? base_power
 									 : SEG_HASH_MAX_POWER)
@@ -106,9 +121,10 @@ void seg_hash_moves_end(struct seg_bucket *stripe);
 void seg_hash_ovf_release(struct seg_engine *e, uint64_t link);
 
 /* ---- seg_hash_grow.c ---- */
-/* Reserves the head array (2^max_power buckets of address space) and sets
- * the starting geometry. 0, or -1 when the address space is not there. */
-int seg_hash_table_init(struct seg_engine *e, uint32_t base_power);
+/* Reserves the head array (2^max_power buckets of address space, the
+ * starting table grown by 2^grow_powers) and sets the starting geometry.
+ * 0, or -1 when the address space is not there. */
+int seg_hash_table_init(struct seg_engine *e, uint32_t base_power, uint32_t grow_powers);
 void seg_hash_table_free(struct seg_engine *e);
 /* Bytes of the head array reserved (for munmap) and in use. */
 uint64_t seg_hash_bytes(const struct seg_engine *e);

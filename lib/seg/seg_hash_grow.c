@@ -20,9 +20,10 @@
  *
  * Memory: the reservation is address space only (MAP_NORESERVE); the
  * buckets in use (hash_bytes in stats) are touched pages outside the -m
- * budget, at most 2^SEG_HASH_GROW_POWERS times the starting table, which
- * -m sizes at 64 bytes a KiB. In exchange the overflow buckets inside the
- * budget (segments lent to the table) shrink as chains get shorter.
+ * budget, at most engine_config.hash_grow times the starting table (16
+ * by default), which -m sizes at 64 bytes a KiB. In exchange the overflow
+ * buckets inside the budget (segments lent to the table) shrink as chains
+ * get shorter.
  */
 #include <sys/mman.h>
 #include <time.h>
@@ -45,9 +46,9 @@ reserved_bytes(uint32_t max_power)
 }
 
 int
-seg_hash_table_init(struct seg_engine *e, uint32_t base_power)
+seg_hash_table_init(struct seg_engine *e, uint32_t base_power, uint32_t grow_powers)
 {
-	const uint32_t max_power = seg_hash_max_power(base_power);
+	const uint32_t max_power = seg_hash_max_power(base_power, grow_powers);
 	void *p = mmap(NULL, reserved_bytes(max_power), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)

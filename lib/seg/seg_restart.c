@@ -116,7 +116,9 @@ seg_restart_area_bytes(const struct engine_config *cfg)
 		return 0;
 	/* Room for the table grown to its largest (the table is last: an
 	 * area saved smaller leaves the rest unused). */
-	seg_restart_layout(nseg, 1ull << seg_hash_max_power(63u - (unsigned)__builtin_clzll(buckets)),
+	seg_restart_layout(nseg,
+			   1ull << seg_hash_max_power(63u - (unsigned)__builtin_clzll(buckets),
+						      (uint32_t)seg_hash_grow_powers(cfg->hash_grow)),
 			   &al);
 	return al.total;
 }
@@ -151,6 +153,7 @@ seg_restart_put_geometry(struct restart_hdr *h, const struct seg_engine *e,
 	h->seg_size = e->seg_size;
 	h->nseg = e->nseg;
 	h->buckets = seg_hash_buckets(e); /* the linear hashing geometry (seg_hash.h) */
+	h->max_power = e->geo.max_power;
 	h->off_shift = e->off_shift;
 	h->hash_fp = seg_hash_fingerprint();
 	h->ttl_chains = TTL_CHAINS;
@@ -238,7 +241,6 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 	h->media_known = a->media_known;
 	h->media_id = a->media_id;
 	h->media_usc = a->media_usc;
-	h->reserved = 0;
 	h->crc = seg_restart_crc(area, &al);
 	seg_restart_persist(a, h, sizeof(*h));
 	/* Last, on its own: everything it vouches for is durable already. */

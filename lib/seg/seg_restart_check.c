@@ -114,9 +114,17 @@ seg_restart_check_header(const struct seg_engine *e, const struct seg_restart_ar
 	if (h->buckets < e->table_mask + 1 || h->buckets > 1ull << e->geo.max_power)
 		return seg_restart_refuse(rep, SEG_RESTART_REFUSED,
 			      "geometry",
-			      "hash table changed (-m or -o hashpower): saved %" PRIu64
+			      "hash table changed (-m, --hash-power or --hash-grow): saved %" PRIu64
 			      " buckets, now %" PRIu64 " to %" PRIu64,
 			      h->buckets, e->table_mask + 1, (uint64_t)1 << e->geo.max_power);
+	/* The area is sized for the table at its largest and the heap
+	 * follows it in a file: another cap moves every segment. */
+	if (h->max_power != e->geo.max_power)
+		return seg_restart_refuse(rep, SEG_RESTART_REFUSED,
+			      "geometry",
+			      "hash table's largest size changed (--hash-grow or --hash-power): "
+			      "saved with room for 2^%" PRIu32 " buckets, now 2^%" PRIu32,
+			      h->max_power, e->geo.max_power);
 	if (h->hash_fp != seg_hash_fingerprint() || h->ttl_chains != TTL_CHAINS ||
 	    h->image_size != sizeof(struct seg_image) ||
 	    h->bucket_size != sizeof(struct seg_bucket))

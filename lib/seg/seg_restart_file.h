@@ -16,7 +16,7 @@
 #define RESTART_MAGIC 0x415453524347455full
 /* Bump on any change to the item format (seg_item.h), the slot layout,
  * TTL bucket geometry, the segment image or this header. */
-#define RESTART_VERSION 2u
+#define RESTART_VERSION 3u
 #define RESTART_PAGE 4096u
 #define RESTART_ALIGN ((size_t)2 << 20)
 #define RESTART_MAX_THREADS 256u
@@ -42,7 +42,9 @@ struct restart_hdr {
 	/* CRC32C of this header (crc and clean taken as 0), the TTL chains,
 	 * the segment images and the saved table (seg_restart_crc) */
 	uint32_t crc;
-	uint32_t reserved;
+	/* The table's largest size (2^max_power head buckets): it sizes the
+	 * area, which comes before the heap in a file (engine_config.hash_grow) */
+	uint32_t max_power;
 };
 _Static_assert(sizeof(struct restart_hdr) <= RESTART_PAGE, "restart header fits a page");
 

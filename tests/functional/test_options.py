@@ -96,6 +96,10 @@ class Usage(SegcachedTest):
             (["--heap", "file"], ["--heap-file"]),
             (["--heap-file", "/tmp/x", "--heap", "anon"], ["contradict"]),
             (["--segment-size", "big"], ["--segment-size"]),
+            (["--hash-grow", "3"], ["--hash-grow", "must be 1, 2, 4, 8 or 16"]),
+            (["--hash-grow", "0"], ["--hash-grow", "out of range"]),
+            (["--hash-grow", "32"], ["--hash-grow", "out of range"]),
+            (["--hash-grow", "2x"], ["--hash-grow", "not a number"]),
             (["-p", "0", "-U", "0"], ["nothing to listen on"]),
             (["-l", "127.0.0.1 10.0.0.1"], ["--listen"]),
             (["-I", "4m", "--segment-size", "1m"], ["--max-item-size", "--segment-size"]),
@@ -404,6 +408,8 @@ class Settings(SegcachedTest):
                 st, c = self.settings(srv)
                 c.close()
                 self.assertEqual(st["heap"], word)
+                # anonymous memory: the table may grow to 16 times (address space)
+                self.assertEqual(int(st["hash_grow_max"]), 16)
                 seg, table, meta = (int(st[k]) for k in ("heap_bytes", "hash_table_bytes",
                                                           "segment_headers_bytes"))
                 self.assertGreater(seg, 0)
@@ -436,6 +442,20 @@ class Settings(SegcachedTest):
             log = srv.log()
             self.assertIn("-o modern: memcached slab/LRU tuning", log)
             self.assertIn("-o slab_reassign", log)
+
+    def test_hash_grow_setting(self):
+        # --hash-grow caps the table's growth; stats settings says the cap
+        # and the table stops at it however many items chain.
+        with harness.Server(name="hash-grow", memory_mb=16,
+                            extra=["--hash-grow", "1", "--hash-power", "8"]) as srv:
+            st, c = self.settings(srv)
+            self.assertEqual(int(st["hash_grow_max"]), 1)
+            for i in range(20000):
+                c.send(b"set g%d 0 0 4 noreply\r\nv%03d\r\n" % (i, i % 1000))
+            for i in range(0, 20000, 991):
+                self.assertEqual(c.get(b"g%d" % i)[b"g%d" % i][1], b"v%03d" % (i % 1000))
+            self.assertEqual(int(c.stats(b"segments")["hash_buckets"]), 256)
+            c.close()
 
     def test_small_heap_segments(self):
         # -m 16: 256 KiB segments, and the item limit follows them...
@@ -502,15 +522,17 @@ class Settings(SegcachedTest):
                                          b"STORED\r\n")
                     self.assertEqual(c.get(b"hf-99")[b"hf-99"][1], v)
                     table_bytes = int(c.stats(b"segments")["table_bytes"])
+                    # a file reserves room for the largest table: 2 times
+                    self.assertEqual(int(c.stats(b"settings")["hash_grow_max"]), 2)
                 finally:
                     c.close()
                 # The heap is the file: most of the 32 MiB budget, and
                 # ahead of it the area a graceful stop saves the cache in
-                # (room for the hash table at the 16 times its start it may
-                # grow to, and small records, aligned to 2 MiB).
+                # (room for the hash table at the 2 times its start it may
+                # grow to with a file, and small records, aligned to 2 MiB).
                 self.assertGreater(os.path.getsize(path), 16 << 20)
                 self.assertLessEqual(os.path.getsize(path),
-                                     (32 << 20) + 16 * table_bytes + (2 << 20))
+                                     (32 << 20) + 2 * table_bytes + (2 << 20))
                 self.assertEqual(srv.stop(), 0)
 
     def test_eviction_policies(self):

@@ -12,7 +12,7 @@
   and new items get cas values no object had before.
 * kill -9, then a start: cold (`restart_state refused:dirty`), nothing
   served.
-* A changed -m, segment size or layout version: cold, nothing served.
+* A changed -m, segment size, --hash-grow or layout version: cold, nothing served.
 * SIGTERM during a warm restart's load: the server exits promptly and the
   next start is still warm with every item.
 
@@ -368,11 +368,18 @@ class Restart(unittest.TestCase):
         self.assert_cold(srv, "refused:geometry", sample)
         sample = self.small_fill(srv)
         self.assertEqual(srv.stop(), 0)
+        # The table's growth cap sizes the area ahead of the heap.
+        grown = ["--segment-size", "2M", "--hash-grow", "4"]
+        srv = self.server(memory_mb=96, extra=grown)
+        self.assert_cold(srv, "refused:geometry", sample)
+        self.assertIn("--hash-grow", srv.log())
+        sample = self.small_fill(srv)
+        self.assertEqual(srv.stop(), 0)
         # Another layout version in the header (offset 8, after the magic).
         with open(self.heap, "r+b") as f:
             f.seek(8)
             f.write(struct.pack("<I", 999))
-        srv = self.server(memory_mb=96, extra=["--segment-size", "2M"])
+        srv = self.server(memory_mb=96, extra=grown)
         self.assert_cold(srv, "refused:version", sample)
 
 

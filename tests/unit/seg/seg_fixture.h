@@ -31,6 +31,7 @@ struct SegConfig {
 	size_t item_max = 0;
 	unsigned hash_power = 0;
 	unsigned max_workers = 8;
+	unsigned hash_grow = 0; // 0: the engine's default (16 times)
 };
 
 inline struct engine_config seg_test_config(const SegConfig &c, FakeClock *clock)
@@ -43,6 +44,7 @@ inline struct engine_config seg_test_config(const SegConfig &c, FakeClock *clock
 	cfg.item_max = c.item_max;
 	cfg.hash_power = c.hash_power;
 	cfg.max_workers = c.max_workers;
+	cfg.hash_grow = c.hash_grow;
 	if (clock != nullptr) {
 		cfg.clock = FakeClock::read;
 		cfg.clock_arg = clock;

@@ -168,3 +168,62 @@ TEST_F(SegHashGrow, ChainsStayShortAsTinyObjectsPileUp)
 	// Overflow buckets taken from the heap shrink with the chains.
 	EXPECT_LT(st.hash_overflow, st.hash_buckets / 8);
 }
+
+// engine_config.hash_grow caps the growth (a --heap-file reserves room for
+// the largest table): at 1 the table never grows, at 2 it stops at twice
+// its starting buckets and chains just get longer; every value reads back.
+TEST_F(SegHashGrow, GrowthStopsAtTheConfiguredCap)
+{
+	const int items = 60000; // ~230 per starting chain: far over the load
+	for (unsigned grow : { 1u, 2u }) {
+		SegConfig c;
+
+		c.memory = 64u << 20;
+		c.hash_power = 8;
+		c.hash_grow = grow;
+		make(c);
+		char key[24], val[24];
+
+		for (int n = 0; n < items; n++) {
+			int kl = snprintf(key, sizeof(key), "k%d", n);
+			int vl = snprintf(val, sizeof(val), "v%d.%u", n, grow);
+
+			ASSERT_EQ(engine_store(w, ENGINE_SET, key, kl, val, vl, 0, 0, 0, nullptr),
+				  ENGINE_OK);
+		}
+		struct engine_stats st = stats();
+
+		EXPECT_EQ(st.hash_power_init, 8u);
+		EXPECT_EQ(st.hash_grow_max, grow);
+		EXPECT_EQ(st.hash_buckets, 256u * grow) << "cap " << grow;
+		EXPECT_EQ(st.curr_items, (uint64_t)items);
+		for (int n = 0; n < items; n++) {
+			int rc;
+			std::string k = "k" + std::to_string(n);
+
+			snprintf(val, sizeof(val), "v%d.%u", n, grow);
+			ASSERT_EQ(get_one(w, k, &rc), std::string(val)) << k << " cap " << grow;
+		}
+		struct seg_census census;
+		char err[256] = "";
+
+		ASSERT_EQ(seg_test_check(e, &census, err, sizeof(err)), 0) << err;
+		EXPECT_EQ(census.live_items, (uint64_t)items);
+	}
+}
+
+// A growth that is not a power of two up to 16 is refused with a reason.
+TEST_F(SegHashGrow, BadCapIsRefused)
+{
+	for (unsigned grow : { 3u, 32u }) {
+		SegConfig c;
+		c.hash_grow = grow;
+		struct engine_config cfg = seg_fixture::seg_test_config(c, &clock);
+		char err[256] = "";
+
+		EXPECT_EQ(seg_create(&cfg, err, sizeof(err)), nullptr) << grow;
+		EXPECT_NE(std::string(err).find("growth"), std::string::npos) << err;
+		EXPECT_EQ(seg_heap_bytes(&cfg), 0u);
+		EXPECT_EQ(seg_restart_area_bytes(&cfg), 0u);
+	}
+}
