@@ -23,7 +23,7 @@
  * the info word (a seqlock) and a reader that found nothing while it
  * changed looks again.
  *
- * The table grows online by linear hashing (seg_hash.h, seg_hash_grow.c):
+ * The table grows online by linear hashing (seg_table.h, seg_hash_grow.c):
  * the info word that locks and counts moves is the stripe's, the head
  * bucket of the starting table that a key's chain descends from (slot 0
  * of a head bucket added by growth is unused). A writer locks k->head, the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * Online growth of the hash table (linear hashing, seg_hash.h): the head
+ * Online growth of the hash table (linear hashing, seg_table.h): the head
  * array's reservation, splitting one chain at a time while readers go on
  * lock-free, and the chain-length sample that `stats` reports.
  *

@@ -50,7 +50,7 @@
 #include <rte_pause.h>
 
 #include "seg/seg.h"
-#include "seg/seg_hash.h"
+#include "seg/seg_table.h"
 #include "seg/seg_item.h"
 #include "seg/seg_test.h"
 
@@ -246,8 +246,8 @@ struct seg_engine {
 	size_t heap_map_len;
 	struct seg_hdr *hdr;
 	struct seg_bucket *table;
-	uint64_t table_mask;   /* stripes - 1: the head buckets at start (seg_hash.h) */
-	struct seg_table geo;  /* buckets in use, growth (seg_hash.h) */
+	uint64_t table_mask;   /* stripes - 1: the head buckets at start (seg_table.h) */
+	struct seg_table geo;  /* buckets in use, growth (seg_table.h) */
 
 	_Atomic int64_t flush_at;    /* pending delayed flush_all, 0 = none */
 
@@ -470,7 +470,7 @@ struct seg_key {
 	uint32_t klen;
 	uint32_t hash;  /* the table hash, which the sampler reuses (engine.h) */
 	uint64_t tag;
-	struct seg_bucket *head; /* the stripe: lock and move count (seg_hash.h) */
+	struct seg_bucket *head; /* the stripe: lock and move count (seg_table.h) */
 };
 
 void seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen);

@@ -152,7 +152,7 @@ seg_restart_put_geometry(struct restart_hdr *h, const struct seg_engine *e,
 	h->area_bytes = al->total;
 	h->seg_size = e->seg_size;
 	h->nseg = e->nseg;
-	h->buckets = seg_hash_buckets(e); /* the linear hashing geometry (seg_hash.h) */
+	h->buckets = seg_hash_buckets(e); /* the linear hashing geometry (seg_table.h) */
 	h->max_power = e->geo.max_power;
 	h->off_shift = e->off_shift;
 	h->hash_fp = seg_hash_fingerprint();

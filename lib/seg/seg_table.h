@@ -17,8 +17,8 @@
  * its key's stripe whatever the geometry does, and a split takes the same
  * stripe, so the chain a writer resolves under its lock stays its chain.
  */
-#ifndef SEGCACHED_SEG_HASH_H
-#define SEGCACHED_SEG_HASH_H
+#ifndef SEGCACHED_SEG_TABLE_H
+#define SEGCACHED_SEG_TABLE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -148,4 +148,4 @@ void seg_hash_chain_stats(struct seg_engine *e, uint64_t sample, uint64_t every_
 /* What ovf_used counts, for a split that linked or freed buckets. */
 void seg_hash_ovf_used_add(struct seg_engine *e, int64_t n);
 
-#endif /* SEGCACHED_SEG_HASH_H */
+#endif /* SEGCACHED_SEG_TABLE_H */
