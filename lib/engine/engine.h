@@ -203,6 +203,7 @@ struct engine_stats {
 	uint64_t seg_open_bytes;     /* bytes appended so far to open segments */
 	uint64_t heap_bytes;
 	uint64_t table_bytes;
+	uint64_t table_grown_bytes; /* of table_bytes, what growth added beyond -m (lib/seg) */
 	uint64_t meta_bytes;
 	/* per class (lib/seg: TTL range; `stats items`, `stats slabs`) */
 	struct {

@@ -361,6 +361,9 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 	}
 	st->heap_bytes = (uint64_t)e->nseg * e->seg_size;
 	st->table_bytes = seg_hash_bytes(e);
+	/* Growth is outside -m (docs/operations.md, Sizing): the head
+	 * buckets the table started with are inside it. */
+	st->table_grown_bytes = st->table_bytes - (e->table_mask + 1) * sizeof(struct seg_bucket);
 	st->meta_bytes = (uint64_t)e->nseg * (sizeof(struct seg_hdr) + sizeof(int32_t)) +
 			 sizeof(struct seg_engine) +
 			 e->max_workers * (sizeof(struct seg_worker) + sizeof(void *));

@@ -352,6 +352,7 @@ json_engine_stats(struct jw *j, const char *key,
 	jw_u64(j, "hash_overflow", st->hash_overflow);
 	jw_u64(j, "heap_bytes", st->heap_bytes);
 	jw_u64(j, "table_bytes", st->table_bytes);
+	jw_u64(j, "table_grown_bytes", st->table_grown_bytes);
 	jw_u64(j, "meta_bytes", st->meta_bytes);
 	jw_object_end(j);
 }
@@ -443,6 +444,7 @@ json_fill(struct jw *j, const struct sb_options *o,
 	       ratio((double)o->ecfg.memory, (double)r->items_before));
 	jw_u64(j, "engine_bytes", r->done.heap_bytes + r->done.table_bytes +
 				  r->done.meta_bytes);
+	jw_u64(j, "table_grown_bytes", r->done.table_grown_bytes);
 	jw_u64(j, "curr_items", r->done.curr_items);
 	jw_u64(j, "readback_hits", r->readback_hits);
 	jw_u64(j, "readback_corrupt", r->readback_corrupt);
