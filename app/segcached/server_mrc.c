@@ -80,6 +80,18 @@ server_mrc_gets(struct server *srv)
 	return es.counters[ENGINE_C_cmd_get];
 }
 
+/* The curve as `stats mrc` and telemetry give it: corrected for the
+ * sample's share of the server's gets and misses (mrc_curve_corrected). */
+unsigned
+server_mrc_curve(struct server *srv, struct mrc_point *pts, struct mrc_info *info)
+{
+	struct engine_stats es;
+
+	engine_stats(srv->es.engine, &es);
+	return mrc_curve_corrected(srv->mrc, es.counters[ENGINE_C_cmd_get],
+				   es.counters[ENGINE_C_get_misses], pts, info);
+}
+
 /* The server's own miss ratio so far, as `stats` counts it. */
 double
 server_mrc_measured(struct server *srv)
@@ -106,7 +118,7 @@ server_stats_mrc(void *arg, struct proto_out *out)
 		proto_out_stat(out, "mrc_status", "disabled");
 		return;
 	}
-	n = mrc_curve_adjusted(srv->mrc, server_mrc_gets(srv), pts, &info);
+	n = server_mrc_curve(srv, pts, &info);
 	proto_out_stat(out, "mrc_status", "enabled");
 	snprintf(val, sizeof(val), "%.9f", info.rate);
 	proto_out_stat(out, "mrc_sample_rate", val);

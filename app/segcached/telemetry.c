@@ -112,7 +112,7 @@ tel_mrc(const char *cmd, const char *params, struct rte_tel_data *d)
 	pthread_mutex_lock(&tel_lock);
 	if (srv_tel == NULL || srv_tel->mrc == NULL)
 		goto out;
-	n = mrc_curve_adjusted(srv_tel->mrc, server_mrc_gets(srv_tel), pts, &info);
+	n = server_mrc_curve(srv_tel, pts, &info);
 	nhot = mrc_hotkeys(srv_tel->mrc, hot, MRC_HOTKEYS, engine_clock_default(NULL));
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "sample_rate_ppm", (uint64_t)(info.rate * 1e6 + 0.5));

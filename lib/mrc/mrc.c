@@ -132,6 +132,7 @@ lower_threshold(struct mrc *m)
 
 	const double scale = (double)t / (double)m->s.threshold;
 
+	m->server_misses *= scale;
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
 		m->mini[i].gets *= scale;
 		m->mini[i].misses *= scale;
@@ -193,6 +194,8 @@ mrc_access(void *arg, const struct engine_access *a)
 			goto out;
 	}
 	m->requests++;
+	if (a->op == ENGINE_ACCESS_GET && !a->hit)
+		m->server_misses++;
 	m->s.keys[id].requests++;
 	if (a->size)
 		m->s.keys[id].size = a->size;
@@ -203,24 +206,39 @@ out:
 }
 
 static unsigned
-curve(struct mrc *m, uint64_t total_gets, struct mrc_point *out, struct mrc_info *info)
+curve(struct mrc *m, uint64_t total_gets, uint64_t total_misses, bool with_misses,
+      struct mrc_point *out, struct mrc_info *info)
 {
 	rte_spinlock_lock(&m->lock);
+	/* The server's misses on the keys outside the sample, at its own
+	 * size, as the sample's share of them: the misses of its share of
+	 * get_misses that the sampled keys did not make (negative when the
+	 * sample holds more than its share). */
+	const double unseen_misses =
+		with_misses ? mrc_rate(m) * (double)total_misses - m->server_misses : 0;
+
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
 		const struct mini *c = &m->mini[i];
 		/* every cache saw the same gets; the rescaled counts are as if
 		 * sampled at today's rate, so today's rate gives the share */
-		double gets = c->gets;
+		double gets = c->gets, misses = c->misses;
 
 		if (total_gets) {
 			gets += mrc_rate(m) * (double)total_gets - c->gets;
-			if (gets < c->misses)
-				gets = c->misses;
+			/* The gets outside the sample missed as they did on the
+			 * server (deletes, expiry, first requests: the hot keys
+			 * SHARDS-adj leaves out miss for those at any size), and
+			 * hit otherwise. */
+			misses += unseen_misses;
+			if (misses < 0)
+				misses = 0;
+			if (gets < misses)
+				gets = misses;
 		}
 		out[i] = (struct mrc_point){
 			.bytes = c->bytes, .gets = (uint64_t)(c->gets + 0.5),
 			.misses = (uint64_t)(c->misses + 0.5),
-			.miss_ratio = gets > 0 ? c->misses / gets : 0,
+			.miss_ratio = gets > 0 ? misses / gets : 0,
 			.current = mrc_size_eighths[i] == 8,
 		};
 	}
@@ -235,14 +253,21 @@ curve(struct mrc *m, uint64_t total_gets, struct mrc_point *out, struct mrc_info
 unsigned
 mrc_curve(struct mrc *m, struct mrc_point *out, struct mrc_info *info)
 {
-	return curve(m, 0, out, info);
+	return curve(m, 0, 0, false, out, info);
 }
 
 unsigned
 mrc_curve_adjusted(struct mrc *m, uint64_t total_gets, struct mrc_point *out,
 		   struct mrc_info *info)
 {
-	return curve(m, total_gets, out, info);
+	return curve(m, total_gets, 0, false, out, info);
+}
+
+unsigned
+mrc_curve_corrected(struct mrc *m, uint64_t total_gets, uint64_t total_misses,
+		    struct mrc_point *out, struct mrc_info *info)
+{
+	return curve(m, total_gets, total_misses, true, out, info);
 }
 
 static double

@@ -94,6 +94,14 @@ unsigned mrc_curve(struct mrc *m, struct mrc_point *out, struct mrc_info *info);
  * have been). */
 unsigned mrc_curve_adjusted(struct mrc *m, uint64_t total_gets, struct mrc_point *out,
 			    struct mrc_info *info);
+/* SHARDS-adj with the server's misses: the gets outside the sample (its
+ * share of total_gets less the gets it saw) miss as the server measured
+ * them at its own size (its share of total_misses less the sampled keys'
+ * misses on the server), at every size, and hit otherwise. A hot key
+ * outside the sample that the server misses (deleted, expired, never
+ * stored) is a miss at every size, not a hit. */
+unsigned mrc_curve_corrected(struct mrc *m, uint64_t total_gets, uint64_t total_misses,
+			     struct mrc_point *out, struct mrc_info *info);
 
 struct mrc_hotkey {
 	char key[MRC_KEY_PREFIX + 1]; /* NUL-terminated, cut at MRC_KEY_PREFIX */

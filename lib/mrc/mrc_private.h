@@ -141,6 +141,10 @@ struct mrc {
 	struct mini mini[MRC_SIZES];
 	int64_t last_sweep;
 	uint64_t requests;
+	/* The sampled gets the server itself missed, rescaled with the rate
+	 * like the caches' counts: against the sample's share of the
+	 * server's get_misses, what the keys outside the sample missed. */
+	double server_misses;
 	size_t memory;
 	size_t server_memory;
 };

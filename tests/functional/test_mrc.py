@@ -85,6 +85,30 @@ class MrcTest(unittest.TestCase):
             self.assertAlmostEqual(float(st["mrc_measured_miss_ratio"]), 0.25, delta=0.01)
             c.close()
 
+    def test_hot_key_that_always_misses(self):
+        # 2,000 keys that fit everywhere (a quarter of their gets miss,
+        # the cold first pass), and 6,000 gets of a few hot keys that are
+        # never stored: the server misses each of them, as a cache of any
+        # size would: (2,000 + 6,000) / 14,000 gets miss. At 1/128 the hot keys
+        # are outside the sample (or, sampled, miss in the model too):
+        # the curve must count their gets as the server's misses, not as
+        # hits (SHARDS-adj alone put it at 0.14 at every size).
+        with harness.Server(memory_mb=64) as srv:
+            c = srv.connect()
+            keys = [b"fit:%d" % i for i in range(2000)]
+            cycle(c, keys, b"v" * 1024, 4)
+            absent = [b"absent:%d" % i for i in range(3)]
+            for _ in range(20):
+                c.send(b"".join(b"get %s\r\n" % k for k in absent) * 100)
+                for _ in range(300):
+                    self.assertEqual(c.line(), b"END\r\n")
+            st = c.stats(b"mrc")
+            measured = float(st["mrc_measured_miss_ratio"])
+            self.assertAlmostEqual(measured, 8000 / 14000, delta=0.01)
+            for size, (ratio, gets) in mrc_points(st).items():
+                self.assertAlmostEqual(ratio, measured, delta=0.1, msg=size)
+            c.close()
+
     def test_too_small_here_fits_at_4x(self):
         # 5,000 keys of 4 KiB, cycled: 20 MB, more than -m 16 holds (so
         # a pass misses nearly everything there), less than 4x holds.

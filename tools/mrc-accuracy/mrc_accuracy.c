@@ -13,10 +13,14 @@
  *
  *   segcached-mrc-accuracy TRACE.csv -m 64M [--eviction merge] [--budget B]
  *                          [--max-rate R] [--scaled-geometry] [--no-adjust]
+ *                          [--gets-only]
  *
  * --scaled-geometry models every size with the -m server's segments
  * (count scaled, same size) instead of the geometry lib/seg would choose
- * at that size (what the server does).
+ * at that size (what the server does). The curve is corrected as the
+ * server corrects it (mrc_curve_corrected: the sample's share of the gets
+ * and misses); --gets-only corrects the gets alone (SHARDS-adj,
+ * mrc_curve_adjusted), --no-adjust not at all.
  */
 #include <errno.h>
 #include <math.h>
@@ -43,7 +47,9 @@ static struct req *reqs;
 static size_t nreq, reqcap;
 static int64_t clock_now;
 static int scaled_geometry;
-static int adjust = 1; /* --no-adjust: the curve without SHARDS-adj's correction */
+/* 2: mrc_curve_corrected (the server's); 1 (--gets-only): SHARDS-adj on
+ * the gets alone; 0 (--no-adjust): no correction */
+static int adjust = 2;
 static double max_rate; /* --max-rate R: the sampler's highest rate (0: lib/mrc's default) */ /* --scaled-geometry: the -m server's segments, scaled */
 
 static int64_t trace_clock(void *arg) { (void)arg; return clock_now; }
@@ -201,7 +207,9 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 	}
 	engine_worker_destroy(w);
 	if (m) {
-		if (adjust)
+		if (adjust == 2)
+			mrc_curve_corrected(m, gets, misses, pts, info);
+		else if (adjust == 1)
 			mrc_curve_adjusted(m, gets, pts, info);
 		else
 			mrc_curve(m, pts, info);
@@ -256,6 +264,8 @@ main(int argc, char **argv)
 			max_rate = atof(argv[++i]);
 		} else if (!strcmp(argv[i], "--no-adjust")) {
 			adjust = 0;
+		} else if (!strcmp(argv[i], "--gets-only")) {
+			adjust = 1;
 		} else if (!strcmp(argv[i], "--scaled-geometry")) {
 			scaled_geometry = 1;
 		} else if (argv[i][0] != '-' && !trace) {
@@ -263,7 +273,7 @@ main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "usage: segcached-mrc-accuracy TRACE.csv [-m SIZE] "
 					"[--eviction POLICY] [--budget SIZE] [--max-rate R] "
-					"[--scaled-geometry] [--no-adjust]\n");
+					"[--scaled-geometry] [--no-adjust] [--gets-only]\n");
 			return 2;
 		}
 	}

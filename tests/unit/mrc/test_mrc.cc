@@ -345,3 +345,53 @@ TEST(MrcCurve, AdjustedForTheSampleShare)
 	EXPECT_DOUBLE_EQ(adj[0].miss_ratio, 1.0);
 	mrc_destroy(m);
 }
+
+// The correction with the server's misses: the gets outside the sample
+// miss as the server measured them, not all hit. A hot key outside the
+// sample that the server misses on every get (deleted, expired, never
+// stored) made SHARDS-adj count its gets as hits at every size and put
+// the curve at half the server's miss ratio (docs/performance.md).
+TEST(MrcCurve, CorrectedWithTheServersMisses)
+{
+	struct mrc *m = make_mrc(64);
+	struct mrc_point adj[MRC_SIZES], cor[MRC_SIZES];
+	struct mrc_info info;
+
+	ASSERT_NE(m, nullptr);
+	// 40 sampled keys, stored and then read: the server hits, and so
+	// does every miniature cache
+	for (unsigned i = 0; i < 40; i++) {
+		std::string k = key_of(i);
+		struct engine_access set = access_of(k, ENGINE_ACCESS_SET, true, 100, 1000);
+		struct engine_access get = access_of(k, ENGINE_ACCESS_GET, true, 100, 1000);
+		mrc_access(m, &set);
+		mrc_access(m, &get);
+	}
+	// the server saw 40 more gets, all misses, of keys outside the sample
+	mrc_curve_adjusted(m, 80, adj, &info);
+	mrc_curve_corrected(m, 80, 40, cor, &info);
+	ASSERT_EQ(info.rate, 1.0);
+	for (unsigned i = 0; i < MRC_SIZES; i++) {
+		EXPECT_DOUBLE_EQ(adj[i].miss_ratio, 0.0) << i; // SHARDS-adj: all hits
+		EXPECT_DOUBLE_EQ(cor[i].miss_ratio, 0.5) << i;
+		EXPECT_EQ(cor[i].gets, 40u) << i; // the gets the sample saw
+	}
+	// 20 sampled gets that the server missed (no fill follows): they are
+	// the server's own misses in the sample, not outside it
+	for (unsigned i = 40; i < 60; i++) {
+		std::string k = key_of(i);
+		struct engine_access get = access_of(k, ENGINE_ACCESS_GET, false, 0, 1000);
+		mrc_access(m, &get);
+	}
+	mrc_curve_corrected(m, 100, 40, cor, &info);
+	for (unsigned i = 0; i < MRC_SIZES; i++)
+		EXPECT_DOUBLE_EQ(cor[i].miss_ratio, 0.4) << i; // 20 in it, 20 outside
+	// a sample with more than its share of the server's misses: the
+	// surplus comes off, never below no misses
+	mrc_curve_corrected(m, 100, 10, cor, &info);
+	for (unsigned i = 0; i < MRC_SIZES; i++)
+		EXPECT_DOUBLE_EQ(cor[i].miss_ratio, 0.1) << i;
+	mrc_curve_corrected(m, 100, 0, cor, &info);
+	EXPECT_DOUBLE_EQ(cor[0].miss_ratio, 0.0);
+	mrc_destroy(m);
+}
