@@ -13,9 +13,9 @@ Trace semantics (look-aside cache):
     whose size is unknown is not filled (the trace's own set follows).
   * set/cas: a set with the record's value_size and ttl; add, replace,
     append, prepend: the same command; delete: delete; incr/decr: by 1.
-  * TTLs above 30 days are capped to 30 days (the protocol reads larger
-    values as absolute times); --ttl-scale F divides every TTL by F (at
-    least 1 s), to compress trace time.
+  * --ttl-scale F divides every TTL by F (at least 1 s), to compress trace
+    time; then TTLs above 30 days are capped to 30 days (the protocol reads
+    larger values as absolute times).
   * Values are filler bytes; sizes above --max-value are clipped (counted).
 
 Requests are pipelined without changing what any key sees: a round takes
@@ -97,10 +97,11 @@ class Replay:
     def ttl(self, t):
         if t <= 0:
             return 0
-        t = min(t, MAX_RELATIVE_TTL)
+        # Scale first, then cap: capped first, a TTL scaled up past 30 days
+        # went out as an absolute time in 1970, and every set deleted its key.
         if self.ttl_scale != 1:
             t = max(1, int(round(t / self.ttl_scale)))
-        return t
+        return min(t, MAX_RELATIVE_TTL)
 
     def value(self, n):
         if n > self.max_value:
