@@ -83,8 +83,11 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 {
 	struct seg_engine *e = w->e;
 	struct seg_hdr *h = &e->hdr[seg];
-	/* writers' increment and its decrement (here or in seg_append_done) */
+	/* writers' increment and its decrement (here or in seg_append_done);
+	 * a shared segment's header line is written by every sharer */
 	uint64_t rmw = 2;
+	const enum engine_worker_counter rmw_counter =
+		shared ? ENGINE_C_rmw_open_shared : ENGINE_C_rmw_segment;
 
 	atomic_fetch_add(&h->writers, 1);
 	SEG_TEST_POINT(SEG_TP_RESERVE_HELD);
@@ -103,7 +106,7 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 		if (foreign && (h->exp_base == EXP_NEVER || t->tb == TTL_NEVER ||
 				h->unit_shift > t->unit || dd < 0 || dd > EXP_DELTA_MAX)) {
 			atomic_fetch_sub(&h->writers, 1);
-			engine_count_add(&w->base, ENGINE_C_rmw_segment, rmw);
+			engine_count_add(&w->base, rmw_counter, rmw);
 			return NO_ROOM;
 		}
 
@@ -129,7 +132,7 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 		}
 		if (ok) {
 			rmw += raise_exp_max(h, t->exp);
-			engine_count_add(&w->base, ENGINE_C_rmw_segment, rmw);
+			engine_count_add(&w->base, rmw_counter, rmw);
 			out->seg = seg;
 			out->off = o;
 			out->span = span;
@@ -145,7 +148,7 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 		rmw += 2;
 	}
 	atomic_fetch_sub(&h->writers, 1);
-	engine_count_add(&w->base, ENGINE_C_rmw_segment, rmw);
+	engine_count_add(&w->base, rmw_counter, rmw);
 	return NO_ROOM;
 }
 

@@ -27,7 +27,7 @@ struct sb_metrics {
 	 * operation of the timed phase: atomic read-modify-writes on lines
 	 * other threads write (lock acquisitions included), and the share of
 	 * the threads' time spent holding evict_lock (the serial fraction). */
-	double rmw_segment_per_op, rmw_bucket_per_op, rmw_global_per_op;
+	double rmw_segment_per_op, rmw_open_shared_per_op, rmw_bucket_per_op, rmw_global_per_op;
 	double shared_rmw_per_op;
 	double evict_passes_per_op, evict_ns_per_pass, evict_ns_per_op;
 	double serial_fraction;
@@ -69,16 +69,18 @@ sb_metrics(const struct sb_run_result *r, struct sb_metrics *m)
 				(double)r->ops);
 	const double ops = (double)r->ops;
 	const uint64_t rmw_seg = delta(&r->warmed, d, ENGINE_C_rmw_segment);
+	const uint64_t rmw_open = delta(&r->warmed, d, ENGINE_C_rmw_open_shared);
 	const uint64_t rmw_bucket = delta(&r->warmed, d, ENGINE_C_rmw_bucket);
 	const uint64_t rmw_global = delta(&r->warmed, d, ENGINE_C_rmw_global);
 	const uint64_t passes = delta(&r->warmed, d, ENGINE_C_evict_passes);
 	const uint64_t evict_ns = delta(&r->warmed, d, ENGINE_C_evict_ns);
 
 	m->rmw_segment_per_op = ratio((double)rmw_seg, ops);
+	m->rmw_open_shared_per_op = ratio((double)rmw_open, ops);
 	m->rmw_bucket_per_op = ratio((double)rmw_bucket, ops);
 	m->rmw_global_per_op = ratio((double)rmw_global, ops);
 	m->shared_rmw_per_op = ratio((double)(m->lock_bucket + m->lock_segment + rmw_seg +
-					      rmw_bucket + rmw_global), ops);
+					      rmw_open + rmw_bucket + rmw_global), ops);
 	m->evict_passes_per_op = ratio((double)passes, ops);
 	m->evict_ns_per_pass = ratio((double)evict_ns, (double)passes);
 	m->evict_ns_per_op = ratio((double)evict_ns, ops);
@@ -134,9 +136,10 @@ sb_report_run_text(FILE *f, const struct sb_options *o,
 	fprintf(f, "  locks/op %.5f (bucket %" PRIu64 ", segment %" PRIu64
 		", outside workers %" PRIu64 "); evict_lock waits %" PRIu64 "\n",
 		m.locks_per_op, m.lock_bucket, m.lock_segment, m.locks_other, m.evict_waits);
-	fprintf(f, "  shared-line RMWs/op %.3f (segment %.3f, slot %.3f, global %.4f); "
-		"evict_lock: %.5f passes/op, %.0f ns/pass, %.4f of thread time\n",
-		m.shared_rmw_per_op, m.rmw_segment_per_op, m.rmw_bucket_per_op,
+	fprintf(f, "  shared-line RMWs/op %.3f (segment %.3f, shared open %.3f, slot %.3f, "
+		"global %.4f); evict_lock: %.5f passes/op, %.0f ns/pass, %.4f of thread time\n",
+		m.shared_rmw_per_op, m.rmw_segment_per_op, m.rmw_open_shared_per_op,
+		m.rmw_bucket_per_op,
 		m.rmw_global_per_op, m.evict_passes_per_op, m.evict_ns_per_pass,
 		m.serial_fraction);
 	fprintf(f, "  warm-up: %" PRIu64 " keys stored in %.2f s, %" PRIu64
@@ -419,6 +422,7 @@ json_run(struct jw *j, const struct sb_run_result *r)
 	jw_dbl(j, "lock_bucket_per_op", ratio((double)m.lock_bucket, (double)r->ops));
 	jw_dbl(j, "lock_segment_per_op", ratio((double)m.lock_segment, (double)r->ops));
 	jw_dbl(j, "rmw_segment_per_op", m.rmw_segment_per_op);
+	jw_dbl(j, "rmw_open_shared_per_op", m.rmw_open_shared_per_op);
 	jw_dbl(j, "rmw_bucket_per_op", m.rmw_bucket_per_op);
 	jw_dbl(j, "rmw_global_per_op", m.rmw_global_per_op);
 	jw_dbl(j, "evict_passes_per_op", m.evict_passes_per_op);
