@@ -322,6 +322,12 @@ stats_segments(struct cmd_conn *c)
 	put_u64(&so, "lock_segment", e[ENGINE_C_lock_segment]);
 	put_u64(&so, "evict_waits", e[ENGINE_C_evict_waits]);
 	put_u64(&so, "read_retries", e[ENGINE_C_read_retries]);
+	put_u64(&so, "rmw_segment", e[ENGINE_C_rmw_segment]);
+	put_u64(&so, "rmw_open_shared", e[ENGINE_C_rmw_open_shared]);
+	put_u64(&so, "rmw_bucket", e[ENGINE_C_rmw_bucket]);
+	put_u64(&so, "rmw_global", e[ENGINE_C_rmw_global]);
+	put_u64(&so, "evict_passes", e[ENGINE_C_evict_passes]);
+	put_u64(&so, "evict_ns", e[ENGINE_C_evict_ns]);
 	finish(&so);
 }
 

@@ -52,16 +52,19 @@ seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t)
  * max, as appenders to a shared segment raise it at once (a plain store
  * after the compare let an earlier expiry overwrite a later one, and the
  * segment expire under a live item: issue 21). */
-static void
+static unsigned
 raise_exp_max(struct seg_hdr *h, int64_t exp)
 {
 	int64_t cur = atomic_load_explicit(&h->exp_max, memory_order_relaxed);
+	unsigned tries = 0;
 
 	while (exp > cur) {
 		SEG_TEST_POINT(SEG_TP_EXP_MAX_RAISE);
+		tries++;
 		if (atomic_compare_exchange_weak(&h->exp_max, &cur, exp))
 			break;
 	}
+	return tries; /* compare-and-swaps issued, for the contention count */
 }
 
 /* Tries to take span bytes of open segment seg for an item of t, if the
@@ -80,6 +83,11 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 {
 	struct seg_engine *e = w->e;
 	struct seg_hdr *h = &e->hdr[seg];
+	/* writers' increment and its decrement (here or in seg_append_done);
+	 * a shared segment's header line is written by every sharer */
+	uint64_t rmw = 2;
+	const enum engine_worker_counter rmw_counter =
+		shared ? ENGINE_C_rmw_open_shared : ENGINE_C_rmw_segment;
 
 	atomic_fetch_add(&h->writers, 1);
 	SEG_TEST_POINT(SEG_TP_RESERVE_HELD);
@@ -98,6 +106,7 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 		if (foreign && (h->exp_base == EXP_NEVER || t->tb == TTL_NEVER ||
 				h->unit_shift > t->unit || dd < 0 || dd > EXP_DELTA_MAX)) {
 			atomic_fetch_sub(&h->writers, 1);
+			engine_count_add(&w->base, rmw_counter, rmw);
 			return NO_ROOM;
 		}
 
@@ -105,11 +114,13 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 			if (!shared) {
 				o = atomic_fetch_add(&h->write_off, span);
 				ok = !(o & SEG_WOFF_SEALED) && o + span <= e->seg_size;
+				rmw += ok ? 1 : 2;
 				if (!ok)
 					atomic_fetch_sub(&h->write_off, span);
 			} else {
 				o = atomic_load(&h->write_off);
 				while (!(o & SEG_WOFF_SEALED) && o + span <= e->seg_size) {
+					rmw++;
 					if (atomic_compare_exchange_weak(&h->write_off, &o,
 									 o + span)) {
 						ok = true;
@@ -120,7 +131,8 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 			}
 		}
 		if (ok) {
-			raise_exp_max(h, t->exp);
+			rmw += raise_exp_max(h, t->exp);
+			engine_count_add(&w->base, rmw_counter, rmw);
 			out->seg = seg;
 			out->off = o;
 			out->span = span;
@@ -133,8 +145,10 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 
 		atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
 		atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
+		rmw += 2;
 	}
 	atomic_fetch_sub(&h->writers, 1);
+	engine_count_add(&w->base, rmw_counter, rmw);
 	return NO_ROOM;
 }
 
@@ -149,6 +163,7 @@ open_segment(struct seg_worker *w, const struct ttl_place *t, int64_t exp_base, 
 	if (seg == SEG_NONE)
 		return SEG_NONE;
 	seg_init_open(e, seg, t->tb, exp_base, t->unit, now);
+	W_COUNT(w, rmw_global); /* seg_init_open's gen_counter increment */
 	SEG_TEST_POINT(SEG_TP_OPENING);
 	seg_chain_append(e, w, seg);
 	/* Claimable (and unlinkable) only once linked. */

@@ -98,6 +98,7 @@ seg_bump_freq(struct seg_worker *w, const struct seg_read *r)
 	 * logarithmic counter), so hot keys stop writing their cache line. */
 	if (f >= 16 && (((seg_xorshift(&w->rng) >> 32) * f) >> 32) != 0)
 		return;
+	W_COUNT(w, rmw_bucket);
 	atomic_compare_exchange_strong_explicit(r->slot, &expected,
 						r->v + (1ull << SLOT_FREQ_SHIFT),
 						memory_order_relaxed, memory_order_relaxed);
@@ -113,8 +114,10 @@ unlink_expired(struct seg_worker *w, const struct seg_key *k, const struct seg_r
 	W_COUNT(w, lock_bucket);
 	/* Only that very item: its segment may have been freed and reused
 	 * since, with a new item at the same place. */
-	if (seg_hash_unlink_loc(e, k, slot_seg(r->v), slot_off(r->v), r->gen))
+	if (seg_hash_unlink_loc(e, k, slot_seg(r->v), slot_off(r->v), r->gen)) {
 		atomic_fetch_add_explicit(&e->n_expired, 1, memory_order_relaxed);
+		W_COUNT(w, rmw_global);
+	}
 }
 
 /* A consistent snapshot of the live item for k, with its value copied to

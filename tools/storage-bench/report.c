@@ -23,6 +23,14 @@ struct sb_metrics {
 	double hit_ratio;
 	uint64_t lock_bucket, lock_segment, locks_other, evict_waits;
 	double locks_per_op;
+	/* Contention inputs of tools/storage-bench/contention-model.py, per
+	 * operation of the timed phase: atomic read-modify-writes on lines
+	 * other threads write (lock acquisitions included), and the share of
+	 * the threads' time spent holding evict_lock (the serial fraction). */
+	double rmw_segment_per_op, rmw_open_shared_per_op, rmw_bucket_per_op, rmw_global_per_op;
+	double shared_rmw_per_op;
+	double evict_passes_per_op, evict_ns_per_pass, evict_ns_per_op;
+	double serial_fraction;
 	uint64_t warm_evictions, timed_evictions;
 	uint64_t items;
 	double item_bytes_per_item;   /* live item bytes (header, key, value) */
@@ -59,6 +67,24 @@ sb_metrics(const struct sb_run_result *r, struct sb_metrics *m)
 	m->evict_waits = delta(&r->warmed, d, ENGINE_C_evict_waits);
 	m->locks_per_op = ratio((double)(m->lock_bucket + m->lock_segment),
 				(double)r->ops);
+	const double ops = (double)r->ops;
+	const uint64_t rmw_seg = delta(&r->warmed, d, ENGINE_C_rmw_segment);
+	const uint64_t rmw_open = delta(&r->warmed, d, ENGINE_C_rmw_open_shared);
+	const uint64_t rmw_bucket = delta(&r->warmed, d, ENGINE_C_rmw_bucket);
+	const uint64_t rmw_global = delta(&r->warmed, d, ENGINE_C_rmw_global);
+	const uint64_t passes = delta(&r->warmed, d, ENGINE_C_evict_passes);
+	const uint64_t evict_ns = delta(&r->warmed, d, ENGINE_C_evict_ns);
+
+	m->rmw_segment_per_op = ratio((double)rmw_seg, ops);
+	m->rmw_open_shared_per_op = ratio((double)rmw_open, ops);
+	m->rmw_bucket_per_op = ratio((double)rmw_bucket, ops);
+	m->rmw_global_per_op = ratio((double)rmw_global, ops);
+	m->shared_rmw_per_op = ratio((double)(m->lock_bucket + m->lock_segment + rmw_seg +
+					      rmw_open + rmw_bucket + rmw_global), ops);
+	m->evict_passes_per_op = ratio((double)passes, ops);
+	m->evict_ns_per_pass = ratio((double)evict_ns, (double)passes);
+	m->evict_ns_per_op = ratio((double)evict_ns, ops);
+	m->serial_fraction = ratio((double)evict_ns, r->seconds * 1e9 * r->threads);
 	m->warm_evictions = r->warmed.evictions - r->created.evictions;
 	m->timed_evictions = d->evictions - r->warmed.evictions;
 	m->items = d->curr_items;
@@ -110,6 +136,12 @@ sb_report_run_text(FILE *f, const struct sb_options *o,
 	fprintf(f, "  locks/op %.5f (bucket %" PRIu64 ", segment %" PRIu64
 		", outside workers %" PRIu64 "); evict_lock waits %" PRIu64 "\n",
 		m.locks_per_op, m.lock_bucket, m.lock_segment, m.locks_other, m.evict_waits);
+	fprintf(f, "  shared-line RMWs/op %.3f (segment %.3f, shared open %.3f, slot %.3f, "
+		"global %.4f); evict_lock: %.5f passes/op, %.0f ns/pass, %.4f of thread time\n",
+		m.shared_rmw_per_op, m.rmw_segment_per_op, m.rmw_open_shared_per_op,
+		m.rmw_bucket_per_op,
+		m.rmw_global_per_op, m.evict_passes_per_op, m.evict_ns_per_pass,
+		m.serial_fraction);
 	fprintf(f, "  warm-up: %" PRIu64 " keys stored in %.2f s, %" PRIu64
 		" failed, %" PRIu64 " evictions; %" PRIu64 " evictions while timed\n",
 		r->warm_stored, r->warm_seconds, r->warm_failed, m.warm_evictions,
@@ -386,6 +418,19 @@ json_run(struct jw *j, const struct sb_run_result *r)
 	jw_u64(j, "locks_other", m.locks_other);
 	jw_u64(j, "evict_waits", m.evict_waits);
 	jw_u64(j, "evictions", m.timed_evictions);
+	jw_object(j, "contention"); /* per operation; docs/performance.md */
+	jw_dbl(j, "shared_rmw_per_op", m.shared_rmw_per_op);
+	jw_dbl(j, "lock_bucket_per_op", ratio((double)m.lock_bucket, (double)r->ops));
+	jw_dbl(j, "lock_segment_per_op", ratio((double)m.lock_segment, (double)r->ops));
+	jw_dbl(j, "rmw_segment_per_op", m.rmw_segment_per_op);
+	jw_dbl(j, "rmw_open_shared_per_op", m.rmw_open_shared_per_op);
+	jw_dbl(j, "rmw_bucket_per_op", m.rmw_bucket_per_op);
+	jw_dbl(j, "rmw_global_per_op", m.rmw_global_per_op);
+	jw_dbl(j, "evict_passes_per_op", m.evict_passes_per_op);
+	jw_dbl(j, "evict_ns_per_pass", m.evict_ns_per_pass);
+	jw_dbl(j, "evict_ns_per_op", m.evict_ns_per_op);
+	jw_dbl(j, "serial_fraction", m.serial_fraction);
+	jw_object_end(j);
 	jw_array(j, "per_thread");
 	for (unsigned i = 0; i < r->threads; i++) {
 		const struct sb_thread_result *t = &r->thread[i];

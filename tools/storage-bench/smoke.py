@@ -73,12 +73,33 @@ def check_run(r, cfg, label):
     check(es['heap_bytes'] + es['table_bytes'] - es['table_grown_bytes'] + es['meta_bytes']
           <= cfg['memory'], label + ': heap + starting table + meta within --memory')
     check(r['locks_per_op'] is not None and r['locks_per_op'] >= 0, label + ': locks/op reported')
+    check_contention(r, c, cfg, label)
     if cfg['mix']['delete'] == 0:
         check(r['get_hits'] == r['gets'], label + ': every get hits without deletes')
         check(r['memory']['items'] == cfg['keys'], label + ': curr_items == keys')
     else:
         live = cfg['keys'] - (r['delete_hits'])  # lower bound: sets re-add keys
         check(r['memory']['items'] >= live, label + ': curr_items >= keys - deleted')
+
+
+def check_contention(r, c, cfg, label):
+    """The contention block (docs/performance.md "Contention model") is
+    the engine's counters over the operations, and lib/seg counts every
+    shared-line read-modify-write of a store."""
+    k = r['contention']
+    shared = (c['lock_bucket'] + c['lock_segment'] + c['rmw_segment'] + c['rmw_open_shared'] +
+              c['rmw_bucket'] + c['rmw_global'])
+    check(abs(k['shared_rmw_per_op'] - shared / r['ops']) < 1e-4 * max(1, k['shared_rmw_per_op']),
+          label + ': shared_rmw_per_op == counted RMWs / ops')
+    check(c['evict_passes'] == 0 and c['evict_ns'] == 0 and k['serial_fraction'] == 0,
+          label + ': no evict_lock passes without evictions')
+    if r['engine'] == 'seg' and cfg['mix']['delete'] == 0:
+        # Every key is pre-loaded, so each store replaces an item: writers
+        # up and down, write_off, the old item's and the new one's live
+        # counts (2 each) on segment headers, and the bucket lock.
+        check(c['rmw_segment'] + c['rmw_open_shared'] >= 7 * c['set_stored'],
+              label + ': >= 7 segment-header RMWs per store')
+        check(c['lock_bucket'] >= c['set_stored'], label + ': a bucket lock per store')
 
 
 def run_case(exe, engines, args, rounds):
