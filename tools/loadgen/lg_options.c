@@ -313,9 +313,13 @@ lg_options_parse(struct lg_options *o, int argc, char **argv, char *err,
 			 "(answers are not reassembled)", wl->vmax);
 		return -1;
 	}
-	if (o->udp && r->conns > 256) {
-		snprintf(err, errlen, "--udp: at most 256 flows per worker (request ids)");
+	if (o->udp && o->stack == LG_STACK_NET && r->conns > LG_NET_UDP_FLOWS_MAX) {
+		/* lib/net listens on a few ports: flows share them and split
+		 * the request ids; each keeps at least 8 bits of counter. */
+		snprintf(err, errlen, "--udp --stack net: at most %u flows per worker "
+			 "(request ids)", LG_NET_UDP_FLOWS_MAX);
 		return -1;
 	}
+	r->udp = o->udp;
 	return 0;
 }
