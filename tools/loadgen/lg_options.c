@@ -50,6 +50,9 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+#define LG_STR_(x) #x
+#define LG_STR(x) LG_STR_(x)
+
 void
 lg_options_usage(FILE *f)
 {
@@ -78,7 +81,8 @@ lg_options_usage(FILE *f)
 "  --late-us N            a send N us after its time counts as late [100]\n"
 "checks and output:\n"
 "  --check-every N        verify the bytes of every Nth get's values [16]\n"
-"  --udp-timeout-ms N     UDP request counted lost after N ms [1000]\n"
+"  --udp-timeout-ms N     UDP request counted lost N ms after its send (a preload\n"
+"                         set is sent again, up to " LG_STR(LG_PRELOAD_TRIES) " times) [1000]\n"
 "  --seed N  --json FILE  --quiet (no progress line)\n", f);
 }
 
