@@ -88,7 +88,7 @@ struct lg_worker {
 /* A UDP preload set is sent at most this many times before the preload
  * gives up on it (datagrams are lost; a key never set would make every
  * measured get of it a miss). */
-#define LG_PRELOAD_TRIES 5
+#define LG_PRELOAD_TRIES 10
 
 enum lg_slot_state {
 	LG_SLOT_FREE,
