@@ -63,6 +63,28 @@ all_flag(struct lg_worker *const *w, unsigned n, bool preload)
 	return true;
 }
 
+/* UDP preload sets sent again or given up on: a key never set would make
+ * every measured get of it a miss, so the run stops there. */
+static int
+preload_report(const struct lg_options *o, struct lg_worker *const *w, unsigned n)
+{
+	uint64_t resent = 0, failed = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		resent += w[i]->pre_resent;
+		failed += w[i]->pre_failed;
+	}
+	if (failed) {
+		fprintf(stderr, "loadgen: %llu preload set(s) unanswered after %d sends "
+			"each\n", (unsigned long long)failed, LG_PRELOAD_TRIES);
+		return -1;
+	}
+	if (resent && !o->quiet)
+		fprintf(stderr, "loadgen: preload: %llu set(s) sent again after "
+			"a timeout\n", (unsigned long long)resent);
+	return 0;
+}
+
 int
 lg_control_run(struct lg_options *o, struct lg_worker *const *w, unsigned n,
 	       double *measure_s)
@@ -83,6 +105,10 @@ lg_control_run(struct lg_options *o, struct lg_worker *const *w, unsigned n,
 			return -1;
 		}
 		tick(&cs);
+	}
+	if (preload_report(o, w, n) < 0) {
+		set_phase(r, LG_PHASE_STOP);
+		return -1;
 	}
 	if (!r->wl.trace) {
 		set_phase(r, LG_PHASE_WARMUP);

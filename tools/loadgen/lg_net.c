@@ -19,7 +19,8 @@
 #define NET_BURST 32
 #define NET_TX_RING 1024
 #define NET_BUFSZ (64 * 1024)
-#define NET_UDP_LOCAL_PORT 40000
+#define NET_UDP_LOCAL_PORT 40000 /* worker q: LG_NET_UDP_PORTS from here + q * them */
+_Static_assert(LG_NET_UDP_PORTS <= NET_MAX_LISTEN, "a stack listens on that many UDP ports");
 /* After the run: FINs out and answered, or give up. */
 #define NET_CLOSE_NS 300000000ULL
 
@@ -29,6 +30,7 @@ struct net_lconn {
 	struct lg_conn lc;
 	struct net_worker *nw;
 	struct net_conn *nc;
+	uint16_t udp_port;  /* UDP: our source port (flows spread over several) */
 	bool up;
 	bool ready;   /* on the worker's ready ring */
 };
@@ -128,12 +130,16 @@ on_udp(void *app, const struct net_udp_peer *peer, const uint8_t *data,
        size_t len)
 {
 	struct net_worker *nw = app;
-	unsigned idx;
+	int idx;
 
-	if (len < 8 || peer->addr != nw->o->server_ip || peer->port != nw->o->port)
+	if (len < 8 || peer->addr != nw->o->server_ip || peer->port != nw->o->port ||
+	    peer->local_port < nw->peer.local_port)
 		return;
-	idx = data[0]; /* the request id's high byte names the flow */
-	if (idx < nw->w.run->conns)
+	/* Our port and the request id name the flow. */
+	idx = lg_udp_flow_of(peer->local_port - nw->peer.local_port,
+			     (uint16_t)(data[0] << 8 | data[1]), nw->w.run->conns,
+			     LG_NET_UDP_PORTS);
+	if (idx >= 0)
 		lg_conn_udp_input(&nw->conns[idx].lc, data, len, nw->now);
 }
 
@@ -173,13 +179,15 @@ static void
 udp_send(struct net_worker *nw, struct net_lconn *lc)
 {
 	const struct lg_workload *wl = &nw->w.run->wl;
+	struct net_udp_peer peer = nw->peer;
 	struct lg_req *r;
 
+	peer.local_port = lc->udp_port;
 	while ((r = lg_conn_next(&lc->lc, nw->now)) != NULL) {
 		size_t n = lg_req_build(wl, r, nw->buf + 8, NET_BUFSZ - 8);
 
 		lg_udp_hdr_write((uint8_t *)nw->buf, r->udp_id);
-		if (net_udp_send(nw->s, &nw->peer, nw->buf, n + 8) < 0)
+		if (net_udp_send(nw->s, &peer, nw->buf, n + 8) < 0)
 			return; /* ARP pending or no TX slot: the same request later */
 		lg_conn_commit(&lc->lc, nw->now);
 	}
@@ -258,9 +266,15 @@ worker_main(void *arg)
 		struct net_lconn *lc = &nw->conns[i];
 
 		lc->nw = nw;
-		lc->lc.udp_id = (uint16_t)(i << 8);
-		if (nw->o->udp)
+		if (nw->o->udp) {
+			struct lg_udp_flow f;
+
+			lg_udp_flow(i, run->conns, LG_NET_UDP_PORTS, &f);
+			lc->lc.udp_id = f.id_base;
+			lc->lc.udp_id_mask = f.id_mask;
+			lc->udp_port = (uint16_t)(nw->peer.local_port + f.port_idx);
 			continue;
+		}
 		lc->nc = net_tcp_connect(nw->s, nw->o->server_ip, nw->o->port, 0, lc);
 		if (lc->nc == NULL) {
 			nw->w.stats.conn_failed++;
@@ -320,7 +334,8 @@ worker_setup(struct net_worker *nw, const struct lg_options *o,
 	nc.tx_ring_size = NET_TX_RING;
 	nc.rx_cksum_offload = port->rx_cksum;
 	nc.tx_cksum_offload = port->tx_cksum;
-	nc.udp_ports[0] = (uint16_t)(NET_UDP_LOCAL_PORT + q);
+	for (unsigned k = 0; k < LG_NET_UDP_PORTS; k++)
+		nc.udp_ports[k] = (uint16_t)(NET_UDP_LOCAL_PORT + q * LG_NET_UDP_PORTS + k);
 	nc.max_conns = o->run.conns + 8;
 	nc.ops = &lg_net_ops;
 	nc.app_arg = nw;

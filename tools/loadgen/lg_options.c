@@ -50,6 +50,9 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+#define LG_STR_(x) #x
+#define LG_STR(x) LG_STR_(x)
+
 void
 lg_options_usage(FILE *f)
 {
@@ -78,7 +81,8 @@ lg_options_usage(FILE *f)
 "  --late-us N            a send N us after its time counts as late [100]\n"
 "checks and output:\n"
 "  --check-every N        verify the bytes of every Nth get's values [16]\n"
-"  --udp-timeout-ms N     UDP request counted lost after N ms [1000]\n"
+"  --udp-timeout-ms N     UDP request counted lost N ms after its send (a preload\n"
+"                         set is sent again, up to " LG_STR(LG_PRELOAD_TRIES) " times) [1000]\n"
 "  --seed N  --json FILE  --quiet (no progress line)\n", f);
 }
 
@@ -313,9 +317,13 @@ lg_options_parse(struct lg_options *o, int argc, char **argv, char *err,
 			 "(answers are not reassembled)", wl->vmax);
 		return -1;
 	}
-	if (o->udp && r->conns > 256) {
-		snprintf(err, errlen, "--udp: at most 256 flows per worker (request ids)");
+	if (o->udp && o->stack == LG_STACK_NET && r->conns > LG_NET_UDP_FLOWS_MAX) {
+		/* lib/net listens on a few ports: flows share them and split
+		 * the request ids; each keeps at least 8 bits of counter. */
+		snprintf(err, errlen, "--udp --stack net: at most %u flows per worker "
+			 "(request ids)", LG_NET_UDP_FLOWS_MAX);
 		return -1;
 	}
+	r->udp = o->udp;
 	return 0;
 }

@@ -17,6 +17,11 @@
 
 enum lg_stack { LG_STACK_SOCKET, LG_STACK_NET };
 
+/* --stack net UDP: source ports per worker (lib/net's NET_MAX_LISTEN), and
+ * flows per worker so that each keeps 8 bits of request-id counter. */
+#define LG_NET_UDP_PORTS 8
+#define LG_NET_UDP_FLOWS_MAX (LG_NET_UDP_PORTS * 256)
+
 struct lg_options {
 	enum lg_stack stack;
 	bool udp;

@@ -287,3 +287,35 @@ lg_udp_hdr_read(const uint8_t *p, size_t len, struct lg_udp_hdr *h)
 	h->reserved = (uint16_t)(p[6] << 8 | p[7]);
 	return 0;
 }
+
+/* Flows on a port: ceil(n / ports in use); bits of the id that name one. */
+static unsigned
+flow_bits(unsigned n, unsigned nports, unsigned *used)
+{
+	unsigned per_port, bits = 0;
+
+	*used = n < nports ? n : nports;
+	per_port = (n + *used - 1) / *used;
+	while ((1u << bits) < per_port)
+		bits++;
+	return bits;
+}
+
+void
+lg_udp_flow(unsigned i, unsigned n, unsigned nports, struct lg_udp_flow *f)
+{
+	unsigned used, bits = flow_bits(n, nports, &used);
+
+	f->port_idx = i % used;
+	f->id_mask = (uint16_t)(0xffffu >> bits);
+	f->id_base = bits ? (uint16_t)((i / used) << (16 - bits)) : 0;
+}
+
+int
+lg_udp_flow_of(unsigned port_idx, uint16_t id, unsigned n, unsigned nports)
+{
+	unsigned used, bits = flow_bits(n, nports, &used);
+	unsigned i = (bits ? (unsigned)id >> (16 - bits) : 0) * used + port_idx;
+
+	return port_idx < used && i < n ? (int)i : -1;
+}

@@ -19,12 +19,15 @@
 
 struct lg_req {
 	uint64_t intended_ns;   /* when it should have been sent (latency origin) */
+	uint64_t sent_ns;       /* when it was (last) sent: UDP timeout origin */
 	uint32_t vlen;          /* set: value length */
 	uint32_t version;       /* set: flags = version (value check) */
 	uint32_t ttl;
 	uint16_t udp_id;        /* UDP request id */
 	uint8_t op;             /* enum lg_op */
 	uint8_t nkeys;
+	uint8_t tries;          /* sends so far (UDP preload: resends) */
+	bool preload;           /* a preload set */
 	bool check;             /* verify returned values byte for byte */
 	uint64_t keys[LG_MGET_MAX];
 };
@@ -74,5 +77,18 @@ struct lg_udp_hdr {
 void lg_udp_hdr_write(uint8_t *p, uint16_t req_id);
 /* Returns 0, or -1 when len < 8. */
 int lg_udp_hdr_read(const uint8_t *p, size_t len, struct lg_udp_hdr *h);
+
+/* UDP flows over a transport whose workers have nports source ports each
+ * (lib/net: a stack listens on a few ports only): flow i of n sends from
+ * port port_idx, with request ids id_base | (a counter within id_mask).
+ * Flows spread over every port first, so a NIC's RSS sees as many flows
+ * as there are ports; flows sharing a port split the 16-bit id space. */
+struct lg_udp_flow {
+	unsigned port_idx;
+	uint16_t id_base, id_mask;
+};
+void lg_udp_flow(unsigned i, unsigned n, unsigned nports, struct lg_udp_flow *f);
+/* The flow an answer to port port_idx with request id id belongs to, or -1. */
+int lg_udp_flow_of(unsigned port_idx, uint16_t id, unsigned n, unsigned nports);
 
 #endif /* LG_PROTO_H */

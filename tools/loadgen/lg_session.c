@@ -73,6 +73,7 @@ lg_conn_init(struct lg_conn *c, struct lg_worker *w, uint64_t now)
 		lg_conn_free(c);
 		return -1;
 	}
+	c->udp_id_mask = 0xffff;
 	(void)now;
 	return 0;
 }
@@ -116,25 +117,47 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 	struct lg_req *r;
 	int phase;
 
-	if (c->dead || c->count == run->depth)
+	if (c->dead)
 		return NULL;
 	phase = lg_phase_get(run);
 	if (phase >= LG_PHASE_DRAIN)
 		return NULL;
-	slot = (c->head + c->count) % run->depth;
-	r = &c->reqs[slot];
 	if (c->prepared) {
 		/* The phase may have moved on from preload since. */
 		if ((phase == LG_PHASE_PRELOAD) == c->prepared_preload)
-			return r;
+			return &c->reqs[c->prep_slot];
 		c->prepared = false;
 	}
+	if (c->resend && phase == LG_PHASE_PRELOAD) {
+		/* A preload set whose datagram (or answer) was lost: the same
+		 * set again, under a new id so a late answer to the old one
+		 * cannot be taken for it. */
+		for (slot = 0; c->pending[slot] != LG_SLOT_RESEND; slot++)
+			;
+		r = &c->reqs[slot];
+		r->udp_id = c->udp_id;
+		c->prep_slot = slot;
+		c->prepared = c->prepared_preload = c->prepared_resend = true;
+		return r;
+	}
+	if (c->outstanding == run->depth)
+		return NULL;
+	if (run->udp) {
+		/* Answers come in any order: any free slot, so one lost
+		 * datagram holds one slot until its timeout, not the flow. */
+		for (slot = 0; c->pending[slot] != LG_SLOT_FREE; slot++)
+			;
+	} else {
+		slot = (c->head + c->count) % run->depth;
+	}
+	r = &c->reqs[slot];
 	memset(r, 0, offsetof(struct lg_req, keys) + sizeof(r->keys[0]));
 	if (phase == LG_PHASE_PRELOAD) {
 		if (w->pre_next >= w->pre_end)
 			return NULL;
 		r->intended_ns = now;
 		r->op = LG_OP_SET;
+		r->preload = true;
 		r->nkeys = 1;
 		r->keys[0] = w->pre_next;
 		r->vlen = lg_value_size(&run->wl, &w->rng);
@@ -179,8 +202,10 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 	else
 		r->check = run->check_every && ++w->check_ctr % run->check_every == 0;
 	r->udp_id = c->udp_id;
+	c->prep_slot = slot;
 	c->prepared = true;
 	c->prepared_preload = phase == LG_PHASE_PRELOAD;
+	c->prepared_resend = false;
 	return r;
 }
 
@@ -189,19 +214,31 @@ lg_conn_commit(struct lg_conn *c, uint64_t now)
 {
 	struct lg_worker *w = c->w;
 	struct lg_run *run = w->run;
-	unsigned slot = (c->head + c->count) % run->depth;
-	const struct lg_req *r = &c->reqs[slot];
+	unsigned slot = c->prep_slot;
+	struct lg_req *r = &c->reqs[slot];
 	int phase = lg_phase_get(run);
 
 	c->prepared = false;
-	c->count++;
+	r->sent_ns = now;
+	r->tries++;
+	/* Only the counter bits of the id move: the others name the flow. */
+	c->udp_id = (uint16_t)((c->udp_id & ~c->udp_id_mask) |
+			       ((c->udp_id + 1) & c->udp_id_mask));
+	if (run->udp && now + run->udp_timeout_ns < c->udp_expire_ns)
+		c->udp_expire_ns = now + run->udp_timeout_ns;
+	if (c->prepared_resend) {
+		/* Already counted outstanding when first sent. */
+		c->pending[slot] = LG_SLOT_PENDING;
+		c->resend--;
+		w->pre_resent++;
+		return;
+	}
+	if (!run->udp)
+		c->count++;
 	c->outstanding++;
 	w->outstanding++;
-	c->pending[slot] = 1;
+	c->pending[slot] = LG_SLOT_PENDING;
 	c->measured[slot] = phase == LG_PHASE_MEASURE && !c->prepared_preload;
-	/* The high byte of a UDP request id names the flow; the low byte
-	 * counts (depth <= 128 keeps live ids distinct). */
-	c->udp_id = (uint16_t)((c->udp_id & 0xff00) | ((c->udp_id + 1) & 0xff));
 	if (c->prepared_preload) {
 		w->pre_next++;
 	} else if (run->wl.trace) {
@@ -213,6 +250,23 @@ lg_conn_commit(struct lg_conn *c, uint64_t now)
 	if (c->measured[slot] && now - r->intended_ns > run->late_ns &&
 	    now > r->intended_ns)
 		w->stats.late++;
+}
+
+/* The slot is answered or given up on. */
+static void
+slot_free(struct lg_conn *c, unsigned slot)
+{
+	struct lg_worker *w = c->w;
+
+	c->pending[slot] = LG_SLOT_FREE;
+	c->outstanding--;
+	w->outstanding--;
+	if (!w->preloaded && w->pre_next >= w->pre_end && w->outstanding == 0)
+		__atomic_store_n(&w->preloaded, 1, __ATOMIC_RELEASE);
+	while (c->count && !c->pending[c->head]) {
+		c->head = (c->head + 1) % w->run->depth;
+		c->count--;
+	}
 }
 
 static void
@@ -258,15 +312,7 @@ complete(struct lg_conn *c, unsigned slot, enum lg_resp_status st,
 		if (st != LG_RESP_ERROR)
 			w->last_bad = c->resp.why;
 	}
-	c->pending[slot] = 0;
-	c->outstanding--;
-	w->outstanding--;
-	if (!w->preloaded && w->pre_next >= w->pre_end && w->outstanding == 0)
-		__atomic_store_n(&w->preloaded, 1, __ATOMIC_RELEASE);
-	while (c->count && !c->pending[c->head]) {
-		c->head = (c->head + 1) % w->run->depth;
-		c->count--;
-	}
+	slot_free(c, slot);
 	lg_resp_reset(&c->resp);
 }
 
@@ -312,13 +358,13 @@ lg_conn_udp_input(struct lg_conn *c, const uint8_t *data, size_t len, uint64_t n
 
 	if (lg_udp_hdr_read(data, len, &h) < 0)
 		goto bad;
-	for (unsigned i = 0; i < c->count; i++) {
-		unsigned slot = (c->head + i) % depth;
+	for (unsigned slot = 0; slot < depth && c->outstanding; slot++) {
 		size_t n = 0;
 		enum lg_resp_status st;
 		uint64_t checked;
 
-		if (!c->pending[slot] || c->reqs[slot].udp_id != h.req_id)
+		if (c->pending[slot] != LG_SLOT_PENDING ||
+		    c->reqs[slot].udp_id != h.req_id)
 			continue;
 		if (h.seq != 0 || h.total != 1) {
 			/* Multi-datagram answers are not reassembled: the
@@ -349,21 +395,37 @@ void
 lg_conn_udp_expire(struct lg_conn *c, uint64_t now)
 {
 	struct lg_worker *w = c->w;
-	unsigned depth = w->run->depth;
+	const struct lg_run *run = w->run;
+	uint64_t next = UINT64_MAX;
 
-	while (c->count && c->pending[c->head] &&
-	       now - c->reqs[c->head].intended_ns > w->run->udp_timeout_ns &&
-	       now > c->reqs[c->head].intended_ns) {
-		if (c->measured[c->head])
-			w->stats.lost++;
-		c->pending[c->head] = 0;
-		c->outstanding--;
-		w->outstanding--;
-		while (c->count && !c->pending[c->head]) {
-			c->head = (c->head + 1) % depth;
-			c->count--;
+	if (now < c->udp_expire_ns || c->outstanding == 0)
+		return;
+	for (unsigned slot = 0; slot < run->depth; slot++) {
+		struct lg_req *r = &c->reqs[slot];
+
+		if (c->pending[slot] != LG_SLOT_PENDING)
+			continue;
+		if (now - r->sent_ns <= run->udp_timeout_ns || now < r->sent_ns) {
+			if (r->sent_ns + run->udp_timeout_ns < next)
+				next = r->sent_ns + run->udp_timeout_ns;
+			continue;
 		}
+		if (r->preload) {
+			if (r->tries < LG_PRELOAD_TRIES) {
+				c->pending[slot] = LG_SLOT_RESEND;
+				c->resend++;
+				continue;
+			}
+			w->pre_failed++;
+			w->last_bad = "a UDP preload set was never answered";
+			slot_free(c, slot);
+			continue;
+		}
+		if (c->measured[slot])
+			w->stats.lost++;
+		slot_free(c, slot);
 	}
+	c->udp_expire_ns = next;
 }
 
 void
@@ -371,17 +433,16 @@ lg_conn_lost(struct lg_conn *c)
 {
 	unsigned depth = c->w->run->depth;
 
-	for (unsigned i = 0; i < c->count; i++) {
-		unsigned slot = (c->head + i) % depth;
-
+	for (unsigned slot = 0; slot < depth; slot++) {
 		if (c->pending[slot] && c->measured[slot])
 			c->w->stats.lost++;
 		if (c->pending[slot])
 			c->w->outstanding--;
-		c->pending[slot] = 0;
+		c->pending[slot] = LG_SLOT_FREE;
 	}
 	c->count = 0;
 	c->outstanding = 0;
+	c->resend = 0;
 	c->prepared = false;
 	c->dead = true;
 }

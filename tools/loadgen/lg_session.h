@@ -37,7 +37,9 @@ struct lg_run {
 	double trace_speed;       /* replay: 0 = as fast as possible */
 	unsigned check_every;     /* verify every Nth get's values; 0 = never */
 	uint64_t late_ns;         /* a send this much after its time is late */
-	uint64_t udp_timeout_ns;  /* a UDP request unanswered this long is lost */
+	uint64_t udp_timeout_ns;  /* a UDP request unanswered this long after its
+				   * own send is lost (preload: sent again) */
+	bool udp;                 /* answers come by request id, in any order */
 	bool preload;
 	int phase;                /* enum lg_phase, written by the main thread */
 	uint64_t trace_start_ns;  /* replay: when time 0 of the trace is */
@@ -70,7 +72,10 @@ struct lg_worker {
 	/* Published for the progress line (relaxed atomics). */
 	uint64_t done_all;        /* answered requests in any phase */
 	uint64_t hits_all, errs_all;
-	int preloaded;            /* 1 when this worker's preload share is answered */
+	int preloaded;            /* 1 when this worker's preload share is answered
+				   * (or given up on: pre_failed) */
+	uint64_t pre_resent;      /* UDP preload sets sent again after a timeout */
+	uint64_t pre_failed;      /* UDP preload sets unanswered after LG_PRELOAD_TRIES */
 	unsigned outstanding;     /* requests awaiting answers, all connections */
 	/* Preload: key ids [pre_next, pre_end). */
 	uint64_t pre_next, pre_end;
@@ -80,18 +85,39 @@ struct lg_worker {
 	const char *last_bad;     /* why the last connection was dropped */
 };
 
+/* A UDP preload set is sent at most this many times before the preload
+ * gives up on it (datagrams are lost; a key never set would make every
+ * measured get of it a miss). */
+#define LG_PRELOAD_TRIES 10
+
+enum lg_slot_state {
+	LG_SLOT_FREE,
+	LG_SLOT_PENDING,          /* sent, awaiting an answer */
+	LG_SLOT_RESEND,           /* UDP preload set timed out: to be sent again */
+};
+
 struct lg_conn {
 	struct lg_worker *w;
-	struct lg_req *reqs;      /* ring of depth slots */
+	struct lg_req *reqs;      /* depth slots: a ring over TCP; any free one over UDP */
 	uint8_t *measured;        /* per slot: sent while measuring */
-	uint8_t *pending;         /* per slot: awaiting an answer (UDP: may finish out of order) */
-	unsigned head, count;     /* oldest slot, slots in use */
-	unsigned outstanding;     /* slots still pending */
+	uint8_t *pending;         /* per slot: enum lg_slot_state */
+	unsigned head, count;     /* TCP: oldest slot, slots in use */
+	unsigned outstanding;     /* slots not free (pending or to resend) */
+	unsigned resend;          /* UDP: slots in LG_SLOT_RESEND */
+	unsigned prep_slot;       /* where the prepared request is */
+	uint64_t udp_expire_ns;   /* UDP: no pending request times out before this */
 	uint64_t next_ns;         /* open loop: next arrival */
 	bool scheduled;           /* open loop: next_ns set (from the warm-up on) */
+	/* UDP request ids: the bits outside udp_id_mask name the flow among
+	 * those sharing a source port (none over kernel sockets, where each
+	 * connection has its own), the bits inside count; the next id is
+	 * udp_id. 16 bits in all, so a late answer meets a newer request with
+	 * its id only after 2^16 / (flows per port) sends on the flow. */
 	uint16_t udp_id;
-	bool prepared;            /* the slot after the last one holds the next request */
+	uint16_t udp_id_mask;
+	bool prepared;            /* reqs[prep_slot] holds the next request */
 	bool prepared_preload;
+	bool prepared_resend;     /* ... which is a UDP preload set sent again */
 	struct lg_resp resp;
 	bool dead;
 };
@@ -112,7 +138,8 @@ void lg_conn_commit(struct lg_conn *c, uint64_t now);
 size_t lg_conn_input(struct lg_conn *c, const char *data, size_t len, uint64_t now);
 /* UDP: one datagram (with its 8-byte frame header). */
 void lg_conn_udp_input(struct lg_conn *c, const uint8_t *data, size_t len, uint64_t now);
-/* UDP: give up on requests older than the timeout. */
+/* UDP: give up on requests sent longer than the timeout ago (each on its
+ * own clock; a preload set is sent again, up to LG_PRELOAD_TRIES times). */
 void lg_conn_udp_expire(struct lg_conn *c, uint64_t now);
 /* The connection is gone: its outstanding requests are lost. */
 void lg_conn_lost(struct lg_conn *c);

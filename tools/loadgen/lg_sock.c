@@ -195,7 +195,8 @@ lg_sock_worker(struct lg_worker *w, const struct lg_options *o)
 			rc = -1;
 			continue;
 		}
-		sc->lc.udp_id = (uint16_t)(i << 8);
+		/* Each flow is its own socket (source port): its request ids
+		 * are all its own, 16 bits. */
 		sc->fd = connect_one(ai, o->udp);
 		if (sc->fd < 0) {
 			w->stats.conn_failed++;

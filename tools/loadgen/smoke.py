@@ -19,7 +19,9 @@ import os
 import socket
 import subprocess
 import sys
+import selectors
 import tempfile
+import threading
 import time
 
 failures = []
@@ -77,6 +79,63 @@ def run(lg, port, tmp, label, *args):
     return r
 
 
+class LossyUdpRelay:
+    """A UDP relay on loopback in front of the server that drops the
+    client datagrams numbered in drop_requests and the server datagrams
+    numbered in drop_replies (0-based, counted over all flows): losses at
+    known places, so that a lost preload set is seen to be sent again.
+    Each client address gets its own upstream socket, so flows stay
+    apart. Runs in a thread until stop()."""
+
+    def __init__(self, server_port, drop_requests, drop_replies):
+        self.server = ('127.0.0.1', server_port)
+        self.drop_requests, self.drop_replies = set(drop_requests), set(drop_replies)
+        self.front = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.front.bind(('127.0.0.1', 0))
+        self.port = self.front.getsockname()[1]
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.front, selectors.EVENT_READ, None)
+        self.upstream = {}
+        self.requests = self.replies = self.dropped = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        while not self.done.is_set():
+            for key, _ in self.sel.select(0.1):
+                sock, client = key.fileobj, key.data
+                try:
+                    data, addr = sock.recvfrom(65536)
+                except OSError:
+                    continue
+                if client is None:  # from a client
+                    n, self.requests = self.requests, self.requests + 1
+                    if n in self.drop_requests:
+                        self.dropped += 1
+                        continue
+                    up = self.upstream.get(addr)
+                    if up is None:
+                        up = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                        up.connect(self.server)
+                        self.upstream[addr] = up
+                        self.sel.register(up, selectors.EVENT_READ, addr)
+                    up.send(data)
+                else:  # from the server, for client
+                    n, self.replies = self.replies, self.replies + 1
+                    if n in self.drop_replies:
+                        self.dropped += 1
+                        continue
+                    self.front.sendto(data, client)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join(10)
+        for up in self.upstream.values():
+            up.close()
+        self.front.close()
+
+
 def main():
     lg, segcached, trace = sys.argv[1:4]
     port = free_port()
@@ -124,6 +183,22 @@ def main():
                 want = sum(1 for o in ops if o in ('get', 'set'))
                 check(t['requests'] == want, 'trace: every get and set replayed')
                 check(t['sets'] == ops.count('set'), 'trace: sets replayed')
+            # UDP loses datagrams: the preload's sets (2000 keys, so the
+            # first 2000 datagrams are all sets; the last of them too)
+            # are sent again until answered, so every key is there to hit.
+            relay = LossyUdpRelay(port, drop_requests=(3, 700, 1999),
+                                  drop_replies=(10, 1500))
+            try:
+                lossy = run(lg, relay.port, tmp, 'udp-lossy-preload', *common, '--udp',
+                            '--conns', '4', '--depth', '2', '--udp-timeout-ms', '200')
+            finally:
+                relay.stop()
+            check(relay.dropped == 5, 'udp-lossy-preload: the relay dropped 5 datagrams '
+                  '(got %d)' % relay.dropped)
+            if lossy:
+                check(lossy['hits'] == lossy['keys_asked'],
+                      'udp-lossy-preload: every preloaded key hit (lost sets were resent)')
+                check(lossy['lost'] == 0, 'udp-lossy-preload: nothing lost while measuring')
             after = stats(port)
             done = [r for r in runs + [t] if r]
             for f, k in (('cmd_get', 'keys_asked'), ('cmd_set', 'sets')):

@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 extern "C" {
 #include "lg_session.h"
@@ -23,7 +24,7 @@ protected:
 	struct lg_worker w;
 	struct lg_conn c;
 
-	void start(double rate, unsigned depth, double get_ratio = 1.0)
+	void start(double rate, unsigned depth, double get_ratio = 1.0, bool udp = false)
 	{
 		char err[128];
 
@@ -41,6 +42,7 @@ protected:
 		run.check_every = 1;
 		run.late_ns = 100000;
 		run.udp_timeout_ns = 1000000;
+		run.udp = udp;
 		run.phase = LG_PHASE_MEASURE;
 		lg_worker_init(&w, &run, 0, 42);
 		ASSERT_EQ(lg_conn_init(&c, &w, 0), 0);
@@ -236,6 +238,183 @@ TEST_F(LoadgenSession, UdpRequestsTimeOutAsLost)
 	lg_conn_udp_expire(&c, 2000000);
 	EXPECT_EQ(c.outstanding, 0u);
 	EXPECT_EQ(w.stats.lost, 1u);
+}
+
+// One datagram answering request id `id` (a miss or STORED).
+static void
+udp_answer(struct lg_conn *c, uint16_t id, bool set, uint64_t now)
+{
+	uint8_t dgram[64];
+	const char *a = set ? "STORED\r\n" : "END\r\n";
+
+	lg_udp_hdr_write(dgram, id);
+	memcpy(dgram + 8, a, strlen(a));
+	lg_conn_udp_input(c, dgram, 8 + strlen(a), now);
+}
+
+TEST_F(LoadgenSession, UdpLateAnswerDoesNotMatchANewerRequest)
+{
+	start(0, 1, 1.0, true);
+	struct lg_req *r = lg_conn_next(&c, 0);
+	ASSERT_NE(r, nullptr);
+	uint16_t lost_id = r->udp_id;
+	lg_conn_commit(&c, 0);
+	lg_conn_udp_expire(&c, 2000000); // timed out
+	EXPECT_EQ(w.stats.lost, 1u);
+	// 256 more requests on the flow, each answered but the last.
+	uint64_t now = 3000000;
+	for (int i = 0; i < 256; i++, now += 10) {
+		r = lg_conn_next(&c, now);
+		ASSERT_NE(r, nullptr);
+		uint16_t id = r->udp_id;
+		EXPECT_NE(id, lost_id);
+		lg_conn_commit(&c, now);
+		if (i < 255)
+			udp_answer(&c, id, false, now + 1);
+	}
+	EXPECT_EQ(w.stats.requests, 255u);
+	// The answer to the first request comes now: it answers nothing.
+	udp_answer(&c, lost_id, false, now);
+	EXPECT_EQ(c.outstanding, 1u);
+	EXPECT_EQ(w.stats.requests, 255u);
+}
+
+TEST_F(LoadgenSession, UdpLostDatagramDoesNotStallTheOthers)
+{
+	start(0, 2, 1.0, true);
+	uint16_t ids[2];
+	for (int i = 0; i < 2; i++) {
+		struct lg_req *r = lg_conn_next(&c, 0);
+		ASSERT_NE(r, nullptr);
+		ids[i] = r->udp_id;
+		lg_conn_commit(&c, 0);
+	}
+	// The first datagram is lost; the second is answered, and its slot
+	// takes the next request at once, not after the first one's timeout.
+	udp_answer(&c, ids[1], false, 10);
+	for (int i = 0; i < 3; i++) {
+		struct lg_req *r = lg_conn_next(&c, 20 + i);
+		ASSERT_NE(r, nullptr);
+		lg_conn_commit(&c, 20 + i);
+		udp_answer(&c, r->udp_id, false, 30 + i);
+	}
+	EXPECT_EQ(w.stats.requests, 4u);
+	EXPECT_EQ(c.outstanding, 1u);
+	lg_conn_udp_expire(&c, 2000000);
+	EXPECT_EQ(w.stats.lost, 1u);
+	EXPECT_EQ(c.outstanding, 0u);
+}
+
+TEST_F(LoadgenSession, UdpTimeoutRunsFromEachRequestsOwnSend)
+{
+	start(0, 1, 1.0, true);
+	// Due at 0, sent only at 0.9 ms (the socket was full): the 1 ms
+	// timeout runs from the send.
+	ASSERT_NE(lg_conn_next(&c, 0), nullptr);
+	lg_conn_commit(&c, 900000);
+	lg_conn_udp_expire(&c, 1500000);
+	EXPECT_EQ(w.stats.lost, 0u);
+	EXPECT_EQ(c.outstanding, 1u);
+	lg_conn_udp_expire(&c, 2000000);
+	EXPECT_EQ(w.stats.lost, 1u);
+}
+
+class LoadgenUdpPreload : public LoadgenSession {
+protected:
+	void preload(unsigned keys)
+	{
+		start(0, 4, 1.0, true);
+		run.phase = LG_PHASE_PRELOAD;
+		run.preload = true;
+		lg_worker_init(&w, &run, 0, 42);
+		w.pre_next = 0;
+		w.pre_end = keys;
+		w.preloaded = 0;
+	}
+
+	// Sends what may be sent at `now`; answers all but key 0.
+	void pass(uint64_t now, bool answer_key0)
+	{
+		struct lg_req *r;
+
+		while ((r = lg_conn_next(&c, now)) != nullptr) {
+			uint16_t id = r->udp_id;
+			bool key0 = r->keys[0] == 0;
+
+			EXPECT_EQ(r->op, LG_OP_SET);
+			lg_conn_commit(&c, now);
+			if (!key0 || answer_key0)
+				udp_answer(&c, id, true, now + 1);
+		}
+	}
+};
+
+TEST_F(LoadgenUdpPreload, LostSetIsSentAgainUntilAnswered)
+{
+	preload(10);
+	pass(0, false);
+	EXPECT_EQ(w.pre_next, 10u);
+	EXPECT_EQ(w.preloaded, 0);
+	EXPECT_EQ(c.outstanding, 1u); // key 0's set, lost
+	lg_conn_udp_expire(&c, 2000000);
+	pass(2000000, true); // sent again, answered this time
+	EXPECT_EQ(w.preloaded, 1);
+	EXPECT_EQ(w.pre_resent, 1u);
+	EXPECT_EQ(w.pre_failed, 0u);
+	EXPECT_EQ(w.stats.lost, 0u);
+	EXPECT_EQ(c.outstanding, 0u);
+}
+
+TEST_F(LoadgenUdpPreload, SetNeverAnsweredIsGivenUpAfterBoundedTries)
+{
+	preload(3);
+	uint64_t now = 0;
+	for (int i = 0; i < 2 * LG_PRELOAD_TRIES && !w.preloaded; i++) {
+		pass(now, false);
+		now += 2000000;
+		lg_conn_udp_expire(&c, now);
+	}
+	EXPECT_EQ(w.preloaded, 1);
+	EXPECT_EQ(w.pre_failed, 1u);
+	EXPECT_EQ(w.pre_resent, (uint64_t)LG_PRELOAD_TRIES - 1);
+	EXPECT_EQ(c.outstanding, 0u);
+}
+
+TEST(LoadgenUdpFlows, ManySourcePortsAndIdsNameTheirFlow)
+{
+	const unsigned ns[] = { 1, 3, 8, 16, 100, 256, 2048 };
+
+	for (unsigned n : ns) {
+		std::vector<int> seen(8 * 65536, -1);
+		unsigned ports_used = 0;
+		for (unsigned i = 0; i < n; i++) {
+			struct lg_udp_flow f;
+
+			lg_udp_flow(i, n, 8, &f);
+			ASSERT_LT(f.port_idx, 8u);
+			// A flow has 16-bit ids when it has its port to itself,
+			// never fewer than 8 bits (depth <= 128 stays distinct).
+			if (n <= 8) {
+				EXPECT_EQ(f.id_mask, 0xffff);
+			}
+			EXPECT_GE(f.id_mask, 0xff);
+			EXPECT_EQ(f.id_base & f.id_mask, 0);
+			for (unsigned x : { 0u, 1u, (unsigned)f.id_mask }) {
+				uint16_t id = (uint16_t)(f.id_base | x);
+				EXPECT_EQ(lg_udp_flow_of(f.port_idx, id, n, 8), (int)i);
+				int &s = seen[f.port_idx * 65536 + id];
+				EXPECT_EQ(s, -1);
+				s = (int)i;
+			}
+			if (i < 8)
+				ports_used |= 1u << f.port_idx;
+		}
+		// Every port is used as soon as there are as many flows.
+		EXPECT_EQ(__builtin_popcount(ports_used), (int)(n < 8 ? n : 8)) << n;
+	}
+	// An id no flow has is nobody's.
+	EXPECT_EQ(lg_udp_flow_of(5, 0x8000, 12, 8), -1);
+	EXPECT_EQ(lg_udp_flow_of(5, 0, 4, 8), -1);
 }
 
 } // namespace
