@@ -172,19 +172,30 @@ op_start(struct seg_worker *w, struct seg_key *k, const void *key, size_t klen,
 	return true;
 }
 
+/* The bytes an item takes in a segment, for the sampler. */
+static inline uint32_t
+stored_size(const struct seg_engine *e, uint32_t klen, const struct engine_item *it)
+{
+	const uint32_t align = (1u << e->off_shift) - 1;
+
+	return (item_size(klen, it->vlen, it->flags) + align) & ~align;
+}
+
 /* A sampled key's request goes to the engine's sampler (lib/mrc, through
- * engine.h): an unsampled key pays the one comparison of engine_sampled().
- * size is the item's bytes as stored (item_size, aligned). */
+ * engine.h): an unsampled key pays the one comparison of engine_sampled()
+ * (the item's size is worked out only for a sampled key: computed by
+ * every caller, it had cost every get and set some 24 instructions).
+ * it: the item found or stored (its size and expiry), NULL for none. */
 static inline void
 seg_sample(const struct seg_engine *e, const struct seg_key *k, enum engine_access_op op,
-	   bool hit, uint32_t size, int64_t expires_at, int64_t now)
+	   bool hit, const struct engine_item *it, int64_t now)
 {
 	if (SEG_UNLIKELY(engine_sampled(&e->base, k->hash))) {
 		const struct engine_access a = {
 			.key = k->key, .klen = k->klen,
 			.sample_hash = engine_sample_hash(k->hash),
-			.size = size, .hit = hit, .op = (uint8_t)op,
-			.expires_at = expires_at, .now = now,
+			.size = it ? stored_size(e, k->klen, it) : 0, .hit = hit,
+			.op = (uint8_t)op, .expires_at = it ? it->expires_at : 0, .now = now,
 		};
 
 		e->base.sample_fn(e->base.sample_arg, &a);
@@ -193,15 +204,6 @@ seg_sample(const struct seg_engine *e, const struct seg_key *k, enum engine_acce
 
 static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 			  int64_t exptime, void *buf, size_t cap, struct engine_item *it);
-
-/* The bytes an item takes in a segment, for the sampler. */
-static uint32_t
-stored_size(const struct seg_engine *e, uint32_t klen, const struct engine_item *it)
-{
-	const uint32_t align = (1u << e->off_shift) - 1;
-
-	return (item_size(klen, it->vlen, it->flags) + align) & ~align;
-}
 
 /* A plain get of k into dst, after op_start(): the status engine_get()
  * returns, with its counters. */
@@ -217,7 +219,7 @@ get_one(struct seg_worker *w, const struct seg_key *k, int64_t now, const struct
 		W_COUNT(w, get_misses);
 		if (expired)
 			W_COUNT(w, get_expired);
-		seg_sample(w->e, k, ENGINE_ACCESS_GET, false, 0, 0, now);
+		seg_sample(w->e, k, ENGINE_ACCESS_GET, false, NULL, now);
 		return ENGINE_MISS;
 	}
 	seg_fill_item(w->e, &r, it);
@@ -226,15 +228,13 @@ get_one(struct seg_worker *w, const struct seg_key *k, int64_t now, const struct
 		 * its hit) is a hit to the sampler too; a buffer too small is
 		 * not, its retry is. */
 		if (dst->buf == NULL)
-			seg_sample(w->e, k, ENGINE_ACCESS_GET, true,
-				   stored_size(w->e, k->klen, it), it->expires_at, now);
+			seg_sample(w->e, k, ENGINE_ACCESS_GET, true, it, now);
 		return ENGINE_BUF_SMALL;
 	}
 	W_COUNT(w, cmd_get);
 	W_COUNT(w, get_hits);
 	seg_bump_freq(w, &r);
-	seg_sample(w->e, k, ENGINE_ACCESS_GET, true, stored_size(w->e, k->klen, it),
-		   it->expires_at, now);
+	seg_sample(w->e, k, ENGINE_ACCESS_GET, true, it, now);
 	return ENGINE_OK;
 }
 
@@ -487,7 +487,7 @@ seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 		/* memcached drops the old value when a set is too large. */
 		if (mode == ENGINE_SET) {
 			link_item(w, &k, NULL, LINK_SET, NULL, 0, now, NULL);
-			seg_sample(e, &k, ENGINE_ACCESS_DELETE, false, 0, 0, now);
+			seg_sample(e, &k, ENGINE_ACCESS_DELETE, false, NULL, now);
 		}
 		return ENGINE_TOO_LARGE;
 	}
@@ -502,8 +502,7 @@ seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 		else if (rc == ENGINE_OK && cas_out)
 			*cas_out = it.cas;
 		if (rc == ENGINE_OK)
-			seg_sample(e, &k, ENGINE_ACCESS_SET, true, stored_size(e, k.klen, &it),
-				   it.expires_at, now);
+			seg_sample(e, &k, ENGINE_ACCESS_SET, true, &it, now);
 	} else {
 		enum link_mode lm = link_of[mode];
 
@@ -512,16 +511,15 @@ seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 		if (rc == ENGINE_OK && expires_at < 0) {
 			rc = store_expired(w, &k, lm, cas_in, now);
 			if (rc == ENGINE_OK)
-				seg_sample(e, &k, ENGINE_ACCESS_DELETE, true, 0, 0, now);
+				seg_sample(e, &k, ENGINE_ACCESS_DELETE, true, NULL, now);
 		} else if (rc == ENGINE_OK) {
 			rc = store_plain(w, &k, lm, val, (uint32_t)vlen, flags, expires_at, cas_in,
 					 now, cas_out);
 			if (rc == ENGINE_OK)
 				seg_sample(e, &k, ENGINE_ACCESS_SET, true,
-					   stored_size(e, k.klen,
-						       &(struct engine_item){ .vlen = (uint32_t)vlen,
-									      .flags = flags }),
-					   expires_at, now);
+					   &(struct engine_item){ .vlen = (uint32_t)vlen, .flags = flags,
+								  .expires_at = expires_at },
+					   now);
 		}
 		if (mode == ENGINE_CAS) {
 			if (rc == ENGINE_OK)
@@ -558,7 +556,7 @@ seg_op_delete(struct engine_worker *ew, const void *key, size_t klen,
 	if (rc == ENGINE_NOT_STORED)
 		rc = ENGINE_MISS;
 	if (rc == ENGINE_OK || rc == ENGINE_MISS)
-		seg_sample(w->e, &k, ENGINE_ACCESS_DELETE, rc == ENGINE_OK, 0, 0, now);
+		seg_sample(w->e, &k, ENGINE_ACCESS_DELETE, rc == ENGINE_OK, NULL, now);
 	if (rc == ENGINE_OK)
 		W_COUNT(w, delete_hits);
 	else
@@ -581,8 +579,7 @@ seg_op_arith(struct engine_worker *ew, const void *key, size_t klen, bool incr,
 		return ENGINE_INVALID;
 	rc = rmw_item(w, &k, &op, now, &it);
 	if (rc == ENGINE_OK)
-		seg_sample(w->e, &k, ENGINE_ACCESS_SET, true, stored_size(w->e, k.klen, &it),
-			   it.expires_at, now);
+		seg_sample(w->e, &k, ENGINE_ACCESS_SET, true, &it, now);
 	if (rc == ENGINE_OK) {
 		if (value_out)
 			*value_out = op.number;
@@ -612,7 +609,7 @@ seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 		if (buf || it) {
 			W_COUNT(w, cmd_get);
 			W_COUNT(w, get_misses);
-			seg_sample(w->e, k, ENGINE_ACCESS_GET, false, 0, 0, now);
+			seg_sample(w->e, k, ENGINE_ACCESS_GET, false, NULL, now);
 		}
 		return rc;
 	}
@@ -624,8 +621,7 @@ seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 	if (it) {
 		W_COUNT(w, cmd_get);
 		W_COUNT(w, get_hits);
-		seg_sample(w->e, k, ENGINE_ACCESS_GET, true, stored_size(w->e, k->klen, it),
-			   it->expires_at, now);
+		seg_sample(w->e, k, ENGINE_ACCESS_GET, true, it, now);
 	}
 	return ENGINE_OK;
 }
