@@ -108,6 +108,25 @@ prepare_synthetic(struct lg_conn *c, struct lg_req *r, uint64_t now)
 	}
 }
 
+/* A prepared preload set or trace request took the worker's next key or
+ * trace request, which only a send (lg_conn_commit) moves on. While its
+ * own send waited (lib/net: ARP pending or no TX slot; TCP: no send
+ * space), another connection of the worker may have sent that one: sent
+ * as prepared, it would go out twice and the next one never (over memif
+ * every UDP flow prepared key 0 while ARP resolved, and conns - 1 keys
+ * were never stored). */
+static bool
+prepared_overtaken(const struct lg_conn *c)
+{
+	const struct lg_worker *w = c->w;
+
+	if (c->prepared_resend)
+		return false;
+	if (c->prepared_preload)
+		return c->prep_pos != w->pre_next;
+	return w->run->wl.trace != NULL && c->prep_pos != w->trace_next;
+}
+
 struct lg_req *
 lg_conn_next(struct lg_conn *c, uint64_t now)
 {
@@ -123,8 +142,10 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 	if (phase >= LG_PHASE_DRAIN)
 		return NULL;
 	if (c->prepared) {
-		/* The phase may have moved on from preload since. */
-		if ((phase == LG_PHASE_PRELOAD) == c->prepared_preload)
+		/* The phase may have moved on from preload since, or another
+		 * connection sent what it took. */
+		if ((phase == LG_PHASE_PRELOAD) == c->prepared_preload &&
+		    !prepared_overtaken(c))
 			return &c->reqs[c->prep_slot];
 		c->prepared = false;
 	}
@@ -160,6 +181,7 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 		r->preload = true;
 		r->nkeys = 1;
 		r->keys[0] = w->pre_next;
+		c->prep_pos = w->pre_next;
 		r->vlen = lg_value_size(&run->wl, &w->rng);
 		r->ttl = run->wl.ttl;
 	} else if (run->wl.trace) {
@@ -171,6 +193,7 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 			return NULL;
 		}
 		tr = &t->reqs[w->trace_next];
+		c->prep_pos = w->trace_next;
 		if (run->trace_speed > 0) {
 			r->intended_ns = run->trace_start_ns +
 				(uint64_t)((double)tr->time_ns / run->trace_speed);

@@ -105,6 +105,7 @@ struct lg_conn {
 	unsigned outstanding;     /* slots not free (pending or to resend) */
 	unsigned resend;          /* UDP: slots in LG_SLOT_RESEND */
 	unsigned prep_slot;       /* where the prepared request is */
+	uint64_t prep_pos;        /* the worker's pre_next or trace_next it took */
 	uint64_t udp_expire_ns;   /* UDP: no pending request times out before this */
 	uint64_t next_ns;         /* open loop: next arrival */
 	bool scheduled;           /* open loop: next_ns set (from the warm-up on) */

@@ -8,12 +8,14 @@
 // the connection without counting as served.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
 extern "C" {
 #include "lg_session.h"
+#include "lg_trace.h"
 }
 
 namespace {
@@ -378,6 +380,67 @@ TEST_F(LoadgenUdpPreload, SetNeverAnsweredIsGivenUpAfterBoundedTries)
 	EXPECT_EQ(w.pre_failed, 1u);
 	EXPECT_EQ(w.pre_resent, (uint64_t)LG_PRELOAD_TRIES - 1);
 	EXPECT_EQ(c.outstanding, 0u);
+}
+
+// A request prepared but not sent (lib/net: ARP pending or no TX slot;
+// TCP: no send space) stays prepared while the worker's other flows send.
+// Its preload key must not be one they sent meanwhile: every flow of a
+// run over memif had prepared key 0 while ARP resolved, so the first set
+// went out once per flow and as many keys were never stored.
+TEST_F(LoadgenUdpPreload, SetPreparedButNotSentTakesAKeyNoOtherFlowSent)
+{
+	preload(6);
+	struct lg_conn c2;
+	ASSERT_EQ(lg_conn_init(&c2, &w, 1), 0);
+	std::vector<uint64_t> sent;
+
+	struct lg_req *r = lg_conn_next(&c, 0); // its send fails: not committed
+	ASSERT_NE(r, nullptr);
+	EXPECT_EQ(r->keys[0], 0u);
+	while ((r = lg_conn_next(&c2, 0)) != nullptr) {
+		sent.push_back(r->keys[0]);
+		lg_conn_commit(&c2, 0);
+	}
+	while ((r = lg_conn_next(&c, 1)) != nullptr) {
+		sent.push_back(r->keys[0]);
+		lg_conn_commit(&c, 1);
+	}
+	std::sort(sent.begin(), sent.end());
+	EXPECT_EQ(sent, (std::vector<uint64_t>{ 0, 1, 2, 3, 4, 5 }));
+	lg_conn_free(&c2);
+}
+
+// The same for a trace request: each is replayed once, by one connection.
+TEST_F(LoadgenSession, TraceRequestPreparedButNotSentIsNotSentTwice)
+{
+	std::string csv;
+	struct lg_trace t;
+	char err[256];
+
+	for (int i = 0; i < 6; i++)
+		csv += "0,k" + std::to_string(i) + ",10,set,0\n";
+	ASSERT_EQ(lg_trace_parse(&t, csv.data(), csv.size(), err, sizeof(err)), 0) << err;
+	start(0, 4);
+	run.wl.trace = &t;
+	struct lg_conn c2;
+	ASSERT_EQ(lg_conn_init(&c2, &w, 1), 0);
+	std::vector<uint64_t> sent;
+
+	struct lg_req *r = lg_conn_next(&c, 0); // its send fails: not committed
+	ASSERT_NE(r, nullptr);
+	EXPECT_EQ(r->keys[0], 0u);
+	while ((r = lg_conn_next(&c2, 0)) != nullptr) {
+		sent.push_back(r->keys[0]);
+		lg_conn_commit(&c2, 0);
+	}
+	while ((r = lg_conn_next(&c, 1)) != nullptr) {
+		sent.push_back(r->keys[0]);
+		lg_conn_commit(&c, 1);
+	}
+	std::sort(sent.begin(), sent.end());
+	EXPECT_EQ(sent, (std::vector<uint64_t>{ 0, 1, 2, 3, 4, 5 }));
+	lg_conn_free(&c2);
+	lg_trace_free(&t);
 }
 
 TEST(LoadgenUdpFlows, ManySourcePortsAndIdsNameTheirFlow)
