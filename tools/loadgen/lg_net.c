@@ -4,6 +4,7 @@
 #include "lg_net.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +12,21 @@
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_random.h>
 
 #include "drivers/net/dpdk/dpdk_port.h"
 #include "lg_control.h"
+#include "lg_rss.h"
 #include "net/net.h"
 
 #define NET_BURST 32
 #define NET_TX_RING 1024
 #define NET_BUFSZ (64 * 1024)
 #define NET_UDP_LOCAL_PORT 40000 /* worker q: LG_NET_UDP_PORTS from here + q * them */
+/* With RSS over several queues, local ports are chosen from these ranges
+ * (lg_rss): those whose replies come back to the worker's queue. */
+#define NET_TCP_PORT_LO 1024
+#define NET_UDP_PORT_HI 65535
 _Static_assert(LG_NET_UDP_PORTS <= NET_MAX_LISTEN, "a stack listens on that many UDP ports");
 /* After the run: FINs out and answered, or give up. */
 #define NET_CLOSE_NS 300000000ULL
@@ -52,6 +59,9 @@ struct net_worker {
 	uint32_t *ready;
 	uint32_t ready_head, ready_n;
 	struct net_udp_peer peer;
+	uint16_t udp_ports[LG_NET_UDP_PORTS];
+	/* RSS: each TCP connection's local port (NULL: the stack picks) */
+	uint16_t *tcp_ports;
 	char *buf;
 	uint64_t now;
 	int rc;
@@ -130,14 +140,17 @@ on_udp(void *app, const struct net_udp_peer *peer, const uint8_t *data,
        size_t len)
 {
 	struct net_worker *nw = app;
+	unsigned k = 0;
 	int idx;
 
-	if (len < 8 || peer->addr != nw->o->server_ip || peer->port != nw->o->port ||
-	    peer->local_port < nw->peer.local_port)
+	if (len < 8 || peer->addr != nw->o->server_ip || peer->port != nw->o->port)
+		return;
+	while (k < LG_NET_UDP_PORTS && nw->udp_ports[k] != peer->local_port)
+		k++;
+	if (k == LG_NET_UDP_PORTS)
 		return;
 	/* Our port and the request id name the flow. */
-	idx = lg_udp_flow_of(peer->local_port - nw->peer.local_port,
-			     (uint16_t)(data[0] << 8 | data[1]), nw->w.run->conns,
+	idx = lg_udp_flow_of(k, (uint16_t)(data[0] << 8 | data[1]), nw->w.run->conns,
 			     LG_NET_UDP_PORTS);
 	if (idx >= 0)
 		lg_conn_udp_input(&nw->conns[idx].lc, data, len, nw->now);
@@ -272,10 +285,11 @@ worker_main(void *arg)
 			lg_udp_flow(i, run->conns, LG_NET_UDP_PORTS, &f);
 			lc->lc.udp_id = f.id_base;
 			lc->lc.udp_id_mask = f.id_mask;
-			lc->udp_port = (uint16_t)(nw->peer.local_port + f.port_idx);
+			lc->udp_port = nw->udp_ports[f.port_idx];
 			continue;
 		}
-		lc->nc = net_tcp_connect(nw->s, nw->o->server_ip, nw->o->port, 0, lc);
+		lc->nc = net_tcp_connect(nw->s, nw->o->server_ip, nw->o->port,
+					 nw->tcp_ports ? nw->tcp_ports[i] : 0, lc);
 		if (lc->nc == NULL) {
 			nw->w.stats.conn_failed++;
 			nw->w.last_bad = "net_tcp_connect failed";
@@ -300,9 +314,57 @@ worker_main(void *arg)
 	return 0;
 }
 
+/* The worker's local ports. Without RSS (one queue, memif, af_packet) the
+ * UDP ports are consecutive and TCP's are the stack's ephemeral ones, as
+ * before; with RSS, each is one whose reply the NIC puts on queue q. */
+static int
+pick_ports(struct net_worker *nw, const struct lg_rss *rss, uint16_t q)
+{
+	const struct lg_options *o = nw->o;
+	const struct lg_rss_flow f = {
+		.server_ip = o->server_ip, .local_ip = o->local_ip, .server_port = o->port,
+	};
+	unsigned got;
+	uint16_t start;
+
+	if (rss == NULL) {
+		for (unsigned k = 0; k < LG_NET_UDP_PORTS; k++)
+			nw->udp_ports[k] = (uint16_t)(NET_UDP_LOCAL_PORT + q * LG_NET_UDP_PORTS + k);
+		return 0;
+	}
+	got = lg_rss_pick_ports(rss, &f, q, NET_UDP_LOCAL_PORT, NET_UDP_PORT_HI,
+				NET_UDP_LOCAL_PORT, nw->udp_ports, LG_NET_UDP_PORTS);
+	if (got < LG_NET_UDP_PORTS) {
+		snprintf(nw->err, sizeof(nw->err),
+			 "queue %u: the RSS redirection table sends replies to only %u of "
+			 "the UDP ports %u-%u there, %u needed: give fewer lcores (-l)",
+			 q, got, NET_UDP_LOCAL_PORT, NET_UDP_PORT_HI, LG_NET_UDP_PORTS);
+		return -1;
+	}
+	if (o->udp)
+		return 0;
+	nw->tcp_ports = calloc(o->run.conns, sizeof(*nw->tcp_ports));
+	if (nw->tcp_ports == NULL)
+		return -1;
+	/* from a random port, as the stack's ephemeral ones: a run does not
+	 * reuse the last run's 4-tuples, which the server may still hold */
+	start = (uint16_t)(NET_TCP_PORT_LO + rte_rand_max(65536 - NET_TCP_PORT_LO));
+	got = lg_rss_pick_ports(rss, &f, q, NET_TCP_PORT_LO, 65535, start, nw->tcp_ports,
+				o->run.conns);
+	if (got < o->run.conns) {
+		snprintf(nw->err, sizeof(nw->err),
+			 "queue %u: only %u of the local ports %u-65535 bring the server's "
+			 "replies back to it (RSS), fewer than --conns %u: use fewer "
+			 "connections per worker", q, got, NET_TCP_PORT_LO, o->run.conns);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 worker_setup(struct net_worker *nw, const struct lg_options *o,
-	     const struct dpdk_port *port, uint16_t q, unsigned lcore)
+	     const struct dpdk_port *port, const struct lg_rss *rss, uint16_t q,
+	     unsigned lcore)
 {
 	struct net_stack_config nc;
 	char name[32];
@@ -322,6 +384,8 @@ worker_setup(struct net_worker *nw, const struct lg_options *o,
 	for (unsigned i = 0; i < o->run.conns; i++)
 		if (lg_conn_init(&nw->conns[i].lc, &nw->w, lg_now_ns()) < 0)
 			return -1;
+	if (pick_ports(nw, rss, q) < 0)
+		return -1;
 	snprintf(name, sizeof(name), "lg%u", lcore);
 	memset(&nc, 0, sizeof(nc));
 	nc.name = name;
@@ -334,8 +398,7 @@ worker_setup(struct net_worker *nw, const struct lg_options *o,
 	nc.tx_ring_size = NET_TX_RING;
 	nc.rx_cksum_offload = port->rx_cksum;
 	nc.tx_cksum_offload = port->tx_cksum;
-	for (unsigned k = 0; k < LG_NET_UDP_PORTS; k++)
-		nc.udp_ports[k] = (uint16_t)(NET_UDP_LOCAL_PORT + q * LG_NET_UDP_PORTS + k);
+	memcpy(nc.udp_ports, nw->udp_ports, sizeof(nw->udp_ports));
 	nc.max_conns = o->run.conns + 8;
 	nc.ops = &lg_net_ops;
 	nc.app_arg = nw;
@@ -345,6 +408,42 @@ worker_setup(struct net_worker *nw, const struct lg_options *o,
 	nw->peer.addr = o->server_ip;
 	nw->peer.port = o->port;
 	nw->peer.local_port = nc.udp_ports[0];
+	return 0;
+}
+
+/* With RSS over several queues, the port's key and table into *rss so
+ * that each worker picks local ports its replies come back to; NULL when
+ * the port spreads nothing (one queue, no RSS: memif pairs queue q with
+ * the server's queue q). -1 with a message when the port hashes in a way
+ * that no local port can steer. */
+static int
+rss_of_port(const struct dpdk_port *port, bool udp, struct lg_rss *rss,
+	    const struct lg_rss **out)
+{
+	const uint64_t l4 = udp ? RTE_ETH_RSS_NONFRAG_IPV4_UDP : RTE_ETH_RSS_NONFRAG_IPV4_TCP;
+	const uint64_t partial = RTE_ETH_RSS_L3_SRC_ONLY | RTE_ETH_RSS_L3_DST_ONLY |
+				 RTE_ETH_RSS_L4_SRC_ONLY | RTE_ETH_RSS_L4_DST_ONLY;
+
+	*out = NULL;
+	if (!port->rss || port->nb_queues < 2)
+		return 0;
+	if ((port->rss_hf & l4) == 0 || (port->rss_hf & partial) != 0) {
+		fprintf(stderr, "loadgen: port %u (%s) hashes IPv4/%s without both ports "
+			"(RSS hf 0x%" PRIx64 "): replies cannot be steered to each worker's "
+			"queue by our port; run one worker lcore\n", port->port_id,
+			port->driver, udp ? "UDP" : "TCP", port->rss_hf);
+		return -1;
+	}
+	if (lg_rss_init(rss, port->rss_key, port->rss_key_len, port->reta,
+			port->reta_size) < 0) {
+		fprintf(stderr, "loadgen: port %u (%s): RSS key of %u bytes or redirection "
+			"table of %u entries unusable (keys of %u-%u bytes in whole words, "
+			"tables of 1-%u): run one worker lcore\n", port->port_id,
+			port->driver, port->rss_key_len, port->reta_size, LG_RSS_KEY_MIN,
+			LG_RSS_KEY_MAX, LG_RSS_RETA_MAX);
+		return -1;
+	}
+	*out = rss;
 	return 0;
 }
 
@@ -382,6 +481,8 @@ lg_net_run(struct lg_options *o, struct lg_stats *total, double *measure_s)
 	unsigned lcore, i = 0;
 	struct dpdk_port port;
 	struct dpdk_port_config pc;
+	struct lg_rss rss_buf;
+	const struct lg_rss *rss;
 	struct net_worker *nw;
 	struct lg_worker **w;
 	char err[512];
@@ -404,6 +505,14 @@ lg_net_run(struct lg_options *o, struct lg_stats *total, double *measure_s)
 		fprintf(stderr, "loadgen: %s\n", err);
 		return -1;
 	}
+	if (rss_of_port(&port, o->udp, &rss_buf, &rss) < 0) {
+		dpdk_port_teardown(&port);
+		return -1;
+	}
+	if (rss != NULL)
+		fprintf(stderr, "loadgen: RSS over %u queues (%u-entry table): each worker's "
+			"local ports are those whose replies come back to its queue\n",
+			nworkers, port.reta_size);
 	o->run.workers = nworkers;
 	nw = calloc(nworkers, sizeof(*nw));
 	w = calloc(nworkers, sizeof(*w));
@@ -414,7 +523,7 @@ lg_net_run(struct lg_options *o, struct lg_stats *total, double *measure_s)
 	for (i = 0; i < nworkers; i++) {
 		lg_worker_init(&nw[i].w, &o->run, i, o->seed);
 		w[i] = &nw[i].w;
-		if (worker_setup(&nw[i], o, &port, (uint16_t)i, lcores[i]) < 0) {
+		if (worker_setup(&nw[i], o, &port, rss, (uint16_t)i, lcores[i]) < 0) {
 			fprintf(stderr, "loadgen: lcore %u: %s\n", lcores[i],
 				nw[i].err[0] ? nw[i].err : "out of memory");
 			return -1;
@@ -432,6 +541,7 @@ lg_net_run(struct lg_options *o, struct lg_stats *total, double *measure_s)
 			lg_conn_free(&nw[i].conns[j].lc);
 		free(nw[i].conns);
 		free(nw[i].ready);
+		free(nw[i].tcp_ports);
 		free(nw[i].buf);
 	}
 	dpdk_port_teardown(&port);

@@ -136,6 +136,33 @@ class LossyUdpRelay:
         self.front.close()
 
 
+def rss_steering(lg):
+    """--stack net over net_null with two queues, which hashes with RSS
+    (a 128-entry table) but carries nothing: the generator takes the
+    RSS path (local ports chosen per queue, lg_rss; the math is unit-
+    tested in tests/unit/loadgen/test_rss.cc), for TCP and UDP, and more
+    connections per worker than local ports reach its queue is refused
+    with a message, not a crash."""
+    eal = [lg, '--lcores', '0@0,1@1,2@1', '--main-lcore', '0', '--no-huge', '--no-pci',
+           '--file-prefix', 'lgrss%d' % os.getpid(), '-m', '256', '--vdev=net_null0', '--',
+           '--stack', 'net', '--ip', '198.18.0.2/24', '--server', '198.18.0.1:11211',
+           '--duration', '0.3', '--warmup', '0.1', '--no-preload', '--quiet']
+    steered = 'local ports are those whose replies come back to its queue'
+    for label, args, ok, says in (
+            ('rss-tcp', ['--conns', '100'], True, steered),
+            ('rss-udp', ['--udp', '--conns', '64'], True, steered),
+            ('rss-too-many-conns', ['--conns', '40000'], False,
+             'fewer than --conns 40000: use fewer connections per worker')):
+        cmd = eal + args
+        print('$ ' + ' '.join(cmd), flush=True)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        out = p.stdout + p.stderr
+        print('\n'.join(l for l in out.splitlines() if l.startswith('loadgen')), flush=True)
+        check((p.returncode == 0) == ok, label + ': exit status %s (got %d)'
+              % ('0' if ok else 'non-zero', p.returncode))
+        check(says in out, label + ': says "%s"' % says)
+
+
 def main():
     lg, segcached, trace = sys.argv[1:4]
     port = free_port()
@@ -207,6 +234,7 @@ def main():
     finally:
         srv.terminate()
         srv.wait(30)
+    rss_steering(lg)
     if failures:
         print('%d check(s) failed' % len(failures))
         return 1
