@@ -3,12 +3,12 @@
  *
  * lib/net transport: the EAL's first port, one RX/TX queue pair per worker
  * lcore, a struct net_stack per lcore with active TCP opens to the server
- * (or UDP flows from one local port per lcore). The main lcore runs the
- * clock (lg_control). With net_memif, queue q of the generator talks to
- * queue q of the server; on a NIC with RSS, a generator with several
- * queues would have to choose local ports that hash back to their own
- * queue (rte_softrss), which this version does not do: use one queue
- * there, or a port pair without RSS.
+ * (or UDP flows over LG_NET_UDP_PORTS local ports per lcore). The main
+ * lcore runs the clock (lg_control). With net_memif, queue q of the
+ * generator talks to queue q of the server; on a port with RSS over
+ * several queues, each worker's local ports are those whose replies the
+ * port's key and redirection table put on its own queue (lg_rss), and a
+ * port whose hash leaves out the L4 ports is refused.
  */
 #ifndef LG_NET_H
 #define LG_NET_H
