@@ -10,7 +10,10 @@ has a time limit.
 Matrix (default): every server at one core (--cores), TCP and UDP, 90/10
 and 50/50 get/set, uniform and zipf 0.99 keys, 64-byte values; then one
 open-loop run per server (Poisson arrivals at --latency-load of its median
-TCP 90/10 uniform peak; latency from the intended send times).
+TCP 90/10 uniform peak; latency from the intended send times); then one
+run per server with --verify all (every get's value and version checked
+against the sets acknowledged before it: a stale value invalidates the run)
+on the matrix's most write-heavy, most skewed workload.
 
     tools/loadgen/bench-suite.py --build build [--duration 3] [--rounds 3]
 
@@ -106,6 +109,10 @@ def parse_args():
                     help="open-loop latency runs (default: on in the matrix, off with "
                          "--scaling)")
     ap.add_argument("--no-latency", dest="latency", action="store_false")
+    ap.add_argument("--verify", dest="verify", action="store_true", default=None,
+                    help="one --verify all run per server (default: on in the matrix, "
+                         "off with --scaling)")
+    ap.add_argument("--no-verify", dest="verify", action="store_false")
     ap.add_argument("--latency-load", type=float, default=0.5,
                     help="open-loop rate as a fraction of the median closed-loop peak")
     ap.add_argument("--nice", type=int, default=-10,
@@ -139,6 +146,8 @@ def parse_args():
             ap.error("unknown key distribution %r" % d)
     if args.latency is None:
         args.latency = not scaling
+    if args.verify is None:
+        args.verify = not scaling
     args.cpu_list = parse_cpus(args.cpus) if args.cpus else one_thread_per_core()
     half = len(args.cpu_list) // 2
     if args.cores:
@@ -294,10 +303,12 @@ def main():
               if n in cores_of(args, key)]
     nruns = args.rounds * len(points) * len(configs)
     nlat = len(points) if args.latency else 0
-    log("%s: %d closed-loop runs and %d open-loop runs on CPUs %s, about %.0f s" %
-        ("scaling" if args.scaling else "matrix", nruns, nlat,
+    nver = len(args.server_keys) if args.verify else 0
+    log("%s: %d closed-loop runs, %d open-loop runs and %d --verify all runs on CPUs %s, "
+        "about %.0f s" %
+        ("scaling" if args.scaling else "matrix", nruns, nlat, nver,
          ",".join(map(str, args.cpu_list)),
-         (nruns + nlat) * (args.duration + args.warmup + RUN_OVERHEAD_S)))
+         (nruns + nlat + nver) * (args.duration + args.warmup + RUN_OVERHEAD_S)))
     if args.dry_run:
         for n, key in points:
             s = Setup(key, n, args.cpu_list, tools, args.out)
@@ -385,7 +396,7 @@ def run_all(args, tools, configs, results):
 
     def one_run(setup, rnd, transport, mix, dist, extra, mode):
         name = "%s-c%d-%s-get%g-%s-%s" % (setup.key, setup.n, transport, mix, dist,
-                                         "r%d" % rnd if mode == "closed" else "open")
+                                         "r%d" % rnd if mode == "closed" else mode)
         gen = setup.generator_cmd() + workload(args, transport, mix, dist) + extra + \
             udp_socket_conns(args, setup, transport)
         result = spread = None
@@ -429,7 +440,19 @@ def run_all(args, tools, configs, results):
                 rate = int(got[len(got) // 2] * args.latency_load)
                 setup = Setup(key, n, args.cpu_list, tools, args.out)
                 one_run(setup, 0, *configs[0], ["--rate", str(rate)], "open")
+    if args.verify:
+        for key in keys:
+            n = min(cores_of(args, key))
+            setup = Setup(key, n, args.cpu_list, tools, args.out)
+            one_run(setup, 0, *verify_config(args), ["--verify", "all"], "verify")
     save()
+
+
+def verify_config(args):
+    """The --verify all row's workload: the most sets and the hottest keys
+    the matrix has (sets racing on one key are what could go stale)."""
+    dist = "zipf" if "zipf" in args.dist_list else args.dist_list[0]
+    return (args.transport_list[0], min(args.mix_list), dist)
 
 
 if __name__ == "__main__":

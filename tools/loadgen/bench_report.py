@@ -33,7 +33,7 @@ LOSS_COUNTERS = ("tcp_retransmits", "tcp_rto_expired", "tcp_fast_retransmits",
                  "tx_queue_full", "mempool_empty", "port_imissed", "port_oerrors",
                  "rx_nombuf")
 # The generator's own counts with the same meaning.
-LOSS_FIELDS = ("errors", "corrupt", "bad", "lost", "conn_failed")
+LOSS_FIELDS = ("errors", "corrupt", "stale", "bad", "lost", "conn_failed")
 
 
 def parse_counters(text):
@@ -299,6 +299,24 @@ def engine_table(closed):
     return lines
 
 
+def verify_table(verified):
+    """The --verify all runs: every get's value and version checked against
+    the sets acknowledged before it was sent."""
+    lines = ["", "Values verified (`--verify all`: every get's bytes, and its version no "
+             "older than a set acknowledged before the get and no newer than any sent):",
+             "", "| server | cores | workload | gets | values checked | stale | corrupt | "
+             "result |", "|---|---|---|---|---|---|---|---|"]
+    for run in verified:
+        r = run["result"] or {}
+        wl = "%s %s %s" % (run["transport"].upper(), mix_name(run["get_ratio"]),
+                           dist_name(run["dist"]))
+        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            run["label"], run["cores"], wl, r.get("gets", "-"), r.get("values_checked", "-"),
+            r.get("stale", "-"), r.get("corrupt", "-"),
+            "valid" if ok(run) else "invalid: " + "; ".join(problems(run))))
+    return lines
+
+
 def open_table(opened):
     lines = ["", "Open loop (Poisson arrivals; latency from each request's intended send "
              "time; a send more than 100 us late counts as late):", "",
@@ -326,6 +344,7 @@ def render(results, png=None, doc_dir=None):
     runs = results["runs"]
     closed = [r for r in runs if r["mode"] == "closed"]
     opened = [r for r in runs if r["mode"] == "open"]
+    verified = [r for r in runs if r["mode"] == "verify"]
     lines = header(results["meta"])
     if len({r["cores"] for r in closed}) > 1 or results["meta"].get("mode") == "scaling":
         lines += scaling_table(closed)
@@ -338,6 +357,8 @@ def render(results, png=None, doc_dir=None):
         lines += engine_table(closed)
     if opened:
         lines += open_table(opened)
+    if verified:
+        lines += verify_table(verified)
     lines += invalid_lines(runs)
     return "\n".join(lines)
 
@@ -353,7 +374,8 @@ def invalid_lines(runs):
     for r in bad:
         out.append("* %s, %s, %s: %s" % (
             r["label"], "/".join(map(str, workload_key(r)[1:])),
-            "round %d" % r["round"] if r["mode"] == "closed" else "open loop",
+            {"closed": "round %d" % r["round"], "open": "open loop",
+             "verify": "--verify all"}.get(r["mode"], r["mode"]),
             "; ".join(problems(r))))
     return out
 

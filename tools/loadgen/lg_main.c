@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 
@@ -16,6 +18,7 @@
 #include "lg_options.h"
 #include "lg_report.h"
 #include "lg_sock.h"
+#include "lg_verify.h"
 
 struct sock_thread {
 	pthread_t tid;
@@ -78,6 +81,7 @@ main(int argc, char **argv)
 	struct lg_options o;
 	struct lg_stats total;
 	struct lg_trace trace;
+	struct lg_verify verify = { 0 };
 	bool eal = false;
 	double measure_s = 0;
 	char err[256];
@@ -119,12 +123,22 @@ main(int argc, char **argv)
 		fprintf(stderr, "loadgen: %s\n", err);
 		return 2;
 	}
+	/* The epoch tells this run's versions from an earlier run's. */
+	if (o.verify_all &&
+	    lg_verify_init(&verify, o.trace_path ? trace.nkeys : o.run.wl.keys,
+			   (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 8)) < 0) {
+		fprintf(stderr, "loadgen: --verify all: out of memory\n");
+		return 1;
+	}
+	if (o.verify_all)
+		o.run.wl.verify = &verify;
 	if (o.stack == LG_STACK_NET)
 		rc = lg_net_run(&o, &total, &measure_s);
 	else
 		rc = run_socket(&o, &total, &measure_s);
 	if (o.trace_path)
 		lg_trace_free(&trace);
+	lg_verify_free(&verify);
 	if (rc < 0)
 		return 1;
 	lg_report_text(stdout, &o, &total, measure_s);
@@ -138,5 +152,5 @@ main(int argc, char **argv)
 	if (eal)
 		rte_eal_cleanup();
 	/* Wrong answers are failures: a run that saw one exits non-zero. */
-	return total.corrupt || total.bad ? 3 : 0;
+	return total.corrupt || total.stale || total.bad ? 3 : 0;
 }

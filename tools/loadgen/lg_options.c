@@ -14,7 +14,7 @@ enum {
 	O_STACK = 256, O_SERVER, O_IP, O_UDP, O_THREADS, O_CONNS, O_DEPTH,
 	O_KEYS, O_KEY_SIZE, O_VALUE_SIZE, O_GET_RATIO, O_MULTIGET, O_ZIPF,
 	O_NO_PRELOAD, O_WARMUP, O_DURATION, O_RATE, O_LATE_US, O_TRACE,
-	O_TRACE_SPEED, O_CHECK_EVERY, O_TTL, O_SEED, O_JSON, O_QUIET,
+	O_TRACE_SPEED, O_CHECK_EVERY, O_VERIFY, O_TTL, O_SEED, O_JSON, O_QUIET,
 	O_UDP_TIMEOUT_MS, O_SPIN, O_HELP,
 };
 
@@ -40,6 +40,7 @@ static const struct option long_opts[] = {
 	{ "trace", required_argument, NULL, O_TRACE },
 	{ "trace-speed", required_argument, NULL, O_TRACE_SPEED },
 	{ "check-every", required_argument, NULL, O_CHECK_EVERY },
+	{ "verify", required_argument, NULL, O_VERIFY },
 	{ "ttl", required_argument, NULL, O_TTL },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "json", required_argument, NULL, O_JSON },
@@ -81,6 +82,9 @@ lg_options_usage(FILE *f)
 "  --late-us N            a send N us after its time counts as late [100]\n"
 "checks and output:\n"
 "  --check-every N        verify the bytes of every Nth get's values [16]\n"
+"  --verify all|sampled   all: every value's bytes, and its version against\n"
+"                         each key's acknowledged sets (a stale value or a\n"
+"                         lost update counts as stale) [sampled: --check-every]\n"
 "  --udp-timeout-ms N     UDP request counted lost N ms after its send (a preload\n"
 "                         set is sent again, up to " LG_STR(LG_PRELOAD_TRIES) " times) [1000]\n"
 "  --seed N  --json FILE  --quiet (no progress line)\n", f);
@@ -268,6 +272,14 @@ lg_options_parse(struct lg_options *o, int argc, char **argv, char *err,
 		case O_CHECK_EVERY:
 			bad = num_u64(a, 0, UINT32_MAX, &v);
 			r->check_every = (unsigned)v;
+			break;
+		case O_VERIFY:
+			if (strcmp(a, "all") == 0)
+				o->verify_all = true;
+			else if (strcmp(a, "sampled") == 0)
+				o->verify_all = false;
+			else
+				bad = -1;
 			break;
 		case O_TTL:
 			bad = num_u64(a, 0, UINT32_MAX, &v);

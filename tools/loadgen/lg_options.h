@@ -38,6 +38,7 @@ struct lg_options {
 	const char *json_path;
 	const char *trace_path;
 	bool quiet;
+	bool verify_all;          /* --verify all (lg_verify.h) */
 	struct lg_run run;        /* workload and schedule, shared by workers */
 };
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lg_verify.h"
 #include "proto/proto_out.h"
 
 /* Longest response line we accept before calling the stream bad. */
@@ -147,7 +148,17 @@ value_line(struct lg_resp *r, const struct lg_workload *w,
 	r->vlen = (uint32_t)bytes;
 	r->voff = 0;
 	r->data_left = (uint32_t)bytes + 2;
-	r->checking = req->check;
+	r->checking = req->check || w->verify;
+	if (w->verify && !r->stale) {
+		const char *why = lg_verify_check(w->verify, req->keys[r->cursor - 1],
+						  req->vfloor[r->cursor - 1],
+						  (uint32_t)flags);
+
+		if (why) {
+			r->stale = true;
+			r->why = why;
+		}
+	}
 	if (r->checking) {
 		r->vseed = lg_value_seed(key, klen, (uint32_t)flags, r->vlen);
 		r->values_checked++;
@@ -160,11 +171,14 @@ finish(struct lg_resp *r, enum lg_resp_status st)
 {
 	if (st == LG_RESP_OK && r->corrupt)
 		st = LG_RESP_CORRUPT;
+	else if (st == LG_RESP_OK && r->stale)
+		st = LG_RESP_STALE;
 	/* hits and why stay for the caller, who resets before the next
 	 * response. */
 	r->cursor = 0;
 	r->in_value = false;
 	r->corrupt = false;
+	r->stale = false;
 	return st;
 }
 

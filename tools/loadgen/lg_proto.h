@@ -4,8 +4,8 @@
  * The memcached text protocol as the generator speaks it: requests built
  * from a struct lg_req, and an incremental response parser that checks
  * every response against the request it answers (the key of every VALUE
- * must be one the request asked for, in order; sampled values are checked
- * byte for byte). Transport-independent: TCP feeds it a byte stream that
+ * must be one the request asked for, in order; sampled values, or with
+ * --verify all every value and its version, are checked byte for byte). Transport-independent: TCP feeds it a byte stream that
  * may split anywhere, UDP one datagram's payload.
  */
 #ifndef LG_PROTO_H
@@ -22,6 +22,7 @@ struct lg_req {
 	uint64_t sent_ns;       /* when it was (last) sent: UDP timeout origin */
 	uint32_t vlen;          /* set: value length */
 	uint32_t version;       /* set: flags = version (value check) */
+	uint32_t vraise;        /* --verify all set: the floor its ack sets (0: none) */
 	uint32_t ttl;
 	uint16_t udp_id;        /* UDP request id */
 	uint8_t op;             /* enum lg_op */
@@ -30,6 +31,8 @@ struct lg_req {
 	bool preload;           /* a preload set */
 	bool check;             /* verify returned values byte for byte */
 	uint64_t keys[LG_MGET_MAX];
+	/* --verify all get: each key's floor when it was sent (lg_verify.h) */
+	uint32_t vfloor[LG_MGET_MAX];
 };
 
 /* Bytes the request needs on the wire (at most). */
@@ -44,6 +47,9 @@ enum lg_resp_status {
 	LG_RESP_OK,       /* the request is answered (hits in lg_resp.hits) */
 	LG_RESP_ERROR,    /* answered with an error line (SERVER_ERROR, NOT_STORED ...) */
 	LG_RESP_CORRUPT,  /* answered, but a checked value was wrong */
+	LG_RESP_STALE,    /* --verify all: a whole value, but of a version that
+			   * cannot be current (older than one acknowledged
+			   * before the get, or never set) */
 	LG_RESP_BAD,      /* not a valid answer to this request: drop the stream */
 };
 
@@ -56,6 +62,7 @@ struct lg_resp {
 	bool in_value;
 	bool checking;        /* this value is compared byte by byte */
 	bool corrupt;
+	bool stale;
 	uint64_t values_checked;
 	const char *why;      /* LG_RESP_BAD / CORRUPT: what was wrong */
 };

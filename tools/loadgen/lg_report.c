@@ -45,9 +45,10 @@ lg_report_text(FILE *f, const struct lg_options *o, const struct lg_stats *s,
 	fprintf(f, "requests    %llu (get %llu, set %llu)  hit ratio %.4f\n",
 		(unsigned long long)s->requests, (unsigned long long)s->gets,
 		(unsigned long long)s->sets, ratio(s->hits, s->keys_asked));
-	fprintf(f, "errors      %llu  corrupt %llu  bad %llu  lost %llu  late %llu  "
+	fprintf(f, "errors      %llu  corrupt %llu  stale %llu  bad %llu  lost %llu  late %llu  "
 		"conn_failed %llu  values_checked %llu\n",
 		(unsigned long long)s->errors, (unsigned long long)s->corrupt,
+		(unsigned long long)s->stale,
 		(unsigned long long)s->bad, (unsigned long long)s->lost,
 		(unsigned long long)s->late, (unsigned long long)s->conn_failed,
 		(unsigned long long)s->values_checked);
@@ -99,12 +100,14 @@ lg_report_json(const char *path, const struct lg_options *o,
 		(unsigned long long)s->requests, (unsigned long long)s->gets,
 		(unsigned long long)s->sets, (unsigned long long)s->hits,
 		(unsigned long long)s->keys_asked, ratio(s->hits, s->keys_asked));
-	fprintf(f, "  \"errors\": %llu, \"corrupt\": %llu, \"bad\": %llu, \"lost\": %llu, "
-		"\"late\": %llu, \"conn_failed\": %llu, \"values_checked\": %llu,\n",
+	fprintf(f, "  \"errors\": %llu, \"corrupt\": %llu, \"stale\": %llu, \"bad\": %llu, "
+		"\"lost\": %llu, \"late\": %llu, \"conn_failed\": %llu, \"values_checked\": %llu,\n"
+		"  \"verify\": \"%s\",\n",
 		(unsigned long long)s->errors, (unsigned long long)s->corrupt,
+		(unsigned long long)s->stale,
 		(unsigned long long)s->bad, (unsigned long long)s->lost,
 		(unsigned long long)s->late, (unsigned long long)s->conn_failed,
-		(unsigned long long)s->values_checked);
+		(unsigned long long)s->values_checked, o->verify_all ? "all" : "sampled");
 	fprintf(f, "  \"latency_us\": {");
 	for (unsigned i = 0; i < 4; i++)
 		fprintf(f, "\"%s\": %.3f, ", qnames[i],

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "lg_verify.h"
+
 uint64_t
 lg_now_ns(void)
 {
@@ -34,6 +36,7 @@ lg_stats_merge(struct lg_stats *d, const struct lg_stats *s)
 	d->hits += s->hits;
 	d->errors += s->errors;
 	d->corrupt += s->corrupt;
+	d->stale += s->stale;
 	d->bad += s->bad;
 	d->lost += s->lost;
 	d->late += s->late;
@@ -127,6 +130,20 @@ prepared_overtaken(const struct lg_conn *c)
 	return w->run->wl.trace != NULL && c->prep_pos != w->trace_next;
 }
 
+/* --verify all: a set is over, acknowledged or not (sent or never). */
+static void
+verify_set_done(struct lg_conn *c, const struct lg_req *r, bool acked)
+{
+	struct lg_verify *v = c->w->run->wl.verify;
+
+	if (!v || r->op != LG_OP_SET)
+		return;
+	if (acked)
+		lg_verify_set_acked(v, r->keys[0], r->vraise);
+	else
+		lg_verify_set_dropped(v, r->keys[0]);
+}
+
 struct lg_req *
 lg_conn_next(struct lg_conn *c, uint64_t now)
 {
@@ -147,6 +164,8 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 		if ((phase == LG_PHASE_PRELOAD) == c->prepared_preload &&
 		    !prepared_overtaken(c))
 			return &c->reqs[c->prep_slot];
+		if (!c->prepared_resend)
+			verify_set_done(c, &c->reqs[c->prep_slot], false);
 		c->prepared = false;
 	}
 	if (c->resend && phase == LG_PHASE_PRELOAD) {
@@ -220,7 +239,10 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 			return NULL;
 		prepare_synthetic(c, r, now);
 	}
-	if (r->op == LG_OP_SET)
+	if (r->op == LG_OP_SET && run->wl.verify)
+		r->version = lg_verify_set_prepared(run->wl.verify, r->keys[0],
+						    &r->vraise);
+	else if (r->op == LG_OP_SET)
 		r->version = (w->id << 24) | (++w->seq & 0xffffff);
 	else
 		r->check = run->check_every && ++w->check_ctr % run->check_every == 0;
@@ -262,6 +284,9 @@ lg_conn_commit(struct lg_conn *c, uint64_t now)
 	w->outstanding++;
 	c->pending[slot] = LG_SLOT_PENDING;
 	c->measured[slot] = phase == LG_PHASE_MEASURE && !c->prepared_preload;
+	if (run->wl.verify && r->op == LG_OP_GET)
+		for (unsigned i = 0; i < r->nkeys; i++)
+			r->vfloor[i] = lg_verify_floor(run->wl.verify, r->keys[i]);
 	if (c->prepared_preload) {
 		w->pre_next++;
 	} else if (run->wl.trace) {
@@ -320,6 +345,9 @@ complete(struct lg_conn *c, unsigned slot, enum lg_resp_status st,
 		case LG_RESP_CORRUPT:
 			s->corrupt++;
 			break;
+		case LG_RESP_STALE:
+			s->stale++;
+			break;
 		default:
 			s->bad++;
 			break;
@@ -335,6 +363,7 @@ complete(struct lg_conn *c, unsigned slot, enum lg_resp_status st,
 		if (st != LG_RESP_ERROR)
 			w->last_bad = c->resp.why;
 	}
+	verify_set_done(c, r, st == LG_RESP_OK);
 	slot_free(c, slot);
 	lg_resp_reset(&c->resp);
 }
@@ -441,11 +470,13 @@ lg_conn_udp_expire(struct lg_conn *c, uint64_t now)
 			}
 			w->pre_failed++;
 			w->last_bad = "a UDP preload set was never answered";
+			verify_set_done(c, r, false);
 			slot_free(c, slot);
 			continue;
 		}
 		if (c->measured[slot])
 			w->stats.lost++;
+		verify_set_done(c, r, false);
 		slot_free(c, slot);
 	}
 	c->udp_expire_ns = next;
@@ -456,11 +487,15 @@ lg_conn_lost(struct lg_conn *c)
 {
 	unsigned depth = c->w->run->depth;
 
+	if (c->prepared && !c->prepared_resend)
+		verify_set_done(c, &c->reqs[c->prep_slot], false);
 	for (unsigned slot = 0; slot < depth; slot++) {
 		if (c->pending[slot] && c->measured[slot])
 			c->w->stats.lost++;
-		if (c->pending[slot])
+		if (c->pending[slot]) {
+			verify_set_done(c, &c->reqs[slot], false);
 			c->w->outstanding--;
+		}
 		c->pending[slot] = LG_SLOT_FREE;
 	}
 	c->count = 0;

@@ -53,6 +53,7 @@ struct lg_stats {
 	uint64_t hits;
 	uint64_t errors;          /* error replies */
 	uint64_t corrupt;         /* answered with a wrong value */
+	uint64_t stale;           /* --verify all: a value that cannot be current */
 	uint64_t bad;             /* protocol violations (connection dropped) */
 	uint64_t lost;            /* UDP timeouts, or outstanding on a dropped connection */
 	uint64_t late;            /* open loop: sent later than late_ns after their time */

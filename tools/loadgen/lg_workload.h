@@ -26,6 +26,7 @@
 enum lg_op { LG_OP_GET = 0, LG_OP_SET = 1 };
 
 struct lg_trace; /* lg_trace.h */
+struct lg_verify; /* lg_verify.h */
 
 struct lg_workload {
 	uint64_t keys;          /* key ids 0..keys-1 */
@@ -38,6 +39,7 @@ struct lg_workload {
 	struct zipf zipf_state;
 	uint32_t ttl;           /* exptime of sets */
 	const struct lg_trace *trace; /* replay: keys are trace key indices */
+	struct lg_verify *verify; /* --verify all: versions per key; NULL = sampled */
 };
 
 /* Returns 0, or -1 with a message in err (bad sizes, bad theta). */

@@ -71,7 +71,7 @@ def run(lg, port, tmp, label, *args):
     check(r['requests'] > 0, label + ': some requests answered')
     check(r['requests'] == r['gets'] + r['sets'], label + ': requests == gets + sets')
     check(r['hits'] <= r['keys_asked'], label + ': hits <= keys asked')
-    for f in ('corrupt', 'bad', 'errors', 'conn_failed'):
+    for f in ('corrupt', 'stale', 'bad', 'errors', 'conn_failed'):
         check(r[f] == 0, label + ': %s == 0' % f)
     lat = r['latency_us']
     check(lat['p50'] <= lat['p90'] <= lat['p99'] <= lat['p99.9'] <= lat['max'],
@@ -187,9 +187,14 @@ def main():
             runs = [
                 run(lg, port, tmp, 'tcp', *common, '--threads', '2', '--conns', '4',
                     '--depth', '4', '--zipf', '0.99', '--check-every', '1'),
+                # --verify all: every value's version against the sets
+                # acknowledged before its get (zipf: hot keys set by both
+                # threads at once, which must not read as staleness).
                 run(lg, port, tmp, 'multiget', *common, '--multiget', '8',
-                    '--value-size', '10-3000', '--conns', '2', '--depth', '2'),
-                run(lg, port, tmp, 'udp', *common, '--udp', '--conns', '4', '--depth', '2'),
+                    '--value-size', '10-3000', '--conns', '2', '--depth', '2',
+                    '--verify', 'all'),
+                run(lg, port, tmp, 'udp', *common, '--udp', '--conns', '4', '--depth', '2',
+                    '--verify', 'all'),
                 run(lg, port, tmp, 'open', *common, '--rate', '2000', '--conns', '4'),
             ]
             for label, r in zip(('tcp', 'multiget', 'udp', 'open'), runs):
@@ -202,6 +207,16 @@ def main():
                       'tcp: --check-every 1 checks every value')
             if runs[2]:
                 check(runs[2]['lost'] == 0, 'udp: nothing lost on loopback')
+            for label, r in zip(('multiget', 'udp'), runs[1:3]):
+                if r:
+                    check(r['verify'] == 'all', label + ': --verify all reported')
+                    check(r['values_checked'] == r['hits'],
+                          label + ': --verify all checks every value')
+            v = run(lg, port, tmp, 'verify-zipf', *common, '--threads', '2', '--conns', '4',
+                    '--depth', '4', '--zipf', '1.2', '--get-ratio', '0.5', '--verify', 'all')
+            if v:
+                check(v['sets'] > 0 and v['values_checked'] == v['hits'],
+                      'verify-zipf: sets racing on hot keys, every value checked')
             t = run(lg, port, tmp, 'trace', '--trace', trace)
             if t:
                 # The fixture: 100 lines, deletes skipped, sets first.

@@ -95,7 +95,7 @@ class ReportTest(unittest.TestCase):
 
     def test_every_loss_invalidates(self):
         for field, value in (("errors", 1), ("lost", 3), ("conn_failed", 1), ("bad", 1),
-                             ("corrupt", 1), ("hit_ratio", 0.999)):
+                             ("corrupt", 1), ("stale", 1), ("hit_ratio", 0.999)):
             r = run("posix", 1, 0, 1000)
             r["result"][field] = value
             self.assertFalse(bench_report.ok(r), field)
@@ -122,6 +122,23 @@ class ReportTest(unittest.TestCase):
         self.assertIn("**2 of 13 run(s) invalid**", text)
         self.assertIn("* native (x), tcp/0.9/uniform, round 3: lost 7", text)
         self.assertIn("* native (x), tcp/0.9/uniform, round 2: no result", text)
+
+    def test_verify_row_is_shown_and_a_stale_value_invalidates_it(self):
+        r = results()
+        clean = run("posix", 1, 0, 1000)
+        clean["mode"] = "verify"
+        clean["result"].update({"stale": 0, "values_checked": 2700})
+        stale = run("native", 1, 0, 1000)
+        stale["mode"] = "verify"
+        stale["result"].update({"stale": 2, "values_checked": 2700})
+        r["runs"] += [clean, stale]
+        text = bench_report.render(r)
+        table = text[text.index("Values verified"):]
+        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform | 2700 | 2700 | 0 | 0 | valid |",
+                      table)
+        self.assertIn("| native (x) | 1 | TCP 90/10 uniform | 2700 | 2700 | 2 | 0 | "
+                      "invalid: stale 2 |", table)
+        self.assertIn("* native (x), tcp/0.9/uniform, --verify all: stale 2", text)
 
     def test_closed_loop_shows_no_latency(self):
         # Closed-loop response times are in-flight / throughput, not the
