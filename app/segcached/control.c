@@ -103,6 +103,7 @@ control_run(struct server *srv)
 		unsigned n = engine_expire(srv->es.engine);
 		if (n > 0)
 			APP_LOG(DEBUG, "expiry sweep removed %u items", n);
+		server_mrc_note_writes(srv);
 		/* heap full, link down or up: logged here, rate-limited */
 		server_events_poll(srv);
 		/* A `verbosity` command changes the log level, as in memcached. */

@@ -51,6 +51,9 @@ void server_mrc_stop(struct server *srv);
  * reset by `stats reset`: the curve is since start too). */
 double server_mrc_measured(struct server *srv);
 uint64_t server_mrc_gets(struct server *srv);
+/* Gives the curve the server's bytes written by sets (the control
+ * thread, once a second): FIFO and random caches scale by its share. */
+void server_mrc_note_writes(struct server *srv);
 /* The curve, corrected for the sample's share of the server's gets and
  * misses (what `stats mrc` and telemetry report). */
 unsigned server_mrc_curve(struct server *srv, struct mrc_point *pts, struct mrc_info *info);

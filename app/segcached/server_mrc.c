@@ -80,6 +80,17 @@ server_mrc_gets(struct server *srv)
 	return es.counters[ENGINE_C_cmd_get];
 }
 
+void
+server_mrc_note_writes(struct server *srv)
+{
+	struct engine_stats es;
+
+	if (!srv->mrc)
+		return;
+	engine_stats(srv->es.engine, &es);
+	mrc_note_set_bytes(srv->mrc, es.counters[ENGINE_C_set_bytes]);
+}
+
 /* The curve as `stats mrc` and telemetry give it: corrected for the
  * sample's share of the server's gets and misses (mrc_curve_corrected). */
 unsigned

@@ -158,7 +158,8 @@ struct engine_config {
 	X(rmw_bucket, "atomic RMWs on hash slots outside the bucket lock: frequency bumps") \
 	X(rmw_global, "atomic RMWs on engine-wide lines: gen counter, expired count")   \
 	X(evict_passes, "evict_lock passes taken by this worker to find a free segment")  \
-	X(evict_ns, "nanoseconds this worker held evict_lock")
+	X(evict_ns, "nanoseconds this worker held evict_lock")                           \
+	X(set_bytes, "bytes of the items sets stored, as in the heap (lib/mrc's share)")
 
 enum engine_worker_counter {
 #define ENGINE_COUNTER_ENUM(name, desc) ENGINE_C_##name,

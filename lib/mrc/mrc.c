@@ -91,6 +91,7 @@ mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 	}
 	rte_spinlock_init(&m->lock);
 	m->server_memory = cfg->memory;
+	m->eviction = cfg->eviction;
 	m->memory = footprint(cfg, keys);
 	m->last_sweep = INT64_MIN;
 	for (unsigned i = 0; i < MRC_SIZES; i++)
@@ -133,6 +134,8 @@ lower_threshold(struct mrc *m)
 	const double scale = (double)t / (double)m->s.threshold;
 
 	m->server_misses *= scale;
+	m->set_bytes *= scale;
+	m->noted_set_bytes *= scale;
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
 		m->mini[i].gets *= scale;
 		m->mini[i].misses *= scale;
@@ -199,9 +202,23 @@ mrc_access(void *arg, const struct engine_access *a)
 	m->s.keys[id].requests++;
 	if (a->size)
 		m->s.keys[id].size = a->size;
+	if (a->op == ENGINE_ACCESS_SET)
+		m->set_bytes += a->size;
 	for (unsigned i = 0; i < MRC_SIZES; i++)
-		mini_access(&m->mini[i], m->s.keys, id, a, mrc_rate(m));
+		mini_access(&m->mini[i], m->s.keys, id, a, mrc_seg_scale(m));
 out:
+	rte_spinlock_unlock(&m->lock);
+}
+
+void
+mrc_note_set_bytes(struct mrc *m, uint64_t total_set_bytes)
+{
+	/* The sample's bytes as of the same moment: counted on between two
+	 * notes against a total that is not, they would run ahead of it
+	 * (a share of 2 after the first second's sets). */
+	rte_spinlock_lock(&m->lock);
+	m->total_set_bytes = total_set_bytes;
+	m->noted_set_bytes = m->set_bytes;
 	rte_spinlock_unlock(&m->lock);
 }
 

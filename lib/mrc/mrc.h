@@ -70,6 +70,12 @@ void mrc_attach(struct mrc *m, struct engine *e);
 /* One request of a sampled key (an engine_sample_fn). */
 void mrc_access(void *m, const struct engine_access *a);
 
+/* The server's bytes of all sets so far, as stored (engine counter
+ * set_bytes): FIFO and random caches scale their segments by the
+ * sample's share of these rather than by the rate (mrc_private.h). The
+ * server's control thread gives it once a second; until then, the rate. */
+void mrc_note_set_bytes(struct mrc *m, uint64_t total_set_bytes);
+
 struct mrc_point {
 	uint64_t bytes;      /* memory modelled */
 	uint64_t gets;       /* sampled gets it saw */

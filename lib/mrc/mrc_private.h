@@ -145,6 +145,13 @@ struct mrc {
 	 * like the caches' counts: against the sample's share of the
 	 * server's get_misses, what the keys outside the sample missed. */
 	double server_misses;
+	/* The bytes the sampled keys' sets wrote, rescaled with the rate,
+	 * and the server's bytes of all sets (mrc_note_set_bytes): their
+	 * ratio is the sample's share of the writes (mrc_seg_scale), taken
+	 * with the sample's bytes when the total was given (noted_set_bytes). */
+	double set_bytes, noted_set_bytes;
+	uint64_t total_set_bytes;
+	enum engine_eviction eviction;
 	size_t memory;
 	size_t server_memory;
 };
@@ -154,6 +161,34 @@ static inline double
 mrc_rate(const struct mrc *m)
 {
 	return (double)m->s.threshold / (double)MRC_HASH_SPACE;
+}
+
+/* The sample's share of the bytes written, clamped to within 8x of the
+ * rate either way; the rate until the server's total is known. */
+static inline double
+mrc_write_share(const struct mrc *m)
+{
+	const double r = mrc_rate(m);
+	double b;
+
+	if (m->total_set_bytes == 0 || m->noted_set_bytes <= 0)
+		return r;
+	b = m->noted_set_bytes / (double)m->total_set_bytes;
+	return b < r / 8 ? r / 8 : b > r * 8 ? r * 8 : b;
+}
+
+/* The scale of the segments a cache opens now. A cache that evicts
+ * whole segments unmerged (FIFO, random) holds a window of the writes,
+ * dead copies of rewritten keys and all: its segments scale with the
+ * sample's share of the bytes written, which a few sampled keys with
+ * large values rewritten often can put far above the rate. Merge keeps
+ * the live items of the segments it passes, so what it holds is the
+ * live items: its segments scale with the rate, the sample's share of
+ * the keys. */
+static inline double
+mrc_seg_scale(const struct mrc *m)
+{
+	return m->eviction == ENGINE_EVICT_MERGE ? mrc_rate(m) : mrc_write_share(m);
 }
 
 int mini_init(struct mini *c, unsigned idx, uint64_t bytes, uint32_t nseg,

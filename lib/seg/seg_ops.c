@@ -501,8 +501,10 @@ seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 			rc = ENGINE_NOT_STORED;
 		else if (rc == ENGINE_OK && cas_out)
 			*cas_out = it.cas;
-		if (rc == ENGINE_OK)
+		if (rc == ENGINE_OK) {
+			engine_count_add(&w->base, ENGINE_C_set_bytes, stored_size(e, k.klen, &it));
 			seg_sample(e, &k, ENGINE_ACCESS_SET, true, &it, now);
+		}
 	} else {
 		enum link_mode lm = link_of[mode];
 
@@ -513,13 +515,18 @@ seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 			if (rc == ENGINE_OK)
 				seg_sample(e, &k, ENGINE_ACCESS_DELETE, true, NULL, now);
 		} else if (rc == ENGINE_OK) {
+			const struct engine_item stored = { .vlen = (uint32_t)vlen, .flags = flags,
+							    .expires_at = expires_at };
+
 			rc = store_plain(w, &k, lm, val, (uint32_t)vlen, flags, expires_at, cas_in,
 					 now, cas_out);
-			if (rc == ENGINE_OK)
-				seg_sample(e, &k, ENGINE_ACCESS_SET, true,
-					   &(struct engine_item){ .vlen = (uint32_t)vlen, .flags = flags,
-								  .expires_at = expires_at },
-					   now);
+			if (rc == ENGINE_OK) {
+				/* the bytes the sets wrote: lib/mrc scales its
+				 * FIFO caches by the sample's share of them */
+				engine_count_add(&w->base, ENGINE_C_set_bytes,
+						 stored_size(e, k.klen, &stored));
+				seg_sample(e, &k, ENGINE_ACCESS_SET, true, &stored, now);
+			}
 		}
 		if (mode == ENGINE_CAS) {
 			if (rc == ENGINE_OK)
@@ -578,8 +585,10 @@ seg_op_arith(struct engine_worker *ew, const void *key, size_t klen, bool incr,
 	if (!op_start(w, &k, key, klen, &now))
 		return ENGINE_INVALID;
 	rc = rmw_item(w, &k, &op, now, &it);
-	if (rc == ENGINE_OK)
+	if (rc == ENGINE_OK) {
+		engine_count_add(&w->base, ENGINE_C_set_bytes, stored_size(w->e, k.klen, &it));
 		seg_sample(w->e, &k, ENGINE_ACCESS_SET, true, &it, now);
+	}
 	if (rc == ENGINE_OK) {
 		if (value_out)
 			*value_out = op.number;

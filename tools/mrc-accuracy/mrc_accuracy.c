@@ -188,6 +188,11 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 		if (1700000000 + r->ts > clock_now) {
 			clock_now = 1700000000 + r->ts;
 			engine_expire(e); /* the server's control thread, once a second */
+			if (m) {
+				/* and the bytes written (server_mrc_note_writes) */
+				engine_stats(e, &st);
+				mrc_note_set_bytes(m, st.counters[ENGINE_C_set_bytes]);
+			}
 		}
 		if (r->op == 0) {
 			gets++;

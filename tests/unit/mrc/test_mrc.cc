@@ -215,7 +215,7 @@ struct Outcome {
 };
 
 Outcome replay(enum engine_eviction ev, unsigned keys, unsigned requests, int64_t *now,
-	       bool advance)
+	       bool advance, bool note_writes = false)
 {
 	struct engine_config cfg = {};
 	char err[256] = "";
@@ -270,6 +270,11 @@ Outcome replay(enum engine_eviction ev, unsigned keys, unsigned requests, int64_
 			EXPECT_EQ(engine_store(w, ENGINE_SET, k.data(), k.size(), val.data(),
 					       val.size(), 0, 0, 0, nullptr),
 				  ENGINE_OK);
+			if (note_writes) {
+				// (as the server's control thread, but at every set)
+				engine_stats(e, &st);
+				mrc_note_set_bytes(m, st.counters[ENGINE_C_set_bytes]);
+			}
 		}
 	}
 	engine_stats(e, &st);
@@ -303,6 +308,21 @@ TEST(MrcMini, EqualsSegAtRateOneFifo)
 	EXPECT_EQ(o.rate, 1.0);
 	EXPECT_EQ(o.mini_gets, o.server_gets);
 	EXPECT_GT(o.server_misses, o.server_gets / 10); // the cache is too small: evictions
+	EXPECT_EQ(o.mini_misses, o.server_misses);
+}
+
+// The same with the server's bytes written given to the curve: with
+// every key sampled the sample wrote all of them, so FIFO's segments
+// scale by exactly 1 (the engine's set_bytes counts the bytes the
+// sampler sees) and the misses are still the server's.
+TEST(MrcMini, EqualsSegAtRateOneFifoWithWriteShare)
+{
+	int64_t now = 1700000000;
+	Outcome o = replay(ENGINE_EVICT_FIFO, 4000, 60000, &now, false, true);
+
+	EXPECT_EQ(o.rate, 1.0);
+	EXPECT_EQ(o.mini_gets, o.server_gets);
+	EXPECT_GT(o.server_misses, o.server_gets / 10);
 	EXPECT_EQ(o.mini_misses, o.server_misses);
 }
 
