@@ -16,22 +16,16 @@
 #include <string.h>
 
 #include "mrc/mrc_private.h"
+#include "engine/engine_ttl_bucket.h"
+
+_Static_assert(MINI_TTL_BUCKETS == ENGINE_TTL_BUCKETS, "the miniature caches' TTL buckets are the server's");
 
 unsigned
 mini_ttl_bucket(int64_t exp, int64_t now)
 {
-	int64_t ttl, idx;
-	unsigned range;
-
 	if (exp == 0)
 		return MINI_TTL_NEVER;
-	/* seg_ttl_place(): 256 buckets per range, 8 s wide in the first. */
-	ttl = exp > now ? exp - now : 0;
-	range = ttl < 2048 ? 0 : ttl < 32768 ? 1 : ttl < 524288 ? 2 : 3;
-	idx = ttl >> (3 + 4 * range);
-	if (idx > 255)
-		idx = 255;
-	return range * 256 + (unsigned)idx;
+	return engine_ttl_bucket(exp > now ? exp - now : 0).tb; /* as seg_ttl_place() */
 }
 
 int
@@ -160,19 +154,15 @@ static struct place
 place_of(int64_t exp, int64_t now)
 {
 	struct place p = { .tb = MINI_TTL_NEVER, .exp_base = MINI_EXP_NEVER };
-	int64_t ttl, idx, base, cap;
-	unsigned range;
+	struct engine_ttl_bucket b;
+	int64_t base, cap;
 
 	if (exp == 0)
 		return p;
-	ttl = exp > now ? exp - now : 0;
-	range = ttl < 2048 ? 0 : ttl < 32768 ? 1 : ttl < 524288 ? 2 : 3;
-	idx = ttl >> (3 + 4 * range);
-	if (idx > 255)
-		idx = 255;
-	p.tb = range * 256 + (unsigned)idx;
-	p.unit = (uint8_t)(4 * range);
-	base = (now + (idx << (3 + 4 * range))) & ~(((int64_t)1 << p.unit) - 1);
+	b = engine_ttl_bucket(exp > now ? exp - now : 0);
+	p.tb = b.tb;
+	p.unit = b.unit;
+	base = (now + b.lo) & ~(((int64_t)1 << p.unit) - 1);
 	cap = base + ((int64_t)(MINI_EXP_DELTA_MAX - 1) << p.unit);
 	p.exp = exp > cap ? cap : exp;
 	p.exp_base = base - ((int64_t)1 << p.unit);

@@ -13,27 +13,25 @@
 
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
+#include "engine/engine_ttl_bucket.h"
+
+_Static_assert(TTL_BUCKETS == ENGINE_TTL_BUCKETS, "lib/seg's TTL chains are engine_ttl_bucket()'s");
 
 /* Chooses the TTL bucket of an item expiring at expires_at (0 = never). */
 void
 seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t)
 {
-	int64_t ttl, idx, cap;
-	unsigned range, width_shift;
+	struct engine_ttl_bucket b;
+	int64_t cap;
 
 	if (expires_at == 0) {
 		*t = (struct ttl_place){ .tb = TTL_NEVER, .base = EXP_NEVER };
 		return;
 	}
-	ttl = expires_at - now;
-	range = ttl < 2048 ? 0 : ttl < 32768 ? 1 : ttl < 524288 ? 2 : 3;
-	width_shift = 3 + 4 * range;
-	idx = ttl >> width_shift;
-	if (idx > 255)
-		idx = 255;
-	t->tb = range * 256 + (unsigned)idx;
-	t->lo = idx << width_shift;
-	t->unit = (uint8_t)(4 * range);
+	b = engine_ttl_bucket(expires_at - now);
+	t->tb = b.tb;
+	t->lo = b.lo;
+	t->unit = b.unit;
 	/* Segment exp_bases sit on the unit's grid, so every stored expiry
 	 * does too, and rewriting an item (append, incr, merge) into another
 	 * segment keeps its expiry exactly: it is rounded down once, when
