@@ -5,9 +5,10 @@
  * Slot 0 of a head bucket is its info word (the writers' lock); item slots
  * are 1..7 of the head and 0..7 of each overflow bucket; slot 7 of a full
  * bucket becomes the link to the next one. Overflow buckets are carved
- * from heap segments, so the table grows into the same memory budget as
- * the items and never needs a resize: memory goes where the workload needs
- * it (tiny objects need many slots, large ones few). The segment is
+ * from heap segments, so long chains grow into the same memory budget as
+ * the items: memory goes where the workload needs it (tiny objects need
+ * many slots, large ones few); the head array itself grows with the
+ * objects, outside -m (below, seg_hash_grow.c). The segment is
  * handed in by the caller (seg_hash_take_bucket): taking one may evict,
  * which unlinks through this file, so that is done above it.
  *
