@@ -173,6 +173,14 @@ def header(meta):
     return lines
 
 
+# Beside every ratio to memcached: native's is not like for like.
+TRANSPORT_NOTE = ("*native vs memcached* compares two transports as well as two servers: "
+                  "segcached's lib/net over net_memif (shared memory between two DPDK "
+                  "processes) against memcached over loopback and the kernel's TCP/IP stack; "
+                  "*posix vs memcached* is the like-for-like row (the same kernel path, the "
+                  "same generator).")
+
+
 def scaling_table(closed):
     cores = sorted({r["cores"] for r in closed})
     wks = sorted({workload_key(r)[1:] for r in closed},
@@ -181,8 +189,8 @@ def scaling_table(closed):
     lines = []
     for wk in wks:
         lines += ["", "Scaling, %s %s %s (req/s, median over rounds; vs memcached at the "
-                  "same cores; efficiency = req/s / (cores x its 1-core req/s)):" %
-                  (wk[0].upper(), mix_name(wk[1]), dist_name(wk[2])), ""]
+                  "same cores; efficiency = req/s / (cores x its 1-core req/s)). %s" %
+                  (wk[0].upper(), mix_name(wk[1]), dist_name(wk[2]), TRANSPORT_NOTE), ""]
         head = "| server cores |" + "".join(" %s |" % k for k in keys) + \
             "".join(" %s vs memcached |" % k for k in keys if k != "memcached") + \
             "".join(" %s efficiency |" % k for k in keys)
@@ -255,7 +263,7 @@ def closed_table(closed):
              "the median of the per-round ratios (min-max in brackets). *In flight* is "
              "connections x depth: a closed loop keeps that many requests queued, so its "
              "response times are about in-flight / req/s whatever the server does, and are "
-             "not shown; latency comes from the open-loop runs only.", "",
+             "not shown; latency comes from the open-loop runs only. " + TRANSPORT_NOTE, "",
              "| server | cores | proto | get/set | keys | req/s | **vs memcached** | "
              "hit ratio | in flight | errors | corrupt/bad |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
