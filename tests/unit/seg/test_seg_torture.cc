@@ -326,14 +326,7 @@ protected:
 					<< "gat " << engine_status_name(rc);
 			} else {
 				p->doing = "get";
-				ReadSnap snap = m.begin_read(key);
-				rc = engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH, buf.data(),
-						buf.size(), &it);
-				m.end_read(&snap);
-				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS)
-					<< engine_status_name(rc);
-				if (rc == ENGINE_OK)
-					check_item(key, "get", now, buf.data(), it, snap);
+				checked_get(w, key, "get", buf);
 			}
 		}
 		engine_worker_destroy(w);
@@ -357,18 +350,8 @@ protected:
 			p->ops++;
 			if (next_rand(&rng) % 2) {
 				const unsigned key = static_cast<unsigned>(next_rand(&rng) % keys);
-				const std::string k = key_name(key);
-				struct engine_item it = {};
 				p->doing = "get";
-				ReadSnap snap = m.begin_read(key);
-				enum engine_status rc = engine_get(w, k.data(), k.size(),
-								   ENGINE_NO_TOUCH, buf.data(),
-								   buf.size(), &it);
-				m.end_read(&snap);
-				ASSERT_TRUE(rc == ENGINE_OK || rc == ENGINE_MISS)
-					<< engine_status_name(rc);
-				if (rc == ENGINE_OK)
-					check_item(key, "get", now, buf.data(), it, snap);
+				checked_get(w, key, "get", buf);
 				continue;
 			}
 			// A batch of up to kBatchMax keys, repeats allowed.
