@@ -9,21 +9,8 @@
  * for it and then find the pool refilled. Calls seg_merge.c,
  * seg_flush.c, seg_expire.c and below.
  */
-#include <time.h>
-
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
-
-/* A monotonic clock in ns for timing evict_lock passes (lib/seg runs
- * without the EAL, so rte_get_tsc_hz() is not available here). */
-static uint64_t
-seg_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 unsigned
 seg_expire_all(struct seg_engine *e)
@@ -169,7 +156,7 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 	/* The time held is the serial part of write scaling (the contention
 	 * model in docs/performance.md): a pass per segment eviction, rare
 	 * enough that two clock reads cost nothing measurable. */
-	const uint64_t held_from = w ? seg_clock_ns() : 0;
+	const uint64_t held_from = w ? seg_clock_ns(CLOCK_MONOTONIC) : 0;
 	/* Somebody may have freed segments while we waited. */
 	seg = seg_pool_pop(e, w);
 	if (seg == SEG_NONE) {
@@ -181,7 +168,7 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 		seg = seg_pool_pop(e, w);
 	if (w) {
 		W_COUNT(w, evict_passes);
-		engine_count_add(&w->base, ENGINE_C_evict_ns, seg_clock_ns() - held_from);
+		engine_count_add(&w->base, ENGINE_C_evict_ns, seg_clock_ns(CLOCK_MONOTONIC) - held_from);
 	}
 	pthread_mutex_unlock(&e->evict_lock);
 	return seg;

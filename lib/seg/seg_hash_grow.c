@@ -234,22 +234,13 @@ seg_hash_split(struct seg_engine *e, const uint64_t *links, unsigned n, unsigned
 	return rc;
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void
 seg_hash_chain_stats(struct seg_engine *e, uint64_t sample, uint64_t every_ns,
 		     uint64_t *mean_x100, uint64_t *max)
 {
 	const uint64_t buckets = seg_hash_buckets(e);
 	const uint64_t n = sample < buckets ? sample : buckets;
-	const uint64_t now = mono_ns(), last = atomic_load(&e->geo.sampled_ns);
+	const uint64_t now = seg_clock_ns(CLOCK_MONOTONIC_COARSE), last = atomic_load(&e->geo.sampled_ns);
 	uint64_t at, items = 0, top = 0;
 
 	if (every_ns && last && now - last < every_ns) {

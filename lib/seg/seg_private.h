@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include <rte_pause.h>
+#include <time.h>
 
 #include "seg/seg.h"
 #include "seg/seg_table.h"
@@ -107,6 +108,18 @@ static inline bool slot_is_link(uint64_t v) { return v != 0 && slot_tag(v) == 0;
 struct seg_bucket {
 	_Atomic uint64_t slot[BUCKET_SLOTS];
 } __attribute__((aligned(64)));
+
+/* A monotonic clock in ns (lib/seg runs without the EAL, so
+ * rte_get_tsc_hz() is not available here): CLOCK_MONOTONIC for timing
+ * evict_lock passes, CLOCK_MONOTONIC_COARSE where ticks of a few ms do. */
+static inline uint64_t
+seg_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- segments ---------------------------------------------------------- */
 enum seg_state {
