@@ -382,6 +382,29 @@ TEST_F(LoadgenUdpPreload, SetNeverAnsweredIsGivenUpAfterBoundedTries)
 	EXPECT_EQ(c.outstanding, 0u);
 }
 
+// c prepares a request whose send fails (not committed) while c2 sends
+// all it can; then c sends the rest. Six keys (preload or trace), each
+// sent exactly once between them.
+static void
+expect_each_sent_once(struct lg_conn *c, struct lg_conn *c2)
+{
+	std::vector<uint64_t> sent;
+	struct lg_req *r = lg_conn_next(c, 0);
+
+	ASSERT_NE(r, nullptr);
+	EXPECT_EQ(r->keys[0], 0u);
+	while ((r = lg_conn_next(c2, 0)) != nullptr) {
+		sent.push_back(r->keys[0]);
+		lg_conn_commit(c2, 0);
+	}
+	while ((r = lg_conn_next(c, 1)) != nullptr) {
+		sent.push_back(r->keys[0]);
+		lg_conn_commit(c, 1);
+	}
+	std::sort(sent.begin(), sent.end());
+	EXPECT_EQ(sent, (std::vector<uint64_t>{ 0, 1, 2, 3, 4, 5 }));
+}
+
 // A request prepared but not sent (lib/net: ARP pending or no TX slot;
 // TCP: no send space) stays prepared while the worker's other flows send.
 // Its preload key must not be one they sent meanwhile: every flow of a
@@ -392,21 +415,7 @@ TEST_F(LoadgenUdpPreload, SetPreparedButNotSentTakesAKeyNoOtherFlowSent)
 	preload(6);
 	struct lg_conn c2;
 	ASSERT_EQ(lg_conn_init(&c2, &w, 1), 0);
-	std::vector<uint64_t> sent;
-
-	struct lg_req *r = lg_conn_next(&c, 0); // its send fails: not committed
-	ASSERT_NE(r, nullptr);
-	EXPECT_EQ(r->keys[0], 0u);
-	while ((r = lg_conn_next(&c2, 0)) != nullptr) {
-		sent.push_back(r->keys[0]);
-		lg_conn_commit(&c2, 0);
-	}
-	while ((r = lg_conn_next(&c, 1)) != nullptr) {
-		sent.push_back(r->keys[0]);
-		lg_conn_commit(&c, 1);
-	}
-	std::sort(sent.begin(), sent.end());
-	EXPECT_EQ(sent, (std::vector<uint64_t>{ 0, 1, 2, 3, 4, 5 }));
+	expect_each_sent_once(&c, &c2);
 	lg_conn_free(&c2);
 }
 
@@ -424,21 +433,7 @@ TEST_F(LoadgenSession, TraceRequestPreparedButNotSentIsNotSentTwice)
 	run.wl.trace = &t;
 	struct lg_conn c2;
 	ASSERT_EQ(lg_conn_init(&c2, &w, 1), 0);
-	std::vector<uint64_t> sent;
-
-	struct lg_req *r = lg_conn_next(&c, 0); // its send fails: not committed
-	ASSERT_NE(r, nullptr);
-	EXPECT_EQ(r->keys[0], 0u);
-	while ((r = lg_conn_next(&c2, 0)) != nullptr) {
-		sent.push_back(r->keys[0]);
-		lg_conn_commit(&c2, 0);
-	}
-	while ((r = lg_conn_next(&c, 1)) != nullptr) {
-		sent.push_back(r->keys[0]);
-		lg_conn_commit(&c, 1);
-	}
-	std::sort(sent.begin(), sent.end());
-	EXPECT_EQ(sent, (std::vector<uint64_t>{ 0, 1, 2, 3, 4, 5 }));
+	expect_each_sent_once(&c, &c2);
 	lg_conn_free(&c2);
 	lg_trace_free(&t);
 }
