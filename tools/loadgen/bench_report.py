@@ -34,6 +34,24 @@ LOSS_COUNTERS = ("tcp_retransmits", "tcp_rto_expired", "tcp_fast_retransmits",
                  "rx_nombuf")
 # The generator's own counts with the same meaning.
 LOSS_FIELDS = ("errors", "corrupt", "stale", "bad", "lost", "conn_failed")
+# Open loop: more than this share of the measured sends late because the
+# generator itself fell behind its schedule (generator_late; not window_late,
+# where the connection's depth was full) and the latencies are the
+# generator's, not the server's.
+GENERATOR_LATE_MAX_PERCENT = 1
+
+
+def generator_behind(r):
+    """Why the generator's own lateness makes the run not a result, or None."""
+    late, sent = r.get("generator_late"), r.get("sent")
+    if late is None:
+        return None  # a closed loop, or a generator from before the split
+    if type(late) is not int or type(sent) is not int:
+        return "generator_late %r of %r sends unreadable" % (late, sent)
+    if late * 100 <= GENERATOR_LATE_MAX_PERCENT * sent:
+        return None
+    return "generator_late %d of %d sends (%.2f%%, over %d%%)" % (
+        late, sent, 100.0 * late / sent if sent else 100.0, GENERATOR_LATE_MAX_PERCENT)
 
 
 def parse_counters(text):
@@ -61,8 +79,8 @@ def expected_hit_ratio(run):
 def problems(run):
     """Why a run is not a result (empty: it is one): no result, a generator
     that failed, any error reply, corrupt or malformed answer, lost request,
-    failed connection, a hit ratio below the preload's, or a lib/net loss
-    counter above 0."""
+    failed connection, a hit ratio below the preload's, a lib/net loss
+    counter above 0, or (open loop) over 1% of the sends generator-late."""
     r = run["result"]
     if r is None:
         return ["no result"]
@@ -80,6 +98,9 @@ def problems(run):
             why.append("%s unreadable" % name)
         elif value and name in LOSS_COUNTERS:
             why.append("%s %d" % (name, value))
+    behind = generator_behind(r)
+    if behind:
+        why.append(behind)
     if not r.get("throughput", 0) > 0:
         why.append("no throughput")
     return why

@@ -110,6 +110,36 @@ class ReportTest(unittest.TestCase):
         r["generator_cmd"] = "segcached-loadgen --no-preload"
         self.assertTrue(bench_report.ok(r))
 
+    def test_generator_behind_its_schedule_invalidates(self):
+        # Open loop: over 1% of the sends late because the generator itself
+        # fell behind means the latencies are the generator's, not the
+        # server's. Window-late sends (the connection's depth was full) and
+        # a backlog at the drain are the server's doing: reported, valid.
+        def open_run(**counts):
+            r = run("posix", 1, 0, 1000)
+            r["mode"] = "open"
+            r["generator_cmd"] = "segcached-loadgen --rate 1000"
+            r["result"].update({"sent": 1000, "generator_late": 0, "window_late": 0,
+                                "unsent_at_drain": 0})
+            r["result"].update(counts)
+            return r
+        behind = open_run(generator_late=11, late=11)
+        self.assertEqual(bench_report.problems(behind),
+                         ["generator_late 11 of 1000 sends (1.10%, over 1%)"])
+        self.assertTrue(bench_report.ok(open_run(generator_late=10, late=10)))
+        self.assertTrue(bench_report.ok(open_run(window_late=900, late=900,
+                                                 unsent_at_drain=40)))
+        # A counter that is not a number is not a pass.
+        self.assertFalse(bench_report.ok(open_run(generator_late="11")))
+        self.assertFalse(bench_report.ok(open_run(generator_late=1, sent=0)))
+        r = results()
+        r["runs"].append(behind)
+        text = bench_report.render(r)
+        self.assertIn("* posix (x), tcp/0.9/uniform, open loop: generator_late 11 of 1000 "
+                      "sends (1.10%, over 1%)", text)
+        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform | 1000 | invalid: generator_late",
+                      text)
+
     def test_invalid_runs_leave_the_median_and_are_shown(self):
         r = results()
         lossy = run("native", 1, 3, 1e9)  # would be the median's top
