@@ -122,7 +122,8 @@ lg_control_run(struct lg_options *o, struct lg_worker *const *w, unsigned n,
 	end = start + (uint64_t)(o->duration_s * 1e9);
 	while (lg_now_ns() < end && !(r->wl.trace && all_flag(w, n, false)))
 		tick(&cs);
-	*measure_s = (double)(lg_now_ns() - start) / 1e9;
+	__atomic_store_n(&r->drain_ns, lg_now_ns(), __ATOMIC_RELEASE);
+	*measure_s = (double)(r->drain_ns - start) / 1e9;
 	set_phase(r, LG_PHASE_DRAIN);
 	/* Answers to requests sent while measuring still count; give them up
 	 * to 2 s (UDP: the timeout), then stop regardless. */

@@ -125,7 +125,7 @@ on_closed(void *app, struct net_conn *c, enum net_close_reason why)
 	lc->nc = NULL;
 	lc->up = false;
 	if (lc->lc.outstanding || lg_phase_get(nw->w.run) < LG_PHASE_DRAIN) {
-		lg_conn_lost(&lc->lc);
+		lg_conn_lost(&lc->lc, nw->now);
 		nw->w.stats.conn_failed++;
 		if (!nw->w.last_bad)
 			nw->w.last_bad = why == NET_CLOSE_REFUSED ? "connection refused" :
@@ -299,8 +299,9 @@ worker_main(void *arg)
 		loop_once(nw, true);
 	/* Requests still unanswered after the drain are lost; then close
 	 * gracefully so the server sees FINs, not silence. */
+	nw->now = lg_now_ns();
 	for (unsigned i = 0; i < run->conns; i++) {
-		lg_conn_lost(&nw->conns[i].lc);
+		lg_conn_lost(&nw->conns[i].lc, nw->now);
 		if (nw->conns[i].nc)
 			net_tcp_close(nw->conns[i].nc);
 	}

@@ -52,6 +52,17 @@ lg_report_text(FILE *f, const struct lg_options *o, const struct lg_stats *s,
 		(unsigned long long)s->bad, (unsigned long long)s->lost,
 		(unsigned long long)s->late, (unsigned long long)s->conn_failed,
 		(unsigned long long)s->values_checked);
+	if (o->run.rate > 0 || o->run.trace_speed > 0)
+		fprintf(f, "schedule    sent %llu  late: generator %llu, window %llu  "
+			"unsent_at_drain %llu  backlog_peak %llu\n",
+			(unsigned long long)s->sent, (unsigned long long)s->generator_late,
+			(unsigned long long)s->window_late,
+			(unsigned long long)s->unsent_at_drain,
+			(unsigned long long)s->backlog_peak);
+	if (lg_stats_generator_behind(s))
+		fprintf(f, "INVALID     %.2f%% of the sends generator-late (over %d%%): the "
+			"generator fell behind its schedule, so these latencies are its own\n",
+			100.0 * ratio(s->generator_late, s->sent), LG_GENERATOR_LATE_MAX_PERCENT);
 	/* Closed loop, each request queues behind the others in flight (p50
 	 * about in-flight / throughput): response time, not server latency. */
 	fprintf(f, o->run.rate > 0 ? "latency us " : "response us");
@@ -108,6 +119,14 @@ lg_report_json(const char *path, const struct lg_options *o,
 		(unsigned long long)s->bad, (unsigned long long)s->lost,
 		(unsigned long long)s->late, (unsigned long long)s->conn_failed,
 		(unsigned long long)s->values_checked, o->verify_all ? "all" : "sampled");
+	/* Open loop (and paced replay): why sends were late, what was never
+	 * sent, and whether the generator kept its schedule at all. */
+	fprintf(f, "  \"sent\": %llu, \"generator_late\": %llu, \"window_late\": %llu, "
+		"\"unsent_at_drain\": %llu, \"backlog_peak\": %llu, \"generator_behind\": %s,\n",
+		(unsigned long long)s->sent, (unsigned long long)s->generator_late,
+		(unsigned long long)s->window_late, (unsigned long long)s->unsent_at_drain,
+		(unsigned long long)s->backlog_peak,
+		lg_stats_generator_behind(s) ? "true" : "false");
 	fprintf(f, "  \"latency_us\": {");
 	for (unsigned i = 0; i < 4; i++)
 		fprintf(f, "\"%s\": %.3f, ", qnames[i],

@@ -39,10 +39,23 @@ lg_stats_merge(struct lg_stats *d, const struct lg_stats *s)
 	d->stale += s->stale;
 	d->bad += s->bad;
 	d->lost += s->lost;
+	d->sent += s->sent;
 	d->late += s->late;
+	d->generator_late += s->generator_late;
+	d->window_late += s->window_late;
+	d->unsent_at_drain += s->unsent_at_drain;
+	/* Workers fall behind at their own moments: the worst one's peak. */
+	if (s->backlog_peak > d->backlog_peak)
+		d->backlog_peak = s->backlog_peak;
 	d->values_checked += s->values_checked;
 	d->conn_failed += s->conn_failed;
 	lg_hist_merge(&d->hist, &s->hist);
+}
+
+bool
+lg_stats_generator_behind(const struct lg_stats *s)
+{
+	return s->generator_late * 100 > LG_GENERATOR_LATE_MAX_PERCENT * s->sent;
 }
 
 void
@@ -144,6 +157,75 @@ verify_set_done(struct lg_conn *c, const struct lg_req *r, bool acked)
 		lg_verify_set_dropped(v, r->keys[0]);
 }
 
+static double
+conn_rate(const struct lg_run *run)
+{
+	return run->rate / (double)(run->workers * run->conns);
+}
+
+/* Open loop: every arrival due by t joins the backlog. */
+static void
+arrivals_until(struct lg_conn *c, uint64_t t)
+{
+	struct lg_worker *w = c->w;
+
+	while (c->due_ns <= t) {
+		c->backlog++;
+		w->backlog++;
+		c->due_ns += lg_poisson_gap_ns(conn_rate(w->run), &c->due_rng);
+	}
+}
+
+/* Open loop, from the warm-up on: the schedule starts with the workload,
+ * not at connection set-up (a schedule already behind would make every
+ * send late), and the backlog follows it whether or not a slot is free. */
+static void
+arrivals_now(struct lg_conn *c, uint64_t now, int phase)
+{
+	struct lg_worker *w = c->w;
+
+	if (!c->scheduled) {
+		c->gap_rng = rng_next(&w->rng);
+		c->next_ns = now + lg_poisson_gap_ns(conn_rate(w->run), &c->gap_rng);
+		c->due_ns = c->next_ns;
+		c->due_rng = c->gap_rng;
+		c->scheduled = true;
+	}
+	arrivals_until(c, now);
+	if (phase == LG_PHASE_MEASURE && w->backlog > w->stats.backlog_peak)
+		w->stats.backlog_peak = w->backlog;
+}
+
+/* The drain began: what was due by then and not sent never will be. Once
+ * per connection (and per replaying worker), whenever it is first seen. */
+static void
+count_unsent_at_drain(struct lg_conn *c)
+{
+	struct lg_worker *w = c->w;
+	const struct lg_run *run = w->run;
+	uint64_t drain_ns = __atomic_load_n(&run->drain_ns, __ATOMIC_ACQUIRE);
+	const struct lg_trace *t = run->wl.trace;
+
+	if (!c->drain_counted) {
+		c->drain_counted = true;
+		if (c->scheduled) {
+			arrivals_until(c, drain_ns);
+			w->stats.unsent_at_drain += c->backlog;
+		}
+	}
+	if (t && run->trace_speed > 0 && !w->trace_drain_counted) {
+		/* This worker's requests trace_next, + workers, ... go out
+		 * in that order, each at its time. */
+		w->trace_drain_counted = true;
+		for (size_t i = w->trace_next; i < t->nreqs; i += run->workers) {
+			if (run->trace_start_ns +
+			    (uint64_t)((double)t->reqs[i].time_ns / run->trace_speed) > drain_ns)
+				break;
+			w->stats.unsent_at_drain++;
+		}
+	}
+}
+
 struct lg_req *
 lg_conn_next(struct lg_conn *c, uint64_t now)
 {
@@ -156,8 +238,12 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 	if (c->dead)
 		return NULL;
 	phase = lg_phase_get(run);
-	if (phase >= LG_PHASE_DRAIN)
+	if (phase >= LG_PHASE_DRAIN) {
+		count_unsent_at_drain(c);
 		return NULL;
+	}
+	if (run->rate > 0 && !run->wl.trace && phase != LG_PHASE_PRELOAD)
+		arrivals_now(c, now, phase);
 	if (c->prepared) {
 		/* The phase may have moved on from preload since, or another
 		 * connection sent what it took. */
@@ -227,17 +313,18 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 		r->vlen = tr->size;
 		r->ttl = tr->ttl;
 	} else {
-		if (run->rate > 0 && !c->scheduled) {
-			/* Arrivals start with the workload, not at connection
-			 * set-up: a schedule already behind would make every
-			 * send late. */
-			c->next_ns = now + lg_poisson_gap_ns(run->rate /
-				(double)(run->workers * run->conns), &w->rng);
-			c->scheduled = true;
-		}
 		if (run->rate > 0 && now < c->next_ns)
 			return NULL;
 		prepare_synthetic(c, r, now);
+	}
+	{
+		/* The connection could send it from its time or from when a
+		 * slot freed, whichever is later: a worker that got here
+		 * later than late_ns after that fell behind by itself. */
+		uint64_t could = r->intended_ns > c->window_open_ns ?
+				 r->intended_ns : c->window_open_ns;
+
+		c->prep_generator_late = now > could && now - could > run->late_ns;
 	}
 	if (r->op == LG_OP_SET && run->wl.verify)
 		r->version = lg_verify_set_prepared(run->wl.verify, r->keys[0],
@@ -292,20 +379,30 @@ lg_conn_commit(struct lg_conn *c, uint64_t now)
 	} else if (run->wl.trace) {
 		w->trace_next += run->workers;
 	} else if (run->rate > 0) {
-		c->next_ns += lg_poisson_gap_ns(run->rate /
-			(double)(run->workers * run->conns), &w->rng);
+		c->next_ns += lg_poisson_gap_ns(conn_rate(run), &c->gap_rng);
+		c->backlog--;
+		w->backlog--;
 	}
-	if (c->measured[slot] && now - r->intended_ns > run->late_ns &&
-	    now > r->intended_ns)
+	if (!c->measured[slot])
+		return;
+	w->stats.sent++;
+	if (now > r->intended_ns && now - r->intended_ns > run->late_ns) {
 		w->stats.late++;
+		if (c->prep_generator_late)
+			w->stats.generator_late++;
+		else
+			w->stats.window_late++;
+	}
 }
 
-/* The slot is answered or given up on. */
+/* The slot is answered or given up on at `now`. */
 static void
-slot_free(struct lg_conn *c, unsigned slot)
+slot_free(struct lg_conn *c, unsigned slot, uint64_t now)
 {
 	struct lg_worker *w = c->w;
 
+	if (c->outstanding == w->run->depth)
+		c->window_open_ns = now;
 	c->pending[slot] = LG_SLOT_FREE;
 	c->outstanding--;
 	w->outstanding--;
@@ -364,7 +461,7 @@ complete(struct lg_conn *c, unsigned slot, enum lg_resp_status st,
 			w->last_bad = c->resp.why;
 	}
 	verify_set_done(c, r, st == LG_RESP_OK);
-	slot_free(c, slot);
+	slot_free(c, slot, now);
 	lg_resp_reset(&c->resp);
 }
 
@@ -471,27 +568,48 @@ lg_conn_udp_expire(struct lg_conn *c, uint64_t now)
 			w->pre_failed++;
 			w->last_bad = "a UDP preload set was never answered";
 			verify_set_done(c, r, false);
-			slot_free(c, slot);
+			slot_free(c, slot, now);
 			continue;
 		}
-		if (c->measured[slot])
+		if (c->measured[slot]) {
+			/* Unanswered is not faster than answered late: the
+			 * percentiles see it at its timeout. */
 			w->stats.lost++;
+			lg_hist_record(&w->stats.hist, r->sent_ns + run->udp_timeout_ns -
+				       (r->intended_ns < r->sent_ns ? r->intended_ns :
+					r->sent_ns));
+		}
 		verify_set_done(c, r, false);
-		slot_free(c, slot);
+		slot_free(c, slot, now);
 	}
 	c->udp_expire_ns = next;
 }
 
 void
-lg_conn_lost(struct lg_conn *c)
+lg_conn_lost(struct lg_conn *c, uint64_t now)
 {
-	unsigned depth = c->w->run->depth;
+	struct lg_worker *w = c->w;
+	unsigned depth = w->run->depth;
 
+	if (lg_phase_get(w->run) >= LG_PHASE_DRAIN) {
+		count_unsent_at_drain(c);
+	} else {
+		/* Lost while running: its arrivals stop here (it counts in
+		 * conn_failed), and leave the worker's backlog. */
+		c->drain_counted = true;
+		w->backlog -= c->backlog;
+		c->backlog = 0;
+	}
 	if (c->prepared && !c->prepared_resend)
 		verify_set_done(c, &c->reqs[c->prep_slot], false);
 	for (unsigned slot = 0; slot < depth; slot++) {
-		if (c->pending[slot] && c->measured[slot])
-			c->w->stats.lost++;
+		const struct lg_req *r = &c->reqs[slot];
+
+		if (c->pending[slot] && c->measured[slot]) {
+			w->stats.lost++;
+			lg_hist_record(&w->stats.hist, now > r->intended_ns ?
+				       now - r->intended_ns : 0);
+		}
 		if (c->pending[slot]) {
 			verify_set_done(c, &c->reqs[slot], false);
 			c->w->outstanding--;

@@ -43,6 +43,8 @@ struct lg_run {
 	bool preload;
 	int phase;                /* enum lg_phase, written by the main thread */
 	uint64_t trace_start_ns;  /* replay: when time 0 of the trace is */
+	uint64_t drain_ns;        /* when the drain began: the backlog is counted
+				   * as of then (written before the phase) */
 };
 
 /* Results of one worker; only requests sent while measuring count. */
@@ -55,8 +57,22 @@ struct lg_stats {
 	uint64_t corrupt;         /* answered with a wrong value */
 	uint64_t stale;           /* --verify all: a value that cannot be current */
 	uint64_t bad;             /* protocol violations (connection dropped) */
-	uint64_t lost;            /* UDP timeouts, or outstanding on a dropped connection */
-	uint64_t late;            /* open loop: sent later than late_ns after their time */
+	uint64_t lost;            /* UDP timeouts, or outstanding on a dropped connection
+				   * (each also a latency sample: see lg_conn_udp_expire) */
+	uint64_t sent;            /* requests sent while measuring */
+	uint64_t late;            /* open loop: sent later than late_ns after their
+				   * time; generator_late + window_late */
+	uint64_t generator_late;  /* ... and later than late_ns after the connection
+				   * could send (due, a slot free): the generator
+				   * itself fell behind its schedule */
+	uint64_t window_late;     /* ... the others: when due, the connection's
+				   * `depth` requests were in flight (or the
+				   * transport had no room) */
+	uint64_t unsent_at_drain; /* open loop and paced replay: due before the
+				   * drain began but never sent */
+	uint64_t backlog_peak;    /* open loop, measuring: the most requests due
+				   * and unsent on the worker at once (max, not
+				   * summed, over workers) */
 	uint64_t values_checked;
 	uint64_t conn_failed;     /* connections that failed or closed early */
 	const char *why;          /* the last reason a connection failed, or NULL */
@@ -78,6 +94,9 @@ struct lg_worker {
 	uint64_t pre_resent;      /* UDP preload sets sent again after a timeout */
 	uint64_t pre_failed;      /* UDP preload sets unanswered after LG_PRELOAD_TRIES */
 	unsigned outstanding;     /* requests awaiting answers, all connections */
+	uint64_t backlog;         /* open loop: due and unsent, all connections (as
+				   * of the last look at each) */
+	bool trace_drain_counted; /* replay: unsent_at_drain counted */
 	/* Preload: key ids [pre_next, pre_end). */
 	uint64_t pre_next, pre_end;
 	/* Replay: requests id, id + workers, ... of the trace. */
@@ -108,8 +127,19 @@ struct lg_conn {
 	unsigned prep_slot;       /* where the prepared request is */
 	uint64_t prep_pos;        /* the worker's pre_next or trace_next it took */
 	uint64_t udp_expire_ns;   /* UDP: no pending request times out before this */
-	uint64_t next_ns;         /* open loop: next arrival */
+	uint64_t next_ns;         /* open loop: next arrival to send */
 	bool scheduled;           /* open loop: next_ns set (from the warm-up on) */
+	/* Open loop: the arrivals come due whether or not they can be sent.
+	 * The sends walk the gap sequence from gap_rng; the horizon walks the
+	 * same sequence (due_rng starts as a copy) up to now: due_ns is the
+	 * first arrival not yet due, backlog those due and not yet sent. */
+	uint64_t gap_rng, due_rng;
+	uint64_t due_ns;
+	uint64_t backlog;
+	bool drain_counted;       /* the backlog went into unsent_at_drain */
+	uint64_t window_open_ns;  /* when `depth` in flight last dropped below */
+	bool prep_generator_late; /* the prepared request was prepared more than
+				   * late_ns after the connection could send it */
 	/* UDP request ids: the bits outside udp_id_mask name the flow among
 	 * those sharing a source port (none over kernel sockets, where each
 	 * connection has its own), the bits inside count; the next id is
@@ -141,10 +171,14 @@ size_t lg_conn_input(struct lg_conn *c, const char *data, size_t len, uint64_t n
 /* UDP: one datagram (with its 8-byte frame header). */
 void lg_conn_udp_input(struct lg_conn *c, const uint8_t *data, size_t len, uint64_t now);
 /* UDP: give up on requests sent longer than the timeout ago (each on its
- * own clock; a preload set is sent again, up to LG_PRELOAD_TRIES times). */
+ * own clock; a preload set is sent again, up to LG_PRELOAD_TRIES times).
+ * A measured one is lost, and a latency sample at its timeout (from its
+ * intended send time: the timeout plus any wait before its send). */
 void lg_conn_udp_expire(struct lg_conn *c, uint64_t now);
-/* The connection is gone: its outstanding requests are lost. */
-void lg_conn_lost(struct lg_conn *c);
+/* The connection is gone at `now`: its outstanding requests are lost, each
+ * a latency sample at how long it waited. After the drain began, the
+ * connection's backlog is counted too (if lg_conn_next did not yet). */
+void lg_conn_lost(struct lg_conn *c, uint64_t now);
 
 static inline int
 lg_phase_get(const struct lg_run *r)
@@ -157,5 +191,11 @@ uint64_t lg_now_ns(void);
 
 void lg_stats_init(struct lg_stats *s);
 void lg_stats_merge(struct lg_stats *dst, const struct lg_stats *src);
+
+/* Open loop: a run whose generator-late sends are more than this share of
+ * its sends measured the generator, not the server: it is invalid
+ * (bench_report.py's GENERATOR_LATE_MAX_PERCENT says the same). */
+#define LG_GENERATOR_LATE_MAX_PERCENT 1
+bool lg_stats_generator_behind(const struct lg_stats *s);
 
 #endif /* LG_SESSION_H */

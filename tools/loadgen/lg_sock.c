@@ -55,7 +55,7 @@ drop(struct sock_conn *sc, int ep)
 	epoll_ctl(ep, EPOLL_CTL_DEL, sc->fd, NULL);
 	close(sc->fd);
 	sc->fd = -1;
-	lg_conn_lost(&sc->lc);
+	lg_conn_lost(&sc->lc, lg_now_ns());
 	sc->lc.w->stats.conn_failed++;
 }
 
@@ -256,9 +256,10 @@ lg_sock_worker(struct lg_worker *w, const struct lg_options *o)
 				tcp_recv(sc, ep, now);
 		}
 	}
+	now = lg_now_ns();
 	for (unsigned i = 0; i < run->conns; i++) {
 		/* Still unanswered after the drain: lost. */
-		lg_conn_lost(&conns[i].lc);
+		lg_conn_lost(&conns[i].lc, now);
 		if (conns[i].fd >= 0)
 			close(conns[i].fd);
 		lg_conn_free(&conns[i].lc);

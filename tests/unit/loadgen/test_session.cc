@@ -139,6 +139,196 @@ TEST_F(LoadgenSession, OpenLoopSendsOnScheduleAndCountsLateSends)
 	EXPECT_NEAR((double)sent, 2000.0, 4 * 45.0); // Poisson: sd = sqrt(2000)
 }
 
+// A late send is the generator's fault when the connection could have
+// sent (due, a slot free) more than late_ns before the worker got to it;
+// otherwise the window was full (depth in flight) when it came due.
+TEST_F(LoadgenSession, GeneratorLateAndWindowLateAreCountedApart)
+{
+	start(1, 1); // 1 request/s, mean gap 1 s: no arrival between the steps
+	const uint64_t ms = 1000000;
+
+	EXPECT_EQ(lg_conn_next(&c, 1000), nullptr);
+	uint64_t d1 = c.next_ns;
+	ASSERT_NE(lg_conn_next(&c, d1), nullptr);
+	lg_conn_commit(&c, d1); // on time; the one slot is taken
+
+	// Due at d2 with the window full; the answer frees it 5 ms later and
+	// the request goes at once: late, but the connection's doing.
+	uint64_t d2 = c.next_ns;
+	ASSERT_GT(d2, d1 + 10 * ms);
+	EXPECT_EQ(lg_conn_next(&c, d2), nullptr); // window full
+	std::string a = "END\r\n";
+	ASSERT_EQ(lg_conn_input(&c, a.data(), a.size(), d2 + 5 * ms), a.size());
+	struct lg_req *r = lg_conn_next(&c, d2 + 5 * ms);
+	ASSERT_NE(r, nullptr);
+	EXPECT_EQ(r->intended_ns, d2);
+	lg_conn_commit(&c, d2 + 5 * ms);
+	EXPECT_EQ(w.stats.late, 1u);
+	EXPECT_EQ(w.stats.window_late, 1u);
+	EXPECT_EQ(w.stats.generator_late, 0u);
+
+	// Answered long before d3; the worker gets to d3's send 5 ms late.
+	ASSERT_EQ(lg_conn_input(&c, a.data(), a.size(), d2 + 6 * ms), a.size());
+	uint64_t d3 = c.next_ns;
+	ASSERT_GT(d3, d2 + 10 * ms);
+	ASSERT_NE(lg_conn_next(&c, d3 + 5 * ms), nullptr);
+	lg_conn_commit(&c, d3 + 5 * ms);
+	EXPECT_EQ(w.stats.generator_late, 1u);
+	EXPECT_EQ(w.stats.window_late, 1u);
+
+	// Due with the window full, freed 1 ms later, sent 5 ms after that:
+	// the generator's 5 ms count.
+	uint64_t d4 = c.next_ns;
+	ASSERT_GT(d4, d3 + 10 * ms);
+	ASSERT_EQ(lg_conn_input(&c, a.data(), a.size(), d4 + ms), a.size());
+	ASSERT_NE(lg_conn_next(&c, d4 + 6 * ms), nullptr);
+	lg_conn_commit(&c, d4 + 6 * ms);
+	EXPECT_EQ(w.stats.generator_late, 2u);
+	EXPECT_EQ(w.stats.window_late, 1u);
+
+	// A prepared request the transport could not take (no room) is the
+	// connection's wait, not the generator's.
+	ASSERT_EQ(lg_conn_input(&c, a.data(), a.size(), d4 + 7 * ms), a.size());
+	uint64_t d5 = c.next_ns;
+	ASSERT_NE(lg_conn_next(&c, d5), nullptr); // prepared, not sent
+	ASSERT_NE(lg_conn_next(&c, d5 + 5 * ms), nullptr);
+	lg_conn_commit(&c, d5 + 5 * ms);
+	EXPECT_EQ(w.stats.generator_late, 2u);
+	EXPECT_EQ(w.stats.window_late, 2u);
+	EXPECT_EQ(w.stats.late, 4u);
+	EXPECT_EQ(w.stats.sent, 5u);
+}
+
+// Requests due but unsent when the drain begins are counted, not dropped:
+// two workers with the same seed have the same arrivals; one sends each
+// on time up to the drain, the other stalls (its one look, at the drain,
+// finds no room to send).
+TEST_F(LoadgenSession, DueButUnsentAtTheDrainIsCounted)
+{
+	start(1000, 4); // 1 ms mean gap
+	const uint64_t t0 = 1000000000ULL, drain = t0 + 50000000ULL;
+	struct lg_worker w2;
+	struct lg_conn c2;
+	lg_worker_init(&w2, &run, 0, 42);
+	ASSERT_EQ(lg_conn_init(&c2, &w2, 0), 0);
+
+	EXPECT_EQ(lg_conn_next(&c, t0), nullptr);
+	EXPECT_EQ(lg_conn_next(&c2, t0), nullptr);
+	EXPECT_EQ(c.next_ns, c2.next_ns);
+	uint64_t sent = 0;
+	for (uint64_t now = t0; now <= drain; now += 10000) {
+		struct lg_req *r;
+
+		while ((r = lg_conn_next(&c, now)) != nullptr) {
+			lg_conn_commit(&c, now);
+			std::string x = answer(r);
+			lg_conn_input(&c, x.data(), x.size(), now);
+			sent++;
+		}
+	}
+	EXPECT_NEAR((double)sent, 50.0, 4 * 7.1); // Poisson: sd = sqrt(50)
+	EXPECT_EQ(w.stats.sent, sent);
+	ASSERT_NE(lg_conn_next(&c2, drain), nullptr); // prepared, never sent
+	EXPECT_EQ(w2.stats.backlog_peak, sent);
+	EXPECT_EQ(w2.stats.sent, 0u);
+
+	run.drain_ns = drain;
+	run.phase = LG_PHASE_DRAIN;
+	EXPECT_EQ(lg_conn_next(&c, drain + 7000000), nullptr);
+	EXPECT_EQ(lg_conn_next(&c2, drain + 7000000), nullptr);
+	EXPECT_EQ(w.stats.unsent_at_drain, 0u);
+	EXPECT_EQ(w2.stats.unsent_at_drain, sent);
+	// Counted once, whoever looks again.
+	lg_conn_lost(&c2, drain + 8000000);
+	EXPECT_EQ(w2.stats.unsent_at_drain, sent);
+	lg_conn_free(&c2);
+}
+
+// Over a full window the backlog builds on schedule; draining it counts
+// each of its sends window-late and leaves nothing unsent.
+TEST_F(LoadgenSession, BacklogPeakFollowsAFullWindow)
+{
+	start(1000, 1);
+	const uint64_t t0 = 1000000000ULL;
+
+	EXPECT_EQ(lg_conn_next(&c, t0), nullptr);
+	uint64_t d1 = c.next_ns;
+	ASSERT_NE(lg_conn_next(&c, d1), nullptr);
+	lg_conn_commit(&c, d1);
+	for (uint64_t now = d1; now <= d1 + 20000000; now += 10000)
+		EXPECT_EQ(lg_conn_next(&c, now), nullptr); // window full 20 ms
+	uint64_t peak = w.stats.backlog_peak;
+	EXPECT_GT(peak, 5u);
+	EXPECT_EQ(w.backlog, peak);
+	uint64_t now = d1 + 20000000;
+	std::string a = "END\r\n";
+	for (uint64_t i = 0; i < peak; i++) {
+		lg_conn_input(&c, a.data(), a.size(), now);
+		ASSERT_NE(lg_conn_next(&c, now), nullptr);
+		lg_conn_commit(&c, now);
+	}
+	EXPECT_EQ(w.backlog, 0u);
+	EXPECT_EQ(w.stats.generator_late, 0u);
+	EXPECT_GE(w.stats.window_late, peak - 1); // the last may be < 100 us late
+	EXPECT_EQ(w.stats.late, w.stats.window_late);
+	run.drain_ns = now;
+	run.phase = LG_PHASE_DRAIN;
+	EXPECT_EQ(lg_conn_next(&c, now), nullptr);
+	EXPECT_EQ(w.stats.unsent_at_drain, 0u);
+}
+
+// A paced replay's requests due by the drain and not sent are counted.
+TEST_F(LoadgenSession, PacedReplayCountsWhatWasDueAtTheDrain)
+{
+	std::string csv;
+	struct lg_trace t;
+	char err[256];
+
+	for (int i = 0; i < 6; i++) // one every ms from 0
+		csv += "0.00" + std::to_string(i) + ",k" + std::to_string(i) + ",10,get,0\n";
+	ASSERT_EQ(lg_trace_parse(&t, csv.data(), csv.size(), err, sizeof(err)), 0) << err;
+	start(0, 4);
+	run.wl.trace = &t;
+	run.trace_speed = 1;
+	run.trace_start_ns = 1000;
+	struct lg_req *r;
+	while ((r = lg_conn_next(&c, 1000 + 1000000)) != nullptr)
+		lg_conn_commit(&c, 1000 + 1000000); // those at 0 and 1 ms
+	EXPECT_EQ(w.stats.sent, 2u);
+	run.drain_ns = 1000 + 3500000; // 2 and 3 ms were due, 4 and 5 not
+	run.phase = LG_PHASE_DRAIN;
+	EXPECT_EQ(lg_conn_next(&c, 1000 + 9000000), nullptr);
+	EXPECT_EQ(w.stats.unsent_at_drain, 2u);
+	lg_trace_free(&t);
+}
+
+TEST(LoadgenStats, OverOnePercentGeneratorLateIsBehindAndMergesAdd)
+{
+	struct lg_stats a, b;
+
+	lg_stats_init(&a);
+	lg_stats_init(&b);
+	EXPECT_FALSE(lg_stats_generator_behind(&a)); // nothing sent
+	a.sent = 1000;
+	a.generator_late = 10; // exactly 1%
+	a.window_late = 900;
+	EXPECT_FALSE(lg_stats_generator_behind(&a));
+	a.generator_late = 11;
+	EXPECT_TRUE(lg_stats_generator_behind(&a));
+	b.sent = 100000;
+	b.unsent_at_drain = 3;
+	a.unsent_at_drain = 4;
+	a.backlog_peak = 7;
+	b.backlog_peak = 5;
+	lg_stats_merge(&b, &a);
+	EXPECT_EQ(b.sent, 101000u);
+	EXPECT_EQ(b.generator_late, 11u);
+	EXPECT_EQ(b.window_late, 900u);
+	EXPECT_EQ(b.unsent_at_drain, 7u);
+	EXPECT_EQ(b.backlog_peak, 7u); // the worst worker's
+	EXPECT_FALSE(lg_stats_generator_behind(&b)); // 11 of 101000
+}
+
 TEST_F(LoadgenSession, NothingIsSentWhileDraining)
 {
 	start(0, 4);
@@ -186,8 +376,12 @@ TEST_F(LoadgenSession, BadAnswerKillsTheConnectionAndIsNotServed)
 	EXPECT_TRUE(c.dead);
 	EXPECT_EQ(w.stats.bad, 1u);
 	EXPECT_EQ(w.stats.requests, 0u);
-	lg_conn_lost(&c);
+	lg_conn_lost(&c, 20);
 	EXPECT_EQ(w.stats.lost, 1u); // the second one never got its answer
+	// ... and is a latency sample at how long it waited: sent at 0, given
+	// up on at 20 (the bad answer is no sample).
+	ASSERT_EQ(w.stats.hist.count, 1u);
+	EXPECT_EQ(w.stats.hist.max, 20u);
 	EXPECT_EQ(lg_conn_next(&c, 20), nullptr);
 }
 
@@ -240,6 +434,27 @@ TEST_F(LoadgenSession, UdpRequestsTimeOutAsLost)
 	lg_conn_udp_expire(&c, 2000000);
 	EXPECT_EQ(c.outstanding, 0u);
 	EXPECT_EQ(w.stats.lost, 1u);
+}
+
+// A lost request weighs on the percentiles: it is a sample at its
+// timeout, measured like every sample from its intended send time (here
+// 2 ms before its send, which waited on a full window).
+TEST_F(LoadgenSession, UdpTimeoutIsALatencySampleAtTheTimeout)
+{
+	start(0, 4, 1.0, true);
+	struct lg_req *r = lg_conn_next(&c, 0);
+	ASSERT_NE(r, nullptr);
+	lg_conn_commit(&c, 0);
+	r = lg_conn_next(&c, 100);
+	ASSERT_NE(r, nullptr);
+	r->intended_ns = 100; // as an open loop would have it
+	lg_conn_commit(&c, 2000100);
+	lg_conn_udp_expire(&c, 5000000);
+	EXPECT_EQ(w.stats.lost, 2u);
+	EXPECT_EQ(w.stats.requests, 0u);
+	ASSERT_EQ(w.stats.hist.count, 2u);
+	EXPECT_EQ(w.stats.hist.min, run.udp_timeout_ns);
+	EXPECT_EQ(w.stats.hist.max, 2000000 + run.udp_timeout_ns);
 }
 
 // One datagram answering request id `id` (a miss or STORED).
