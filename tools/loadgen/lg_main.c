@@ -145,6 +145,12 @@ main(int argc, char **argv)
 	if (total.conn_failed || total.bad)
 		fprintf(stderr, "loadgen: connections failed or misbehaved; last reason: %s\n",
 			total.why ? total.why : "?");
+	/* Not a wrong answer (the exit status stays 0), but not a result. */
+	if (lg_stats_generator_behind(&total))
+		fprintf(stderr, "loadgen: run invalid: %llu of %llu sends generator-late "
+			"(over %d%%): the generator fell behind its schedule\n",
+			(unsigned long long)total.generator_late,
+			(unsigned long long)total.sent, LG_GENERATOR_LATE_MAX_PERCENT);
 	if (o.json_path && lg_report_json(o.json_path, &o, &total, measure_s) < 0) {
 		fprintf(stderr, "loadgen: cannot write %s\n", o.json_path);
 		return 1;

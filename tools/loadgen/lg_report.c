@@ -72,7 +72,7 @@ lg_report_text(FILE *f, const struct lg_options *o, const struct lg_stats *s,
 	fprintf(f, " max %.1f mean %.1f", (double)s->hist.max / 1e3,
 		s->hist.count ? s->hist.sum / (double)s->hist.count / 1e3 : 0);
 	if (o->run.rate > 0)
-		fprintf(f, " (from intended send times)\n");
+		fprintf(f, " (from intended send times; a lost request at its timeout)\n");
 	else
 		fprintf(f, " (closed loop, %u in flight: queueing, not server latency)\n",
 			o->run.workers * o->run.conns * o->run.depth);

@@ -137,7 +137,9 @@ struct lg_conn {
 	uint64_t due_ns;
 	uint64_t backlog;
 	bool drain_counted;       /* the backlog went into unsent_at_drain */
-	uint64_t window_open_ns;  /* when `depth` in flight last dropped below */
+	uint64_t window_open_ns;  /* when the connection could send again: `depth`
+				   * in flight dropped below, or (kernel TCP) a
+				   * full send buffer drained */
 	bool prep_generator_late; /* the prepared request was prepared more than
 				   * late_ns after the connection could send it */
 	/* UDP request ids: the bits outside udp_id_mask name the flow among

@@ -26,6 +26,7 @@ struct sock_conn {
 	char *in, *out;
 	size_t in_len;
 	size_t out_off, out_len;
+	bool blocked;             /* the socket refused bytes (send buffer full) */
 };
 
 static int
@@ -84,14 +85,22 @@ tcp_send(struct sock_conn *sc, int ep, uint64_t now)
 				 MSG_NOSIGNAL);
 
 		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				sc->blocked = true;
 				return; /* EPOLLOUT is not watched: retried each loop */
+			}
 			if (errno == EINTR)
 				continue;
 			drop(sc, ep);
 			return;
 		}
 		sc->out_off += (size_t)n;
+	}
+	if (sc->blocked) {
+		/* Requests due while the buffer was full waited on the
+		 * connection, not on the generator (window_late). */
+		sc->blocked = false;
+		sc->lc.window_open_ns = now;
 	}
 }
 

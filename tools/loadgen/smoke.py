@@ -207,6 +207,16 @@ def main():
                       'tcp: --check-every 1 checks every value')
             if runs[2]:
                 check(runs[2]['lost'] == 0, 'udp: nothing lost on loopback')
+            if runs[3]:
+                # Every measured send ends answered or counted; every late
+                # send is the generator's or the window's.
+                o = runs[3]
+                check(o['sent'] == o['requests'] + o['errors'] + o['corrupt'] + o['stale'] +
+                      o['bad'] + o['lost'], 'open: every send answered or counted')
+                check(o['late'] == o['generator_late'] + o['window_late'],
+                      'open: late == generator_late + window_late')
+                check(o['unsent_at_drain'] >= 0 and o['backlog_peak'] >= 0 and
+                      o['generator_behind'] in (True, False), 'open: backlog reported')
             for label, r in zip(('multiget', 'udp'), runs[1:3]):
                 if r:
                     check(r['verify'] == 'all', label + ': --verify all reported')
