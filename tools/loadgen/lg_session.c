@@ -226,6 +226,18 @@ count_unsent_at_drain(struct lg_conn *c)
 	}
 }
 
+/* The connection could send r from its time or from when a slot freed,
+ * whichever is later: a worker that got to it later than late_ns after
+ * that fell behind by itself. */
+static bool
+generator_late_at(const struct lg_conn *c, const struct lg_req *r, uint64_t now)
+{
+	uint64_t could = r->intended_ns > c->window_open_ns ?
+			 r->intended_ns : c->window_open_ns;
+
+	return now > could && now - could > c->w->run->late_ns;
+}
+
 struct lg_req *
 lg_conn_next(struct lg_conn *c, uint64_t now)
 {
@@ -317,15 +329,7 @@ lg_conn_next(struct lg_conn *c, uint64_t now)
 			return NULL;
 		prepare_synthetic(c, r, now);
 	}
-	{
-		/* The connection could send it from its time or from when a
-		 * slot freed, whichever is later: a worker that got here
-		 * later than late_ns after that fell behind by itself. */
-		uint64_t could = r->intended_ns > c->window_open_ns ?
-				 r->intended_ns : c->window_open_ns;
-
-		c->prep_generator_late = now > could && now - could > run->late_ns;
-	}
+	c->prep_generator_late = generator_late_at(c, r, now);
 	if (r->op == LG_OP_SET && run->wl.verify)
 		r->version = lg_verify_set_prepared(run->wl.verify, r->keys[0],
 						    &r->vraise);

@@ -3,7 +3,8 @@
 //
 // The per-connection pipeline, driven with made-up times (no clock, no
 // network): the closed loop keeps `depth` requests in flight, the open loop
-// sends at its scheduled times and counts late sends, answers are matched
+// sends at its scheduled times and counts late sends (the generator's or
+// the window's), the backlog and what was unsent at the drain, answers are matched
 // to requests in order (TCP) or by request id (UDP), and a bad answer kills
 // the connection without counting as served.
 #include <gtest/gtest.h>
