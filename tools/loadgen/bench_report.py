@@ -310,9 +310,10 @@ def closed_table(closed):
     # keeps full (p50 about in-flight / throughput), not the server.
     lines = ["", "Closed loop (peak): req/s is the median over rounds; **vs memcached** is "
              "the median of the per-round ratios to memcached at the same depth (min-max "
-             "in brackets). *In flight* is connections x depth: a closed loop keeps that many requests queued, so its "
-             "response times are about in-flight / req/s whatever the server does, and are "
-             "not shown; latency comes from the open-loop runs only. " + TRANSPORT_NOTE, "",
+             "in brackets). *In flight* is connections x depth: a closed loop keeps that "
+             "many requests queued, so its response times are about in-flight / req/s "
+             "whatever the server does, and are not shown; latency comes from the "
+             "open-loop runs only. " + TRANSPORT_NOTE, "",
              "| server | cores | proto | get/set | keys | depth | req/s | **vs memcached** | "
              "hit ratio | in flight | errors | corrupt/bad |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]

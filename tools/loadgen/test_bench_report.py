@@ -134,8 +134,8 @@ class ReportTest(unittest.TestCase):
         r["runs"] += [clean, stale]
         text = bench_report.render(r)
         table = text[text.index("Values verified"):]
-        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform, depth 4 | 2700 | 2700 | 0 | 0 | valid |",
-                      table)
+        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform, depth 4 | 2700 | 2700 | 0 | 0 | "
+                      "valid |", table)
         self.assertIn("| native (x) | 1 | TCP 90/10 uniform, depth 4 | 2700 | 2700 | 2 | 0 | "
                       "invalid: stale 2 |", table)
         self.assertIn("* native (x), tcp/0.9/uniform, depth 4, --verify all: stale 2", text)
