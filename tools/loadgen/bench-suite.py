@@ -7,13 +7,23 @@ driven by the same generator (segcached-loadgen) with the same workload,
 side by side in one run. Starts and stops every process itself; every step
 has a time limit.
 
+Every point runs at two pipelining depths (--depths, default 1,4) with
+the same requests in flight per generator worker (--in-flight, default
+64): depth 1 x 64 connections, the way most clients talk (one request per
+connection at a time: the headline), and depth 4 x 16 connections
+(pipelined). A server that reads a connection's requests in batches gains
+from depth whatever else it does: posix vs memcached -t 1 was 2.5-4.0x at
+depth 4 but 0.91-1.28x at depth 1 on the 2-CPU host. Every table gives
+both, each compared with memcached at the same depth.
+
 Matrix (default): every server at one core (--cores), TCP and UDP, 90/10
 and 50/50 get/set, uniform and zipf 0.99 keys, 64-byte values; then one
-open-loop run per server (Poisson arrivals at --latency-load of its median
-TCP 90/10 uniform peak; latency from the intended send times); then one
-run per server with --verify all (every get's value and version checked
-against the sets acknowledged before it: a stale value invalidates the run)
-on the matrix's most write-heavy, most skewed workload.
+open-loop run per server and depth (Poisson arrivals at --latency-load of
+its median TCP 90/10 uniform peak at that depth; latency from the intended
+send times); then one run per server and depth with --verify all (every
+get's value and version checked against the sets acknowledged before it:
+a stale value invalidates the run) on the matrix's most write-heavy, most
+skewed workload.
 
     tools/loadgen/bench-suite.py --build build [--duration 3] [--rounds 3]
 
@@ -99,9 +109,13 @@ def parse_args():
     ap.add_argument("--dists", help="uniform,zipf (zipf 0.99) (default: both; uniform "
                     "with --scaling)")
     ap.add_argument("--keys", type=int, default=100000)
-    ap.add_argument("--conns", type=int, default=16,
-                    help="connections per generator worker (one worker per server core)")
-    ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--depths", default="1,4",
+                    help="pipelining depths (requests in flight per connection), each "
+                         "point run at every one (default 1,4: depth 1 is how most clients "
+                         "talk, 4 pipelines)")
+    ap.add_argument("--in-flight", type=int, default=64,
+                    help="requests in flight per generator worker (one worker per server "
+                         "core) at every depth: --in-flight / depth connections each")
     ap.add_argument("--memory", type=int, default=256, help="server memory in MiB (-m)")
     ap.add_argument("--huge", choices=("auto", "yes", "no"), default="auto",
                     help="EAL hugepages: auto = when 1 GiB of free hugepages is there")
@@ -158,6 +172,10 @@ def parse_args():
             args.core_list.append(half)
     else:
         args.core_list = [1]
+    try:
+        args.settings = depth_settings(args.depths, args.in_flight)
+    except ValueError as e:
+        ap.error(str(e))
     args.native_core_list = [int(x) for x in args.native_cores.split(",")] \
         if args.native_cores else args.core_list
     if not args.core_list or any(split_cores(args.cpu_list, n) is None
@@ -170,6 +188,25 @@ def parse_args():
     args.segcached = args.segcached or os.path.join(args.build, "app/segcached/segcached")
     args.loadgen = args.loadgen or os.path.join(args.build, "tools/loadgen/segcached-loadgen")
     return args
+
+
+def depth_settings(depths, in_flight):
+    """[(depth, connections per worker)] for --depths and --in-flight: every
+    depth with the same requests in flight, so that only the pipelining
+    differs between them."""
+    out = []
+    for text in depths.split(","):
+        try:
+            depth = int(text)
+        except ValueError:
+            raise ValueError("--depths %s: %r is not a number" % (depths, text))
+        if depth < 1 or in_flight % depth:
+            raise ValueError("--depths %s --in-flight %d: every depth must be at least 1 "
+                             "and divide the requests in flight (%d does not)" %
+                             (depths, in_flight, depth))
+        if depth not in [d for d, _ in out]:
+            out.append((depth, in_flight // depth))
+    return sorted(out)
 
 
 def build(args):
@@ -265,9 +302,9 @@ def all_cores(args):
     return sorted(set(args.core_list) | set(args.native_core_list))
 
 
-def workload(args, transport, mix, dist):
+def workload(args, transport, mix, dist, depth, conns):
     return ["--keys", str(args.keys), "--key-size", "16", "--value-size", "64",
-            "--get-ratio", str(mix), "--conns", str(args.conns), "--depth", str(args.depth),
+            "--get-ratio", str(mix), "--conns", str(conns), "--depth", str(depth),
             "--duration", str(args.duration), "--warmup", str(args.warmup)] + \
         DISTS[dist] + (["--udp"] if transport == "udp" else [])
 
@@ -301,19 +338,22 @@ def main():
                for d in args.dist_list]
     points = [(n, key) for n in all_cores(args) for key in args.server_keys
               if n in cores_of(args, key)]
-    nruns = args.rounds * len(points) * len(configs)
-    nlat = len(points) if args.latency else 0
-    nver = len(args.server_keys) if args.verify else 0
-    log("%s: %d closed-loop runs, %d open-loop runs and %d --verify all runs on CPUs %s, "
-        "about %.0f s" %
+    nset = len(args.settings)
+    nruns = args.rounds * len(points) * len(configs) * nset
+    nlat = len(points) * nset if args.latency else 0
+    nver = len(args.server_keys) * nset if args.verify else 0
+    log("%s: %d closed-loop runs, %d open-loop runs and %d --verify all runs at %s on CPUs "
+        "%s, about %.0f s" %
         ("scaling" if args.scaling else "matrix", nruns, nlat, nver,
+         " and ".join("depth %d x %d connections" % s for s in args.settings),
          ",".join(map(str, args.cpu_list)),
          (nruns + nlat + nver) * (args.duration + args.warmup + RUN_OVERHEAD_S)))
     if args.dry_run:
         for n, key in points:
             s = Setup(key, n, args.cpu_list, tools, args.out)
             print(" ".join(s.server_cmd()))
-            print(" ".join(s.generator_cmd() + workload(args, *configs[0])))
+            for depth, conns in args.settings:
+                print(" ".join(s.generator_cmd() + workload(args, *configs[0], depth, conns)))
         return 0
     results = {
         "meta": {
@@ -322,7 +362,8 @@ def main():
             "commit": commit_id(),
             "host": host_description(args.cpu_list, args.memcached),
             "hugepages": huge, "keys": args.keys, "key_size": 16, "value_size": 64,
-            "conns_per_worker": args.conns, "depth": args.depth,
+            "in_flight_per_worker": args.in_flight,
+            "settings": [{"depth": d, "conns": c} for d, c in args.settings],
             "duration_s": args.duration, "warmup_s": args.warmup, "rounds": args.rounds,
             "nice": args.nice, "latency_load": args.latency_load,
             "fold_cpus": args.fold_cpus,
@@ -372,13 +413,13 @@ def main():
 UDP_SOCKET_IN_FLIGHT = 128
 
 
-def udp_socket_conns(args, setup, transport):
+def udp_socket_conns(setup, transport, depth, conns):
     """--conns for a UDP run against a kernel-socket server, when
-    UDP_SOCKET_IN_FLIGHT needs fewer than --conns; else nothing."""
+    UDP_SOCKET_IN_FLIGHT needs fewer than conns; else nothing."""
     if transport != "udp" or setup.kind == "native":
         return []
-    conns = max(1, UDP_SOCKET_IN_FLIGHT // (setup.n * args.depth))
-    return ["--conns", str(conns)] if conns < args.conns else []
+    fewer = max(1, UDP_SOCKET_IN_FLIGHT // (setup.n * depth))
+    return ["--conns", str(fewer)] if fewer < conns else []
 
 
 def run_all(args, tools, configs, results):
@@ -394,11 +435,11 @@ def run_all(args, tools, configs, results):
             json.dump(results, f, indent=1)
         os.replace(out_json + ".new", out_json)
 
-    def one_run(setup, rnd, transport, mix, dist, extra, mode):
-        name = "%s-c%d-%s-get%g-%s-%s" % (setup.key, setup.n, transport, mix, dist,
-                                         "r%d" % rnd if mode == "closed" else mode)
-        gen = setup.generator_cmd() + workload(args, transport, mix, dist) + extra + \
-            udp_socket_conns(args, setup, transport)
+    def one_run(setup, rnd, transport, mix, dist, depth, conns, extra, mode):
+        name = "%s-c%d-%s-get%g-%s-d%d-%s" % (setup.key, setup.n, transport, mix, dist, depth,
+                                             "r%d" % rnd if mode == "closed" else mode)
+        gen = setup.generator_cmd() + workload(args, transport, mix, dist, depth, conns) + \
+            extra + udp_socket_conns(setup, transport, depth, conns)
         result = spread = None
         try:
             srv = setup.start_server(name)
@@ -413,13 +454,14 @@ def run_all(args, tools, configs, results):
         results["runs"].append({
             "mode": mode, "server": setup.key, "label": setup.label(), "cores": setup.n,
             "transport": transport, "get_ratio": mix, "dist": dist, "round": rnd,
+            "depth": depth, "conns": conns,
             "server_cmd": " ".join(setup.server_cmd()), "generator_cmd": " ".join(gen),
             "result": result, "server_workers": spread})
         save()
         return result
 
     keys = args.server_keys
-    peaks = {}  # (server, cores) -> closed-loop peaks of the first workload
+    peaks = {}  # (server, cores, depth) -> closed-loop peaks of the first workload
     for rnd in range(args.rounds):
         for n in all_cores(args):
             # Rotate the order each round so that no server always runs first
@@ -427,24 +469,30 @@ def run_all(args, tools, configs, results):
             order = keys[rnd % len(keys):] + keys[:rnd % len(keys)]
             for key in [k for k in order if n in cores_of(args, k)]:
                 setup = Setup(key, n, args.cpu_list, tools, args.out)
+                # Each workload's depths one after the other, so that the
+                # two are measured close together in time.
                 for i, cfg in enumerate(configs):
-                    r = one_run(setup, rnd, *cfg, [], "closed")
-                    if i == 0 and r and r["throughput"] > 0:
-                        peaks.setdefault((key, n), []).append(r["throughput"])
+                    for depth, conns in args.settings:
+                        r = one_run(setup, rnd, *cfg, depth, conns, [], "closed")
+                        if i == 0 and r and r["throughput"] > 0:
+                            peaks.setdefault((key, n, depth), []).append(r["throughput"])
     if args.latency:
         for n in all_cores(args):
             for key in [k for k in keys if n in cores_of(args, k)]:
-                got = sorted(peaks.get((key, n), []))
-                if not got:
-                    continue
-                rate = int(got[len(got) // 2] * args.latency_load)
                 setup = Setup(key, n, args.cpu_list, tools, args.out)
-                one_run(setup, 0, *configs[0], ["--rate", str(rate)], "open")
+                for depth, conns in args.settings:
+                    got = sorted(peaks.get((key, n, depth), []))
+                    if not got:
+                        continue
+                    rate = int(got[len(got) // 2] * args.latency_load)
+                    one_run(setup, 0, *configs[0], depth, conns, ["--rate", str(rate)], "open")
     if args.verify:
         for key in keys:
             n = min(cores_of(args, key))
             setup = Setup(key, n, args.cpu_list, tools, args.out)
-            one_run(setup, 0, *verify_config(args), ["--verify", "all"], "verify")
+            for depth, conns in args.settings:
+                one_run(setup, 0, *verify_config(args), depth, conns, ["--verify", "all"],
+                        "verify")
     save()
 
 

@@ -11,8 +11,11 @@ that results measured on another host render the same way:
 --doc replaces the text between the lines <!-- NAME:begin --> and
 <!-- NAME:end --> of that file with the report; without it the report goes
 to stdout. Medians over rounds; "vs memcached" is the median of the
-per-round ratios to memcached's throughput with the same cores and workload
-(min-max in brackets).
+per-round ratios to memcached's throughput with the same cores, workload
+and pipelining depth (min-max in brackets). Every table gives depth 1
+(one request per connection at a time, as most clients talk: the headline)
+beside depth 4 (pipelined), so that a pipelining effect is never read as a
+server's.
 """
 import argparse
 import json
@@ -110,13 +113,42 @@ def ok(run):
     return not problems(run)
 
 
+def depth_of(run):
+    """The run's pipelining depth (requests in flight per connection).
+    Results from before the suite ran several depths have it in the
+    generator's report only (with_depths fills it in)."""
+    return run.get("depth") or (run.get("result") or {}).get("depth") or 0
+
+
 def workload_key(run):
-    return (run["cores"], run["transport"], run["get_ratio"], run["dist"])
+    return (run["cores"], run["transport"], run["get_ratio"], run["dist"], depth_of(run))
 
 
 def display_order(wk):
-    """cores, TCP before UDP, 90/10 before 50/50, uniform before zipf."""
-    return (wk[0], wk[1], -wk[2], wk[3])
+    """cores, TCP before UDP, 90/10 before 50/50, uniform before zipf,
+    depth 1 before depth 4 (the two side by side)."""
+    return (wk[0], wk[1], -wk[2], wk[3], wk[4])
+
+
+def with_depths(results):
+    """results with every run's depth and connections per worker: older
+    JSON has one setting for all runs, in its meta."""
+    meta = results["meta"]
+    for r in results["runs"]:
+        if not r.get("depth"):
+            r["depth"] = (r.get("result") or {}).get("depth") or meta.get("depth", 0)
+        if not r.get("conns"):
+            r["conns"] = (r.get("result") or {}).get("conns_per_worker") or \
+                meta.get("conns_per_worker", 0)
+    return results
+
+
+def settings_of(meta):
+    """[(depth, connections per worker)] of a suite: its meta's "settings",
+    or the one depth and --conns of older JSON."""
+    if meta.get("settings"):
+        return [(s["depth"], s["conns"]) for s in meta["settings"]]
+    return [(meta.get("depth", 0), meta.get("conns_per_worker", 0))]
 
 
 def mix_name(get_ratio):
@@ -185,13 +217,25 @@ def header(meta):
         meta["command"],
         "```",
         "",
-        "Workload: %d keys of %d bytes, %d-byte values, %d connections per generator "
-        "worker (one worker per server core) x depth %d, every key preloaded, %g s "
-        "warm-up, %g s measured, %d round(s)." % (
-            meta["keys"], meta["key_size"], meta["value_size"], meta["conns_per_worker"],
-            meta["depth"], meta["warmup_s"], meta["duration_s"], meta["rounds"]),
+        "Workload: %d keys of %d bytes, %d-byte values, %s per generator worker (one "
+        "worker per server core), every key preloaded, %g s warm-up, %g s measured, "
+        "%d round(s)." % (
+            meta["keys"], meta["key_size"], meta["value_size"],
+            " and ".join("depth %d x %d connections" % s for s in settings_of(meta)),
+            meta["warmup_s"], meta["duration_s"], meta["rounds"]),
     ]
+    if len(settings_of(meta)) > 1:
+        lines += ["", DEPTH_NOTE]
     return lines
+
+
+# Beside every table that has both depths.
+DEPTH_NOTE = ("**Depth** is requests in flight per connection: depth 1 (each connection "
+              "waits for its reply before the next request, as most clients talk) is the "
+              "headline; depth 4 pipelines, and a server that reads a connection's "
+              "requests in batches gains from it whatever else it does. Both settings keep "
+              "the same requests in flight per generator worker, and every ratio compares "
+              "servers at the same depth.")
 
 
 # Beside every ratio to memcached: native's is not like for like.
@@ -204,22 +248,27 @@ TRANSPORT_NOTE = ("*native vs memcached* compares two transports as well as two 
 
 def scaling_table(closed):
     cores = sorted({r["cores"] for r in closed})
-    wks = sorted({workload_key(r)[1:] for r in closed},
-                 key=lambda wk: display_order((0,) + wk))
+    wls = sorted({workload_key(r)[1:4] for r in closed},
+                 key=lambda wl: display_order((0,) + wl + (0,)))
+    depths = sorted({depth_of(r) for r in closed})
     keys = server_order(closed)
     lines = []
-    for wk in wks:
+    for wl in wls:
         lines += ["", "Scaling, %s %s %s (req/s, median over rounds; vs memcached at the "
-                  "same cores; efficiency = req/s / (cores x its 1-core req/s)). %s" %
-                  (wk[0].upper(), mix_name(wk[1]), dist_name(wk[2]), TRANSPORT_NOTE), ""]
-        head = "| server cores |" + "".join(" %s |" % k for k in keys) + \
+                  "same cores and depth; efficiency = req/s / (cores x its 1-core req/s at "
+                  "that depth)). %s" % (wl[0].upper(), mix_name(wl[1]), dist_name(wl[2]),
+                                        TRANSPORT_NOTE), ""]
+        head = "| server cores | depth |" + "".join(" %s |" % k for k in keys) + \
             "".join(" %s vs memcached |" % k for k in keys if k != "memcached") + \
             "".join(" %s efficiency |" % k for k in keys)
-        lines += [head, "|" + "---|" * (1 + 2 * len(keys) + len(keys) - ("memcached" in keys))]
-        one = {k: summarize(closed, k, (1,) + wk)[0] for k in keys}
-        for n in cores:
-            row = "| %d |" % n
+        lines += [head, "|" + "---|" * (2 + 2 * len(keys) + len(keys) - ("memcached" in keys))]
+        for n, depth in [(n, d) for n in cores for d in depths]:
+            wk = wl + (depth,)
+            one = {k: summarize(closed, k, (1,) + wk)[0] for k in keys}
+            row = "| %d | %d |" % (n, depth)
             sums = {k: summarize(closed, k, (n,) + wk) for k in keys}
+            if not any(runs for _, _, runs in sums.values()):
+                continue
             tps = {k: sums[k][0] for k in keys}
             # Not run at this core count (native 7 beside 8): "-".
             row += "".join(" %s |" % ("%.0f" % tps[k] if tps[k] else
@@ -281,13 +330,14 @@ def closed_table(closed):
     # queued before it, so its percentiles measure the queue the generator
     # keeps full (p50 about in-flight / throughput), not the server.
     lines = ["", "Closed loop (peak): req/s is the median over rounds; **vs memcached** is "
-             "the median of the per-round ratios (min-max in brackets). *In flight* is "
-             "connections x depth: a closed loop keeps that many requests queued, so its "
-             "response times are about in-flight / req/s whatever the server does, and are "
-             "not shown; latency comes from the open-loop runs only. " + TRANSPORT_NOTE, "",
-             "| server | cores | proto | get/set | keys | req/s | **vs memcached** | "
+             "the median of the per-round ratios to memcached at the same depth (min-max "
+             "in brackets). *In flight* is connections x depth: a closed loop keeps that "
+             "many requests queued, so its response times are about in-flight / req/s "
+             "whatever the server does, and are not shown; latency comes from the "
+             "open-loop runs only. " + TRANSPORT_NOTE, "",
+             "| server | cores | proto | get/set | keys | depth | req/s | **vs memcached** | "
              "hit ratio | in flight | errors | corrupt/bad |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     wks = []
     for r in closed:
         if workload_key(r) not in wks:
@@ -298,8 +348,8 @@ def closed_table(closed):
             if not runs:
                 continue
             label = runs[0]["label"]
-            cols = "| %s | %d | %s | %s | %s |" % (label, wk[0], wk[1].upper(),
-                                                   mix_name(wk[2]), dist_name(wk[3]))
+            cols = "| %s | %d | %s | %s | %s | %d |" % (
+                label, wk[0], wk[1].upper(), mix_name(wk[2]), dist_name(wk[3]), wk[4])
             if tp is None:
                 lines.append(cols + " invalid (%d of %d runs) | | | | | |" % (
                     sum(1 for r in runs if not ok(r)), len(runs)))
@@ -319,12 +369,14 @@ def engine_table(closed):
                  key=display_order)
     lines = ["", "Segcache vs the baseline engine (rte_hash), both behind the native stack: "
              "median of the per-round ratios of segcached native to segcached native "
-             "`--engine baseline` (min-max in brackets):", "",
-             "| cores | proto | get/set | keys | Segcache / baseline |", "|---|---|---|---|---|"]
+             "`--engine baseline` at the same depth (min-max in brackets):", "",
+             "| cores | proto | get/set | keys | depth | Segcache / baseline |",
+             "|---|---|---|---|---|---|"]
     for wk in wks:
         rs = ratios_vs_memcached(closed, "native", wk, "native-baseline")
-        lines.append("| %d | %s | %s | %s | %s |" % (wk[0], wk[1].upper(), mix_name(wk[2]),
-                                                    dist_name(wk[3]), fmt_ratio(rs) or "-"))
+        lines.append("| %d | %s | %s | %s | %d | %s |" % (
+            wk[0], wk[1].upper(), mix_name(wk[2]), dist_name(wk[3]), wk[4],
+            fmt_ratio(rs) or "-"))
     return lines
 
 
@@ -337,8 +389,8 @@ def verify_table(verified):
              "result |", "|---|---|---|---|---|---|---|---|"]
     for run in verified:
         r = run["result"] or {}
-        wl = "%s %s %s" % (run["transport"].upper(), mix_name(run["get_ratio"]),
-                           dist_name(run["dist"]))
+        wl = "%s %s %s, depth %d" % (run["transport"].upper(), mix_name(run["get_ratio"]),
+                                     dist_name(run["dist"]), depth_of(run))
         lines.append("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
             run["label"], run["cores"], wl, r.get("gets", "-"), r.get("values_checked", "-"),
             r.get("stale", "-"), r.get("corrupt", "-"),
@@ -354,8 +406,8 @@ def open_table(opened):
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for run in opened:
         r = run["result"]
-        wl = "%s %s %s" % (run["transport"].upper(), mix_name(run["get_ratio"]),
-                           dist_name(run["dist"]))
+        wl = "%s %s %s, depth %d" % (run["transport"].upper(), mix_name(run["get_ratio"]),
+                                     dist_name(run["dist"]), depth_of(run))
         rate = run["generator_cmd"].split("--rate ")[-1].split()[0]
         if not ok(run):
             lines.append("| %s | %d | %s | %s | invalid: %s | | | | | | |" %
@@ -370,7 +422,7 @@ def open_table(opened):
 
 
 def render(results, png=None, doc_dir=None):
-    runs = results["runs"]
+    runs = with_depths(results)["runs"]
     closed = [r for r in runs if r["mode"] == "closed"]
     opened = [r for r in runs if r["mode"] == "open"]
     verified = [r for r in runs if r["mode"] == "verify"]
@@ -401,16 +453,45 @@ def invalid_lines(runs):
     out = ["", "**%d of %d run(s) invalid** (lost, refused or resent something; left out "
            "of every median, ratio and plot):" % (len(bad), len(runs)), ""]
     for r in bad:
-        out.append("* %s, %s, %s: %s" % (
-            r["label"], "/".join(map(str, workload_key(r)[1:])),
+        out.append("* %s, %s, depth %d, %s: %s" % (
+            r["label"], "/".join(map(str, workload_key(r)[1:4])), depth_of(r),
             {"closed": "round %d" % r["round"], "open": "open loop",
              "verify": "--verify all"}.get(r["mode"], r["mode"]),
             "; ".join(problems(r))))
     return out
 
 
+def plot_lines(results_list):
+    """The plot's lines: [(name, depth, [(cores, median req/s)])], one per
+    server and depth (and host, when several), of each file's first
+    workload (TCP 90/10 uniform by default)."""
+    lines = []
+    for results in results_list:
+        closed = [r for r in with_depths(results)["runs"] if r["mode"] == "closed"]
+        host = results["meta"]["host"]
+        wls = sorted({workload_key(r)[1:4] for r in closed},
+                     key=lambda wl: display_order((0,) + wl + (0,)))
+        depths = sorted({depth_of(r) for r in closed})
+        for key, depth in [(k, d) for k in server_order(closed) for d in depths]:
+            for wk in [wl + (depth,) for wl in wls[:1]]:
+                pts = []
+                for n in sorted({r["cores"] for r in closed}):
+                    tp = summarize(closed, key, (n,) + wk)[0]
+                    if tp:
+                        pts.append((n, tp))
+                if not pts:
+                    continue
+                runs = [r for r in closed if r["server"] == key]
+                name = runs[0]["label"].split(" (")[0].split(" -t")[0]
+                if len(results_list) > 1:
+                    name += " (%s, %s CPUs)" % (host.get("cpu_model"), host.get("online_cpus"))
+                lines.append((name, depth, pts))
+    return lines
+
+
 def plot(results_list, path):
-    """ops/s vs server cores, one line per server (and host, when several)."""
+    """ops/s vs server cores, one line per server and depth (plot_lines): a
+    server's depths in one colour, depth 1 solid, deeper ones dashed."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -418,26 +499,13 @@ def plot(results_list, path):
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     cores_seen = set()
-    for results in results_list:
-        closed = [r for r in results["runs"] if r["mode"] == "closed"]
-        host = results["meta"]["host"]
-        wks = sorted({workload_key(r)[1:] for r in closed},
-                     key=lambda wk: display_order((0,) + wk))
-        for key in server_order(closed):
-            for wk in wks[:1]:  # the first workload: TCP 90/10 uniform by default
-                pts = []
-                for n in sorted({r["cores"] for r in closed}):
-                    tp = summarize(closed, key, (n,) + wk)[0]
-                    if tp:
-                        pts.append((n, tp))
-                        cores_seen.add(n)
-                if not pts:
-                    continue
-                runs = [r for r in closed if r["server"] == key]
-                name = runs[0]["label"].split(" (")[0].split(" -t")[0]
-                if len(results_list) > 1:
-                    name += " (%s, %s CPUs)" % (host.get("cpu_model"), host.get("online_cpus"))
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    colours = {}
+    for name, depth, pts in plot_lines(results_list):
+        cores_seen.update(p[0] for p in pts)
+        line = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                       label="%s, depth %d" % (name, depth),
+                       linestyle="-" if depth == 1 else "--", color=colours.get(name))
+        colours.setdefault(name, line[0].get_color())
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(cores_seen))
     ax.set_xticklabels([str(c) for c in sorted(cores_seen)])
@@ -447,7 +515,8 @@ def plot(results_list, path):
         lambda v, _: "%g" % (v / 1e6)))
     ax.set_ylim(bottom=0)
     meta = results_list[0]["meta"]
-    ax.set_title("segcached-loadgen, TCP 90/10 uniform, 64-byte values\n%s, %s CPUs, %s%s" %
+    ax.set_title("segcached-loadgen, TCP 90/10 uniform, 64-byte values, depth 1 solid, "
+                 "pipelined dashed\n%s, %s CPUs, %s%s" %
                  (meta["host"].get("cpu_model"), meta["host"].get("online_cpus"),
                   meta.get("started", "")[:10],
                   ", FOLDED onto %d CPUs: plumbing test, not a measurement" % meta["fold_cpus"]

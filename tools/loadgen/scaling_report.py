@@ -5,7 +5,8 @@
 into OUT/scaling.json (the host: lscpu, uname, load average before and
 after; every step's status; every storage-bench and end-to-end result),
 OUT/scaling.md (the tables) and, where matplotlib is installed, the PNGs
-OUT/scaling-e2e.png (requests/s vs server cores, one line per server) and
+OUT/scaling-e2e.png (requests/s vs server cores, one line per server and
+pipelining depth: depth 1 solid, depth 4 dashed) and
 OUT/scaling-storage.png (Mops/s vs threads, one line per engine, one panel
 per workload). Runs on the measuring host or later anywhere else:
 

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The segcached authors
 """meson test bench-report (suite tools): bench_report.py's medians, per-round
-ratios to memcached, scaling efficiency, invalid runs, the marked-section rewrite of a
-Markdown file and the PNG, and scaling_report.py's storage tables, on results
-made up here."""
+ratios to memcached, scaling efficiency, invalid runs, depth 1 beside depth 4 in
+every table, the marked-section rewrite of a Markdown file and the PNG, and
+scaling_report.py's storage tables, on results made up here."""
 import copy
 import json
 import os
@@ -19,7 +19,7 @@ import scaling_report  # noqa: E402
 META = {
     "mode": "scaling", "command": "python3 tools/loadgen/bench-suite.py --scaling",
     "commit": "abc1234", "hugepages": False, "keys": 1000, "key_size": 16,
-    "value_size": 64, "conns_per_worker": 16, "depth": 4, "duration_s": 3,
+    "value_size": 64, "settings": [{"depth": 4, "conns": 16}], "duration_s": 3,
     "warmup_s": 1, "rounds": 3, "started": "2026-11-23 08:00:00 UTC",
     "finished": "2026-11-23 08:05:00 UTC", "elapsed_s": 300,
     "host": {"cpu_model": "Test CPU", "online_cpus": 4, "cpus_used": [0, 1, 2, 3],
@@ -28,18 +28,18 @@ META = {
 }
 
 
-def result(tp, corrupt=0):
+def result(tp, corrupt=0, depth=4):
     return {"throughput": tp, "hit_ratio": 1.0, "errors": 0, "corrupt": corrupt, "bad": 0,
             "late": 0, "requests": int(tp * 3), "gets": int(tp * 2.7),
-            "workers": 1, "conns_per_worker": 16, "depth": 4,
+            "workers": 1, "conns_per_worker": 64 // depth, "depth": depth,
             "latency_us": {"p50": 10, "p90": 20, "p99": 30, "p99.9": 40, "max": 50}}
 
 
-def run(server, cores, rnd, tp, corrupt=0):
+def run(server, cores, rnd, tp, corrupt=0, depth=4):
     return {"mode": "closed", "server": server, "label": "%s (x)" % server, "cores": cores,
             "transport": "tcp", "get_ratio": 0.9, "dist": "uniform", "round": rnd,
-            "server_cmd": "", "generator_cmd": "",
-            "result": None if tp is None else result(tp, corrupt)}
+            "depth": depth, "conns": 64 // depth, "server_cmd": "", "generator_cmd": "",
+            "result": None if tp is None else result(tp, corrupt, depth)}
 
 
 def results():
@@ -60,17 +60,17 @@ class ReportTest(unittest.TestCase):
 
     def test_ratios_are_per_round(self):
         closed = results()["runs"]
-        rs = bench_report.ratios_vs_memcached(closed, "native", (1, "tcp", 0.9, "uniform"))
+        rs = bench_report.ratios_vs_memcached(closed, "native", (1, "tcp", 0.9, "uniform", 4))
         self.assertEqual(sorted(rs), [10.0, 10.0, 10.0])
         # Round 2 failed at 2 cores: only rounds 0 and 1 give a ratio.
-        rs = bench_report.ratios_vs_memcached(closed, "native", (2, "tcp", 0.9, "uniform"))
+        rs = bench_report.ratios_vs_memcached(closed, "native", (2, "tcp", 0.9, "uniform", 4))
         self.assertEqual(sorted(rs), [7.5, 8.0])
 
     def test_corrupt_runs_do_not_count(self):
         r = results()
         r["runs"].append(run("native", 4, 0, 99999, corrupt=1))
         r["runs"].append(run("memcached", 4, 0, 1))
-        tp, _, runs = bench_report.summarize(r["runs"], "native", (4, "tcp", 0.9, "uniform"))
+        tp, _, runs = bench_report.summarize(r["runs"], "native", (4, "tcp", 0.9, "uniform", 4))
         self.assertIsNone(tp)
         self.assertEqual(len(runs), 1)
 
@@ -145,13 +145,13 @@ class ReportTest(unittest.TestCase):
         lossy = run("native", 1, 3, 1e9)  # would be the median's top
         lossy["result"]["lost"] = 7
         r["runs"].append(lossy)
-        tp, _, runs = bench_report.summarize(r["runs"], "native", (1, "tcp", 0.9, "uniform"))
+        tp, _, runs = bench_report.summarize(r["runs"], "native", (1, "tcp", 0.9, "uniform", 4))
         self.assertEqual(tp, 1000)
         self.assertEqual(len(runs), 4)
         text = bench_report.render(r)
         self.assertIn("**2 of 13 run(s) invalid**", text)
-        self.assertIn("* native (x), tcp/0.9/uniform, round 3: lost 7", text)
-        self.assertIn("* native (x), tcp/0.9/uniform, round 2: no result", text)
+        self.assertIn("* native (x), tcp/0.9/uniform, depth 4, round 3: lost 7", text)
+        self.assertIn("* native (x), tcp/0.9/uniform, depth 4, round 2: no result", text)
 
     def test_verify_row_is_shown_and_a_stale_value_invalidates_it(self):
         r = results()
@@ -164,11 +164,11 @@ class ReportTest(unittest.TestCase):
         r["runs"] += [clean, stale]
         text = bench_report.render(r)
         table = text[text.index("Values verified"):]
-        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform | 2700 | 2700 | 0 | 0 | valid |",
-                      table)
-        self.assertIn("| native (x) | 1 | TCP 90/10 uniform | 2700 | 2700 | 2 | 0 | "
+        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform, depth 4 | 2700 | 2700 | 0 | 0 | "
+                      "valid |", table)
+        self.assertIn("| native (x) | 1 | TCP 90/10 uniform, depth 4 | 2700 | 2700 | 2 | 0 | "
                       "invalid: stale 2 |", table)
-        self.assertIn("* native (x), tcp/0.9/uniform, --verify all: stale 2", text)
+        self.assertIn("* native (x), tcp/0.9/uniform, depth 4, --verify all: stale 2", text)
 
     def test_closed_loop_shows_no_latency(self):
         # Closed-loop response times are in-flight / throughput, not the
@@ -178,14 +178,14 @@ class ReportTest(unittest.TestCase):
         self.assertNotIn("p50", closed)
         self.assertNotIn("p99", closed)
         self.assertIn("| hit ratio | in flight | errors |", closed)
-        self.assertIn("| 1000 | **10.00** (10.00-10.00) | 1.000 | 64 | 0 | 0 |", closed)
+        self.assertIn("| 4 | 1000 | **10.00** (10.00-10.00) | 1.000 | 64 | 0 | 0 |", closed)
 
     def test_scaling_table(self):
         text = bench_report.render(results())
         # native: median 1000 at 1 core, 1550 at 2 (two good rounds),
         # efficiency 1550 / (2 x 1000) = 0.78; memcached 200 / (2 x 100) = 1.00.
-        self.assertIn("| 1 | 1000 | 100 | **10.00** (10.00-10.00) | 1.00 | 1.00 |", text)
-        self.assertIn("| 2 | 1550 | 200 | **7.75** (7.50-8.00) | 0.78 | 1.00 |", text)
+        self.assertIn("| 1 | 4 | 1000 | 100 | **10.00** (10.00-10.00) | 1.00 | 1.00 |", text)
+        self.assertIn("| 2 | 4 | 1550 | 200 | **7.75** (7.50-8.00) | 0.78 | 1.00 |", text)
         self.assertIn("Test CPU, 4 CPUs online", text)
         self.assertIn(META["command"], text)
 
@@ -219,6 +219,103 @@ class ReportTest(unittest.TestCase):
             bench_report.plot([results()], png)
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
+def two_depths():
+    """posix and memcached at 1 and 2 cores, two rounds, at depth 1 x 64
+    and depth 4 x 16: posix pipelined is 3.5x memcached, one request at a
+    time about 1x."""
+    meta = copy.deepcopy(META)
+    meta["settings"] = [{"depth": 1, "conns": 64}, {"depth": 4, "conns": 16}]
+    runs = []
+    for rnd in range(2):
+        for cores, depth, posix, memcached in (
+                (1, 1, (100, 120), 100), (1, 4, (300, 400), 100),
+                (2, 1, (180, 200), 200), (2, 4, (700, 700), 200)):
+            runs += [run("posix", cores, rnd, posix[rnd], depth=depth),
+                     run("memcached", cores, rnd, memcached, depth=depth)]
+    return {"meta": meta, "runs": runs}
+
+
+class DepthTest(unittest.TestCase):
+    """Every table gives depth 1 beside depth 4, each with its own ratio to
+    memcached, so that a pipelining effect is never read as a server's."""
+
+    def test_ratios_compare_the_same_depth(self):
+        closed = two_depths()["runs"]
+        self.assertEqual(sorted(bench_report.ratios_vs_memcached(
+            closed, "posix", (1, "tcp", 0.9, "uniform", 1))), [1.0, 1.2])
+        self.assertEqual(sorted(bench_report.ratios_vs_memcached(
+            closed, "posix", (1, "tcp", 0.9, "uniform", 4))), [3.0, 4.0])
+        # memcached at depth 4 only: posix at depth 1 has nothing to compare with.
+        only4 = [r for r in closed if r["server"] == "posix" or r["depth"] == 4]
+        self.assertEqual(bench_report.ratios_vs_memcached(
+            only4, "posix", (1, "tcp", 0.9, "uniform", 1)), [])
+
+    def test_header_names_both_settings_and_the_headline(self):
+        text = bench_report.render(two_depths())
+        self.assertIn("depth 1 x 64 connections and depth 4 x 16 connections per "
+                      "generator worker", text)
+        self.assertIn("depth 1 (each connection waits for its reply before the next "
+                      "request, as most clients talk) is the headline", text)
+
+    def test_scaling_table_has_both_depths_side_by_side(self):
+        text = bench_report.render(two_depths())
+        table = text[text.index("| server cores | depth |"):text.index("Closed loop")]
+        rows = [line for line in table.splitlines() if line.startswith("| ")][1:]
+        # efficiency at depth 1: 190 / (2 x 110); at depth 4: 700 / (2 x 350)
+        self.assertEqual(rows, [
+            "| 1 | 1 | 110 | 100 | **1.10** (1.00-1.20) | 1.00 | 1.00 |",
+            "| 1 | 4 | 350 | 100 | **3.50** (3.00-4.00) | 1.00 | 1.00 |",
+            "| 2 | 1 | 190 | 200 | **0.95** (0.90-1.00) | 0.86 | 1.00 |",
+            "| 2 | 4 | 700 | 200 | **3.50** (3.50-3.50) | 1.00 | 1.00 |"])
+
+    def test_closed_table_has_both_depths_side_by_side(self):
+        text = bench_report.render(two_depths())
+        closed = text[text.index("| server | cores | proto | get/set | keys | depth |"):]
+        lines = closed.splitlines()
+        i = lines.index("| posix (x) | 1 | TCP | 90/10 | uniform | 1 | 110 | "
+                        "**1.10** (1.00-1.20) | 1.000 | 64 | 0 | 0 |")
+        self.assertEqual(lines[i + 1], "| posix (x) | 1 | TCP | 90/10 | uniform | 4 | 350 | "
+                         "**3.50** (3.00-4.00) | 1.000 | 64 | 0 | 0 |")
+
+    def test_engine_open_and_verify_tables_name_the_depth(self):
+        r = two_depths()
+        for depth, seg, base in ((1, 500, 400), (4, 900, 600)):
+            r["runs"] += [run("native", 1, 0, seg, depth=depth),
+                          run("native-baseline", 1, 0, base, depth=depth)]
+            o = run("posix", 1, 0, 50, depth=depth)
+            o["mode"], o["generator_cmd"] = "open", "segcached-loadgen --rate 55"
+            v = run("posix", 1, 0, 1000, depth=depth)
+            v["mode"] = "verify"
+            v["result"].update({"stale": 0, "values_checked": 2700})
+            r["runs"] += [o, v]
+        text = bench_report.render(r)
+        self.assertIn("| 1 | TCP | 90/10 | uniform | 1 | **1.25** (1.25-1.25) |\n"
+                      "| 1 | TCP | 90/10 | uniform | 4 | **1.50** (1.50-1.50) |", text)
+        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform, depth 1 | 55 | 50 |", text)
+        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform, depth 4 | 55 | 50 |", text)
+        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform, depth 1 | 2700 | 2700 | 0 |", text)
+        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform, depth 4 | 2700 | 2700 | 0 |", text)
+
+    def test_plot_has_a_line_per_server_and_depth(self):
+        lines = bench_report.plot_lines([two_depths()])
+        self.assertEqual(lines, [("posix", 1, [(1, 110), (2, 190)]),
+                                 ("posix", 4, [(1, 350), (2, 700)]),
+                                 ("memcached", 1, [(1, 100), (2, 200)]),
+                                 ("memcached", 4, [(1, 100), (2, 200)])])
+
+    def test_results_from_before_depths_render_with_their_one_depth(self):
+        # JSON from before: one --depth and --conns in the meta, none per run.
+        r = results()
+        del r["meta"]["settings"]
+        r["meta"].update({"conns_per_worker": 16, "depth": 4})
+        for x in r["runs"]:
+            del x["depth"], x["conns"]
+        text = bench_report.render(r)
+        self.assertIn("depth 4 x 16 connections per generator worker", text)
+        self.assertIn("| 1 | 4 | 1000 | 100 | **10.00** (10.00-10.00) | 1.00 | 1.00 |", text)
+        self.assertNotIn("is the headline", text)
 
 
 def storage_json(engine, threads, mops, **extra):
