@@ -135,7 +135,7 @@ class ReportTest(unittest.TestCase):
         r = results()
         r["runs"].append(behind)
         text = bench_report.render(r)
-        self.assertIn("* posix (x), tcp/0.9/uniform, open loop: generator_late 11 of 1000 "
+        self.assertIn("* posix (x), tcp/0.9/uniform, depth 4, open loop: generator_late 11 of 1000 "
                       "sends (1.10%, over 1%)", text)
         self.assertIn("| posix (x) | 1 | TCP 90/10 uniform | 1000 | invalid: generator_late",
                       text)
