@@ -137,7 +137,7 @@ class ReportTest(unittest.TestCase):
         text = bench_report.render(r)
         self.assertIn("* posix (x), tcp/0.9/uniform, depth 4, open loop: generator_late 11 of 1000 "
                       "sends (1.10%, over 1%)", text)
-        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform | 1000 | invalid: generator_late",
+        self.assertIn("| posix (x) | 1 | TCP 90/10 uniform, depth 4 | 1000 | invalid: generator_late",
                       text)
 
     def test_invalid_runs_leave_the_median_and_are_shown(self):
