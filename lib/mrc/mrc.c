@@ -202,8 +202,13 @@ mrc_access(void *arg, const struct engine_access *a)
 	m->s.keys[id].requests++;
 	if (a->size)
 		m->s.keys[id].size = a->size;
-	if (a->op == ENGINE_ACCESS_SET)
+	if (a->op == ENGINE_ACCESS_SET) {
 		m->set_bytes += a->size;
+		m->s.keys[id].ttl = a->expires_at == 0 ? 0
+				    : a->expires_at > a->now ? (uint32_t)RTE_MIN(a->expires_at - a->now,
+										 (int64_t)UINT32_MAX - 1)
+				    : 1;
+	}
 	for (unsigned i = 0; i < MRC_SIZES; i++)
 		mini_access(&m->mini[i], m->s.keys, id, a, mrc_seg_scale(m));
 out:

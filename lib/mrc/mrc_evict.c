@@ -180,13 +180,20 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 			struct mini_item *it = &c->item[i];
 			const uint32_t nx = it->next;
 			const bool expired = it->exp != 0 && it->exp <= now;
+			/* An item is kept when it starts within the budget (at
+			 * the cutoff, and in the destinations), not only when it
+			 * ends within it as in seg_merge.c: the same at full
+			 * scale, where an item is a small part of a segment, but
+			 * at a small rate a segment holds a few sampled items or
+			 * less than one, and the server's rule would keep no item
+			 * larger than the destinations' scaled size, which at
+			 * full scale hold it with room to spare. */
 			bool keep = it->live && !expired && it->freq >= cut.cutoff &&
-				    (it->freq > cut.cutoff ||
-				     used_at_cutoff + it->size <= cut.at_cutoff) &&
-				    it->size <= room;
+				    (it->freq > cut.cutoff || used_at_cutoff < cut.at_cutoff) &&
+				    room > 0;
 
 			if (keep) {
-				room -= it->size;
+				room -= it->size < room ? it->size : room;
 				if (it->freq == cut.cutoff)
 					used_at_cutoff += it->size;
 				it->next = MRC_NONE;
@@ -214,12 +221,17 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 		struct mini_item *it = &c->item[i];
 		const uint32_t nx = it->next;
 
-		if (dest == MRC_NONE || (c->seg[dest].used + it->size > cap && ndest < max)) {
+		if (dest == MRC_NONE || (c->seg[dest].used >= cap && ndest < max)) {
+			/* what the last one took past its end starts the next */
+			const uint64_t spill = dest == MRC_NONE ? 0 : c->seg[dest].used - cap;
+
+			if (dest != MRC_NONE)
+				c->seg[dest].used = cap;
 			dest = mini_pop_free(c);
 			ndest++;
 			c->seg[dest] = (struct mini_seg){ .head = MRC_NONE, .tail = MRC_NONE,
 							  .prev = last, .next = MRC_NONE,
-							  .seq = seq, .cap = cap,
+							  .seq = seq, .cap = cap, .used = spill,
 							  .state = MINI_SEALED,
 							  .chain = (uint16_t)chi };
 			if (last != MRC_NONE)

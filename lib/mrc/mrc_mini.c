@@ -489,6 +489,15 @@ bump_freq(struct mini *c, struct mini_item *it)
 	it->freq++;
 }
 
+/* The expiry a client's refill of key k gives it now. */
+static int64_t
+refill_expiry(const struct mrc_key *k, const struct engine_access *a)
+{
+	if (k->ttl == MRC_TTL_UNKNOWN)
+		return a->expires_at;
+	return k->ttl == 0 ? 0 : a->now + (int64_t)k->ttl;
+}
+
 void
 mini_access(struct mini *c, struct mrc_key *keys, uint32_t id, const struct engine_access *a,
 	    double rate)
@@ -508,9 +517,13 @@ mini_access(struct mini *c, struct mrc_key *keys, uint32_t id, const struct engi
 		}
 		c->misses++;
 		/* The server had it: the client of a cache this size would
-		 * have missed and filled it again. */
+		 * have missed and filled it again, with the TTL it set the key
+		 * with (what is left of the server's copy's would put the item
+		 * in a shorter TTL bucket than the server's, and the refills of
+		 * one TTL spread over a chain per second of age: a dozen
+		 * extra chains of nearly empty segments in a 59-segment cache). */
 		if (a->hit)
-			insert(c, keys, id, a->size, a->expires_at, a->now, rate);
+			insert(c, keys, id, a->size, refill_expiry(&keys[id], a), a->now, rate);
 		return;
 	case ENGINE_ACCESS_SET:
 		remove_item(c, keys, id);

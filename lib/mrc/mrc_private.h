@@ -17,6 +17,7 @@
 #include "mrc/mrc.h"
 
 #define MRC_NONE UINT32_MAX
+#define MRC_TTL_UNKNOWN UINT32_MAX
 /* The sampling hash space: engine_sample_hash() is 32 bits. */
 #define MRC_HASH_SPACE (1ull << 32)
 
@@ -26,6 +27,12 @@ struct mrc_key {
 	uint32_t next;       /* index chain, or free list */
 	uint32_t size;       /* the item's bytes when last seen */
 	uint32_t klen;
+	/* The TTL of its last set, seconds (0 = never expires), or
+	 * MRC_TTL_UNKNOWN before the sample saw one: a miniature cache that
+	 * refills the key (a get the server hit, it missed) stores it as the
+	 * client would, with that TTL, not with what is left of the
+	 * server's copy's (mrc_mini.c). */
+	uint32_t ttl;
 	uint64_t requests;
 	int64_t first_seen;
 	uint32_t loc[MRC_SIZES]; /* its item in each miniature cache, or MRC_NONE */

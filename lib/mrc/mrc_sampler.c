@@ -85,6 +85,7 @@ mrc_sampler_add(struct mrc_sampler *s, const struct engine_access *a)
 	k->klen = a->klen;
 	memcpy(k->key, a->key, a->klen < MRC_KEY_PREFIX ? a->klen : MRC_KEY_PREFIX);
 	k->first_seen = a->now;
+	k->ttl = MRC_TTL_UNKNOWN;
 	memset(k->loc, 0xff, sizeof(k->loc));
 	k->next = s->index[slot];
 	s->index[slot] = id;

@@ -37,7 +37,8 @@ struct req {
 	uint16_t klen;
 	uint8_t op;        /* 0 get, 1 set, 2 delete */
 	uint32_t vsize;
-	uint32_t ttl;
+	uint32_t ttl;      /* sets: the record's; gets: the key's last write's,
+			    * for the fill after a miss (as replay.py fills) */
 	int64_t ts;
 };
 
@@ -53,6 +54,57 @@ static int adjust = 2;
 static double max_rate; /* --max-rate R: the sampler's highest rate (0: lib/mrc's default) */ /* --scaled-geometry: the -m server's segments, scaled */
 
 static int64_t trace_clock(void *arg) { (void)arg; return clock_now; }
+
+static uint64_t
+key_hash(const char *k, uint16_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (uint16_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)k[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* A look-aside client fills a key it missed with the TTL it writes that
+ * key with: each get's ttl becomes its key's last write's (0 before any,
+ * replay.py's --default-ttl), in trace order. A trace's gets carry no TTL
+ * of their own (0), and fills that never expired would keep keys that the
+ * trace writes with a TTL longer than any client would. */
+static int
+fill_ttls(void)
+{
+	size_t cap = 1;
+	struct slot { uint32_t req; uint32_t ttl; } *tab;
+
+	while (cap < 2 * nreq)
+		cap <<= 1;
+	tab = malloc(cap * sizeof(*tab));
+	if (!tab) {
+		fprintf(stderr, "mrc-accuracy: out of memory\n");
+		return -1;
+	}
+	memset(tab, 0xff, cap * sizeof(*tab));
+	for (size_t i = 0; i < nreq; i++) {
+		struct req *r = &reqs[i];
+		const char *k = keybuf + r->key_off;
+		size_t at = key_hash(k, r->klen) & (cap - 1);
+
+		while (tab[at].req != UINT32_MAX &&
+		       !(reqs[tab[at].req].klen == r->klen &&
+			 !memcmp(keybuf + reqs[tab[at].req].key_off, k, r->klen)))
+			at = (at + 1) & (cap - 1);
+		if (tab[at].req == UINT32_MAX) {
+			tab[at].req = (uint32_t)i;
+			tab[at].ttl = 0;
+		}
+		if (r->op == 1)
+			tab[at].ttl = r->ttl;
+		else if (r->op == 0)
+			r->ttl = tab[at].ttl;
+	}
+	free(tab);
+	return 0;
+}
 
 static int
 load(const char *path)
@@ -114,7 +166,7 @@ load(const char *path)
 		reqs[nreq++] = r;
 	}
 	fclose(f);
-	return nreq ? 0 : -1;
+	return nreq && fill_ttls() == 0 ? 0 : -1;
 }
 
 /* Replays the trace on an engine of `memory` bytes; with `m_out`, the curve

@@ -214,8 +214,10 @@ struct Outcome {
 	double rate;
 };
 
+// ttls: key i is written with TTL ttls[i % ttls.size()] (the look-aside
+// client's TTL for it); none: every item lives forever.
 Outcome replay(enum engine_eviction ev, unsigned keys, unsigned requests, int64_t *now,
-	       bool advance, bool note_writes = false)
+	       bool advance, bool note_writes = false, const std::vector<uint32_t> &ttls = {})
 {
 	struct engine_config cfg = {};
 	char err[256] = "";
@@ -267,8 +269,10 @@ Outcome replay(enum engine_eviction ev, unsigned keys, unsigned requests, int64_
 		}
 		if (engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH, buf, sizeof(buf), &it) ==
 		    ENGINE_MISS) {
+			const uint32_t ttl = ttls.empty() ? 0 : ttls[i % ttls.size()];
+
 			EXPECT_EQ(engine_store(w, ENGINE_SET, k.data(), k.size(), val.data(),
-					       val.size(), 0, 0, 0, nullptr),
+					       val.size(), 0, ttl, 0, nullptr),
 				  ENGINE_OK);
 			if (note_writes) {
 				// (as the server's control thread, but at every set)
@@ -338,6 +342,74 @@ TEST(MrcMini, CloseToSegAtRateOneMerge)
 	       (double)o.server_misses / o.server_gets, (double)o.mini_misses / o.mini_gets);
 	EXPECT_NEAR((double)o.mini_misses / o.mini_gets, (double)o.server_misses / o.server_gets,
 		    0.02);
+}
+
+// With TTLs: a miniature cache refills a key it lost as the client does,
+// with the TTL the key was set with. It refilled with what was left of
+// the server's copy's TTL, which put refills of one TTL into the shorter
+// TTL buckets below it, a chain per second of age: chains of nearly empty
+// segments that the server does not have (0.16 against the server's 0.12
+// at -m on the Twitter-shaped B trace at rate 1.0; docs/performance.md).
+TEST(MrcMini, RefillsWithTheKeysTtl)
+{
+	int64_t now = 1700000000;
+	Outcome o = replay(ENGINE_EVICT_MERGE, 4000, 60000, &now, true, false,
+			   { 0, 20, 45, 90, 200, 400, 900, 1800 });
+
+	EXPECT_EQ(o.mini_gets, o.server_gets);
+	printf("merge with TTLs at rate 1.0: server miss ratio %.4f, miniature %.4f\n",
+	       (double)o.server_misses / o.server_gets, (double)o.mini_misses / o.mini_gets);
+	EXPECT_GT(o.server_misses, o.server_gets / 20);
+	EXPECT_NEAR((double)o.mini_misses / o.mini_gets, (double)o.server_misses / o.server_gets,
+		    0.02);
+}
+
+// At a small rate a miniature segment holds a few sampled items or less
+// than one. Merge keeps an item that starts within the destinations'
+// (scaled) bytes: the server's rule, that it must end within them, kept
+// no item larger than a scaled segment, however often it was read.
+TEST(MrcMini, MergeKeepsAReadItemLargerThanItsScaledSegment)
+{
+	struct mrc_config cfg = {};
+	char err[256] = "";
+	const int64_t now = 1000;
+
+	cfg.memory = 64u * 4096;
+	cfg.seg_size = 4096;
+	cfg.nseg = 64;
+	cfg.eviction = ENGINE_EVICT_MERGE;
+	cfg.budget = SIZE_MAX;
+	cfg.max_keys = 4096;
+	cfg.max_rate = 1.0 / 8; // segments of 512 sampled bytes
+	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
+	ASSERT_NE(m, nullptr) << err;
+	std::vector<std::string> keys;
+	for (unsigned i = 0; keys.size() < 401; i++) {
+		std::string k = key_of(i);
+		if (access_of(k, ENGINE_ACCESS_GET, true, 0, now).sample_hash < m->s.threshold)
+			keys.push_back(k);
+	}
+	// a hot key of 1,700 bytes (more than the destinations of a run of
+	// four, 3 x 512) read after every set of a cold one, which is never
+	// read: merges keep the hot one and drop the cold ones
+	struct engine_access a = access_of(keys[0], ENGINE_ACCESS_SET, true, 1700, now);
+	mrc_access(m, &a);
+	for (unsigned i = 1; i < keys.size(); i++) {
+		a = access_of(keys[i], ENGINE_ACCESS_SET, true, 1000, now);
+		mrc_access(m, &a);
+		a = access_of(keys[0], ENGINE_ACCESS_GET, true, 1700, now);
+		mrc_access(m, &a);
+	}
+	struct mrc_point pts[MRC_SIZES];
+	struct mrc_info info;
+	mrc_curve(m, pts, &info);
+	EXPECT_DOUBLE_EQ(info.rate, (double)m->s.threshold / MRC_HASH_SPACE);
+	for (unsigned i = 0; i < MRC_SIZES; i++) {
+		EXPECT_EQ(pts[i].gets, 400u) << i;
+		EXPECT_EQ(pts[i].misses, 0u) << i; // every one a hit
+	}
+	EXPECT_GT(m->mini[0].seq, 64u); // the 1/8x cache had to evict
+	mrc_destroy(m);
 }
 
 // SHARDS-adj: a sample that saw half the gets its rate promises counts
