@@ -15,10 +15,18 @@
 
 const uint16_t mrc_size_eighths[MRC_SIZES] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 };
 
-/* Item records per sampled key in each cache: one for its live item,
- * and an eighth more for dead ones between collections (mrc_mini.c). */
-#define ITEMS_PER_KEY_NUM 9
-#define ITEMS_PER_KEY_DEN 8
+/* MRC_RECORDS_PER_KEY: item records per sampled key, in all the caches
+ * together (the pool, mrc_private.h). A key holds a record in each cache
+ * that holds its item, and dead ones wait for collection. On the
+ * Twitter-shaped and zipf traces of docs/performance.md the ten caches
+ * hold 4 to 5 per key; a workload that needs more (every key in every
+ * cache) gets a sample of fewer keys, shed when the pool runs dry
+ * (make_records). */
+static uint32_t
+records_per_key(const struct mrc_config *cfg)
+{
+	return cfg->records_per_key ? cfg->records_per_key : MRC_RECORDS_PER_KEY;
+}
 #define MRC_MIN_KEYS 64
 #define MRC_MAX_KEYS (1u << 20)
 
@@ -37,7 +45,7 @@ footprint(const struct mrc_config *cfg, uint32_t keys)
 {
 	uint32_t slots = 1;
 	size_t b = sizeof(struct mrc);
-	const size_t items = (size_t)keys * ITEMS_PER_KEY_NUM / ITEMS_PER_KEY_DEN;
+	const size_t items = (size_t)keys * records_per_key(cfg);
 
 	while (slots < 2 * keys)
 		slots <<= 1;
@@ -45,10 +53,10 @@ footprint(const struct mrc_config *cfg, uint32_t keys)
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
 		const uint32_t n = mini_nseg(cfg, i);
 
-		b += (size_t)n * sizeof(struct mini_seg) + items * sizeof(struct mini_item) +
+		b += (size_t)n * sizeof(struct mini_seg) +
 		     (size_t)(n < MINI_TTL_CHAINS ? n : MINI_TTL_CHAINS) * sizeof(struct mini_chain);
 	}
-	return b;
+	return b + items * sizeof(struct mini_item);
 }
 
 struct mrc *
@@ -94,11 +102,17 @@ mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 	m->eviction = cfg->eviction;
 	m->memory = footprint(cfg, keys);
 	m->last_sweep = INT64_MIN;
+	m->pool.n = keys * records_per_key(cfg);
+	m->pool.item = calloc(m->pool.n, sizeof(*m->pool.item));
+	m->pool.free = MRC_NONE;
+	for (uint32_t i = m->pool.item ? m->pool.n : 0; i-- > 0;)
+		mini_pool_put(&m->pool, i);
 	for (unsigned i = 0; i < MRC_SIZES; i++)
-		if (mini_init(&m->mini[i], i, (uint64_t)cfg->memory * mrc_size_eighths[i] / 8,
+		if (!m->pool.item ||
+		    mini_init(&m->mini[i], i, (uint64_t)cfg->memory * mrc_size_eighths[i] / 8,
 			      mini_nseg(cfg, i),
 			      cfg->seg_size_at[i] ? cfg->seg_size_at[i] : cfg->seg_size,
-			      keys * ITEMS_PER_KEY_NUM / ITEMS_PER_KEY_DEN, cfg->eviction) != 0) {
+			      &m->pool, cfg->eviction) != 0) {
 			mrc_destroy(m);
 			util_fail(err, errlen, "mrc: out of memory");
 			return NULL;
@@ -113,6 +127,7 @@ mrc_destroy(struct mrc *m)
 		return;
 	for (unsigned i = 0; i < MRC_SIZES; i++)
 		mini_fini(&m->mini[i]);
+	free(m->pool.item);
 	mrc_sampler_fini(&m->s);
 	free(m);
 }
@@ -172,6 +187,23 @@ tick(struct mrc *m, int64_t now)
 	}
 }
 
+/* A free record for every cache, as an access inserts at most one item
+ * in each: dead records collected, and when live items hold the pool,
+ * keys shed from the sample (their items go dead, and are collected). */
+static void
+make_records(struct mrc *m)
+{
+	if (m->pool.nfree >= MRC_SIZES)
+		return;
+	for (unsigned i = 0; i < MRC_SIZES; i++)
+		mini_collect_dead(&m->mini[i]);
+	while (m->pool.nfree < MRC_SIZES && m->s.nkeys > 0) {
+		lower_threshold(m);
+		for (unsigned i = 0; i < MRC_SIZES; i++)
+			mini_collect_dead(&m->mini[i]);
+	}
+}
+
 void
 mrc_access(void *arg, const struct engine_access *a)
 {
@@ -184,6 +216,9 @@ mrc_access(void *arg, const struct engine_access *a)
 	if (a->sample_hash >= m->s.threshold)
 		goto out;
 	tick(m, a->now);
+	make_records(m);
+	if (a->sample_hash >= m->s.threshold)
+		goto out;
 	id = mrc_sampler_find(&m->s, a);
 	if (id == MRC_NONE) {
 		/* A key new to the sample: room is made by lowering the

@@ -53,7 +53,15 @@ struct mrc_config {
 	 * 0 = MRC_MAX_RATE_DEFAULT; 1.0 samples every key until full. */
 	double max_rate;
 	uint32_t max_keys;     /* sample size; 0 = what the budget holds */
+	/* Item records per sampled key, for all the caches together; 0 =
+	 * MRC_RECORDS_PER_KEY. A workload whose keys are held by more caches
+	 * than that gets a sample of fewer keys; MRC_SIZES + 1 never sheds
+	 * a key for records. */
+	uint32_t records_per_key;
 };
+
+/* Item records per sampled key by default (mrc.c says why). */
+#define MRC_RECORDS_PER_KEY 6
 
 struct mrc;
 

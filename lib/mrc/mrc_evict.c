@@ -205,8 +205,7 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 			} else {
 				if (it->live)
 					keys[it->key].loc[c->idx] = MRC_NONE;
-				it->next = c->free_item;
-				c->free_item = i;
+				mini_pool_put(c->pool, i);
 			}
 			i = nx;
 		}

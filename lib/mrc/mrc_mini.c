@@ -30,7 +30,7 @@ mini_ttl_bucket(int64_t exp, int64_t now)
 
 int
 mini_init(struct mini *c, unsigned idx, uint64_t bytes, uint32_t nseg, uint32_t seg_size,
-	  uint32_t nitems, enum engine_eviction ev)
+	  struct mini_pool *pool, enum engine_eviction ev)
 {
 	memset(c, 0, sizeof(*c));
 	c->idx = idx;
@@ -49,11 +49,11 @@ mini_init(struct mini *c, unsigned idx, uint64_t bytes, uint32_t nseg, uint32_t 
 						       ? MINI_OPEN_RING_MAX : c->nseg / 4;
 	for (unsigned i = 0; i < MINI_OPEN_RING_MAX; i++)
 		c->ring[i] = MRC_NONE;
-	c->nitems = nitems;
+	c->pool = pool;
+	c->item = pool->item;
 	c->seg = calloc(c->nseg, sizeof(*c->seg));
-	c->item = calloc(nitems, sizeof(*c->item));
 	c->chains = calloc(c->nchains, sizeof(*c->chains));
-	if (!c->seg || !c->item || !c->chains) {
+	if (!c->seg || !c->chains) {
 		mini_fini(c);
 		return -1;
 	}
@@ -64,11 +64,6 @@ mini_init(struct mini *c, unsigned idx, uint64_t bytes, uint32_t nseg, uint32_t 
 		c->free_seg = i;
 	}
 	c->nfree = c->usable;
-	c->free_item = MRC_NONE;
-	for (uint32_t i = nitems; i-- > 0;) {
-		c->item[i].next = c->free_item;
-		c->free_item = i;
-	}
 	for (unsigned t = 0; t < MINI_TTL_CHAINS; t++)
 		c->chain_of[t] = MINI_NO_CHAIN;
 	c->free_chain = MRC_NONE;
@@ -84,7 +79,6 @@ void
 mini_fini(struct mini *c)
 {
 	free(c->seg);
-	free(c->item);
 	free(c->chains);
 	c->seg = NULL;
 	c->item = NULL;
@@ -321,12 +315,12 @@ seal_if_full(struct mini *c, uint32_t s)
 	seal(c, s);
 }
 
-/* Gives the records of dead items (replaced, deleted, dropped from the
- * sample) back: the segments keep their bytes (used, live), so what
- * eviction and expiry see does not change, and a cache needs records for
- * live items only. Returns how many. */
-static uint32_t
-collect_dead(struct mini *c)
+/* The records of dead items (replaced, deleted, dropped from the sample)
+ * go back: the segments keep their bytes (used, live), so what eviction
+ * and expiry see does not change, and a cache needs records for live
+ * items only. */
+uint32_t
+mini_collect_dead(struct mini *c)
 {
 	uint32_t freed = 0;
 
@@ -346,8 +340,7 @@ collect_dead(struct mini *c)
 				continue;
 			}
 			*link = it->next;
-			it->next = c->free_item;
-			c->free_item = i;
+			mini_pool_put(c->pool, i);
 			freed++;
 		}
 		h->tail = last;
@@ -366,9 +359,9 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 	int64_t item_exp = 0;
 	struct mini_item *it;
 
-	/* An item record: the records are a fixed pool, a few more than
-	 * the sample's keys, so dead ones are collected when it runs out. */
-	if (c->free_item == MRC_NONE && collect_dead(c) == 0)
+	/* An item record: mrc_access() leaves one free for each cache
+	 * before it comes here (collecting dead ones, shedding keys). */
+	if (c->pool->free == MRC_NONE && mini_collect_dead(c) == 0)
 		return;
 	for (unsigned tries = 0; tries < 64 && s == MRC_NONE; tries++) {
 		ch = c->chain_of[p.tb];
@@ -400,13 +393,14 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 		seal_if_full(c, s);
 		s = MRC_NONE;
 	}
-	if (s == MRC_NONE || c->free_item == MRC_NONE)
+	if (s == MRC_NONE || c->pool->free == MRC_NONE)
 		return;
-	rec = c->free_item;
+	rec = mini_pool_take(c->pool);
 	it = &c->item[rec];
-	c->free_item = it->next;
 	*it = (struct mini_item){ .key = id, .size = size, .next = MRC_NONE, .seg = s,
-				  .exp = item_exp < 0 ? 0 : item_exp, .live = true };
+				  .exp = item_exp <= 0 ? 0 : item_exp > UINT32_MAX ? UINT32_MAX
+										: (uint32_t)item_exp,
+				  .live = true };
 	if (c->seg[s].tail != MRC_NONE)
 		c->item[c->seg[s].tail].next = rec;
 	else

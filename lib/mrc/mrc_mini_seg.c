@@ -59,8 +59,7 @@ mini_free_seg(struct mini *c, struct mrc_key *keys, uint32_t seg)
 
 		if (it->live)
 			keys[it->key].loc[c->idx] = MRC_NONE;
-		it->next = c->free_item;
-		c->free_item = i;
+		mini_pool_put(c->pool, i);
 		i = next;
 	}
 	mini_chain_remove(c, seg);

@@ -73,15 +73,48 @@ void mrc_sampler_remove(struct mrc_sampler *s, uint32_t id);
 #define MINI_EXP_DELTA_MAX 127
 #define MINI_OPEN_RING_MAX 64
 
+/* An item record: 20 bytes, as a sample of N keys needs some 5N of them
+ * (one per key in each cache that holds it, and dead ones between
+ * collections): the smaller, the more keys 1% of -m samples. */
 struct mini_item {
-	uint32_t key;      /* sampled key id */
-	uint32_t size;
-	uint32_t next;     /* next item of its segment, or free list */
-	uint32_t seg;
-	int64_t exp;       /* 0 = never */
-	uint8_t freq;
-	bool live;
+	uint32_t key;        /* sampled key id */
+	uint32_t next;       /* next item of its segment, or free list */
+	uint32_t seg : 24;   /* (a cache has at most 1 << 24 segments) */
+	uint32_t freq : 8;
+	uint32_t size : 31;
+	uint32_t live : 1;
+	uint32_t exp;        /* engine clock seconds, 0 = never (until 2106) */
 };
+
+/* The item records, one pool for all the caches: how many each needs
+ * depends on the workload (a cache 1/8 of -m holds a fraction of the
+ * sampled keys, one of 4x nearly all), so they share, and when the pool
+ * runs out of free records after collection the sample sheds keys
+ * (mrc.c), as it does when its key slots run out. */
+struct mini_pool {
+	struct mini_item *item;
+	uint32_t n, nfree, free;
+};
+
+static inline uint32_t
+mini_pool_take(struct mini_pool *p)
+{
+	const uint32_t i = p->free;
+
+	if (i != MRC_NONE) {
+		p->free = p->item[i].next;
+		p->nfree--;
+	}
+	return i;
+}
+
+static inline void
+mini_pool_put(struct mini_pool *p, uint32_t i)
+{
+	p->item[i].next = p->free;
+	p->free = i;
+	p->nfree++;
+}
 
 enum { MINI_FREE, MINI_OPEN, MINI_SEALED };
 
@@ -121,8 +154,8 @@ struct mini {
 	uint64_t seq;
 	uint32_t seg_bytes_full; /* the server's segment size */
 	struct mini_seg *seg;
-	struct mini_item *item;
-	uint32_t nitems, free_item;
+	struct mini_item *item;  /* = pool->item */
+	struct mini_pool *pool;
 	uint16_t chain_of[MINI_TTL_CHAINS]; /* TTL bucket -> chain, or MINI_NO_CHAIN */
 	/* lib/seg's shared open segments: at most open_budget at once (a
 	 * quarter of the segments, 2 to 64), the oldest sealed when one more
@@ -145,6 +178,7 @@ struct mrc {
 	rte_spinlock_t lock;
 	struct engine *engine;
 	struct mrc_sampler s;
+	struct mini_pool pool;
 	struct mini mini[MRC_SIZES];
 	int64_t last_sweep;
 	uint64_t requests;
@@ -199,7 +233,10 @@ mrc_seg_scale(const struct mrc *m)
 }
 
 int mini_init(struct mini *c, unsigned idx, uint64_t bytes, uint32_t nseg,
-	      uint32_t seg_size, uint32_t nitems, enum engine_eviction ev);
+	      uint32_t seg_size, struct mini_pool *pool, enum engine_eviction ev);
+/* Gives the records of the cache's dead items back to the pool (the
+ * segments keep their bytes); returns how many. */
+uint32_t mini_collect_dead(struct mini *c);
 void mini_fini(struct mini *c);
 /* A request of key id (keys: the sampler's array), at rate `rate`. */
 void mini_access(struct mini *c, struct mrc_key *keys, uint32_t id,

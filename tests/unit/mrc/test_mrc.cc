@@ -54,6 +54,7 @@ struct mrc *make_mrc(uint32_t max_keys, uint32_t nseg = 64, uint32_t seg_size = 
 	cfg.budget = SIZE_MAX;
 	cfg.max_keys = max_keys;
 	cfg.max_rate = 1.0;
+	cfg.records_per_key = MRC_SIZES + 1; // every key may sit in every cache
 	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
 	EXPECT_NE(m, nullptr) << err;
 	return m;
@@ -103,6 +104,52 @@ TEST(MrcSampler, RateFollowsTheSample)
 	EXPECT_EQ(below, info.keys);
 	// Spatial sampling: the rate estimates the fraction of keys held.
 	EXPECT_NEAR(info.rate * n, (double)info.keys, 0.2 * info.keys);
+	mrc_destroy(m);
+}
+
+// The item records are one pool for the ten caches, 6 per sampled key by
+// default: keys that every cache holds (a working set that fits in 1/4
+// of -m) need up to 10, and the sample sheds keys, as when its key slots
+// run out, rather than leave an item out of a cache.
+TEST(MrcSampler, ShedsKeysWhenTheRecordsRunOut)
+{
+	struct mrc_config cfg = {};
+	char err[256] = "";
+	const unsigned n = 512;
+
+	cfg.memory = 64u * 4096;
+	cfg.seg_size = 4096;
+	cfg.nseg = 64;
+	cfg.eviction = ENGINE_EVICT_FIFO;
+	cfg.budget = SIZE_MAX;
+	cfg.max_keys = n;
+	cfg.max_rate = 1.0;
+	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
+	ASSERT_NE(m, nullptr) << err;
+	EXPECT_EQ(m->pool.n, n * MRC_RECORDS_PER_KEY);
+	for (unsigned round = 0; round < 4; round++)
+		for (unsigned i = 0; i < n; i++) {
+			std::string k = key_of(i);
+			struct engine_access a =
+				access_of(k, round ? ENGINE_ACCESS_GET : ENGINE_ACCESS_SET, true, 100,
+					  1000);
+			mrc_access(m, &a);
+		}
+	struct mrc_point pts[MRC_SIZES];
+	struct mrc_info info;
+	mrc_curve(m, pts, &info);
+	EXPECT_LT(info.rate, 1.0);
+	EXPECT_LT(info.keys, n);
+	EXPECT_GT(info.keys, n / 2); // 6 of the 9 or 10 records a key needs
+	unsigned below = 0, held = 0;
+	for (unsigned i = 0; i < n; i++)
+		below += engine_sample_hash(fnv1a(key_of(i))) < m->s.threshold;
+	EXPECT_EQ(below, info.keys);
+	for (uint32_t id = 0; id < m->s.max_keys; id++)
+		held += m->s.keys[id].klen && m->s.keys[id].loc[MRC_SIZES - 1] != MRC_NONE;
+	EXPECT_EQ(held, info.keys); // every key left is in the 4x cache
+	EXPECT_LE(m->pool.nfree, m->pool.n);
+	EXPECT_EQ(pts[MRC_SIZES - 1].misses, 0u); // and the 4x cache hit every get
 	mrc_destroy(m);
 }
 
@@ -244,6 +291,7 @@ Outcome replay(enum engine_eviction ev, unsigned keys, unsigned requests, int64_
 	mc.budget = SIZE_MAX;
 	mc.max_keys = keys + 1;
 	mc.max_rate = 1.0;
+	mc.records_per_key = MRC_SIZES + 1; // rate 1.0 throughout
 	struct mrc *m = mrc_create(&mc, err, sizeof(err));
 	EXPECT_NE(m, nullptr) << err;
 	mrc_attach(m, e);
