@@ -41,8 +41,11 @@ struct engine_access access_of(const std::string &k, enum engine_access_op op, b
 	return a;
 }
 
+// records_per_key: MRC_SIZES + 1 never sheds a key for records; 0 is
+// the server's default.
 struct mrc *make_mrc(uint32_t max_keys, uint32_t nseg = 64, uint32_t seg_size = 4096,
-		     enum engine_eviction ev = ENGINE_EVICT_FIFO)
+		     enum engine_eviction ev = ENGINE_EVICT_FIFO, double max_rate = 1.0,
+		     uint32_t records_per_key = MRC_SIZES + 1)
 {
 	struct mrc_config cfg = {};
 	char err[256] = "";
@@ -53,8 +56,8 @@ struct mrc *make_mrc(uint32_t max_keys, uint32_t nseg = 64, uint32_t seg_size = 
 	cfg.eviction = ev;
 	cfg.budget = SIZE_MAX;
 	cfg.max_keys = max_keys;
-	cfg.max_rate = 1.0;
-	cfg.records_per_key = MRC_SIZES + 1; // every key may sit in every cache
+	cfg.max_rate = max_rate;
+	cfg.records_per_key = records_per_key;
 	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
 	EXPECT_NE(m, nullptr) << err;
 	return m;
@@ -113,19 +116,9 @@ TEST(MrcSampler, RateFollowsTheSample)
 // run out, rather than leave an item out of a cache.
 TEST(MrcSampler, ShedsKeysWhenTheRecordsRunOut)
 {
-	struct mrc_config cfg = {};
-	char err[256] = "";
 	const unsigned n = 512;
-
-	cfg.memory = 64u * 4096;
-	cfg.seg_size = 4096;
-	cfg.nseg = 64;
-	cfg.eviction = ENGINE_EVICT_FIFO;
-	cfg.budget = SIZE_MAX;
-	cfg.max_keys = n;
-	cfg.max_rate = 1.0;
-	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
-	ASSERT_NE(m, nullptr) << err;
+	struct mrc *m = make_mrc(n, 64, 4096, ENGINE_EVICT_FIFO, 1.0, 0);
+	ASSERT_NE(m, nullptr);
 	EXPECT_EQ(m->pool.n, n * MRC_RECORDS_PER_KEY);
 	for (unsigned round = 0; round < 4; round++)
 		for (unsigned i = 0; i < n; i++) {
@@ -418,19 +411,10 @@ TEST(MrcMini, RefillsWithTheKeysTtl)
 // no item larger than a scaled segment, however often it was read.
 TEST(MrcMini, MergeKeepsAReadItemLargerThanItsScaledSegment)
 {
-	struct mrc_config cfg = {};
-	char err[256] = "";
 	const int64_t now = 1000;
-
-	cfg.memory = 64u * 4096;
-	cfg.seg_size = 4096;
-	cfg.nseg = 64;
-	cfg.eviction = ENGINE_EVICT_MERGE;
-	cfg.budget = SIZE_MAX;
-	cfg.max_keys = 4096;
-	cfg.max_rate = 1.0 / 8; // segments of 512 sampled bytes
-	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
-	ASSERT_NE(m, nullptr) << err;
+	// segments of 512 sampled bytes
+	struct mrc *m = make_mrc(4096, 64, 4096, ENGINE_EVICT_MERGE, 1.0 / 8);
+	ASSERT_NE(m, nullptr);
 	std::vector<std::string> keys;
 	for (unsigned i = 0; keys.size() < 401; i++) {
 		std::string k = key_of(i);
