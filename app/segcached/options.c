@@ -1,30 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * The option table and its two readers: getopt_long for the command line and
- * rte_cfgfile for the config file. A config file entry has an option's long
- * name as its key; flags take yes/no (true/false, on/off, 1/0). A pass over
- * the file's lines comes before rte_cfgfile, which skips a line without '='
- * without a word: every line is blank, a comment, a known [section] or a
- * known key = value, or the start stops with the line's number.
+ * The option table (what each option means and how its value is parsed)
+ * and its command-line reader, getopt_long; options_config.c reads the
+ * same rows from a config file, options_hint.c says what to do after an
+ * unknown one. Then the checks across options (options_finalize) and the
+ * usage text.
  */
 #include "options.h"
+#include "options_private.h"
 #include "eal_args.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <rte_cfgfile.h>
 #include <rte_common.h>
 #include "seg/seg.h"
 #include "util/util_err.h"
@@ -40,25 +33,6 @@
 #define THREADS_MAX 256
 #define MAX_CONNS_MAX 1000000
 #define BACKLOG_MAX 65535
-
-typedef int (*opt_parser)(struct options *o, const char *arg, char *err,
-			  size_t errlen);
-
-enum opt_scope {
-	OPT_ANYWHERE,     /* command line and config file */
-	OPT_CMDLINE_ONLY, /* --config, --help, --version */
-};
-
-struct opt_desc {
-	const char *name;   /* long option and config file key */
-	const char *alias;  /* memcached's long name where it differs, or NULL */
-	int letter;         /* short option, 0 for none */
-	const char *argname; /* NULL: a flag without argument */
-	enum opt_scope scope;
-	opt_parser parse;   /* arg is NULL for a flag on the command line */
-	const char *help;
-};
-
 
 /* A flag: NULL (given on the command line) or a config-file boolean. */
 static int
@@ -933,6 +907,13 @@ static const struct opt_desc opt_table[] = {
 };
 
 #define OPT_COUNT RTE_DIM(opt_table)
+
+const struct opt_desc *
+options_table(size_t *n)
+{
+	*n = OPT_COUNT;
+	return opt_table;
+}
 /* getopt_long's value for long-only options and aliases: 256 + table index. */
 #define OPT_LONG_BASE 256
 
@@ -958,9 +939,9 @@ options_defaults(struct options *o)
 	o->request_timeout = 30;
 }
 
-static int
-apply(struct options *o, const struct opt_desc *d, const char *arg,
-      const char *where, char *err, size_t errlen)
+int
+options_apply(struct options *o, const struct opt_desc *d, const char *arg,
+	      const char *where, char *err, size_t errlen)
 {
 	char why[256];
 
@@ -969,8 +950,8 @@ apply(struct options *o, const struct opt_desc *d, const char *arg,
 	return util_fail(err, errlen, "%s--%s: %s", where, d->name, why);
 }
 
-static const struct opt_desc *
-find_by_name(const char *name)
+const struct opt_desc *
+options_find(const char *name)
 {
 	size_t i;
 
@@ -979,357 +960,6 @@ find_by_name(const char *name)
 		    (opt_table[i].alias && strcmp(opt_table[i].alias, name) == 0))
 			return &opt_table[i];
 	return NULL;
-}
-
-/* memcached options segcached does not have, and what to do instead: the
- * hint that follows "unknown option" on the command line and in a file. */
-static const struct {
-	int letter;
-	const char *name;
-	const char *hint;
-} memcached_only[] = {
-	{ 'u', "user",
-	  "segcached does not switch users: start it as that user (systemd's User=, "
-	  "see tools/systemd/segcached.service; or runuser -u USER -- segcached ...)" },
-	{ 'd', "daemon",
-	  "segcached has no daemon mode: run it under systemd (tools/systemd/), or in "
-	  "the background with '&'" },
-	{ 'P', "pid-file",
-	  "segcached writes no pid file: systemd tracks the process (MainPID); after "
-	  "'&' a shell has it in $!" },
-};
-
-/* ": HINT" for a memcached option segcached lacks, else "". By letter, or
- * by long name (with or without leading dashes and "=value"). */
-static const char *
-unknown_hint(int letter, const char *name)
-{
-	size_t n;
-
-	if (name != NULL) {
-		name += strspn(name, "-");
-		n = strcspn(name, "=");
-	}
-	for (size_t i = 0; i < RTE_DIM(memcached_only); i++)
-		if ((letter != 0 && letter == memcached_only[i].letter) ||
-		    (name != NULL && strlen(memcached_only[i].name) == n &&
-		     strncmp(name, memcached_only[i].name, n) == 0))
-			return memcached_only[i].hint;
-	return NULL;
-}
-
-/* Edit distance of a[0..an) and b, capped: enough to catch a typo. */
-static unsigned
-edit_distance(const char *a, size_t an, const char *b)
-{
-	unsigned row[64], prev, cur;
-	size_t bn = strlen(b), i, j;
-
-	if (an >= RTE_DIM(row) || bn >= RTE_DIM(row))
-		return UINT_MAX;
-	for (j = 0; j <= bn; j++)
-		row[j] = (unsigned)j;
-	for (i = 1; i <= an; i++) {
-		prev = row[0];
-		row[0] = (unsigned)i;
-		for (j = 1; j <= bn; j++) {
-			cur = row[j];
-			row[j] = RTE_MIN(RTE_MIN(row[j] + 1, row[j - 1] + 1),
-					 prev + (a[i - 1] != b[j - 1]));
-			prev = cur;
-		}
-	}
-	return row[bn];
-}
-
-/* The long option closest to a mistyped name (with or without leading
- * dashes and "=value"), or NULL when none is within two edits. */
-static const char *
-closest_option(const char *name)
-{
-	const char *best = NULL;
-	unsigned best_d = 3;
-	size_t n;
-
-	name += strspn(name, "-");
-	n = strcspn(name, "=");
-	if (n < 3)
-		return NULL;
-	for (size_t i = 0; i < OPT_COUNT; i++) {
-		unsigned d = edit_distance(name, n, opt_table[i].name);
-
-		if (d < best_d) {
-			best_d = d;
-			best = opt_table[i].name;
-		}
-	}
-	return best;
-}
-
-/* The sections a config file may have: before any section, or [segcached]. */
-static bool
-config_section_known(const char *name)
-{
-	return strcmp(name, "GLOBAL") == 0 || strcmp(name, "segcached") == 0;
-}
-
-/* rte_cfgfile reads a line into CFG_NAME_LEN + CFG_VALUE_LEN + 4 bytes
- * (with its newline and NUL) and truncates a longer value silently. */
-#define CONFIG_LINE_MAX (CFG_NAME_LEN + CFG_VALUE_LEN + 2)
-
-/* One line of a config file, without its newline, as rte_cfgfile sees it:
- * a '#' not after a backslash starts a comment, blanks around are
- * stripped. 0 when it is blank, a comment, a known [section] or
- * "key = value" with a known key and a value; else the message in err.
- * *is_entry tells whether it is an entry rte_cfgfile will return. */
-static int
-config_check_line(char *line, bool *is_entry, char *err, size_t errlen)
-{
-	char *p, *eq, *end, *key, *value;
-	const struct opt_desc *d;
-	const char *hint;
-
-	*is_entry = false;
-	if (strlen(line) > CONFIG_LINE_MAX)
-		return util_fail(err, errlen, "expected at most %d characters on a line, got %zu",
-				 CONFIG_LINE_MAX, strlen(line));
-	for (p = strchr(line, '#'); p != NULL; p = strchr(p + 1, '#'))
-		if (p == line || p[-1] != '\\') {
-			*p = '\0';
-			break;
-		}
-	while (isspace((unsigned char)*line))
-		line++;
-	end = line + strlen(line);
-	while (end > line && isspace((unsigned char)end[-1]))
-		*--end = '\0';
-	if (*line == '\0')
-		return 0;
-	if (*line == '[') {
-		if (end[-1] != ']' || end - line < 3)
-			return util_fail(err, errlen,
-					 "expected a section header such as [segcached], got '%.64s'",
-					 line);
-		end[-1] = '\0';
-		if (!config_section_known(line + 1))
-			return util_fail(err, errlen,
-					 "unknown section [%.64s] (options go in [segcached])",
-					 line + 1);
-		return 0;
-	}
-	eq = strchr(line, '=');
-	if (eq == NULL) {
-		/* "memory 4G" or a bare "disable-flush-all": say how to write it. */
-		size_t n = strcspn(line, " \t");
-
-		value = line + n + strspn(line + n, " \t");
-		line[n] = '\0';
-		d = find_by_name(line);
-		if (d != NULL && d->scope == OPT_ANYWHERE)
-			return util_fail(err, errlen,
-					 "expected key = value, got '%.64s%s%.64s' (write '%s = %.64s')",
-					 line, *value ? " " : "", value, line,
-					 *value ? value : d->argname ? d->argname : "yes");
-		return util_fail(err, errlen,
-				 "expected key = value, [section], a '#' comment or a blank "
-				 "line, got '%.64s%s%.64s'", line, *value ? " " : "", value);
-	}
-	key = line;
-	value = eq + 1;
-	for (p = eq; p > key && isspace((unsigned char)p[-1]); p--)
-		;
-	*p = '\0';
-	value += strspn(value, " \t");
-	if (*key == '\0')
-		return util_fail(err, errlen, "expected an option name before '=', got '= %.64s'",
-				 value);
-	d = find_by_name(key);
-	if (d == NULL) {
-		const char *near = closest_option(key);
-
-		hint = unknown_hint(0, key);
-		if (hint == NULL && near != NULL)
-			return util_fail(err, errlen, "unknown option '%.64s' (did you mean '%s'?)",
-					 key, near);
-		return util_fail(err, errlen, "unknown option '%.64s': %s", key,
-				 hint ? hint : "keys are the long option names of --help");
-	}
-	if (d->scope == OPT_CMDLINE_ONLY)
-		return util_fail(err, errlen, "'%s' is only valid on the command line", key);
-	if (*value == '\0')
-		return util_fail(err, errlen, "expected a value after '=', as in '%s = %s'", key,
-				 d->argname ? d->argname : "yes");
-	if (strlen(value) >= CFG_VALUE_LEN)
-		return util_fail(err, errlen, "expected a value of at most %d characters, got %zu",
-				 CFG_VALUE_LEN - 1, strlen(value));
-	*is_entry = true;
-	return 0;
-}
-
-/* The pass before rte_cfgfile: every line of the file must be blank, a
- * comment, a section or an entry (rte_cfgfile skips a line without '='
- * without a word). Fills lines[] with the line number of each entry, in
- * the order rte_cfgfile returns them. */
-static int
-config_check_file(const char *path, unsigned **lines, unsigned *nlines, char *err,
-		  size_t errlen)
-{
-	char *buf = NULL, why[256];
-	size_t cap = 0, room = 0;
-	unsigned lineno = 0;
-	struct stat st;
-	ssize_t len;
-	bool entry;
-	FILE *f;
-	int fd, rc = -1;
-
-	*lines = NULL;
-	*nlines = 0;
-	/* O_NONBLOCK: a FIFO must not block the start; it is refused below. */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return util_fail(err, errlen, "config file %s: cannot open it: %s", path,
-				 strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-
-		close(fd);
-		return util_fail(err, errlen, "config file %s: cannot read it: %s", path,
-				 strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		if (S_ISDIR(st.st_mode))
-			return util_fail(err, errlen,
-					 "config file %s: cannot read it: %s (give the path "
-					 "of an INI file)", path, strerror(EISDIR));
-		return util_fail(err, errlen,
-				 "config file %s: not a regular file (it is read twice: "
-				 "give a file, not a pipe or a device)", path);
-	}
-	f = fdopen(fd, "r");
-	if (f == NULL) {
-		close(fd);
-		return util_fail(err, errlen, "config file %s: cannot read it: %s", path,
-				 strerror(errno));
-	}
-	while ((len = getline(&buf, &cap, f)) >= 0) {
-		lineno++;
-		if (len > 0 && buf[len - 1] == '\n')
-			buf[--len] = '\0';
-		if (strlen(buf) != (size_t)len) {
-			util_fail(err, errlen, "config file %s, line %u: expected text, got a NUL byte",
-				  path, lineno);
-			goto out;
-		}
-		if (config_check_line(buf, &entry, why, sizeof(why)) < 0) {
-			util_fail(err, errlen, "config file %s, line %u: %s", path, lineno, why);
-			goto out;
-		}
-		if (!entry)
-			continue;
-		if (*nlines == room) {
-			unsigned *more;
-
-			room = room ? 2 * room : 16;
-			more = realloc(*lines, room * sizeof(**lines));
-			if (more == NULL) {
-				util_fail(err, errlen, "config file %s: out of memory", path);
-				goto out;
-			}
-			*lines = more;
-		}
-		(*lines)[(*nlines)++] = lineno;
-	}
-	if (ferror(f)) {
-		util_fail(err, errlen, "config file %s: cannot read it: %s", path,
-			  strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	free(buf);
-	fclose(f);
-	if (rc < 0) {
-		free(*lines);
-		*lines = NULL;
-	}
-	return rc;
-}
-
-static int
-load_config(struct options *o, const char *path, char *err, size_t errlen)
-{
-	struct rte_cfgfile_parameters params = {
-		.comment_character = '#',
-	};
-	struct rte_cfgfile_entry *entries = NULL;
-	char (*names)[CFG_NAME_LEN] = NULL;
-	char **name_ptrs = NULL;
-	struct rte_cfgfile *cfg;
-	unsigned *lines, nlines, next = 0;
-	char where[320];
-	int nsec, n, i, k, rc = -1;
-
-	if (config_check_file(path, &lines, &nlines, err, errlen) < 0)
-		return -1;
-	cfg = rte_cfgfile_load_with_params(path, CFG_FLAG_GLOBAL_SECTION, &params);
-	if (cfg == NULL) {
-		free(lines);
-		return util_fail(err, errlen,
-				 "config file %s: rte_cfgfile could not load it (its log line "
-				 "above says why)", path);
-	}
-
-	nsec = rte_cfgfile_num_sections(cfg, NULL, 0);
-	names = calloc(nsec > 0 ? nsec : 1, CFG_NAME_LEN);
-	name_ptrs = calloc(nsec > 0 ? nsec : 1, sizeof(char *));
-	if (names == NULL || name_ptrs == NULL) {
-		util_fail(err, errlen, "config file %s: out of memory", path);
-		goto out;
-	}
-	for (i = 0; i < nsec; i++)
-		name_ptrs[i] = names[i];
-	nsec = rte_cfgfile_sections(cfg, name_ptrs, nsec);
-
-	/* The sections and keys were checked line by line; the values are
-	 * the options' own parsers' business. */
-	for (i = 0; i < nsec; i++) {
-		n = rte_cfgfile_section_num_entries_by_index(cfg, names[i], i);
-		if (n <= 0)
-			continue;
-		free(entries);
-		entries = calloc(n, sizeof(*entries));
-		if (entries == NULL) {
-			util_fail(err, errlen, "config file %s: out of memory", path);
-			goto out;
-		}
-		n = rte_cfgfile_section_entries_by_index(cfg, i, names[i], entries, n);
-		for (k = 0; k < n; k++, next++) {
-			const struct opt_desc *d = find_by_name(entries[k].name);
-
-			if (next < nlines)
-				snprintf(where, sizeof(where), "config file %s, line %u: ", path,
-					 lines[next]);
-			else
-				snprintf(where, sizeof(where), "config file %s: ", path);
-			if (d == NULL || d->scope == OPT_CMDLINE_ONLY) {
-				util_fail(err, errlen, "%sunexpected key '%s'", where,
-					  entries[k].name);
-				goto out;
-			}
-			if (apply(o, d, entries[k].value, where, err, errlen) < 0)
-				goto out;
-		}
-	}
-	rc = 0;
-out:
-	free(lines);
-	free(entries);
-	free(names);
-	free(name_ptrs);
-	rte_cfgfile_close(cfg);
-	return rc;
 }
 
 int
@@ -1377,15 +1007,15 @@ options_parse(struct options *o, int argc, char **argv, char *err,
 
 		if (c == '?') {
 			bool letter = optopt && optopt < OPT_LONG_BASE && isprint(optopt);
-			const char *hint = letter ? unknown_hint(optopt, NULL)
-						  : unknown_hint(0, argv[optind - 1]);
+			const char *hint = letter ? options_unknown_hint(optopt, NULL)
+						  : options_unknown_hint(0, argv[optind - 1]);
 			char name[64];
 
 			if (letter)
 				snprintf(name, sizeof(name), "-%c", optopt);
 			else
 				snprintf(name, sizeof(name), "%s", argv[optind - 1]);
-			const char *near = letter || hint ? NULL : closest_option(name);
+			const char *near = letter || hint ? NULL : options_closest(name);
 
 			if (!letter && hint == NULL && eal_args_is_known(name))
 				hint = "an EAL option: before '--' when the line has one, "
@@ -1415,7 +1045,7 @@ options_parse(struct options *o, int argc, char **argv, char *err,
 			goto out;
 		}
 		if (d->parse == opt_config) {
-			if (apply(o, d, optarg, "", err, errlen) < 0)
+			if (options_apply(o, d, optarg, "", err, errlen) < 0)
 				goto out;
 			continue;
 		}
@@ -1426,10 +1056,10 @@ options_parse(struct options *o, int argc, char **argv, char *err,
 		goto out;
 	}
 
-	if (o->config_file[0] && load_config(o, o->config_file, err, errlen) < 0)
+	if (o->config_file[0] && options_load_config(o, o->config_file, err, errlen) < 0)
 		goto out;
 	for (i = 0; i < npending; i++)
-		if (apply(o, pending[i].d, pending[i].arg, "", err, errlen) < 0)
+		if (options_apply(o, pending[i].d, pending[i].arg, "", err, errlen) < 0)
 			goto out;
 	rc = 0;
 out:
