@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * The option table (what each option means and how its value is parsed)
- * and its command-line reader, getopt_long; options_config.c reads the
- * same rows from a config file, options_hint.c says what to do after an
- * unknown one. Then the checks across options (options_finalize) and the
- * usage text.
+ * The option table: what each option means and how its value is parsed,
+ * the defaults, the checks across options (options_finalize) and the
+ * usage text. Its readers: options_cli.c (the command line),
+ * options_config.c (a config file); options_hint.c says what to do after
+ * an unknown option.
  */
 #include "options.h"
 #include "options_private.h"
@@ -13,7 +13,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -914,8 +913,6 @@ options_table(size_t *n)
 	*n = OPT_COUNT;
 	return opt_table;
 }
-/* getopt_long's value for long-only options and aliases: 256 + table index. */
-#define OPT_LONG_BASE 256
 
 void
 options_defaults(struct options *o)
@@ -960,112 +957,6 @@ options_find(const char *name)
 		    (opt_table[i].alias && strcmp(opt_table[i].alias, name) == 0))
 			return &opt_table[i];
 	return NULL;
-}
-
-int
-options_parse(struct options *o, int argc, char **argv, char *err,
-	      size_t errlen)
-{
-	struct option longopts[2 * OPT_COUNT + 1];
-	char shortopts[3 * OPT_COUNT + 2];
-	struct pending {
-		const struct opt_desc *d;
-		const char *arg;
-	} *pending;
-	size_t i, nlong = 0, nshort = 0, npending = 0;
-	int c, rc = -1;
-
-	/* ':' first: report missing arguments as ':' rather than '?'. */
-	shortopts[nshort++] = ':';
-	for (i = 0; i < OPT_COUNT; i++) {
-		const struct opt_desc *d = &opt_table[i];
-		int val = d->letter ? d->letter : (int)(OPT_LONG_BASE + i);
-		int has_arg = d->argname ? required_argument : no_argument;
-
-		longopts[nlong++] = (struct option){ d->name, has_arg, NULL, val };
-		if (d->alias)
-			longopts[nlong++] = (struct option){ d->alias, has_arg, NULL, val };
-		if (d->letter) {
-			shortopts[nshort++] = (char)d->letter;
-			if (d->argname)
-				shortopts[nshort++] = ':';
-		}
-	}
-	longopts[nlong] = (struct option){ NULL, 0, NULL, 0 };
-	shortopts[nshort] = '\0';
-
-	pending = calloc(argc > 0 ? argc : 1, sizeof(*pending));
-	if (pending == NULL)
-		return util_fail(err, errlen, "out of memory");
-
-	/* Collect first, apply later: the config file, wherever --config is,
-	 * is read before any command-line value. */
-	optind = 0; /* full getopt reset (glibc) */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		const struct opt_desc *d = NULL;
-
-		if (c == '?') {
-			bool letter = optopt && optopt < OPT_LONG_BASE && isprint(optopt);
-			const char *hint = letter ? options_unknown_hint(optopt, NULL)
-						  : options_unknown_hint(0, argv[optind - 1]);
-			char name[64];
-
-			if (letter)
-				snprintf(name, sizeof(name), "-%c", optopt);
-			else
-				snprintf(name, sizeof(name), "%s", argv[optind - 1]);
-			const char *near = letter || hint ? NULL : options_closest(name);
-
-			if (!letter && hint == NULL && eal_args_is_known(name))
-				hint = "an EAL option: before '--' when the line has one, "
-				       "or anywhere on a line without '--'";
-
-			if (near != NULL)
-				util_fail(err, errlen, "unknown option %s (did you mean --%s?)", name,
-					  near);
-			else
-				util_fail(err, errlen, "unknown option %s%s%s", name,
-					  hint ? ": " : "", hint ? hint : "");
-			goto out;
-		}
-		if (c == ':') {
-			util_fail(err, errlen, "option %s needs an argument",
-			     argv[optind - 1]);
-			goto out;
-		}
-		if (c >= OPT_LONG_BASE)
-			d = &opt_table[c - OPT_LONG_BASE];
-		else
-			for (i = 0; i < OPT_COUNT; i++)
-				if (opt_table[i].letter == c)
-					d = &opt_table[i];
-		if (d == NULL) {
-			util_fail(err, errlen, "unknown option");
-			goto out;
-		}
-		if (d->parse == opt_config) {
-			if (options_apply(o, d, optarg, "", err, errlen) < 0)
-				goto out;
-			continue;
-		}
-		pending[npending++] = (struct pending){ d, optarg };
-	}
-	if (optind < argc) {
-		util_fail(err, errlen, "unexpected argument '%s'", argv[optind]);
-		goto out;
-	}
-
-	if (o->config_file[0] && options_load_config(o, o->config_file, err, errlen) < 0)
-		goto out;
-	for (i = 0; i < npending; i++)
-		if (options_apply(o, pending[i].d, pending[i].arg, "", err, errlen) < 0)
-			goto out;
-	rc = 0;
-out:
-	free(pending);
-	optind = 0;
-	return rc;
 }
 
 int

@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The segcached authors
  *
  * The option table's rows, shared by its readers: the command line
- * (options.c), the config file (options_config.c) and the hints after
+ * (options_cli.c), the config file (options_config.c) and the hints after
  * an unknown option (options_hint.c).
  */
 #ifndef SEGCACHED_OPTIONS_PRIVATE_H
@@ -29,6 +29,9 @@ struct opt_desc {
 	opt_parser parse;   /* arg is NULL for a flag on the command line */
 	const char *help;
 };
+
+/* getopt_long's value for long-only options and aliases: 256 + table index. */
+#define OPT_LONG_BASE 256
 
 /* The table (options.c) and its number of rows. */
 const struct opt_desc *options_table(size_t *n);

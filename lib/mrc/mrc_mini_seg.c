@@ -1,12 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * A miniature cache's segments: the free pool and the TTL chains' links,
- * which both the cache (mrc_mini.c) and its eviction (mrc_evict.c) take
- * and give back segments through, as lib/seg's seg_segment.c is for the
- * server's heap.
+ * A miniature cache's segments and item records: the free pools and the
+ * TTL chains' links, which both the cache (mrc_mini.c) and its eviction
+ * (mrc_evict.c) take and give back through, as lib/seg's seg_segment.c is
+ * for the server's heap.
  */
 #include "mrc/mrc_private.h"
+
+uint32_t
+mini_pool_take(struct mini_pool *p)
+{
+	const uint32_t i = p->free;
+
+	if (i != MRC_NONE) {
+		p->free = p->item[i].next;
+		p->nfree--;
+	}
+	return i;
+}
+
+void
+mini_pool_put(struct mini_pool *p, uint32_t i)
+{
+	p->item[i].next = p->free;
+	p->free = i;
+	p->nfree++;
+}
 
 uint32_t
 mini_pop_free(struct mini *c)

@@ -96,25 +96,10 @@ struct mini_pool {
 	uint32_t n, nfree, free;
 };
 
-static inline uint32_t
-mini_pool_take(struct mini_pool *p)
-{
-	const uint32_t i = p->free;
-
-	if (i != MRC_NONE) {
-		p->free = p->item[i].next;
-		p->nfree--;
-	}
-	return i;
-}
-
-static inline void
-mini_pool_put(struct mini_pool *p, uint32_t i)
-{
-	p->item[i].next = p->free;
-	p->free = i;
-	p->nfree++;
-}
+/* A free record (MRC_NONE when none is) and one given back
+ * (mrc_mini_seg.c). */
+uint32_t mini_pool_take(struct mini_pool *p);
+void mini_pool_put(struct mini_pool *p, uint32_t i);
 
 enum { MINI_FREE, MINI_OPEN, MINI_SEALED };
 
