@@ -286,10 +286,11 @@ seg_stats_pending(const struct seg_engine *e)
 
 	for (unsigned i = 0; pending && i < e->max_workers * SEG_LIVE_SLOTS; i++) {
 		const struct seg_live_slot *s = &e->live_tab[i];
-		const uint64_t gen = atomic_load_explicit(&s->gen, memory_order_acquire);
-		const int32_t seg = atomic_load_explicit(&s->seg, memory_order_relaxed);
+		const uint64_t life = atomic_load_explicit(&s->life, memory_order_acquire);
+		const int32_t seg = seg_open_seg(life);
 
-		if (gen && (uint32_t)seg < e->nseg && atomic_load(&e->hdr[seg].gen) == gen)
+		if (life && (uint32_t)seg < e->nseg &&
+		    seg_open_gen_is(life, atomic_load(&e->hdr[seg].gen)))
 			pending[seg] += atomic_load_explicit(&s->delta, memory_order_relaxed);
 	}
 	return pending;

@@ -24,7 +24,7 @@
  *  - every SEG_LIVE_BATCH changes, and before the worker evicts or goes
  *    away, all of its slots are applied.
  *
- * A slot names the segment's life by its gen (unique per segment and life).
+ * A slot names the segment's life by its id and gen (seg_open_pack).
  * Applying it later must not reach a later life, whose counts start from
  * zero: the worker counts itself in the segment's `writers`, then checks
  * the gen (both seq_cst), as an appender does. seg_retire stores the new
@@ -56,17 +56,17 @@
  */
 #include "seg/seg_private.h"
 
-/* Applies a change to seg's count if seg is still in the life gen. */
+/* Applies a change to a segment's count if it is still in that life. */
 static void
-live_apply(struct seg_worker *w, int32_t seg, uint64_t gen, int64_t delta)
+live_apply(struct seg_worker *w, uint64_t life, int64_t delta)
 {
-	struct seg_hdr *h = &w->e->hdr[seg];
+	struct seg_hdr *h = &w->e->hdr[seg_open_seg(life)];
 
 	/* The worker saw this life: any other gen now is a later one. */
-	if (atomic_load_explicit(&h->gen, memory_order_relaxed) != gen)
+	if (!seg_open_gen_is(life, atomic_load_explicit(&h->gen, memory_order_relaxed)))
 		return;
 	atomic_fetch_add(&h->writers, 1);
-	if (atomic_load(&h->gen) == gen) {
+	if (seg_open_gen_is(life, atomic_load(&h->gen))) {
 		atomic_fetch_add_explicit(&h->live, delta, memory_order_relaxed);
 		W_COUNT(w, rmw_segment);
 	}
@@ -77,24 +77,23 @@ live_apply(struct seg_worker *w, int32_t seg, uint64_t gen, int64_t delta)
 static void
 slot_apply(struct seg_worker *w, struct seg_live_slot *s)
 {
-	const uint64_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
+	const uint64_t life = atomic_load_explicit(&s->life, memory_order_relaxed);
 	const int64_t delta = atomic_load_explicit(&s->delta, memory_order_relaxed);
 
-	if (!gen)
+	if (!life)
 		return;
 	if (delta)
-		live_apply(w, atomic_load_explicit(&s->seg, memory_order_relaxed), gen, delta);
+		live_apply(w, life, delta);
 	atomic_store_explicit(&s->delta, 0, memory_order_relaxed);
 	/* After the change is in the header: seg_live_may_hold(). */
-	atomic_store_explicit(&s->gen, 0, memory_order_release);
+	atomic_store_explicit(&s->life, 0, memory_order_release);
 }
 
 static void
-slot_take(struct seg_live_slot *s, int32_t seg, uint64_t gen, int64_t delta)
+slot_take(struct seg_live_slot *s, uint64_t life, int64_t delta)
 {
-	atomic_store_explicit(&s->seg, seg, memory_order_relaxed);
 	atomic_store_explicit(&s->delta, delta, memory_order_relaxed);
-	atomic_store_explicit(&s->gen, gen, memory_order_release);
+	atomic_store_explicit(&s->life, life, memory_order_release);
 }
 
 static void
@@ -103,7 +102,8 @@ live_note(struct seg_worker *w, int32_t seg, int64_t delta, bool add)
 	struct seg_engine *e = w->e;
 	struct seg_live_slot *s = &w->live[(uint32_t)seg % SEG_LIVE_SLOTS];
 	/* Stable: the caller keeps this life from ending. */
-	const uint64_t gen = atomic_load_explicit(&e->hdr[seg].gen, memory_order_relaxed);
+	const uint64_t life =
+		seg_open_pack(seg, atomic_load_explicit(&e->hdr[seg].gen, memory_order_relaxed));
 
 	w->live_notes++;
 	if (add && seg != w->live_add_seg) {
@@ -112,15 +112,15 @@ live_note(struct seg_worker *w, int32_t seg, int64_t delta, bool add)
 			struct seg_live_slot *left =
 				&w->live[(uint32_t)w->live_add_seg % SEG_LIVE_SLOTS];
 
-			if (atomic_load_explicit(&left->seg, memory_order_relaxed) ==
-			    w->live_add_seg)
+			if (seg_open_seg(atomic_load_explicit(&left->life,
+							      memory_order_relaxed)) == w->live_add_seg)
 				slot_apply(w, left);
 		}
 		w->live_add_seg = seg;
 	}
-	const uint64_t at = atomic_load_explicit(&s->gen, memory_order_relaxed);
+	const uint64_t at = atomic_load_explicit(&s->life, memory_order_relaxed);
 
-	if (at == gen) {
+	if (at == life) {
 		atomic_store_explicit(&s->delta,
 				      atomic_load_explicit(&s->delta, memory_order_relaxed) + delta,
 				      memory_order_relaxed);
@@ -133,7 +133,7 @@ live_note(struct seg_worker *w, int32_t seg, int64_t delta, bool add)
 		return;
 	}
 	slot_apply(w, s);
-	slot_take(s, seg, gen, delta);
+	slot_take(s, life, delta);
 }
 
 void
@@ -160,13 +160,14 @@ seg_live_flush(struct seg_worker *w)
 int64_t
 seg_live_pending(const struct seg_engine *e, int32_t seg, uint64_t gen)
 {
+	const uint64_t life = seg_open_pack(seg, gen);
 	int64_t sum = 0;
 
 	for (unsigned i = 0; i < e->max_workers; i++) {
 		const struct seg_live_slot *s =
 			&e->live_tab[i * SEG_LIVE_SLOTS + (uint32_t)seg % SEG_LIVE_SLOTS];
 
-		if (atomic_load_explicit(&s->gen, memory_order_acquire) == gen)
+		if (atomic_load_explicit(&s->life, memory_order_acquire) == life)
 			sum += atomic_load_explicit(&s->delta, memory_order_relaxed);
 	}
 	return sum;
@@ -184,13 +185,13 @@ seg_live_read(const struct seg_engine *e, int32_t seg)
 bool
 seg_live_may_hold(const struct seg_engine *e, int32_t seg)
 {
-	const uint64_t gen = atomic_load(&e->hdr[seg].gen);
+	const uint64_t life = seg_open_pack(seg, atomic_load(&e->hdr[seg].gen));
 
 	for (unsigned i = 0; i < e->max_workers; i++) {
 		const struct seg_live_slot *s =
 			&e->live_tab[i * SEG_LIVE_SLOTS + (uint32_t)seg % SEG_LIVE_SLOTS];
 
-		if (atomic_load_explicit(&s->gen, memory_order_acquire) == gen)
+		if (atomic_load_explicit(&s->life, memory_order_acquire) == life)
 			return true;
 	}
 	return seg_live_items_of(atomic_load_explicit(&e->hdr[seg].live,

@@ -353,20 +353,20 @@ struct seg_open_ref {
 #define SEG_OWN_MIN_SEGS_PER_WORKER 16
 
 /* A worker's pending change to one segment's live counts (seg_live.c):
- * the life it belongs to (the segment's gen then; 0 = an empty slot) and
- * the packed delta. Only the owner writes it; readers of the counts (stats,
- * the restart save, whether a segment may still hold items) read it too,
- * hence atomics, stored and loaded, never read-modify-written. */
+ * the life it belongs to, seg_open_pack(segment, its gen then) (0 = an
+ * empty slot), and the packed delta. Only the owner writes it; readers of
+ * the counts (stats, the restart save, whether a segment may still hold
+ * items) read it too: atomics, stored and loaded, never read-modify-written. */
 struct seg_live_slot {
-	_Atomic uint64_t gen;
+	_Atomic uint64_t life;
 	_Atomic int64_t delta;
-	_Atomic int32_t seg;
 };
-/* Slots per worker, direct-mapped by segment id. */
-#define SEG_LIVE_SLOTS 8
-/* Notes between two flushes of all of a worker's slots: bounds how long a
- * change can stay pending in a busy worker. */
-#define SEG_LIVE_BATCH 256
+/* Slots per worker (2 KiB), direct-mapped by segment id: enough to hold
+ * the segments that removals of recently written keys go to. */
+#define SEG_LIVE_SLOTS 128
+/* Changes between two flushes of all of a worker's slots: bounds how many
+ * a busy worker holds back (rarer flushes find more to add up). */
+#define SEG_LIVE_BATCH 4096
 
 struct seg_worker {
 	struct engine_worker base;
