@@ -49,6 +49,8 @@
  *    SEG_LIVE_BATCH changes each). Which items survive is decided per
  *    item under its bucket lock, and an item that finds no room is evicted,
  *    so an estimate never loses or keeps an item wrongly.
+ *  - cache_memlimit (seg_memlimit.c) reads none: it parks free segments,
+ *    whose count seg_retire zeroed.
  *  - stats, the restart save and the unit tests' census add the pending
  *    changes of the segment's current life (seg_live_read): exact at rest,
  *    which the save (refused unless at rest) and the census need; a
