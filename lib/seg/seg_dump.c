@@ -120,8 +120,7 @@ seg_dump(struct engine *eng, struct engine_dump_cursor *cur, engine_dump_fn fn, 
 		if (off != 0 && gen != cur->gen)
 			continue;
 		st = atomic_load_explicit(&h->state, memory_order_acquire);
-		if ((st != SEG_SEALED && st != SEG_OPEN) ||
-		    atomic_load_explicit(&h->live_items, memory_order_relaxed) <= 0)
+		if ((st != SEG_SEALED && st != SEG_OPEN) || !seg_live_may_hold(e, (int32_t)seg))
 			continue;
 		if (!dump_segment(e, (int32_t)seg, gen, &off, fn, arg, now)) {
 			cur->pos = (uint64_t)seg << 32 | off;

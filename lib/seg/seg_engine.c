@@ -180,6 +180,7 @@ seg_destroy(struct engine *eng)
 	pthread_mutex_destroy(&e->evict_lock);
 	pthread_mutex_destroy(&e->workers_lock);
 	free(e->workers);
+	free(e->live_tab);
 	free(e->pool);
 	free(e->hdr);
 	seg_hash_table_free(e);
@@ -203,6 +204,9 @@ seg_worker_create(struct engine *eng)
 		w->base.engine = eng;
 		w->e = e;
 		w->id = i;
+		/* empty: the last worker here applied its changes and left */
+		w->live = &e->live_tab[(size_t)i * SEG_LIVE_SLOTS];
+		w->live_add_seg = SEG_NONE;
 		w->rng = 0x9e3779b97f4a7c15ull * (i + 1) ^ (uint64_t)time(NULL);
 		for (unsigned t = 0; t < TTL_CHAINS; t++)
 			w->open[t].seg = SEG_NONE;
@@ -219,6 +223,7 @@ seg_worker_destroy(struct engine_worker *ew)
 	struct seg_worker *w = (struct seg_worker *)ew;
 	struct seg_engine *e = w->e;
 
+	seg_live_flush(w);
 	/* Its open segments become ordinary sealed ones. */
 	for (unsigned t = 0; t < TTL_CHAINS; t++) {
 		struct seg_hdr *h;
@@ -271,15 +276,35 @@ seg_expire(struct engine *eng)
 
 unsigned seg_reclaim(struct engine *eng) { return seg_reclaim_ahead(seg_engine_of(eng)); }
 
+/* The changes to live counts that workers hold, per segment (in its
+ * current life), or NULL when memory is short (the headers alone then):
+ * one pass over the workers' slots rather than one per segment. */
+static int64_t *
+seg_stats_pending(const struct seg_engine *e)
+{
+	int64_t *pending = calloc(e->nseg, sizeof(*pending));
+
+	for (unsigned i = 0; pending && i < e->max_workers * SEG_LIVE_SLOTS; i++) {
+		const struct seg_live_slot *s = &e->live_tab[i];
+		const uint64_t life = atomic_load_explicit(&s->life, memory_order_acquire);
+		const int32_t seg = seg_open_seg(life);
+
+		if (life && (uint32_t)seg < e->nseg &&
+		    seg_open_gen_is(life, atomic_load(&e->hdr[seg].gen)))
+			pending[seg] += atomic_load_explicit(&s->delta, memory_order_relaxed);
+	}
+	return pending;
+}
+
 /* A sealed or open segment's share of its class's figures. */
 static void
-seg_stats_class(struct engine_stats *st, const struct seg_hdr *h)
+seg_stats_class(struct engine_stats *st, const struct seg_hdr *h, int64_t live)
 {
 	unsigned c = seg_dump_class(__atomic_load_n(&h->ttl_bucket, __ATOMIC_RELAXED));
 	int64_t created = __atomic_load_n(&h->create_at, __ATOMIC_RELAXED);
 
-	st->classes[c].items += atomic_load_explicit(&h->live_items, memory_order_relaxed);
-	st->classes[c].bytes += atomic_load_explicit(&h->live_bytes, memory_order_relaxed);
+	st->classes[c].items += seg_live_items_of(live);
+	st->classes[c].bytes += seg_live_bytes_of(live);
 	st->classes[c].segments++;
 	if (st->classes[c].oldest == 0 || created < st->classes[c].oldest)
 		st->classes[c].oldest = created;
@@ -301,6 +326,8 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 							__ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&e->workers_lock);
+	int64_t *pending = seg_stats_pending(e);
+
 	for (uint32_t i = 0; i < e->nseg; i++) {
 		const struct seg_hdr *h = &e->hdr[i];
 		uint8_t state = atomic_load_explicit(&h->state, memory_order_relaxed);
@@ -322,10 +349,15 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 			st->seg_sealed++;
 			break;
 		}
-		st->curr_items += atomic_load_explicit(&h->live_items, memory_order_relaxed);
-		st->bytes += atomic_load_explicit(&h->live_bytes, memory_order_relaxed);
-		seg_stats_class(st, h);
+		/* with the changes workers hold for it (seg_live.c) */
+		const int64_t live = atomic_load_explicit(&h->live, memory_order_relaxed) +
+				     (pending ? pending[i] : 0);
+
+		st->curr_items += seg_live_items_of(live);
+		st->bytes += seg_live_bytes_of(live);
+		seg_stats_class(st, h, live);
 	}
+	free(pending);
 	st->limit_maxbytes = atomic_load(&e->limit_bytes);
 	st->expired_unfetched = atomic_load(&e->n_expired_unfetched);
 	seg_spin_lock(&e->pool_lock);
@@ -366,7 +398,8 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 	st->table_grown_bytes = st->table_bytes - (e->table_mask + 1) * sizeof(struct seg_bucket);
 	st->meta_bytes = (uint64_t)e->nseg * (sizeof(struct seg_hdr) + sizeof(int32_t)) +
 			 sizeof(struct seg_engine) +
-			 e->max_workers * (sizeof(struct seg_worker) + sizeof(void *));
+			 e->max_workers * (sizeof(struct seg_worker) + sizeof(void *) +
+					   SEG_LIVE_SLOTS * sizeof(struct seg_live_slot));
 }
 
 static const struct engine_ops seg_ops = {
@@ -450,6 +483,7 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	e->hdr = aligned_alloc(64, (size_t)l.nseg * sizeof(struct seg_hdr));
 	e->pool = malloc((size_t)l.nseg * sizeof(int32_t));
 	e->workers = calloc(l.workers, sizeof(*e->workers));
+	e->live_tab = calloc((size_t)l.workers * SEG_LIVE_SLOTS, sizeof(*e->live_tab));
 	heap_len = (size_t)l.nseg * l.seg_size;
 	if (cfg->heap) {
 		e->heap = cfg->heap;
@@ -458,7 +492,7 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 		e->heap_owned = true;
 		e->heap_map_len = heap_len;
 	}
-	if (!e->table || !e->hdr || !e->pool || !e->workers || !e->heap) {
+	if (!e->table || !e->hdr || !e->pool || !e->workers || !e->live_tab || !e->heap) {
 		util_fail(err, errlen, "cannot allocate %zu bytes of cache memory: %s", cfg->memory,
 			  strerror(errno ? errno : ENOMEM));
 		seg_destroy(&e->base);

@@ -146,6 +146,9 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 	int64_t now = seg_now(e);
 	int32_t seg;
 
+	/* What the merge estimates live from includes this worker's changes. */
+	if (w)
+		seg_live_flush(w);
 	if (pthread_mutex_trylock(&e->evict_lock) != 0) {
 		/* Another thread evicts: wait for it (and count the wait). */
 		if (w)

@@ -50,7 +50,7 @@ seg_reclaim_whole(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
 {
 	seg_chain_remove(e, seg);
 	seg_close_and_drain(e, seg);
-	if (atomic_load_explicit(&e->hdr[seg].live_items, memory_order_relaxed) > 0)
+	if (seg_live_may_hold(e, seg))
 		seg_unlink_all(e, seg, why);
 	seg_release(e, seg);
 }

@@ -33,7 +33,10 @@
 static uint64_t
 seg_live(const struct seg_engine *e, int32_t seg)
 {
-	int32_t lb = atomic_load_explicit(&e->hdr[seg].live_bytes, memory_order_relaxed);
+	/* The header alone, an estimate: workers may hold changes to it
+	 * (seg_live.c says why that is safe here). */
+	int32_t lb = seg_live_bytes_of(atomic_load_explicit(&e->hdr[seg].live,
+							    memory_order_relaxed));
 
 	return lb > 0 ? (uint64_t)lb : 0;
 }

@@ -118,8 +118,7 @@ link_item(struct seg_worker *w, const struct seg_key *k, const struct seg_wloc *
 	if (!wl) { /* removal */
 		if (slot) {
 			seg_hash_remove_locked(e, k->head, slot);
-			seg_account_remove(e, old);
-			engine_count_add(&w->base, ENGINE_C_rmw_segment, 2);
+			seg_live_remove(w, old);
 		}
 		goto out;
 	}
@@ -131,20 +130,20 @@ link_item(struct seg_worker *w, const struct seg_key *k, const struct seg_wloc *
 			goto out;
 		}
 	} else {
-		seg_account_remove(e, old);
-		engine_count_add(&w->base, ENGINE_C_rmw_segment, 2);
+		seg_live_remove(w, old);
 		if (!live) {
 			atomic_fetch_add_explicit(&e->n_expired, 1, memory_order_relaxed);
 			W_COUNT(w, rmw_global);
 		}
 	}
 	atomic_store_explicit(slot, v, memory_order_release);
-	seg_account_add(e, v, wl->span);
-	engine_count_add(&w->base, ENGINE_C_rmw_segment, 2); /* live_items, live_bytes */
+	seg_live_add(w, v, wl->span);
 	if (cas_out)
 		*cas_out = slot_cas_locked(e, v);
 out:
 	seg_bucket_unlock(k->head);
+	if (w->live_notes >= SEG_LIVE_BATCH)
+		seg_live_flush(w);
 	return rc;
 }
 

@@ -28,6 +28,7 @@
  *   seg_flush.c         flush_all
  *   seg_expire.c        a segment's items out of the table; expiry
  *   seg_hash.c          the hash table
+ *   seg_live.c          per-worker batched live counts, and their readers
  *   seg_segment.c       segment life cycle: pool, chains, gens, accounting
  *
  * (seg_test.c, the unit tests' hooks, stands beside them.) The one place
@@ -162,10 +163,26 @@ struct seg_hdr {
 	_Atomic uint32_t write_off __attribute__((aligned(64))); /* bytes appended;
 								 * SEG_WOFF_SEALED closes it */
 	_Atomic uint32_t writers;   /* appends in flight (until their slot is published) */
-	_Atomic int32_t live_items;
-	_Atomic int32_t live_bytes;
+	_Atomic int64_t live;       /* live items and bytes, seg_live_pack(); seg_live.c */
 	_Atomic int64_t exp_max;    /* latest item expiry in the segment */
 } __attribute__((aligned(64)));
+
+/* A segment's live items and bytes in one word, so that one atomic add
+ * moves both: items * 2^32 + bytes. Bytes are signed and always within
+ * +-2^31 (a segment is at most 64 MiB), so the low word sign-extended is
+ * the bytes and the rest the items, even while a batched delta has made
+ * one of them negative for a moment (seg_live.c). */
+static inline int64_t
+seg_live_pack(int32_t items, int32_t bytes)
+{
+	return (int64_t)items * (INT64_C(1) << 32) + bytes;
+}
+static inline int32_t seg_live_bytes_of(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+static inline int32_t
+seg_live_items_of(int64_t v)
+{
+	return (int32_t)((v - seg_live_bytes_of(v)) / (INT64_C(1) << 32));
+}
 
 /* One step of a wait for another thread (a lock holder, appends to
  * drain): pause, and after a while give up the CPU, so that a waiter never
@@ -306,6 +323,9 @@ struct seg_engine {
 	/* workers */
 	pthread_mutex_t workers_lock;
 	struct seg_worker **workers;
+	/* SEG_LIVE_SLOTS per possible worker, for the life of the engine, so
+	 * that readers look at them without workers_lock (seg_live.c). */
+	struct seg_live_slot *live_tab;
 	uint64_t retired[ENGINE_C_MAX];
 
 	/* engine-wide counters (not per request, so atomics are fine) */
@@ -332,10 +352,29 @@ struct seg_open_ref {
 /* Own open segments only with this many segments per possible worker. */
 #define SEG_OWN_MIN_SEGS_PER_WORKER 16
 
+/* A worker's pending change to one segment's live counts (seg_live.c):
+ * the life it belongs to, seg_open_pack(segment, its gen then) (0 = an
+ * empty slot), and the packed delta. Only the owner writes it; readers of
+ * the counts (stats, the restart save, whether a segment may still hold
+ * items) read it too: atomics, stored and loaded, never read-modify-written. */
+struct seg_live_slot {
+	_Atomic uint64_t life;
+	_Atomic int64_t delta;
+};
+/* Slots per worker (2 KiB), direct-mapped by segment id: enough to hold
+ * the segments that removals of recently written keys go to. */
+#define SEG_LIVE_SLOTS 128
+/* Changes between two flushes of all of a worker's slots: bounds how many
+ * a busy worker holds back (rarer flushes find more to add up). */
+#define SEG_LIVE_BATCH 4096
+
 struct seg_worker {
 	struct engine_worker base;
 	struct seg_engine *e;
 	unsigned id;
+	struct seg_live_slot *live; /* its SEG_LIVE_SLOTS in e->live_tab */
+	int32_t live_add_seg;       /* the segment its last add went to */
+	unsigned live_notes;        /* since the last flush of every slot */
 	uint64_t rng;
 	uint64_t spare_bucket; /* link value of a reserved overflow bucket, or 0 */
 	bool own_always;       /* tests: never a shared open segment */
@@ -476,6 +515,24 @@ void seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size);
 void seg_account_remove(struct seg_engine *e, uint64_t v);
 /* Size in the segment of the item a slot points to (its aligned length). */
 uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
+
+/* ---- seg_live.c ---- */
+/* Worker w's change to the live counts of the segment slot value v points
+ * into (an item linked there, of `size` bytes; or unlinked): kept in w's
+ * slots or applied at once. The caller keeps that segment's life from
+ * ending: it holds the item's bucket lock or the append's `writers`. */
+void seg_live_add(struct seg_worker *w, uint64_t v, uint32_t size);
+void seg_live_remove(struct seg_worker *w, uint64_t v);
+/* Applies all of w's pending changes (the owner only). */
+void seg_live_flush(struct seg_worker *w);
+/* What all workers hold for seg in its life gen: exact at rest. */
+int64_t seg_live_pending(const struct seg_engine *e, int32_t seg, uint64_t gen);
+/* seg's live count with the workers' pending changes. */
+int64_t seg_live_read(const struct seg_engine *e, int32_t seg);
+/* Whether a claimed, drained segment may still hold linked items (must
+ * be walked): false only when nothing is pending for it and its count is
+ * not above zero. */
+bool seg_live_may_hold(const struct seg_engine *e, int32_t seg);
 
 /* ---- seg_hash.c ---- */
 struct seg_key {

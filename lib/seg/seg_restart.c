@@ -206,9 +206,12 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 			s->next = hd->next;
 			s->ttl_bucket = hd->ttl_bucket;
 			s->unit_shift = hd->unit_shift;
-			s->live_items = atomic_load(&hd->live_items);
-			s->live_bytes = atomic_load(&hd->live_bytes);
-			items += (uint64_t)atomic_load(&hd->live_items);
+			/* with what workers hold for it (seg_live.c): at rest */
+			const int64_t live = seg_live_read(e, (int32_t)i);
+
+			s->live_items = seg_live_items_of(live);
+			s->live_bytes = seg_live_bytes_of(live);
+			items += (uint64_t)s->live_items;
 			segs++;
 			seg_restart_persist(a, seg_data(e, i), s->write_off);
 		} else {

@@ -65,8 +65,7 @@ cold_reset(struct seg_engine *e, uint64_t gen_floor)
 		struct seg_hdr *h = &e->hdr[i];
 
 		atomic_store(&h->write_off, 0);
-		atomic_store(&h->live_items, 0);
-		atomic_store(&h->live_bytes, 0);
+		atomic_store(&h->live, 0);
 		atomic_store(&h->exp_max, 0);
 		h->exp_base = 0;
 		h->create_at = 0;
@@ -138,8 +137,7 @@ apply_segments(struct seg_engine *e, const struct restart_hdr *h, const struct s
 		struct seg_hdr *hd = &e->hdr[i];
 		bool sealed = s->state == SEG_SEALED;
 
-		atomic_store(&hd->live_items, 0);
-		atomic_store(&hd->live_bytes, 0);
+		atomic_store(&hd->live, 0);
 		atomic_store(&hd->write_off, sealed ? s->write_off | SEG_WOFF_SEALED : 0);
 		hd->exp_base = !sealed ? 0 : s->exp_base == EXP_NEVER ? EXP_NEVER
 								     : s->exp_base + shift;
@@ -565,8 +563,7 @@ scan_table(struct seg_engine *e, const struct restart_hdr *h, const struct seg_i
 		}
 		if (!read)
 			bytes = items == slots ? (uint64_t)img[s].live_bytes : 0;
-		atomic_store(&e->hdr[s].live_items, (int32_t)items);
-		atomic_store(&e->hdr[s].live_bytes, (int32_t)bytes);
+		atomic_store(&e->hdr[s].live, seg_live_pack((int32_t)items, (int32_t)bytes));
 		rep->segments++;
 		rep->segments_read += read;
 	}

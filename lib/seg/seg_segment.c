@@ -59,8 +59,9 @@ seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t ex
 	 * appender of an earlier life may be counted in it right now, and
 	 * takes itself out again when it sees the gen changed. */
 	atomic_store_explicit(&h->write_off, 0, memory_order_relaxed);
-	atomic_store_explicit(&h->live_items, 0, memory_order_relaxed);
-	atomic_store_explicit(&h->live_bytes, 0, memory_order_relaxed);
+	/* Changes that workers still hold for an earlier life are dropped
+	 * when they flush (seg_live.c): seg_retire waited for them. */
+	atomic_store_explicit(&h->live, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->exp_max, 0, memory_order_relaxed);
 	/* Lock-free readers of the earlier life may still read these (a
 	 * seqlock: their gen check discards what they read): stored
@@ -223,6 +224,10 @@ seg_retire(struct seg_engine *e, int32_t seg)
 	atomic_thread_fence(memory_order_release);
 	while (atomic_load(&h->writers))
 		seg_relax(&spins);
+	/* What workers still held for the life that ended is dropped (they
+	 * see the new gen, or were waited for just now: seg_live.c), so its
+	 * count may not have reached zero: a free segment counts nothing. */
+	atomic_store_explicit(&h->live, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->state, SEG_FREE, memory_order_release);
 }
 
@@ -248,18 +253,13 @@ seg_item_span(const struct seg_engine *e, uint64_t v)
 void
 seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size)
 {
-	struct seg_hdr *h = &e->hdr[slot_seg(v)];
-
-	atomic_fetch_add_explicit(&h->live_items, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->live_bytes, (int32_t)size, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->hdr[slot_seg(v)].live, seg_live_pack(1, (int32_t)size),
+				  memory_order_relaxed);
 }
 
 void
 seg_account_remove(struct seg_engine *e, uint64_t v)
 {
-	struct seg_hdr *h = &e->hdr[slot_seg(v)];
-
-	atomic_fetch_sub_explicit(&h->live_items, 1, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&h->live_bytes, (int32_t)seg_item_span(e, v),
-				  memory_order_relaxed);
+	atomic_fetch_sub_explicit(&e->hdr[slot_seg(v)].live,
+				  seg_live_pack(1, (int32_t)seg_item_span(e, v)), memory_order_relaxed);
 }

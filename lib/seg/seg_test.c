@@ -100,7 +100,8 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 	for (uint32_t s = 0; s < e->nseg; s++) {
 		const struct seg_hdr *h = &e->hdr[s];
 		uint32_t writers = atomic_load(&h->writers);
-		int32_t items = atomic_load(&h->live_items), bytes = atomic_load(&h->live_bytes);
+		const int64_t live = seg_live_read(e, (int32_t)s);
+		int32_t items = seg_live_items_of(live), bytes = seg_live_bytes_of(live);
 		uint8_t st = atomic_load(&h->state);
 
 		if (writers != 0) {

@@ -19,9 +19,9 @@ they keep losing races on). The model:
            writer writes (a shared open segment's header, the generation
            counter, the pool and chain locks): another core wrote them last
            with probability (N-1)/N.
-  seg    = rmw_segment per op (live counts on the replaced item's segment,
-           the worker's own open segment): counted as contended like `hot`,
-           an upper bound.
+  seg    = rmw_segment per op (live counts a worker applies from the
+           changes it holds back, lib/seg/seg_live.c; the worker's own open
+           segment): counted as contended like `hot`, an upper bound.
   bucket = lock_bucket + rmw_bucket per op (hash bucket locks and slot
            frequency bumps): contended only when another core touched the
            key's line while it still sat in that core's cache, q(N) =
