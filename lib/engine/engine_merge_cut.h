@@ -9,7 +9,8 @@
  * `cutoff` times the first ones, up to `at_cutoff` bytes; so the most read
  * items fill the destinations, not the first read items in offset order.
  * Unread items survive only when fewer than the destinations' worth were
- * read, and none from a run nobody read.
+ * read, and none from a run nobody read. With it, how reads are counted
+ * (ENGINE_FREQ_EXACT), which the rule ranks items by.
  */
 #ifndef SEGCACHED_ENGINE_MERGE_CUT_H
 #define SEGCACHED_ENGINE_MERGE_CUT_H
@@ -18,6 +19,11 @@
 
 /* Read frequencies counted per item (lib/seg keeps 8 bits in a slot). */
 #define ENGINE_FREQ_LEVELS 256u
+/* Reads are counted one by one below this frequency; from it on, each
+ * with probability 1/f, up to ENGINE_FREQ_LEVELS - 1 (an approximate
+ * logarithmic counter, so that hot keys stop writing their slot's cache
+ * line): lib/seg's seg_bump_freq, and lib/mrc's model of it. */
+#define ENGINE_FREQ_EXACT 4u
 
 struct engine_merge_cut {
 	unsigned cutoff;

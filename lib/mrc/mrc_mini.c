@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mrc/mrc_private.h"
+#include "engine/engine_merge_cut.h"
 #include "engine/engine_ttl_bucket.h"
 
 _Static_assert(MINI_TTL_BUCKETS == ENGINE_TTL_BUCKETS, "the miniature caches' TTL buckets are the server's");
@@ -464,7 +465,8 @@ mini_drop(struct mini *c, struct mrc_key *keys, uint32_t id)
 	remove_item(c, keys, id);
 }
 
-/* seg_bump_freq(): saturating, increasingly unlikely above 16. */
+/* seg_bump_freq(): exact below ENGINE_FREQ_EXACT, then with probability
+ * 1/freq, saturating. */
 static void
 bump_freq(struct mini *c, struct mini_item *it)
 {
@@ -472,7 +474,7 @@ bump_freq(struct mini *c, struct mini_item *it)
 
 	if (it->freq == UINT8_MAX)
 		return;
-	if (it->freq >= 16) {
+	if (it->freq >= ENGINE_FREQ_EXACT) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;

@@ -12,6 +12,7 @@
 
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
+#include "engine/engine_merge_cut.h"
 
 #define LOCKLESS_TRIES 3
 
@@ -86,10 +87,6 @@ seg_lookup(struct seg_engine *e, const struct seg_key *k, bool locked, struct se
 	return NOT_FOUND;
 }
 
-/* Reads counted one by one below this frequency; from it on, each with
- * probability 1/f. */
-#define SEG_FREQ_EXACT 4
-
 void
 seg_bump_freq(struct seg_worker *w, const struct seg_read *r)
 {
@@ -100,7 +97,7 @@ seg_bump_freq(struct seg_worker *w, const struct seg_read *r)
 		return;
 	/* Saturating, increasingly unlikely increments (an approximate
 	 * logarithmic counter), so hot keys stop writing their cache line. */
-	if (f >= SEG_FREQ_EXACT && (((seg_xorshift(&w->rng) >> 32) * f) >> 32) != 0)
+	if (f >= ENGINE_FREQ_EXACT && (((seg_xorshift(&w->rng) >> 32) * f) >> 32) != 0)
 		return;
 	W_COUNT(w, rmw_bucket);
 	atomic_compare_exchange_strong_explicit(r->slot, &expected,
