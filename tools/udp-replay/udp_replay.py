@@ -11,10 +11,13 @@ telemetry's /segcached/stats over --seconds, after --warmup seconds.
 
 Working sets: with --keys up to --pcap-preload-max the pcap itself
 starts with a set of every key (the replay loops over those sets too,
-they are 1/12 of the pcap by default); a larger key space cannot sit in
-the RX pool (it must hold the whole file), so the keys are stored first by
-a run that replays a sets-only pcap once into --heap-file, and the
-measured run warm-restarts from that file.
+they are 1/12 of the pcap by default), and the loop of --requests
+requests is the working set. A larger key space fits neither in the RX
+pool (which must hold an infinite_rx file whole) nor in a short loop, so
+net_pcap reads a FIFO instead, once through: this tool writes a set of
+every key into it, then --stream-requests random requests over all keys
+again and again until the run ends (written from memory, far faster than
+the server reads; the tool runs on the main lcore's CPU).
 
 Builds are measured in alternating rounds (A B, B A, A B, ...) so that a
 noisy host's drift falls on both; the per-round ratio to the first build
@@ -35,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -73,8 +77,8 @@ def telemetry(prefix, cmd):
 class Replay:
     """One segcached --stack native process on a net_pcap port."""
 
-    def __init__(self, binary, rx_pcap, infinite=True, tx_pcap=None, heap_file=None,
-                 memory_mb=1024, cpus=(0, 1), logdir=None, extra=None):
+    def __init__(self, binary, rx_pcap, infinite=True, tx_pcap=None, memory_mb=1024,
+                 cpus=(0, 1), logdir=None, extra=None):
         _runs[0] += 1
         self.prefix = "udpreplay%d_%d" % (os.getpid(), _runs[0])
         vdev = "net_pcap0,rx_pcap=%s" % rx_pcap
@@ -89,8 +93,6 @@ class Replay:
                 "--rx-desc", "4096", "-m", str(memory_mb), "--link-timeout", "0"]
         udp = udp_options(binary)
         args += udp if "--udp-reply-max" in udp else udp[:-1]
-        if heap_file:
-            args += ["--heap-file", heap_file]
         self.cmd = [binary] + eal + ["--"] + args + list(extra or [])
         self.log = os.path.join(logdir or tempfile.gettempdir(), self.prefix + ".log")
         self.proc = None
@@ -119,10 +121,13 @@ class Replay:
             return "".join(f.readlines()[-15:])
 
     def stats(self):
-        return telemetry(self.prefix, "/segcached/stats")
+        st = telemetry(self.prefix, "/segcached/stats")
+        if not isinstance(st, dict):
+            raise ValueError("no stats from /segcached/stats: %r" % (st,))
+        return st
 
     def stop(self):
-        """A graceful stop (SIGTERM: a --heap-file is saved); bounded."""
+        """A graceful stop (SIGTERM), bounded."""
         if self.proc is None or self.proc.poll() is not None:
             return
         self.proc.send_signal(signal.SIGTERM)
@@ -144,10 +149,13 @@ def requests_of(st):
 def wait_requests(srv, want, timeout=60.0):
     """Waits until the server answered want requests (a once-through pcap)."""
     deadline = time.monotonic() + timeout
-    st = srv.stats()
+    st = {"cmd_get": 0, "cmd_set": 0}
     while requests_of(st) < want and time.monotonic() < deadline:
         time.sleep(0.1)
-        st = srv.stats()
+        try:
+            st = srv.stats()
+        except ValueError:
+            continue  # a busy moment
     if requests_of(st) < want:
         raise RuntimeError("the server answered %d of %d requests in %.0f s" %
                            (requests_of(st), want, timeout))
@@ -166,38 +174,86 @@ def measure(srv, seconds, warmup):
             "delta": delta, "curr_items": b["curr_items"]}
 
 
-def make_pcaps(workdir, keys, requests, get_ratio, value_size, preload_max):
-    """The mix pcap and, for a large key space, the sets-only preload pcap."""
-    mix = os.path.join(workdir, "mix-%d.pcap" % keys)
-    pre = None
-    if keys <= preload_max:
-        pcap_requests.write(mix, pcap_requests.requests(keys, keys, requests, get_ratio,
-                                                        value_size, 1))
-    else:
-        pre = os.path.join(workdir, "preload-%d.pcap" % keys)
-        pcap_requests.write(pre, pcap_requests.requests(keys, keys, 0, get_ratio,
-                                                        value_size, 1))
-        pcap_requests.write(mix, pcap_requests.requests(keys, 0, requests, get_ratio,
-                                                        value_size, 1))
-    return mix, pre
+class Streamer(threading.Thread):
+    """Writes a pcap into a FIFO: the file header and head once, then body
+    again and again until stop() or limit_s seconds (bounded)."""
+
+    def __init__(self, fifo, head, body, limit_s, cpu):
+        super().__init__(daemon=True)
+        self.fifo, self.head, self.body, self.limit_s = fifo, head, body, limit_s
+        self.cpu = cpu
+        self.done = threading.Event()
+        self.error = None
+
+    def run(self):
+        try:
+            os.sched_setaffinity(0, {self.cpu})  # this thread only: off the worker's CPU
+        except OSError:
+            pass
+        try:
+            fd = os.open(self.fifo, os.O_WRONLY)  # waits for net_pcap to open it
+        except OSError as e:
+            self.error = e
+            return
+        try:
+            try:
+                import fcntl
+                fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ: fewer wake-ups
+            except OSError:
+                pass
+            deadline = time.monotonic() + self.limit_s
+            self.write_all(fd, pcap_requests.FILE_HEADER + self.head)
+            while not self.done.is_set() and time.monotonic() < deadline:
+                self.write_all(fd, self.body)
+        except BrokenPipeError:
+            pass  # the server stopped reading: the run is over
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def write_all(fd, data):
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view[:1 << 20]):]
+
+    def stop(self):
+        self.done.set()
 
 
-def one_run(binary, mix, pre, keys, a, workdir):
-    heap = os.path.join(a.heap_dir, "udp-replay-%d.heap" % os.getpid())
-    if os.path.exists(heap):
-        os.unlink(heap)
+def make_input(workdir, a):
+    """The replay's input: ("file", path) for an infinite_rx pcap, or
+    ("fifo", path, preload records, stream records) for a large key space."""
+    if a.keys <= a.pcap_preload_max:
+        mix = os.path.join(workdir, "mix-%d.pcap" % a.keys)
+        pcap_requests.write(mix, pcap_requests.requests(a.keys, a.keys, a.requests,
+                                                        a.get_ratio, a.value_size, 1))
+        return ("file", mix)
+    counts = {"get": 0, "set": 0}
+    head = pcap_requests.records(pcap_requests.requests(a.keys, a.keys, 0, a.get_ratio,
+                                                        a.value_size, 1), counts)
+    body = pcap_requests.records(pcap_requests.requests(a.keys, 0, a.stream_requests,
+                                                        a.get_ratio, a.value_size, 2),
+                                 counts, a.keys)
+    fifo = os.path.join(workdir, "requests.fifo")
+    os.mkfifo(fifo)
+    return ("fifo", fifo, head, body)
+
+
+def one_run(binary, inp, a, workdir):
+    if inp[0] == "file":
+        with Replay(binary, inp[1], memory_mb=a.memory, cpus=a.cpus, logdir=workdir) as srv:
+            return measure(srv, a.seconds, a.warmup)
+    streamer = Streamer(inp[1], inp[2], inp[3], limit_s=120 + a.warmup + a.seconds,
+                        cpu=a.cpus[0])
+    streamer.start()
     try:
-        if pre is not None:
-            with Replay(binary, pre, infinite=False, heap_file=heap, memory_mb=a.memory,
-                        cpus=a.cpus, logdir=workdir) as srv:
-                wait_requests(srv, keys, timeout=120)
-        with Replay(binary, mix, heap_file=heap, memory_mb=a.memory, cpus=a.cpus,
+        with Replay(binary, inp[1], infinite=False, memory_mb=a.memory, cpus=a.cpus,
                     logdir=workdir) as srv:
-            m = measure(srv, a.seconds, a.warmup)
+            wait_requests(srv, a.keys, timeout=120)
+            return measure(srv, a.seconds, a.warmup)
     finally:
-        if os.path.exists(heap):
-            os.unlink(heap)
-    return m
+        streamer.stop()
+        streamer.join(timeout=30)
 
 
 def fmt_m(x):
@@ -218,7 +274,8 @@ def main(argv=None):
     ap.add_argument("--memory", type=int, default=1024, help="segcached -m, MiB")
     ap.add_argument("--pcap-preload-max", type=int, default=2000,
                     help="largest key space preloaded inside the replayed pcap")
-    ap.add_argument("--heap-dir", default="/dev/shm", help="where the --heap-file goes")
+    ap.add_argument("--stream-requests", type=int, default=2000000,
+                    help="requests streamed again and again for a large key space")
     ap.add_argument("--cpus", default="0,1", help="CPUs of the main and the worker lcore")
     ap.add_argument("--json", help="write every run here")
     a = ap.parse_args(argv)
@@ -232,15 +289,14 @@ def main(argv=None):
     workdir = tempfile.mkdtemp(prefix="udp-replay-")
     runs = []
     try:
-        mix, pre = make_pcaps(workdir, a.keys, a.requests, a.get_ratio, a.value_size,
-                              a.pcap_preload_max)
+        inp = make_input(workdir, a)
         for r in range(a.rounds):
             order = list(range(len(binaries)))
             if r % 2:
                 order.reverse()
             row = {}
             for i in order:
-                m = one_run(binaries[i], mix, pre, a.keys, a, workdir)
+                m = one_run(binaries[i], inp, a, workdir)
                 row[i] = m
                 print("round %d %s: %s M req/s (gets %d, hits %d, sets %d)" %
                       (r + 1, a.builds[i], fmt_m(m["rate"]), m["delta"]["cmd_get"],
