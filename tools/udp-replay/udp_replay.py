@@ -169,9 +169,11 @@ def measure(srv, seconds, warmup):
     time.sleep(seconds)
     b, t1 = srv.stats(), time.monotonic()
     delta = {k: b[k] - a[k] for k in ("cmd_get", "get_hits", "get_misses", "cmd_set")}
-    return {"rps": requests_of(b) - requests_of(a), "seconds": t1 - t0,
+    net = telemetry(srv.prefix, "/segcached/net") or {}
+    return {"requests": requests_of(b) - requests_of(a), "seconds": t1 - t0,
             "rate": (requests_of(b) - requests_of(a)) / (t1 - t0),
-            "delta": delta, "curr_items": b["curr_items"]}
+            "delta": delta, "curr_items": b["curr_items"],
+            "net": {k: v for k, v in net.items() if isinstance(v, int)}}
 
 
 class Streamer(threading.Thread):
