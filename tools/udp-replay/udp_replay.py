@@ -272,8 +272,11 @@ def main(argv=None):
     ap.add_argument("--value-size", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5.0)
-    ap.add_argument("--warmup", type=float, default=1.0)
-    ap.add_argument("--memory", type=int, default=1024, help="segcached -m, MiB")
+    ap.add_argument("--warmup", type=float, default=2.0)
+    ap.add_argument("--memory", type=int, default=None,
+                    help="segcached -m, MiB (default: 64, or 256 past --pcap-preload-max "
+                    "keys): small enough that the heap is full, reused and no longer "
+                    "page-faulted in by the time the run is measured")
     ap.add_argument("--pcap-preload-max", type=int, default=2000,
                     help="largest key space preloaded inside the replayed pcap")
     ap.add_argument("--stream-requests", type=int, default=2000000,
@@ -282,6 +285,8 @@ def main(argv=None):
     ap.add_argument("--json", help="write every run here")
     a = ap.parse_args(argv)
     a.cpus = tuple(int(x) for x in a.cpus.split(","))
+    if a.memory is None:
+        a.memory = 64 if a.keys <= a.pcap_preload_max else 256
     if len(a.cpus) != 2 or a.rounds < 1 or a.keys < 1 or a.seconds <= 0:
         ap.error("--cpus takes two CPUs; --rounds, --keys and --seconds must be positive")
     binaries = [binary_of(b) for b in a.builds]
