@@ -44,8 +44,17 @@ def read_pcap(path):
         if fr[12:14] != b"\x08\x00" or fr[23] != 17:
             continue
         ihl = (fr[14] & 15) * 4
+        ip = fr[14:14 + ihl]
         udp = fr[14 + ihl:]
         ulen = struct.unpack_from("!H", udp, 4)[0]
+        # both checksums as a receiver checks them: the sum with the
+        # checksum in it is 0
+        if pcap_requests.checksum(ip) != 0:
+            raise AssertionError("bad IPv4 header checksum in reply %d" % len(out))
+        pseudo = ip[12:20] + struct.pack("!BBH", 0, 17, ulen)
+        if struct.unpack_from("!H", udp, 6)[0] != 0 and \
+                pcap_requests.checksum(pseudo + udp[:ulen]) != 0:
+            raise AssertionError("bad UDP checksum in reply %d" % len(out))
         out.append(udp[8:ulen])
     return out
 
