@@ -8,7 +8,7 @@ A once-through replay with TX to a pcap: every request of the file gets
 exactly its reply (its request id, STORED for a set, the key's value for
 a get), and the stats count the file's gets, hits and sets. Then the tool
 itself, briefly: the infinite replay of a small working set and the
-FIFO-streamed large one (a preload of every key first), each answering
+read-once large one (a preload of every key first), each answering
 every get with a hit, and the stack's adaptive first phase probing.
 Needs root (DPDK's runtime directory); skipped (77) otherwise.
 """
@@ -97,13 +97,18 @@ class Replay(unittest.TestCase):
         self.assertEqual(len(runs), 1)
         return runs[0][SEGCACHED]
 
+    def assert_all_hits(self, d):
+        # the stats are read while the server runs: a burst's gets may be
+        # counted before their hits at either end of the window
+        self.assertGreater(d["cmd_get"], 0)
+        self.assertEqual(d["get_misses"], 0)
+        self.assertLessEqual(abs(d["get_hits"] - d["cmd_get"]), 2 * 32)
+
     def test_small_working_set_loops(self):
         m = self.run_tool("--keys", "500", "--memory", "64")
         d = m["delta"]
-        self.assertGreater(d["cmd_get"], 0)
+        self.assert_all_hits(d)
         self.assertGreater(d["cmd_set"], 0)
-        self.assertEqual(d["get_hits"], d["cmd_get"])
-        self.assertEqual(d["get_misses"], 0)
         self.assertEqual(m["curr_items"], 500)
         self.assertGreater(m["rate"], 0)
         # the stack tried its first phase both ways and chose
@@ -111,10 +116,8 @@ class Replay(unittest.TestCase):
 
     def test_large_working_set_streams(self):
         m = self.run_tool("--keys", "20000", "--pcap-preload-max", "1000",
-                          "--stream-requests", "20000", "--memory", "64")
-        d = m["delta"]
-        self.assertGreater(d["cmd_get"], 0)
-        self.assertEqual(d["get_hits"], d["cmd_get"])
+                          "--stream-requests", "20000", "--max-rate", "1e6", "--memory", "64")
+        self.assert_all_hits(m["delta"])
         self.assertEqual(m["curr_items"], 20000)
 
 

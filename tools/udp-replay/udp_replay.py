@@ -14,10 +14,11 @@ starts with a set of every key (the replay loops over those sets too,
 they are 1/12 of the pcap by default), and the loop of --requests
 requests is the working set. A larger key space fits neither in the RX
 pool (which must hold an infinite_rx file whole) nor in a short loop, so
-net_pcap reads a FIFO instead, once through: this tool writes a set of
-every key into it, then --stream-requests random requests over all keys
-again and again until the run ends (written from memory, far faster than
-the server reads; the tool runs on the main lcore's CPU).
+net_pcap reads a file once through instead (from --work-dir, tmpfs by
+default): a set of every key, then --stream-requests random requests
+over all keys repeated to last the run (a run whose file ran out is
+measured up to there and flagged "short"). Reading a file costs the server a little more per request than
+infinite_rx, the same for every build.
 
 Builds are measured in alternating rounds (A B, B A, A B, ...) so that a
 noisy host's drift falls on both; the per-round ratio to the first build
@@ -38,7 +39,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -163,99 +163,64 @@ def wait_requests(srv, want, timeout=60.0):
 
 
 def measure(srv, seconds, warmup):
-    """Requests/s over seconds, after warmup; with the stats at both ends."""
+    """Requests/s over seconds, after warmup, with the stats at both ends.
+    A read-once pcap that runs out ends the window early at its last
+    growing sample ("short": the measured seconds are fewer)."""
     time.sleep(warmup)
     a, t0 = srv.stats(), time.monotonic()
-    time.sleep(seconds)
-    b, t1 = srv.stats(), time.monotonic()
+    b, t1 = a, t0
+    while t1 - t0 < seconds:
+        time.sleep(min(0.25, max(0.0, seconds - (t1 - t0))))
+        st, t = srv.stats(), time.monotonic()
+        if requests_of(st) == requests_of(b):
+            break  # the input ran out
+        b, t1 = st, t
+    if t1 == t0:
+        raise RuntimeError("no request was answered in the measured window")
     delta = {k: b[k] - a[k] for k in ("cmd_get", "get_hits", "get_misses", "cmd_set")}
     net = telemetry(srv.prefix, "/segcached/net") or {}
     return {"requests": requests_of(b) - requests_of(a), "seconds": t1 - t0,
+            "short": t1 - t0 < seconds * 0.95,
             "rate": (requests_of(b) - requests_of(a)) / (t1 - t0),
             "delta": delta, "curr_items": b["curr_items"],
             "net": {k: v for k, v in net.items() if isinstance(v, int)}}
 
 
-class Streamer(threading.Thread):
-    """Writes a pcap into a FIFO: the file header and head once, then body
-    again and again until stop() or limit_s seconds (bounded)."""
-
-    def __init__(self, fifo, head, body, limit_s, cpu):
-        super().__init__(daemon=True)
-        self.fifo, self.head, self.body, self.limit_s = fifo, head, body, limit_s
-        self.cpu = cpu
-        self.done = threading.Event()
-        self.error = None
-
-    def run(self):
-        try:
-            os.sched_setaffinity(0, {self.cpu})  # this thread only: off the worker's CPU
-        except OSError:
-            pass
-        try:
-            fd = os.open(self.fifo, os.O_WRONLY)  # waits for net_pcap to open it
-        except OSError as e:
-            self.error = e
-            return
-        try:
-            try:
-                import fcntl
-                fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ: fewer wake-ups
-            except OSError:
-                pass
-            deadline = time.monotonic() + self.limit_s
-            self.write_all(fd, pcap_requests.FILE_HEADER + self.head)
-            while not self.done.is_set() and time.monotonic() < deadline:
-                self.write_all(fd, self.body)
-        except BrokenPipeError:
-            pass  # the server stopped reading: the run is over
-        finally:
-            os.close(fd)
-
-    @staticmethod
-    def write_all(fd, data):
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view[:1 << 20]):]
-
-    def stop(self):
-        self.done.set()
-
-
 def make_input(workdir, a):
-    """The replay's input: ("file", path) for an infinite_rx pcap, or
-    ("fifo", path, preload records, stream records) for a large key space."""
+    """The replay's input: (path, infinite). A small key space is one
+    looped pcap; a large one a pcap read once: every key set, then
+    --stream-requests random requests over all keys, repeated to last the
+    run at up to --max-rate requests/s."""
+    path = os.path.join(workdir, "requests-%d.pcap" % a.keys)
     if a.keys <= a.pcap_preload_max:
-        mix = os.path.join(workdir, "mix-%d.pcap" % a.keys)
-        pcap_requests.write(mix, pcap_requests.requests(a.keys, a.keys, a.requests,
-                                                        a.get_ratio, a.value_size, 1))
-        return ("file", mix)
+        pcap_requests.write(path, pcap_requests.requests(a.keys, a.keys, a.requests,
+                                                         a.get_ratio, a.value_size, 1))
+        return path, True
     counts = {"get": 0, "set": 0}
-    head = pcap_requests.records(pcap_requests.requests(a.keys, a.keys, 0, a.get_ratio,
-                                                        a.value_size, 1), counts)
     body = pcap_requests.records(pcap_requests.requests(a.keys, 0, a.stream_requests,
                                                         a.get_ratio, a.value_size, 2),
                                  counts, a.keys)
-    fifo = os.path.join(workdir, "requests.fifo")
-    os.mkfifo(fifo)
-    return ("fifo", fifo, head, body)
+    repeats = -(-int(a.max_rate * (a.warmup + a.seconds + 3)) // a.stream_requests)
+    with open(path, "wb") as f:
+        f.write(pcap_requests.FILE_HEADER)
+        f.write(pcap_requests.records(pcap_requests.requests(a.keys, a.keys, 0, a.get_ratio,
+                                                             a.value_size, 1), counts))
+        for _ in range(repeats):
+            f.write(body)
+    return path, False
 
 
 def one_run(binary, inp, a, workdir):
-    if inp[0] == "file":
-        with Replay(binary, inp[1], memory_mb=a.memory, cpus=a.cpus, logdir=workdir) as srv:
-            return measure(srv, a.seconds, a.warmup)
-    streamer = Streamer(inp[1], inp[2], inp[3], limit_s=120 + a.warmup + a.seconds,
-                        cpu=a.cpus[0])
-    streamer.start()
-    try:
-        with Replay(binary, inp[1], infinite=False, memory_mb=a.memory, cpus=a.cpus,
-                    logdir=workdir) as srv:
+    path, infinite = inp
+    with Replay(binary, path, infinite=infinite, memory_mb=a.memory, cpus=a.cpus,
+                logdir=workdir) as srv:
+        if not infinite:
             wait_requests(srv, a.keys, timeout=120)
-            return measure(srv, a.seconds, a.warmup)
-    finally:
-        streamer.stop()
-        streamer.join(timeout=30)
+        m = measure(srv, a.seconds, a.warmup)
+    if m["short"]:
+        print("warning: the pcap ran out after %.1f of %.1f s: raise --max-rate" %
+              (m["seconds"], a.seconds), file=sys.stderr)
+    return m
 
 
 def fmt_m(x):
@@ -280,7 +245,12 @@ def main(argv=None):
     ap.add_argument("--pcap-preload-max", type=int, default=2000,
                     help="largest key space preloaded inside the replayed pcap")
     ap.add_argument("--stream-requests", type=int, default=2000000,
-                    help="requests streamed again and again for a large key space")
+                    help="random requests over a large key space, repeated")
+    ap.add_argument("--max-rate", type=float, default=2.5e6,
+                    help="large key space: the read-once pcap lasts the run up to this "
+                    "many requests/s")
+    ap.add_argument("--work-dir", default="/dev/shm",
+                    help="where the pcap is written (gigabytes for a large key space)")
     ap.add_argument("--cpus", default="0,1", help="CPUs of the main and the worker lcore")
     ap.add_argument("--json", help="write every run here")
     a = ap.parse_args(argv)
@@ -293,7 +263,7 @@ def main(argv=None):
     for b in binaries:
         if not os.access(b, os.X_OK):
             ap.error("no segcached binary at %s (build it: ninja -C BUILD)" % b)
-    workdir = tempfile.mkdtemp(prefix="udp-replay-")
+    workdir = tempfile.mkdtemp(prefix="udp-replay-", dir=a.work_dir)
     runs = []
     try:
         inp = make_input(workdir, a)
