@@ -218,7 +218,7 @@ def one_run(binary, inp, a, workdir):
             wait_requests(srv, a.keys, timeout=120)
         m = measure(srv, a.seconds, a.warmup)
     if m["short"]:
-        print("warning: the pcap ran out after %.1f of %.1f s: raise --max-rate" %
+        print("invalid run: the pcap ran out after %.1f of %.1f s (raise --max-rate)" %
               (m["seconds"], a.seconds), file=sys.stderr)
     return m
 
@@ -246,7 +246,7 @@ def main(argv=None):
                     help="largest key space preloaded inside the replayed pcap")
     ap.add_argument("--stream-requests", type=int, default=2000000,
                     help="random requests over a large key space, repeated")
-    ap.add_argument("--max-rate", type=float, default=2.5e6,
+    ap.add_argument("--max-rate", type=float, default=4e6,
                     help="large key space: the read-once pcap lasts the run up to this "
                     "many requests/s")
     ap.add_argument("--work-dir", default="/dev/shm",
@@ -281,15 +281,21 @@ def main(argv=None):
             runs.append(row)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print("\n| build | M req/s median | range | ratio to %s (median, range) |" %
+    # a run cut short is not a result: out of the medians, its round's
+    # ratios too
+    print("\n| build | M req/s median | range | ratio to %s (median, range) | runs |" %
           a.builds[0])
-    print("|---|---|---|---|")
+    print("|---|---|---|---|---|")
     for i, b in enumerate(a.builds):
-        rates = [row[i]["rate"] for row in runs]
-        ratios = [row[i]["rate"] / row[0]["rate"] for row in runs]
-        print("| %s | %s | %s–%s | %.2f (%.2f–%.2f) |" %
+        rates = [row[i]["rate"] for row in runs if not row[i]["short"]]
+        ratios = [row[i]["rate"] / row[0]["rate"] for row in runs
+                  if not row[i]["short"] and not row[0]["short"]]
+        if not rates or not ratios:
+            print("| %s | no valid run | | | 0 |" % b)
+            continue
+        print("| %s | %s | %s–%s | %.2f (%.2f–%.2f) | %d |" %
               (b, fmt_m(statistics.median(rates)), fmt_m(min(rates)), fmt_m(max(rates)),
-               statistics.median(ratios), min(ratios), max(ratios)))
+               statistics.median(ratios), min(ratios), max(ratios), len(rates)))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"args": {k: v for k, v in vars(a).items()},
