@@ -162,19 +162,25 @@ def wait_requests(srv, want, timeout=60.0):
     return st
 
 
-def measure(srv, seconds, warmup):
+def measure(srv, seconds, warmup, once=False):
     """Requests/s over seconds, after warmup, with the stats at both ends.
-    A read-once pcap that runs out ends the window early at its last
-    growing sample ("short": the measured seconds are fewer)."""
+    A read-once pcap (once) that runs out ends the window early at its
+    last growing sample ("short": the measured seconds are fewer): no
+    growth for a whole second, longer than the stats' refresh or a
+    preempted lcore."""
     time.sleep(warmup)
     a, t0 = srv.stats(), time.monotonic()
     b, t1 = a, t0
-    while t1 - t0 < seconds:
-        time.sleep(min(0.25, max(0.0, seconds - (t1 - t0))))
+    if not once:
+        time.sleep(seconds)
+        b, t1 = srv.stats(), time.monotonic()
+    while once and time.monotonic() - t0 < seconds:
+        time.sleep(0.25)
         st, t = srv.stats(), time.monotonic()
-        if requests_of(st) == requests_of(b):
+        if requests_of(st) != requests_of(b):
+            b, t1 = st, t
+        elif t - t1 >= 1.0:
             break  # the input ran out
-        b, t1 = st, t
     if t1 == t0:
         raise RuntimeError("no request was answered in the measured window")
     delta = {k: b[k] - a[k] for k in ("cmd_get", "get_hits", "get_misses", "cmd_set")}
@@ -216,7 +222,7 @@ def one_run(binary, inp, a, workdir):
                 logdir=workdir) as srv:
         if not infinite:
             wait_requests(srv, a.keys, timeout=120)
-        m = measure(srv, a.seconds, a.warmup)
+        m = measure(srv, a.seconds, a.warmup, once=not infinite)
     if m["short"]:
         print("invalid run: the pcap ran out after %.1f of %.1f s (raise --max-rate)" %
               (m["seconds"], a.seconds), file=sys.stderr)
@@ -259,6 +265,9 @@ def main(argv=None):
         a.memory = 64 if a.keys <= a.pcap_preload_max else 256
     if len(a.cpus) != 2 or a.rounds < 1 or a.keys < 1 or a.seconds <= 0:
         ap.error("--cpus takes two CPUs; --rounds, --keys and --seconds must be positive")
+    # a SIGTERM unwinds like an exception: each server is stopped, the
+    # pcap removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     binaries = [binary_of(b) for b in a.builds]
     for b in binaries:
         if not os.access(b, os.X_OK):
