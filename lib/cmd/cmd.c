@@ -113,15 +113,12 @@ admin_servable(const struct proto_req *req)
 	return cmd_table[req->cmd].flags & CMD_F_ADMIN;
 }
 
-/* The datagram's replies went over udp_reply_max: the last request's
- * reply (a whole get line), from mark on, becomes one error line, and the
- * rest of the datagram is dropped. */
-static void
-udp_cap(struct cmd_conn *c, size_t start, size_t mark)
+void
+cmd_udp_cap(struct cmd_conn *c, size_t mark)
 {
 	size_t max = c->s->udp_reply_max;
 
-	if (max == 0 || c->udp_sent + proto_out_pending(c->out) - start <= max)
+	if (max == 0 || c->udp_sent + proto_out_pending(c->out) - c->udp_start <= max)
 		return;
 	proto_out_truncate(c->out, mark);
 	c->line_mark_valid = false;
@@ -138,6 +135,7 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 	struct cmd_batch batch;
 
 	*actions = 0;
+	c->udp_start = start;
 	c->out = out;
 	c->actions = actions;
 	c->line_mark_valid = false;
@@ -188,7 +186,7 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 				cmd_reply(c, req.noreply,
 					  "CLIENT_ERROR only reads are served over UDP");
 			}
-			udp_cap(c, start, mark);
+			cmd_udp_cap(c, mark);
 		} else if (c->admin && !admin_servable(&req)) {
 			cmd_reply(c, false,
 				  "CLIENT_ERROR only administration commands on the admin port");

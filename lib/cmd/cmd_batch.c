@@ -13,9 +13,12 @@
 bool
 cmd_batch_takes(const struct cmd_conn *c, const struct proto_req *req)
 {
-	/* UDP checks each request's reply against its size cap, and the
-	 * admin port refuses gets: both keep the one-at-a-time path. */
-	if (c->udp || c->admin || req->error != NULL || req->key == NULL)
+	/* The admin port refuses gets, and so does UDP a command it does not
+	 * serve: both answer it one at a time. UDP's size cap is checked
+	 * after each key's reply (batch_done), as cmd_process() does. */
+	if (c->admin || req->error != NULL || req->key == NULL)
+		return false;
+	if (c->udp && !c->s->udp_writes && !(cmd_table[req->cmd].flags & CMD_F_UDP))
 		return false;
 	if (req->cmd == PROTO_CMD_GET || req->cmd == PROTO_CMD_GETS)
 		return true;
@@ -128,6 +131,9 @@ batch_done(void *arg, unsigned i, enum engine_status st, const struct engine_ite
 	struct cmd_conn *c = r->c;
 	const struct cmd_batch_entry *e = &r->b->e[i];
 	struct proto_out *out = c->out;
+	/* over UDP, where this key's reply starts as cmd_process() marks it:
+	 * a get key's is where its line's replies start */
+	size_t mark = proto_out_mark(out);
 
 	if (e->cmd == PROTO_CMD_MG) {
 		mg_done(c, e, &r->b->keys[i], st, it);
@@ -135,13 +141,16 @@ batch_done(void *arg, unsigned i, enum engine_status st, const struct engine_ite
 	}
 	if (!c->line_mark_valid) {
 		c->line_mark_valid = true;
-		c->line_mark = proto_out_mark(out);
+		c->line_mark = mark;
 	}
+	mark = c->line_mark;
 	if (st == ENGINE_BUF_SMALL) {
 		/* no room for the value: as cmd_exec_get(), with the parser
 		 * where it was after this key */
 		rewind_to(r, i);
 		cmd_get_failed(c);
+		if (c->udp)
+			cmd_udp_cap(c, mark);
 		r->result = *c->actions ? CMD_BATCH_STOP : CMD_BATCH_RESUME;
 		return false;
 	}
@@ -160,6 +169,8 @@ batch_done(void *arg, unsigned i, enum engine_status st, const struct engine_ite
 		cmd_put(c, "END\r\n", 5);
 	}
 next:
+	if (c->udp)
+		cmd_udp_cap(c, mark);
 	/* where cmd_process() would not start the next request */
 	if (*c->actions || (out->backpressure && proto_out_pending(out) >= out->backpressure)) {
 		rewind_to(r, i);

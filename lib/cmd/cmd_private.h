@@ -44,6 +44,7 @@ struct cmd_conn {
 	bool admin;                /* admin port: administration commands only */
 	uint64_t requests;         /* parsed so far (cmd_conn_requests) */
 	size_t udp_sent;           /* reply bytes of this datagram, earlier calls */
+	size_t udp_start;          /* pending output when this call began */
 	/* this cmd_process() call */
 	struct proto_out *out;
 	unsigned *actions;
@@ -170,6 +171,11 @@ struct cmd_batch_entry {
 	struct proto_parser parser; /* parser state then */
 	struct proto_meta meta;     /* mg: its flags (opaque points into the input) */
 };
+
+/* Over UDP: the datagram's replies went over udp_reply_max; the reply
+ * from mark on (the last request's, a whole get line) becomes one error
+ * line and the rest of the datagram is dropped (cmd.c). */
+void cmd_udp_cap(struct cmd_conn *c, size_t mark);
 
 struct cmd_batch {
 	unsigned n;

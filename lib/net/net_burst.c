@@ -7,8 +7,11 @@
  * application (rx_hint) so that it can prefetch what the requests read.
  * Nothing here changes state or counts: the second phase (eth_input)
  * validates every frame as if this had not run, and takes this phase's
- * lookup only while no connection was added or removed since.
+ * lookup only while no connection was added or removed since. Whether
+ * the phase runs at all is tried out as the traffic goes (net_burst_choose).
  */
+#include <stdlib.h>
+
 #include <rte_prefetch.h>
 #include <rte_udp.h>
 
@@ -75,6 +78,64 @@ udp_frame(const struct rte_ipv4_hdr *ip, uint16_t l4_len, struct net_rx_hint *h)
 	*h = (struct net_rx_hint){ (const uint8_t *)(udp + 1), (uint16_t)(ulen - sizeof(*udp)),
 				   true };
 	return true;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static uint32_t
+median(uint32_t *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_u32);
+	return v[n / 2];
+}
+
+bool
+net_burst_choose(struct net_stack *s, uint16_t n, bool *timed)
+{
+	struct net_rx_adapt *a = &s->rx_adapt;
+
+	*timed = false;
+	if (n < NET_RX_PREPARE_MIN)
+		return false;
+	if (!a->probing) {
+		if (a->left > 0) {
+			a->left--;
+			return a->prepare;
+		}
+		a->probing = true;
+		a->n[0] = a->n[1] = 0;
+	}
+	*timed = true;
+	a->next = !a->next;
+	return a->next;
+}
+
+void
+net_burst_account(struct net_stack *s, bool prepared, uint64_t cycles, uint16_t n)
+{
+	struct net_rx_adapt *a = &s->rx_adapt;
+	uint64_t per_frame = cycles / n;
+
+	if (a->n[prepared] < NET_RX_PROBE_SAMPLES)
+		a->sample[prepared][a->n[prepared]++] =
+			per_frame > UINT32_MAX ? UINT32_MAX : (uint32_t)per_frame;
+	if (a->n[0] < NET_RX_PROBE_SAMPLES || a->n[1] < NET_RX_PROBE_SAMPLES)
+		return;
+	/* a tie goes to the cheaper code: without */
+	a->prepare = median(a->sample[1], NET_RX_PROBE_SAMPLES) <
+		     median(a->sample[0], NET_RX_PROBE_SAMPLES);
+	a->probing = false;
+	a->left = NET_RX_EXPLOIT_GROUPS;
+	if (a->prepare)
+		NET_INC(s, rx_probes_prepare);
+	else
+		NET_INC(s, rx_probes_plain);
 }
 
 void

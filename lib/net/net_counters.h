@@ -26,6 +26,10 @@
 	X(drop_chained, "multi-segment frames that could not be linearised")   \
 	X(drop_ethertype, "frames with an unhandled ethertype")                \
 	X(drop_not_our_mac, "frames addressed to another unicast MAC")         \
+	X(rx_probes_prepare, "RX probes after which the first phase (lookups, " \
+	  "prefetches, hints) ran: it paid")                                   \
+	X(rx_probes_plain, "RX probes after which frames went one by one: the " \
+	  "first phase did not pay")                                           \
 	/* ARP */                                                              \
 	X(arp_rx, "ARP packets received")                                      \
 	X(arp_replies_sent, "ARP requests for our address answered")           \

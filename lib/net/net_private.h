@@ -329,6 +329,32 @@ struct net_rx_group {
 	uint32_t epoch;                /* conn_epoch when the lookup was done */
 };
 
+/* Whether the first phase pays, found by trying (net_burst.c): it costs
+ * a few percent of the worker's cycles and saves more only when what the
+ * requests read is out of cache (large working sets, many connections).
+ * A probe alternates groups with and without it and keeps each group's
+ * cycles per frame; the side with the lower median (robust to a group
+ * that was preempted) is then used alone for NET_RX_EXPLOIT_GROUPS
+ * groups, and the next probe looks again. */
+#define NET_RX_PREPARE_MIN 4       /* smaller groups have little to overlap */
+#define NET_RX_PROBE_SAMPLES 64    /* groups timed per side per probe */
+#define NET_RX_EXPLOIT_GROUPS 4096 /* groups between two probes */
+
+struct net_rx_adapt {
+	uint32_t sample[2][NET_RX_PROBE_SAMPLES]; /* cycles/frame: [0] without, [1] with */
+	uint16_t n[2];
+	uint32_t left;  /* groups until the next probe (0: probing) */
+	bool prepare;   /* the choice between probes */
+	bool probing;
+	bool next;      /* while probing: the side the next group takes */
+};
+
+/* Whether a group of n frames runs the first phase; *timed: whether its
+ * cost is to be given to net_burst_account(). */
+bool net_burst_choose(struct net_stack *s, uint16_t n, bool *timed);
+/* A timed group's cost, in TSC cycles. */
+void net_burst_account(struct net_stack *s, bool prepared, uint64_t cycles, uint16_t n);
+
 /* Look up, prefetch and hint frames pkts[0..n), n <= NET_RX_GROUP. */
 void net_burst_prepare(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n);
 /* The connection of TCP frame m with key k: the first phase's lookup
@@ -389,6 +415,7 @@ struct net_stack {
 	struct rte_hash *conn_hash;
 	uint32_t conn_epoch;           /* bumped when conn_hash gains or loses a key */
 	struct net_rx_group rx;        /* the first phase's findings */
+	struct net_rx_adapt rx_adapt;  /* whether it runs */
 	uint32_t conns_in_use;
 	uint32_t orphans;              /* connections with CF_ORPHAN */
 	struct net_cidr allow[NET_ALLOW_MAX]; /* cfg.allow, copied */

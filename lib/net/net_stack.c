@@ -288,21 +288,28 @@ net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n)
 	s->now_from_input = true;
 	/* Two phases per group of frames: look up and prefetch the
 	 * connections and let the application prefetch what the requests
-	 * read, then process each frame (which finds all that in cache). */
+	 * read, then process each frame (which finds all that in cache);
+	 * the first only where it pays (net_burst_choose). */
 	for (uint16_t base = 0; base < n; base += NET_RX_GROUP) {
 		uint16_t m = RTE_MIN((uint16_t)(n - base), (uint16_t)NET_RX_GROUP);
 
-		if (m == 1) {
-			/* nothing to overlap a single frame's misses with */
-			eth_input(s, pkts[base]);
-			continue;
+		bool timed;
+		bool prepare = net_burst_choose(s, m, &timed);
+		uint64_t t0 = timed ? rte_rdtsc() : 0;
+
+		if (!prepare) {
+			for (uint16_t i = 0; i < m; i++)
+				eth_input(s, pkts[base + i]);
+		} else {
+			net_burst_prepare(s, pkts + base, m);
+			for (uint16_t i = 0; i < m; i++) {
+				s->rx.cur = &s->rx.slot[i];
+				eth_input(s, pkts[base + i]);
+			}
+			s->rx.cur = NULL;
 		}
-		net_burst_prepare(s, pkts + base, m);
-		for (uint16_t i = 0; i < m; i++) {
-			s->rx.cur = &s->rx.slot[i];
-			eth_input(s, pkts[base + i]);
-		}
-		s->rx.cur = NULL;
+		if (timed)
+			net_burst_account(s, prepare, rte_rdtsc() - t0, m);
 	}
 	net_tcp_release_pending(s);
 }

@@ -684,6 +684,13 @@ static void
 prefetch_group(const struct seg_engine *e, const struct engine_key *kb, unsigned m,
 	       struct seg_key *k)
 {
+	if (m == 1) {
+		/* one key has nothing to overlap its misses with: its get
+		 * reads the bucket right after (a single get over UDP or TCP) */
+		if (key_ok(kb[0].klen))
+			seg_key_init(e, &k[0], kb[0].key, kb[0].klen);
+		return;
+	}
 	for (unsigned i = 0; i < m; i++) {
 		if (!key_ok(kb[i].klen))
 			continue;

@@ -820,6 +820,42 @@ class Udp(ServerCase):
         self.assertEqual(resp, b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v))
         self.assertGreater(n, 1)
 
+    def test_multi_key_get(self):
+        # one get line of several keys over UDP (one engine batch on
+        # segcached): hits in order, misses left out, a value that needs
+        # several datagrams in the middle
+        a, b, big, miss = key(), key(), key(), key()
+        vbig = bytes(i % 251 for i in range(30000))
+        self.set(a, b"va", flags=3)
+        self.set(b, b"vb")
+        self.set(big, vbig)
+        req = b"get %s %s %s %s\r\n" % (a, miss, big, b)
+        want = b"VALUE %s 3 2\r\nva\r\nVALUE %s 0 %d\r\n%s\r\nVALUE %s 0 2\r\nvb\r\nEND\r\n" % (
+            a, big, len(vbig), vbig, b)
+        # memcached sends a message per key, segcached one for the line
+        self.assertEqual(harness.udp_collect(self.srv.udp_port, req, 0x4321), want)
+        if harness.is_segcached():
+            resp, n = harness.udp_request(self.srv.udp_port, req, 0x4322)
+            self.assertEqual(resp, want)
+            self.assertGreater(n, 1)
+        resp = harness.udp_collect(self.srv.udp_port, b"get %s %s\r\n" % (miss, miss), 11)
+        self.assertEqual(resp, b"END\r\n")
+
+    def test_multi_key_gets_and_pipelined_lines(self):
+        # gets' cas uniques are TCP's; get lines and mg one after another
+        # in one datagram answer in order
+        a, b = key(), key()
+        self.set(a, b"1")
+        self.set(b, b"22")
+        self.c.send(b"gets %s %s\r\n" % (a, b))
+        tcp = self.c.until(b"END\r\n")
+        resp = harness.udp_collect(self.srv.udp_port, b"gets %s %s\r\n" % (a, b), 12)
+        self.assertEqual(resp, tcp)
+        resp = harness.udp_collect(
+            self.srv.udp_port, b"get %s\r\nget %s %s\r\nmg %s v\r\n" % (b, a, b, a), 13)
+        self.assertEqual(resp, b"VALUE %s 0 2\r\n22\r\nEND\r\nVALUE %s 0 1\r\n1\r\n"
+                         b"VALUE %s 0 2\r\n22\r\nEND\r\nVA 1\r\n1\r\n" % (b, a, b))
+
     def test_request_ids_echoed(self):
         for rid in (0, 1, 0x7fff, 0xffff):
             resp, _ = harness.udp_request(self.srv.udp_port, b"version\r\n", rid)
@@ -864,6 +900,22 @@ class UdpDefaults(ServerCase):
         self.set(small, b"s" * 100)
         resp, n = harness.udp_request(self.srv.udp_port, b"get %s\r\n" % small, 7)
         self.assertEqual(resp, b"VALUE %s 0 100\r\n%s\r\nEND\r\n" % (small, b"s" * 100))
+
+    def test_multi_key_replies_bounded(self):
+        # the cap holds for a whole get line of several keys: the line
+        # that goes over it is one error line and the rest of the datagram
+        # is dropped; the lines before it are answered
+        big, small = key(), key()
+        self.set(big, b"r" * 3000)
+        self.set(small, b"s" * 100)
+        vs = b"VALUE %s 0 100\r\n%s\r\n" % (small, b"s" * 100)
+        resp, n = harness.udp_request(self.srv.udp_port, b"get %s %s %s\r\n" % (small, big, big), 8)
+        self.assertEqual(resp, b"SERVER_ERROR reply over the UDP size limit\r\n")
+        resp = harness.udp_collect(self.srv.udp_port, b"get %s\r\nget %s %s\r\nget %s\r\n" %
+                                   (small, big, big, small), 9)
+        self.assertEqual(resp, vs + b"END\r\nSERVER_ERROR reply over the UDP size limit\r\n")
+        resp, n = harness.udp_request(self.srv.udp_port, b"get %s %s\r\n" % (small, big), 10)
+        self.assertEqual(resp, vs + b"VALUE %s 0 3000\r\n%s\r\nEND\r\n" % (big, b"r" * 3000))
 
 
 class Concurrency(ServerCase):

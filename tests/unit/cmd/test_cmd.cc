@@ -802,6 +802,68 @@ TEST_F(Cmd, UdpRepliesAreCappedPerDatagram)
 	EXPECT_EQ(run("get a b\r\n").size(), 2 * (15 + 200 + 2) + 5);
 }
 
+/* Issue 24: UDP get keys go through engine_get_batch too. A datagram's
+ * multi-key line answers as one key at a time, and the reply cap is
+ * checked after every key of a batch as it was after every request: the
+ * line that crosses it (from where its replies start, across pipelined
+ * lines in one batch) becomes one error line and the rest is dropped. */
+TEST_F(Cmd, UdpGetsBatchedAndCappedPerKey)
+{
+	make(0, true);
+	s.udp_writes = true;
+	s.udp_reply_max = 0;
+	std::string set, line = "get", want;
+	std::vector<size_t> reply_len;
+
+	for (int i = 0; i < 40; i++) {
+		std::string k = "uk" + std::to_string(i), v(100, (char)('a' + i % 26));
+
+		set += "set " + k + " 0 0 100\r\n" + v + "\r\n";
+		line += " " + k + (i % 10 == 3 ? " nokey" + std::to_string(i) : "");
+		std::string r = "VALUE " + k + " 0 100\r\n" + v + "\r\n";
+		want += r;
+		reply_len.push_back(r.size());
+		if (i % 10 == 3)
+			reply_len.push_back(0); /* the miss after it */
+	}
+	ASSERT_EQ(run(set).size(), 40u * 8);
+	line += "\r\n";
+	cmd_conn_reset(c);
+	uint64_t base_requests = cmd_conn_requests(c);
+	uint64_t base_gets = stats_counter(ENGINE_C_cmd_get);
+	uint64_t base_hits = stats_counter(ENGINE_C_get_hits);
+	EXPECT_EQ(run(line), want + "END\r\n");
+	EXPECT_EQ(cmd_conn_requests(c) - base_requests, 44u);
+	EXPECT_EQ(stats_counter(ENGINE_C_cmd_get) - base_gets, 44u);
+	EXPECT_EQ(stats_counter(ENGINE_C_get_hits) - base_hits, 40u);
+
+	/* the cap crossed in the middle of the line: the requests counted are
+	 * those up to the key that crossed it, as one at a time */
+	s.udp_reply_max = 1000;
+	std::string version = "VERSION 1.6.18-segcached\r\n";
+	size_t sent = version.size(), upto = 0;
+	while (sent <= 1000)
+		sent += reply_len[upto++];
+	cmd_conn_reset(c);
+	base_requests = cmd_conn_requests(c);
+	uint64_t base_capped = w->counters[ENGINE_C_udp_capped];
+	EXPECT_EQ(run("version\r\n" + line + "version\r\n"),
+		  version + "SERVER_ERROR reply over the UDP size limit\r\n");
+	EXPECT_TRUE(last_actions & CMD_ACT_CLOSE);
+	pending.clear();
+	EXPECT_EQ(cmd_conn_requests(c) - base_requests, 1 + upto);
+	EXPECT_EQ(w->counters[ENGINE_C_udp_capped] - base_capped, 1u);
+
+	/* pipelined lines in one batch: the line before keeps its replies */
+	cmd_conn_reset(c);
+	std::string v0(100, 'a');
+	EXPECT_EQ(run("get uk0\r\n" + line),
+		  "VALUE uk0 0 100\r\n" + v0 + "\r\nEND\r\n" +
+			  "SERVER_ERROR reply over the UDP size limit\r\n");
+	EXPECT_TRUE(last_actions & CMD_ACT_CLOSE);
+	pending.clear();
+}
+
 TEST_F(Cmd, StatsGeneral)
 {
 	run("set a 0 0 1\r\n1\r\nget a nokey\r\ndelete nokey\r\nincr a 1\r\ntouch a 1\r\n");

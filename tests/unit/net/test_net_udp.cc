@@ -164,3 +164,45 @@ TEST_F(Net, UdpSendToUnknownPeerArps)
 }
 
 } // namespace
+
+/* Issue 24: whether a group runs the first phase (lookups, prefetches,
+ * hints) is tried out: a probe times NET_RX_PROBE_SAMPLES (64) groups each
+ * way and chooses; the choice holds for 4096 groups, then the next probe.
+ * Which way wins depends on the host's caches, so what is checked is the
+ * mechanism: groups under 4 frames are never probed (they never run the
+ * phase), a probe ends after 128 timed groups, the next one comes 4096
+ * groups later, and every frame is delivered whichever way it went. */
+TEST_F(Net, RxFirstPhaseProbedAndChosen)
+{
+	make();
+	auto burst = [&](unsigned n) {
+		std::vector<rte_mbuf *> m;
+		for (unsigned i = 0; i < n; i++) {
+			m.push_back(to_mbuf(udp_frame(cmac, smac, CLI_IP, SRV_IP,
+						      (uint16_t)(5000 + i), PORT, "get k\r\n")));
+			ASSERT_NE(m.back(), nullptr);
+		}
+		net_stack_input(s, m.data(), (uint16_t)n);
+		drain();
+	};
+	auto probes = [&] { return ctr(NET_C_rx_probes_prepare) + ctr(NET_C_rx_probes_plain); };
+
+	for (int i = 0; i < 300; i++)
+		burst(3);
+	EXPECT_EQ(probes(), 0u);
+	size_t delivered = app.udp.size();
+	EXPECT_EQ(delivered, 900u);
+	for (int i = 0; i < 127; i++)
+		burst(8);
+	EXPECT_EQ(probes(), 0u);
+	burst(8);
+	EXPECT_EQ(probes(), 1u);
+	for (int i = 0; i < 4096; i++)
+		burst(4);
+	EXPECT_EQ(probes(), 1u);
+	for (int i = 0; i < 128; i++)
+		burst(4);
+	EXPECT_EQ(probes(), 2u);
+	EXPECT_EQ(app.udp.size(), delivered + 128 * 8 + 4224 * 4);
+	EXPECT_EQ(ctr(NET_C_udp_rx), app.udp.size());
+}
