@@ -126,6 +126,10 @@ def memcached_stats(port, arg="", timeout=2):
     return out
 
 
+# What the generator's stderr says when the memif link did not come up.
+MEMIF_NOT_CONNECTED = ("memif_connect_client(): Failed", "link still down")
+
+
 def run_generator(cmd, out_dir, name, timeout, env=None):
     """Runs segcached-loadgen (cmd without --json); returns its JSON result
     with the lib/net loss counters added, or None when it failed."""
@@ -146,8 +150,7 @@ def run_generator(cmd, out_dir, name, timeout, env=None):
         # on a loaded host (a rehearsal folded onto 2 CPUs) the link can
         # take longer than the generator's 5 s to come up. Both leave the
         # server as it was: try again.
-        if not any(s in p.stderr for s in ("memif_connect_client(): Failed",
-                                           "link still down")):
+        if not any(s in p.stderr for s in MEMIF_NOT_CONNECTED):
             break
         log("%s: memif not connected, again" % name)
         time.sleep(2)
@@ -169,6 +172,17 @@ def run_generator(cmd, out_dir, name, timeout, env=None):
         "net: %s" % (r["throughput"], r["hit_ratio"], r["errors"], r.get("lost", 0),
                      r.get("conn_failed", 0), r["corrupt"], r["net_counters"] or "-"))
     return r
+
+
+def memif_never_connected(out_dir, name):
+    """Whether run_generator's run `name` failed because the memif link
+    never came up (its log, written by run_generator, says so)."""
+    try:
+        with open(os.path.join(out_dir, name + ".log")) as f:
+            text = f.read()
+    except OSError:
+        return False
+    return any(s in text for s in MEMIF_NOT_CONNECTED)
 
 
 def command_output(cmd):

@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_procs  # noqa: E402
 import bench_report  # noqa: E402
 import scaling_report  # noqa: E402
 
@@ -358,6 +359,22 @@ class ScalingReportTest(unittest.TestCase):
             self.assertIn("| 4 | 1.50 | collapsed (no result within its time limit) |  | "
                           "0.38 |  | 0.50 |  |", text)
             self.assertIn("| 1 | 2.00 | 1.00 | 2.00 | 1.00 | 1.00 |  |  |", text)
+
+
+class MemifRetryTest(unittest.TestCase):
+    # bench-suite.py starts the server again, once, for a run whose
+    # generator never saw the memif link come up; any other failure is
+    # the run's result.
+    def test_memif_never_connected_reads_the_generators_log(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertFalse(bench_procs.memif_never_connected(d, "none"))
+            with open(os.path.join(d, "a.log"), "w") as f:
+                f.write("memif_connect_client(): Failed to connect socket: /run/x.sock.\n"
+                        "loadgen: port 0 (net_memif0): start failed\n")
+            self.assertTrue(bench_procs.memif_never_connected(d, "a"))
+            with open(os.path.join(d, "b.log"), "w") as f:
+                f.write("loadgen: 12 corrupt replies\n")
+            self.assertFalse(bench_procs.memif_never_connected(d, "b"))
 
 
 if __name__ == "__main__":
