@@ -4,8 +4,10 @@
  * Merge-based eviction (the default policy): a run of sparse sealed
  * segments of one TTL chain is compacted into fewer destinations keeping
  * its most read items; the least read are evicted. One pass frees at
- * least one segment. Caller holds evict_lock. Called by seg_evict.c;
- * calls seg_hash.c and seg_segment.c.
+ * least one segment. A pass claims its run and a reserve under
+ * evict_lock and copies without it, so passes on disjoint runs (of one
+ * chain or several) run at once. Called by seg_evict.c; calls seg_hash.c
+ * and seg_segment.c.
  */
 #include <sys/types.h>
 
@@ -144,7 +146,7 @@ run_first(const struct seg_engine *e, struct seg_chain *c, bool from_head)
 static unsigned
 run_min(const struct seg_chain *c)
 {
-	return c->merge_cold ? 1 : MERGE_N;
+	return __atomic_load_n(&c->merge_cold, __ATOMIC_RELAXED) ? 1 : MERGE_N;
 }
 
 /* Segments needed to hold `live` bytes (at least one). */
@@ -187,7 +189,7 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 	       atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
 		const uint64_t live_here = seg_live(e, seg);
 
-		if (n >= min && (c->merge_cold || !run_grows(e, n, *live, live_here)))
+		if (n >= min && (min == 1 || !run_grows(e, n, *live, live_here)))
 			break;
 		if (run && !seg_claim(e, seg, SEG_SEALED))
 			break;
@@ -293,15 +295,24 @@ dest_open(struct seg_engine *e, struct merge_dests *md, const int32_t *run, int3
 {
 	const struct seg_hdr *r = &e->hdr[run[0]];
 
-	seg_init_open(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift, r->create_at);
-	atomic_store(&e->hdr[seg].state, SEG_RECLAIM);
+	if (md->n == 0) {
+		/* The reserve: in no chain. */
+		seg_init_open(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift, r->create_at);
+		atomic_store(&e->hdr[seg].state, SEG_RECLAIM);
+	} else {
+		/* A member of the run: it stays linked where it is until the
+		 * run is replaced. */
+		seg_chain_reopen_member(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift,
+					r->create_at);
+	}
 	md->seg[md->n++] = seg;
 	md->off = 0;
 	md->exp_max = 0;
 }
 
 /* Seals the last destination: its items are in place, its slots point
- * at them. */
+ * at them. Its state stays SEG_RECLAIM (nobody else may claim it) until
+ * the run is replaced by the destinations in the chain. */
 static void
 dest_seal(struct seg_engine *e, struct merge_dests *md)
 {
@@ -309,7 +320,6 @@ dest_seal(struct seg_engine *e, struct merge_dests *md)
 
 	atomic_store_explicit(&d->exp_max, md->exp_max, memory_order_relaxed);
 	atomic_store_explicit(&d->write_off, md->off | SEG_WOFF_SEALED, memory_order_release);
-	atomic_store_explicit(&d->state, SEG_SEALED, memory_order_release);
 	md->kept += md->off;
 }
 
@@ -423,8 +433,75 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 				  memory_order_relaxed);
 }
 
+/* A reserve for a pass: the kept one, else a spare. Caller holds
+ * evict_lock. */
+static int32_t
+reserve_take(struct seg_engine *e)
+{
+	int32_t seg = e->merge_reserve;
+
+	if (seg != SEG_NONE)
+		e->merge_reserve = SEG_NONE;
+	else if (e->merge_spares > 0)
+		seg = e->merge_spare[--e->merge_spares];
+	return seg;
+}
+
+/* Keeps a free (retired) segment as a reserve when one is missing or
+ * wanted, else gives it to the pool. Spares are bounded by a 32nd of the
+ * heap: a small heap runs its passes one at a time rather than keep much
+ * of itself empty. Caller holds evict_lock. */
+static void
+reserve_give(struct seg_engine *e, int32_t seg)
+{
+	if (e->merge_reserve == SEG_NONE) {
+		e->merge_reserve = seg;
+	} else if (e->merge_want_spare && e->merge_spares < SEG_MERGE_SPARES_MAX &&
+		   e->merge_spares < e->nseg / 32) {
+		e->merge_spare[e->merge_spares++] = seg;
+		e->merge_want_spare = false;
+	} else {
+		seg_pool_push(e, seg);
+	}
+}
+
+/* The end of a pass: it is no longer in flight. Takes evict_lock (which
+ * the pass dropped to copy) and wakes those waiting for a pass to end. */
+static void
+pass_end(struct seg_engine *e, struct seg_worker *w, uint64_t *copy_ns, uint64_t from)
+{
+	pthread_mutex_lock(&e->evict_lock);
+	if (copy_ns)
+		*copy_ns += seg_clock_ns(CLOCK_MONOTONIC) - from;
+	seg_count_lock(e, w, ENGINE_C_lock_segment);
+	e->merges_in_flight--;
+	pthread_cond_broadcast(&e->evict_done);
+}
+
+void
+seg_merge_quiesce(struct seg_engine *e)
+{
+	while (e->merges_in_flight > 0)
+		pthread_cond_wait(&e->evict_done, &e->evict_lock);
+}
+
+/* What a pass that found nothing to claim (or no reserve) returns: wait
+ * for the passes in flight, which free segments and give back reserves,
+ * when there are any. */
+static enum seg_merge_result
+pass_none(struct seg_engine *e, bool for_reserve)
+{
+	if (e->merges_in_flight == 0)
+		return SEG_MERGE_NONE;
+	if (for_reserve)
+		e->merge_want_spare = true;
+	return SEG_MERGE_BUSY;
+}
+
 /* One merge pass over the chain with the sparsest run (sparsest_chain).
- * Returns false when no chain has a run.
+ * Caller holds evict_lock; the pass drops it once its run and reserve are
+ * claimed (the copies, most of a pass's time, run without it) and takes
+ * it again to give back what it freed.
  *
  * A chain whose last pass kept nothing (data written once and never read)
  * is "cold": its passes take one segment, which goes whole when nothing in
@@ -433,36 +510,40 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
  * segment makes the chain warm again and the pass a full one (chosen
  * afresh: at most once per cold chain, as no chain turns cold within a
  * pass). */
-bool
-seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
+enum seg_merge_result
+seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t *copy_ns)
 {
 	int32_t run[MERGE_RUN_MAX];
 
-	if (e->merge_reserve == SEG_NONE)
-		return false;
 	for (;;) {
-		struct seg_chain *c = sparsest_chain(e, w);
 		struct merge_dests md = { .n = 0 };
 		struct engine_merge_cut cut;
+		struct seg_chain *c;
+		int32_t reserve;
 		unsigned n, tb;
-		int32_t prev;
+		uint64_t copy_from;
 
+		if (e->merge_reserve == SEG_NONE && e->merge_spares == 0)
+			return pass_none(e, true);
+		c = sparsest_chain(e, w);
 		if (!c)
-			return false;
+			return pass_none(e, false);
 		seg_spin_lock(&c->lock);
 		seg_count_lock(e, w, ENGINE_C_lock_segment);
 		n = claim_run(e, c, run);
 		if (n < run_min(c)) {
-			/* Not what run_density saw (it cannot happen: under
-			 * evict_lock segments only become sealed); evict another
-			 * way. */
+			/* Not what run_density saw: a pass in flight claimed
+			 * part of it, or freed it meanwhile. */
 			for (unsigned i = 0; i < n; i++)
 				atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
 			seg_spin_unlock(&c->lock);
-			return false;
+			return pass_none(e, false);
 		}
-		prev = e->hdr[run[0]].prev;
 		seg_spin_unlock(&c->lock);
+		reserve = reserve_take(e);
+		e->merges_in_flight++;
+		copy_from = copy_ns ? seg_clock_ns(CLOCK_MONOTONIC) : 0;
+		pthread_mutex_unlock(&e->evict_lock);
 
 		/* n - 1 destinations at most: a pass frees one segment or more. */
 		md.max = n > 1 ? n - 1 : 1;
@@ -470,39 +551,48 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 		if (n == 1 && cut.read_bytes > 0) {
 			/* Warm again: choose afresh with full passes here. */
 			atomic_store(&e->hdr[run[0]].state, SEG_SEALED);
-			c->merge_cold = false;
+			__atomic_store_n(&c->merge_cold, false, __ATOMIC_RELAXED);
+			pass_end(e, w, copy_ns, copy_from);
+			reserve_give(e, reserve);
 			continue;
 		}
-		c->merge_cold = cut.read_bytes == 0;
+		__atomic_store_n(&c->merge_cold, cut.read_bytes == 0, __ATOMIC_RELAXED);
 
 		tb = e->hdr[run[0]].ttl_bucket;
 		md.exp_base = e->hdr[run[0]].exp_base;
 		for (unsigned i = 1; i < n; i++)
 			if (e->hdr[run[i]].exp_base < md.exp_base)
 				md.exp_base = e->hdr[run[i]].exp_base;
-		dest_open(e, &md, run, e->merge_reserve);
+		dest_open(e, &md, run, reserve);
 		merge_run(e, w, run, n, &md, cut, now);
 		if (md.n == 1 && md.off == 0) {
 			/* Nothing kept: free the whole run and keep the reserve,
 			 * rather than link an empty segment. */
-			seg_chain_replace_run(e, tb, prev, run, n, NULL, 0);
-			seg_retire(e, e->merge_reserve);
+			seg_chain_replace_run(e, tb, run, n, NULL, 0);
+			seg_retire(e, reserve);
 			for (unsigned i = 0; i < n; i++)
 				seg_release(e, run[i]);
 			atomic_fetch_add_explicit(&e->n_seg_evicted, n, memory_order_relaxed);
-			return true;
+			pass_end(e, w, copy_ns, copy_from);
+			reserve_give(e, reserve);
+			return SEG_MERGE_DONE;
 		}
 		dest_seal(e, &md);
-		seg_chain_replace_run(e, tb, prev, run, n, md.seg, md.n);
+		seg_chain_replace_run(e, tb, run, n, md.seg, md.n);
+		/* Linked in the run's place: others may claim them now. */
+		for (unsigned i = 0; i < md.n; i++)
+			atomic_store_explicit(&e->hdr[md.seg[i]].state, SEG_SEALED,
+					      memory_order_release);
 		/* run[0 .. md.n - 2] are destinations now; the next member
 		 * becomes the next reserve, the rest go to the pool. Their
 		 * lives end like any other (stale appenders drained). */
 		seg_retire(e, run[md.n - 1]);
-		e->merge_reserve = run[md.n - 1];
 		for (unsigned i = md.n; i < n; i++)
 			seg_release(e, run[i]);
 		atomic_fetch_add_explicit(&e->n_seg_merged, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&e->n_seg_evicted, n - md.n, memory_order_relaxed);
-		return true;
+		pass_end(e, w, copy_ns, copy_from);
+		reserve_give(e, run[md.n - 1]);
+		return SEG_MERGE_DONE;
 	}
 }

@@ -129,18 +129,19 @@ seg_chain_remove(struct seg_engine *e, int32_t seg)
 }
 
 void
-seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, int32_t prev,
-		      const int32_t *run, unsigned n, const int32_t *dest, unsigned ndest)
+seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, const int32_t *run,
+		      unsigned n, const int32_t *dest, unsigned ndest)
 {
 	struct seg_chain *c = &e->chain[ttl_bucket];
 
 	seg_spin_lock(&c->lock);
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 	/* The run is consecutive: its members are claimed, so nobody else
-	 * unlinks them, and links are only added at the tail (so the last
-	 * one's next is read now; it is never a destination). prev comes
-	 * from the caller: a destination may be an earlier member of the
-	 * run, whose links its new life cleared. */
+	 * unlinks them, and members reused as destinations kept their links
+	 * (seg_chain_reopen_member). Its neighbours are read now: another
+	 * reclaimer may have unlinked (or replaced) the ones it had when it
+	 * was claimed. */
+	const int32_t prev = e->hdr[run[0]].prev;
 	const int32_t next = e->hdr[run[n - 1]].next;
 	int32_t at = prev;
 
@@ -165,6 +166,24 @@ seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, int32_t prev,
 	/* The next merge in this chain starts after the run. */
 	c->merge_next = c->sparse_next = next;
 	c->merge_gen = c->sparse_gen = next != SEG_NONE ? atomic_load(&e->hdr[next].gen) : 0;
+	seg_spin_unlock(&c->lock);
+}
+
+void
+seg_chain_reopen_member(struct seg_engine *e, int32_t seg, unsigned ttl_bucket,
+			int64_t exp_base, uint8_t unit_shift, int64_t now)
+{
+	struct seg_chain *c = &e->chain[ttl_bucket];
+	struct seg_hdr *h = &e->hdr[seg];
+
+	seg_spin_lock(&c->lock);
+	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	const int32_t prev = h->prev, next = h->next;
+
+	seg_init_open(e, seg, ttl_bucket, exp_base, unit_shift, now);
+	h->prev = prev;
+	h->next = next;
+	atomic_store(&h->state, SEG_RECLAIM);
 	seg_spin_unlock(&c->lock);
 }
 
