@@ -537,6 +537,9 @@ uint64_t seg_new_gen(struct seg_engine *e);
 /* Live item accounting of the segment a slot value points into. */
 void seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size);
 void seg_account_remove(struct seg_engine *e, uint64_t v);
+/* The same for a caller that has the item's span at hand (a merge pass
+ * walking a segment): no second parse of its header. */
+void seg_account_remove_span(struct seg_engine *e, uint64_t v, uint32_t span);
 /* Size in the segment of the item a slot points to (its aligned length). */
 uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
 

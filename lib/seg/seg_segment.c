@@ -277,6 +277,13 @@ seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size)
 }
 
 void
+seg_account_remove_span(struct seg_engine *e, uint64_t v, uint32_t span)
+{
+	atomic_fetch_sub_explicit(&e->hdr[slot_seg(v)].live, seg_live_pack(1, (int32_t)span),
+				  memory_order_relaxed);
+}
+
+void
 seg_account_remove(struct seg_engine *e, uint64_t v)
 {
 	atomic_fetch_sub_explicit(&e->hdr[slot_seg(v)].live,
