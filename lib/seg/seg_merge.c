@@ -494,8 +494,8 @@ reserve_take(struct seg_engine *e)
 	return seg;
 }
 
-/* Keeps a free (retired) segment as a reserve when one is missing or
- * wanted, else gives it to the pool. Spares are bounded by a 32nd of the
+/* Keeps a segment a pass freed (retired) as a reserve when one is
+ * missing or wanted, else gives it to the pool. Spares are bounded by a 16th of the
  * heap: a small heap runs its passes one at a time rather than keep much
  * of itself empty. Caller holds evict_lock. */
 static void
@@ -504,7 +504,7 @@ reserve_give(struct seg_engine *e, int32_t seg)
 	if (e->merge_reserve == SEG_NONE) {
 		e->merge_reserve = seg;
 	} else if (e->merge_want_spare && e->merge_spares < SEG_MERGE_SPARES_MAX &&
-		   e->merge_spares < e->nseg / 32) {
+		   e->merge_spares < e->nseg / 16) {
 		e->merge_spare[e->merge_spares++] = seg;
 		e->merge_want_spare = false;
 	} else {
@@ -618,10 +618,12 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 			seg_chain_replace_run(e, tb, run, n, NULL, 0);
 			seg_retire(e, reserve);
 			for (unsigned i = 0; i < n; i++)
-				seg_release(e, run[i]);
+				seg_retire(e, run[i]);
 			atomic_fetch_add_explicit(&e->n_seg_evicted, n, memory_order_relaxed);
 			pass_end(e, w, copy_ns, copy_from);
 			reserve_give(e, reserve);
+			for (unsigned i = 0; i < n; i++)
+				reserve_give(e, run[i]);
 			return SEG_MERGE_DONE;
 		}
 		dest_seal(e, &md);
@@ -631,15 +633,16 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 			atomic_store_explicit(&e->hdr[md.seg[i]].state, SEG_SEALED,
 					      memory_order_release);
 		/* run[0 .. md.n - 2] are destinations now; the next member
-		 * becomes the next reserve, the rest go to the pool. Their
-		 * lives end like any other (stale appenders drained). */
-		seg_retire(e, run[md.n - 1]);
-		for (unsigned i = md.n; i < n; i++)
-			seg_release(e, run[i]);
+		 * becomes the next reserve (and another a spare, when one is
+		 * wanted), the rest go to the pool. Their lives end like any
+		 * other (stale appenders drained). */
+		for (unsigned i = md.n - 1; i < n; i++)
+			seg_retire(e, run[i]);
 		atomic_fetch_add_explicit(&e->n_seg_merged, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&e->n_seg_evicted, n - md.n, memory_order_relaxed);
 		pass_end(e, w, copy_ns, copy_from);
-		reserve_give(e, run[md.n - 1]);
+		for (unsigned i = md.n - 1; i < n; i++)
+			reserve_give(e, run[i]);
 		return SEG_MERGE_DONE;
 	}
 }
