@@ -90,6 +90,9 @@ item_walk_next(struct seg_engine *e, struct item_walk *it)
 		n->off = off;
 		n->span = (n->iv.total + align) & ~align;
 		seg_key_init(e, &n->k, it->data + off + n->iv.hdr_len, n->iv.klen);
+		/* The chain it hashes to now, and its lock's stripe (most
+		 * often the same bucket). */
+		__builtin_prefetch(seg_hash_chain(e, &n->k));
 		__builtin_prefetch(n->k.head);
 		it->next_off = off + n->span;
 		it->count++;
