@@ -498,16 +498,17 @@ reserve_take(struct seg_engine *e)
 }
 
 /* Keeps a segment a pass freed (retired) as a reserve when one is
- * missing or wanted, else gives it to the pool. Spares are bounded by a 16th of the
- * heap: a small heap runs its passes one at a time rather than keep much
- * of itself empty. Caller holds evict_lock. */
+ * missing or wanted, else gives it to the pool. Spares are one, or up to
+ * a 64th of the heap (as the pool's low watermark), and none below 32
+ * segments: a segment kept empty is memory the cache does not use, so a
+ * small heap runs few passes at once. Caller holds evict_lock. */
 static void
 reserve_give(struct seg_engine *e, int32_t seg)
 {
 	if (e->merge_reserve == SEG_NONE) {
 		e->merge_reserve = seg;
 	} else if (e->merge_want_spare && e->merge_spares < SEG_MERGE_SPARES_MAX &&
-		   e->merge_spares < e->nseg / 16) {
+		   e->nseg >= 32 && (e->merge_spares == 0 || e->merge_spares < e->nseg / 64)) {
 		e->merge_spare[e->merge_spares++] = seg;
 		e->merge_want_spare = false;
 	} else {
