@@ -330,6 +330,37 @@ sparsest_chain(struct seg_engine *e, struct seg_worker *w)
 	return best;
 }
 
+/* Opens a claimed, retired member of a run in its chain as a merge
+ * destination (SEG_RECLAIM), keeping its chain links: other reclaimers
+ * (the sweep, a pass on a neighbouring run) may unlink its neighbours
+ * meanwhile, under the chain lock, which this holds. */
+static void
+chain_reopen_member(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t exp_base,
+		    uint8_t unit_shift, int64_t now)
+{
+	struct seg_chain *c = &e->chain[ttl_bucket];
+	struct seg_hdr *h = &e->hdr[seg];
+
+	seg_spin_lock(&c->lock);
+	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	const int32_t prev = h->prev, next = h->next;
+
+	seg_init_open(e, seg, ttl_bucket, exp_base, unit_shift, now);
+	h->prev = prev;
+	h->next = next;
+	atomic_store(&h->state, SEG_RECLAIM);
+	seg_spin_unlock(&c->lock);
+}
+
+/* seg_account_remove for an item whose span the pass has at hand: no
+ * second parse of its header. */
+static void
+account_remove_span(struct seg_engine *e, uint64_t v, uint32_t span)
+{
+	atomic_fetch_sub_explicit(&e->hdr[slot_seg(v)].live, seg_live_pack(1, (int32_t)span),
+				  memory_order_relaxed);
+}
+
 /* The destinations of a merge pass: the reserve segment first, then
  * members of the run once every item in them has been moved or dropped
  * (their memory is free again), at most `max` of them. All take the
@@ -357,8 +388,8 @@ dest_open(struct seg_engine *e, struct merge_dests *md, const int32_t *run, int3
 	} else {
 		/* A member of the run: it stays linked where it is until the
 		 * run is replaced. */
-		seg_chain_reopen_member(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift,
-					r->create_at);
+		chain_reopen_member(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift,
+				    r->create_at);
 	}
 	md->seg[md->n++] = seg;
 	md->off = 0;
@@ -454,7 +485,7 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 					}
 					v = slot_make(k.tag, freq >> 1, (uint32_t)dest,
 						      md->off >> e->off_shift);
-					seg_account_remove_span(e, atomic_load_explicit(slot,
+					account_remove_span(e, atomic_load_explicit(slot,
 								memory_order_relaxed), span);
 					atomic_store_explicit(slot, v, memory_order_release);
 					seg_account_add(e, v, span);
@@ -463,7 +494,7 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 						used_at_cutoff += span;
 				} else {
 					seg_hash_remove_locked(e, k.head, slot);
-					seg_account_remove_span(e, v, span);
+					account_remove_span(e, v, span);
 					if (seg_expired(exp, now)) {
 						expired++;
 						expired_unfetched += freq == 0;
@@ -507,7 +538,7 @@ reserve_give(struct seg_engine *e, int32_t seg)
 {
 	if (e->merge_reserve == SEG_NONE) {
 		e->merge_reserve = seg;
-	} else if (e->merge_want_spare && e->merge_spares < SEG_MERGE_SPARES_MAX &&
+	} else if (e->merge_want_spare && e->merge_spares < sizeof(e->merge_spare) / sizeof(e->merge_spare[0]) &&
 		   e->nseg >= 32 && (e->merge_spares == 0 || e->merge_spares < e->nseg / 64)) {
 		e->merge_spare[e->merge_spares++] = seg;
 		e->merge_want_spare = false;

@@ -142,8 +142,6 @@ enum seg_state {
 #define TTL_BUCKETS 1024
 #define TTL_NEVER TTL_BUCKETS
 #define TTL_CHAINS (TTL_BUCKETS + 1)
-/* Merge reserves beyond the first: passes in flight at once, less one. */
-#define SEG_MERGE_SPARES_MAX 15
 /* Items carry a 7-bit expiry delta in units of 1 s, 16 s, 256 s, 4096 s
  * (by range) above their segment's exp_base, so expiry is exact to the
  * second for TTLs under 2048 s and never late. */
@@ -229,9 +227,7 @@ struct seg_chain {
 	uint64_t merge_gen; /* gen of merge_next when it was recorded */
 	int32_t sparse_next; /* where the search for a sparse run goes on */
 	uint64_t sparse_gen; /* gen of sparse_next when it was recorded */
-	/* Its last merge pass kept nothing: loaded and stored with
-	 * __atomic (relaxed), as passes on this chain may run at once. */
-	bool merge_cold;
+	bool merge_cold; /* its last merge pass kept nothing (relaxed __atomic) */
 	/* The open segment that workers without a private one for this TTL
 	 * bucket share: seg_open_pack(), 0 = none; replaced under open_lock. */
 	seg_spinlock_t open_lock;
@@ -316,22 +312,14 @@ struct seg_engine {
 	uint32_t open_ring_next;
 	_Atomic uint64_t open_ring[SEG_OPEN_RING_MAX];
 
-	/* Eviction and expiration. evict_lock serializes choosing what to
-	 * reclaim (and FIFO/random eviction, expiry, flush_all and restart
-	 * whole); a merge pass holds it only to claim its run and reserve and
-	 * to hand back what it freed, and copies without it, so passes run
-	 * at once on disjoint runs (docs/architecture.md, "Eviction"). The
-	 * fields below are under evict_lock. */
+	/* evict_lock: choosing what to reclaim (merges copy without it) */
 	pthread_mutex_t evict_lock;
 	pthread_cond_t evict_done;  /* a merge pass ended: broadcast */
 	unsigned merges_in_flight;  /* passes copying without evict_lock */
 	int32_t merge_reserve; /* a free segment kept as a merge destination */
-	/* More reserves, kept only once a pass found every reserve taken by
-	 * passes in flight (threads evicting at once), so one thread holds
-	 * no more memory back than before. */
-	bool merge_want_spare;
+	bool merge_want_spare; /* a pass found every reserve taken */
 	unsigned merge_spares;
-	int32_t merge_spare[SEG_MERGE_SPARES_MAX];
+	int32_t merge_spare[15]; /* reserves beyond the first */
 	uint32_t merge_cursor; /* round robin over TTL chains */
 	uint64_t evict_rng;
 
@@ -509,19 +497,10 @@ void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64
 		   uint8_t unit_shift, int64_t now);
 void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg);
 void seg_chain_remove(struct seg_engine *e, int32_t seg);
-/* Replaces n consecutive claimed segments of chain ttl_bucket by the
- * ndest segments dest[] in order (none: removes them). A destination may
- * be a member of the run but not its last; such a member keeps its links
- * while it is reused (seg_chain_reopen_member), so the run's neighbours
- * are read now, under the chain lock, whatever was unlinked meanwhile. */
+/* Replaces n consecutive claimed segments of chain ttl_bucket by dest[]
+ * (none: removes them); a dest may be a run member but not its last. */
 void seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, const int32_t *run,
 			   unsigned n, const int32_t *dest, unsigned ndest);
-/* Opens a claimed, retired member of a run in its chain as a merge
- * destination (state SEG_RECLAIM), keeping its chain links: other
- * reclaimers (expiry, a pass on a neighbouring run) may unlink its
- * neighbours meanwhile, under the chain lock, which this holds. */
-void seg_chain_reopen_member(struct seg_engine *e, int32_t seg, unsigned ttl_bucket,
-			     int64_t exp_base, uint8_t unit_shift, int64_t now);
 /* Closes a segment to appenders and waits for appends in flight. */
 void seg_close_and_drain(struct seg_engine *e, int32_t seg);
 /* Ends a segment's life: a new gen first (stale appenders and readers
@@ -537,9 +516,6 @@ uint64_t seg_new_gen(struct seg_engine *e);
 /* Live item accounting of the segment a slot value points into. */
 void seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size);
 void seg_account_remove(struct seg_engine *e, uint64_t v);
-/* The same for a caller that has the item's span at hand (a merge pass
- * walking a segment): no second parse of its header. */
-void seg_account_remove_span(struct seg_engine *e, uint64_t v, uint32_t span);
 /* Size in the segment of the item a slot points to (its aligned length). */
 uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
 
@@ -648,18 +624,12 @@ void seg_flush_now(struct seg_engine *e);
 void seg_flush_if_due(struct seg_engine *e, int64_t now);
 
 /* ---- seg_merge.c ---- */
-/* One merge pass over the sparsest run of sealed segments. Caller holds
- * evict_lock, which the pass drops while it copies and holds again when
- * it returns: SEG_MERGE_DONE (it freed a segment or more), SEG_MERGE_BUSY
- * (nothing to claim now, but passes are in flight: wait on evict_done)
- * or SEG_MERGE_NONE (nothing to merge). Adds the time evict_lock was
- * dropped to *copy_ns when copy_ns is not NULL. */
+/* One merge pass; caller holds evict_lock, dropped while it copies (for
+ * *copy_ns ns). BUSY: nothing to claim while passes are in flight. */
 enum seg_merge_result { SEG_MERGE_NONE, SEG_MERGE_DONE, SEG_MERGE_BUSY };
 enum seg_merge_result seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now,
 				     uint64_t *copy_ns);
-/* Waits, under evict_lock, until no merge pass is in flight (flush_all
- * and restart need the chains at rest). */
-void seg_merge_quiesce(struct seg_engine *e);
+void seg_merge_quiesce(struct seg_engine *e); /* under evict_lock: no pass in flight */
 
 /* ---- seg_evict.c ---- */
 /* Gets a free segment, evicting if the pool is empty; SEG_NONE if none. */

@@ -138,7 +138,7 @@ seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, const int32_t *
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 	/* The run is consecutive: its members are claimed, so nobody else
 	 * unlinks them, and members reused as destinations kept their links
-	 * (seg_chain_reopen_member). Its neighbours are read now: another
+	 * (chain_reopen_member, seg_merge.c). Its neighbours are read now: another
 	 * reclaimer may have unlinked (or replaced) the ones it had when it
 	 * was claimed. */
 	const int32_t prev = e->hdr[run[0]].prev;
@@ -166,24 +166,6 @@ seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, const int32_t *
 	/* The next merge in this chain starts after the run. */
 	c->merge_next = c->sparse_next = next;
 	c->merge_gen = c->sparse_gen = next != SEG_NONE ? atomic_load(&e->hdr[next].gen) : 0;
-	seg_spin_unlock(&c->lock);
-}
-
-void
-seg_chain_reopen_member(struct seg_engine *e, int32_t seg, unsigned ttl_bucket,
-			int64_t exp_base, uint8_t unit_shift, int64_t now)
-{
-	struct seg_chain *c = &e->chain[ttl_bucket];
-	struct seg_hdr *h = &e->hdr[seg];
-
-	seg_spin_lock(&c->lock);
-	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
-	const int32_t prev = h->prev, next = h->next;
-
-	seg_init_open(e, seg, ttl_bucket, exp_base, unit_shift, now);
-	h->prev = prev;
-	h->next = next;
-	atomic_store(&h->state, SEG_RECLAIM);
 	seg_spin_unlock(&c->lock);
 }
 
@@ -273,13 +255,6 @@ void
 seg_account_add(struct seg_engine *e, uint64_t v, uint32_t size)
 {
 	atomic_fetch_add_explicit(&e->hdr[slot_seg(v)].live, seg_live_pack(1, (int32_t)size),
-				  memory_order_relaxed);
-}
-
-void
-seg_account_remove_span(struct seg_engine *e, uint64_t v, uint32_t span)
-{
-	atomic_fetch_sub_explicit(&e->hdr[slot_seg(v)].live, seg_live_pack(1, (int32_t)span),
 				  memory_order_relaxed);
 }
 
