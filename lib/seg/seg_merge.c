@@ -623,6 +623,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 		}
 		seg_spin_unlock(&c->lock);
 		reserve = reserve_take(e);
+		e->n_merge_at_once += e->merges_in_flight > 0;
 		e->merges_in_flight++;
 		copy_from = copy_ns ? seg_clock_ns(CLOCK_MONOTONIC) : 0;
 		pthread_mutex_unlock(&e->evict_lock);

@@ -312,8 +312,7 @@ struct seg_engine {
 	uint32_t open_ring_next;
 	_Atomic uint64_t open_ring[SEG_OPEN_RING_MAX];
 
-	/* evict_lock: choosing what to reclaim (merges copy without it) */
-	pthread_mutex_t evict_lock;
+	pthread_mutex_t evict_lock; /* choosing what to reclaim; fields below */
 	pthread_cond_t evict_done;  /* a merge pass ended: broadcast */
 	unsigned merges_in_flight;  /* passes copying without evict_lock */
 	int32_t merge_reserve; /* a free segment kept as a merge destination */
@@ -338,6 +337,7 @@ struct seg_engine {
 	_Atomic uint64_t n_expired_unfetched;
 	_Atomic uint64_t n_seg_expired, n_seg_evicted, n_seg_merged;
 	_Atomic uint64_t n_merge_reused; /* run members reopened as merge destinations */
+	uint64_t n_merge_at_once; /* passes begun with another in flight (evict_lock) */
 	_Atomic uint64_t n_locks_other;
 };
 
