@@ -178,6 +178,7 @@ seg_destroy(struct engine *eng)
 	if (e->heap_owned && e->heap)
 		munmap(e->heap, e->heap_map_len);
 	pthread_mutex_destroy(&e->evict_lock);
+	pthread_cond_destroy(&e->evict_done);
 	pthread_mutex_destroy(&e->workers_lock);
 	free(e->workers);
 	free(e->live_tab);
@@ -475,6 +476,10 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	 * cache (a tenth of a million tiny objects in 64 MB) kept empty. */
 	e->pool_low = l.nseg / 64 > 64 ? 64 : l.nseg / 64;
 	pthread_mutex_init(&e->evict_lock, NULL);
+	pthread_cond_init(&e->evict_done, NULL);
+	e->merges_in_flight = 0;
+	e->merge_spares = 0;
+	e->merge_want_spare = false;
 	pthread_mutex_init(&e->workers_lock, NULL);
 
 	if (seg_hash_table_init(e, log2_floor(l.buckets),

@@ -4,10 +4,13 @@
  * Eviction: getting a free segment (seg_acquire) from the pool or, when
  * it is empty, by expiring and then evicting by the engine's policy
  * (merge in seg_merge.c, FIFO or random here), and keeping the pool above
- * its low watermark ahead of the writers. One thread reclaims at a time
- * (evict_lock); workers that need a segment while another one evicts wait
- * for it and then find the pool refilled. Calls seg_merge.c,
- * seg_flush.c, seg_expire.c and below.
+ * its low watermark ahead of the writers. evict_lock serializes choosing
+ * what to reclaim: FIFO, random and expiry reclaim under it, a merge pass
+ * only claims its run under it and copies without it, so several threads
+ * merge at once (seg_merge.c). Workers that need a segment while every
+ * claimable run is taken wait on evict_done for a pass to end and then
+ * find the pool refilled. Calls seg_merge.c, seg_flush.c, seg_expire.c
+ * and below.
  */
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
@@ -33,8 +36,8 @@ seg_expire_all(struct seg_engine *e)
 
 /* The oldest sealed segment, from the chains: each chain is in creation
  * order, so its first sealed segment is its oldest. Caller holds
- * evict_lock, under which chains lose segments only by the caller's hand
- * (they gain them at the tail). Claims it. */
+ * evict_lock; merge passes in flight relink runs meanwhile, so each chain
+ * is walked under its lock. Claims it. */
 static int32_t
 oldest_sealed_in_chains(struct seg_engine *e)
 {
@@ -43,15 +46,22 @@ oldest_sealed_in_chains(struct seg_engine *e)
 		uint64_t oldest = UINT64_MAX;
 
 		for (unsigned c = 0; c < TTL_CHAINS; c++) {
-			int32_t seg = __atomic_load_n(&e->chain[c].head, __ATOMIC_ACQUIRE);
+			struct seg_chain *ch = &e->chain[c];
+			int32_t seg;
 
+			if (__atomic_load_n(&ch->head, __ATOMIC_RELAXED) == SEG_NONE)
+				continue;
+			seg_spin_lock(&ch->lock);
+			atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+			seg = ch->head;
 			while (seg != SEG_NONE &&
 			       atomic_load(&e->hdr[seg].state) != SEG_SEALED)
-				seg = __atomic_load_n(&e->hdr[seg].next, __ATOMIC_ACQUIRE);
+				seg = e->hdr[seg].next;
 			if (seg != SEG_NONE && atomic_load(&e->hdr[seg].gen) < oldest) {
 				oldest = atomic_load(&e->hdr[seg].gen);
 				best = seg;
 			}
+			seg_spin_unlock(&ch->lock);
 		}
 		if (best == SEG_NONE || seg_claim(e, best, SEG_SEALED))
 			return best;
@@ -124,19 +134,29 @@ evict_one(struct seg_engine *e, bool random)
 	return true;
 }
 
-/* One eviction by the engine's policy; false when nothing could be
- * evicted. Caller holds evict_lock. */
-static bool
-evict_step(struct seg_engine *e, struct seg_worker *w, int64_t now)
+/* One eviction by the engine's policy: SEG_MERGE_DONE when it freed
+ * something, SEG_MERGE_BUSY when merge passes in flight hold every run
+ * (or reserve) it could take, SEG_MERGE_NONE when nothing can be evicted.
+ * Caller holds evict_lock (a merge pass drops it while it copies, for
+ * *copy_ns nanoseconds when copy_ns is not NULL). */
+static enum seg_merge_result
+evict_step(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t *copy_ns)
 {
+	enum seg_merge_result r;
+
 	switch (e->eviction) {
 	case ENGINE_EVICT_MERGE:
-		return seg_merge_pass(e, w, now) || evict_one(e, false);
+		r = seg_merge_pass(e, w, now, copy_ns);
+		/* NONE only with no pass in flight: FIFO then is as before. */
+		if (r == SEG_MERGE_NONE && evict_one(e, false))
+			r = SEG_MERGE_DONE;
+		return r;
 	case ENGINE_EVICT_FIFO:
 	case ENGINE_EVICT_RANDOM:
-		return evict_one(e, e->eviction == ENGINE_EVICT_RANDOM);
+		return evict_one(e, e->eviction == ENGINE_EVICT_RANDOM) ? SEG_MERGE_DONE
+									 : SEG_MERGE_NONE;
 	default:
-		return false;
+		return SEG_MERGE_NONE;
 	}
 }
 
@@ -144,6 +164,7 @@ int32_t
 seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 {
 	int64_t now = seg_now(e);
+	uint64_t held_ns = 0;
 	int32_t seg;
 
 	/* What the merge estimates live from includes this worker's changes. */
@@ -156,10 +177,12 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 		pthread_mutex_lock(&e->evict_lock);
 	}
 	seg_count_lock(e, w, ENGINE_C_lock_segment);
-	/* The time held is the serial part of write scaling (the contention
-	 * model in docs/performance.md): a pass per segment eviction, rare
-	 * enough that two clock reads cost nothing measurable. */
-	const uint64_t held_from = w ? seg_clock_ns(CLOCK_MONOTONIC) : 0;
+	/* The time evict_lock is held is the serial part of write scaling
+	 * (the contention model in docs/performance.md): a merge pass's
+	 * copies, done without it, are not counted, nor are waits for passes
+	 * in flight. Rare enough that the clock reads cost nothing
+	 * measurable. */
+	uint64_t held_from = w ? seg_clock_ns(CLOCK_MONOTONIC) : 0;
 	/* Somebody may have freed segments while we waited. */
 	seg = seg_pool_pop(e, w);
 	if (seg == SEG_NONE) {
@@ -167,11 +190,30 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 		seg_expire_locked(e, now);
 		seg = seg_pool_pop(e, w);
 	}
-	while (seg == SEG_NONE && evict_step(e, w, now))
+	while (seg == SEG_NONE) {
+		uint64_t copy_ns = 0;
+		enum seg_merge_result r = evict_step(e, w, now, w ? &copy_ns : NULL);
+
+		if (r == SEG_MERGE_NONE)
+			break;
+		held_ns -= copy_ns;
+		if (r == SEG_MERGE_BUSY) {
+			/* Every run (or reserve) is taken by passes in flight:
+			 * one of them ends with segments in the pool. */
+			if (w) {
+				W_COUNT(w, evict_waits);
+				held_ns += seg_clock_ns(CLOCK_MONOTONIC) - held_from;
+			}
+			pthread_cond_wait(&e->evict_done, &e->evict_lock);
+			if (w)
+				held_from = seg_clock_ns(CLOCK_MONOTONIC);
+		}
 		seg = seg_pool_pop(e, w);
+	}
 	if (w) {
 		W_COUNT(w, evict_passes);
-		engine_count_add(&w->base, ENGINE_C_evict_ns, seg_clock_ns(CLOCK_MONOTONIC) - held_from);
+		held_ns += seg_clock_ns(CLOCK_MONOTONIC) - held_from;
+		engine_count_add(&w->base, ENGINE_C_evict_ns, held_ns);
 	}
 	pthread_mutex_unlock(&e->evict_lock);
 	return seg;
@@ -189,9 +231,10 @@ seg_reclaim_ahead(struct seg_engine *e)
 	if (pthread_mutex_trylock(&e->evict_lock) != 0)
 		return 0;
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	/* Passes in flight (BUSY) refill the pool themselves. */
 	while (steps < 2 * e->pool_low &&
 	       __atomic_load_n(&e->pool_count, __ATOMIC_RELAXED) < e->pool_low &&
-	       evict_step(e, NULL, seg_now(e)))
+	       evict_step(e, NULL, seg_now(e), NULL) == SEG_MERGE_DONE)
 		steps++;
 	pthread_mutex_unlock(&e->evict_lock);
 	return steps;

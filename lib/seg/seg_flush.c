@@ -13,6 +13,8 @@ seg_flush_now(struct seg_engine *e)
 {
 	pthread_mutex_lock(&e->evict_lock);
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	/* No run half merged: every segment is in its chain or the pool. */
+	seg_merge_quiesce(e);
 	seg_hash_clear_all(e);
 	/* With the table empty, every item segment is garbage: give them all
 	 * back. Open ones too; their owners open new ones on the next write.

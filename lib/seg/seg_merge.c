@@ -4,8 +4,10 @@
  * Merge-based eviction (the default policy): a run of sparse sealed
  * segments of one TTL chain is compacted into fewer destinations keeping
  * its most read items; the least read are evicted. One pass frees at
- * least one segment. Caller holds evict_lock. Called by seg_evict.c;
- * calls seg_hash.c and seg_segment.c.
+ * least one segment. A pass claims its run and a reserve under
+ * evict_lock and copies without it, so passes on disjoint runs (of one
+ * chain or several) run at once. Called by seg_evict.c; calls seg_hash.c
+ * and seg_segment.c.
  */
 #include <sys/types.h>
 
@@ -41,6 +43,68 @@ seg_live(const struct seg_engine *e, int32_t seg)
 	return lb > 0 ? (uint64_t)lb : 0;
 }
 
+/* Items of a segment as a merge pass walks them, parsed and hashed
+ * ITEMS_AHEAD ahead of the one handed out, with their hash bucket
+ * prefetched: a pass looks up every item of its run in a table far larger
+ * than the caches, and these misses, not the copies, were most of a
+ * pass's time. */
+#define ITEMS_AHEAD 8
+struct item_walk {
+	const uint8_t *data;
+	uint32_t end, next_off;
+	unsigned head, count;
+	bool done;
+	struct walked_item {
+		uint32_t off, span;
+		struct item_view iv;
+		struct seg_key k;
+	} q[ITEMS_AHEAD];
+};
+
+static void
+item_walk_init(struct seg_engine *e, struct item_walk *it, int32_t seg)
+{
+	it->data = seg_data(e, seg);
+	it->end = seg_valid_end(e, seg);
+	it->next_off = 0;
+	it->head = it->count = 0;
+	it->done = false;
+}
+
+/* The next item, valid until the call after; NULL at the end (or at an
+ * item that does not parse, as before). */
+static const struct walked_item *
+item_walk_next(struct seg_engine *e, struct item_walk *it)
+{
+	const uint32_t align = (1u << e->off_shift) - 1;
+	const struct walked_item *wi;
+
+	while (!it->done && it->count < ITEMS_AHEAD) {
+		struct walked_item *n = &it->q[(it->head + it->count) % ITEMS_AHEAD];
+		const uint32_t off = it->next_off;
+
+		if (off >= it->end || !item_parse(it->data + off, it->end - off, &n->iv)) {
+			it->done = true;
+			break;
+		}
+		n->off = off;
+		n->span = (n->iv.total + align) & ~align;
+		seg_key_init(e, &n->k, it->data + off + n->iv.hdr_len, n->iv.klen);
+		/* The chain it hashes to now, and its lock's stripe (most
+		 * often the same bucket). */
+		__builtin_prefetch(seg_hash_chain(e, &n->k));
+		__builtin_prefetch(n->k.head);
+		it->next_off = off + n->span;
+		it->count++;
+	}
+	if (it->count == 0)
+		return NULL;
+	wi = &it->q[it->head];
+	it->head = (it->head + 1) % ITEMS_AHEAD;
+	it->count--;
+	return wi;
+}
+
 /* Which items of a run survive a merge: engine_merge_cut.h. */
 _Static_assert(FREQ_LEVELS == ENGINE_FREQ_LEVELS, "slot frequencies fill the cut's levels");
 
@@ -53,7 +117,6 @@ static struct engine_merge_cut
 merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep,
 	     int64_t now)
 {
-	const uint32_t align = (1u << e->off_shift) - 1;
 	uint64_t bytes[FREQ_LEVELS] = { 0 };
 	uint64_t live = 0;
 
@@ -65,24 +128,18 @@ merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep
 		return (struct engine_merge_cut){ 0, UINT64_MAX, live };
 	for (unsigned r = 0; r < n; r++) {
 		const struct seg_hdr *sh = &e->hdr[run[r]];
-		const uint8_t *sdata = seg_data(e, run[r]);
-		const uint32_t end = seg_valid_end(e, run[r]);
+		const struct walked_item *wi;
+		struct item_walk it;
 
-		for (uint32_t off = 0; off < end;) {
-			struct item_view iv;
-			struct seg_key k;
-			_Atomic uint64_t *slot;
+		item_walk_init(e, &it, run[r]);
+		while ((wi = item_walk_next(e, &it))) {
+			_Atomic uint64_t *slot = seg_hash_find_loc_locked(
+				e, &wi->k, (uint32_t)run[r], wi->off >> e->off_shift);
 
-			if (!item_parse(sdata + off, end - off, &iv))
-				break;
-			seg_key_init(e, &k, sdata + off + iv.hdr_len, iv.klen);
-			slot = seg_hash_find_loc_locked(e, &k, (uint32_t)run[r],
-							off >> e->off_shift);
-			if (slot && !seg_expired(seg_item_expiry(sh, iv.exp_delta), now))
+			if (slot && !seg_expired(seg_item_expiry(sh, wi->iv.exp_delta), now))
 				bytes[slot_freq(atomic_load_explicit(slot,
 								     memory_order_relaxed))] +=
-					(iv.total + align) & ~align;
-			off += (iv.total + align) & ~align;
+					wi->span;
 		}
 	}
 	return engine_merge_cut_pick(bytes, keep);
@@ -144,7 +201,7 @@ run_first(const struct seg_engine *e, struct seg_chain *c, bool from_head)
 static unsigned
 run_min(const struct seg_chain *c)
 {
-	return c->merge_cold ? 1 : MERGE_N;
+	return __atomic_load_n(&c->merge_cold, __ATOMIC_RELAXED) ? 1 : MERGE_N;
 }
 
 /* Segments needed to hold `live` bytes (at least one). */
@@ -187,7 +244,7 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 	       atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
 		const uint64_t live_here = seg_live(e, seg);
 
-		if (n >= min && (c->merge_cold || !run_grows(e, n, *live, live_here)))
+		if (n >= min && (min == 1 || !run_grows(e, n, *live, live_here)))
 			break;
 		if (run && !seg_claim(e, seg, SEG_SEALED))
 			break;
@@ -273,6 +330,37 @@ sparsest_chain(struct seg_engine *e, struct seg_worker *w)
 	return best;
 }
 
+/* Opens a claimed, retired member of a run in its chain as a merge
+ * destination (SEG_RECLAIM), keeping its chain links: other reclaimers
+ * (the sweep, a pass on a neighbouring run) may unlink its neighbours
+ * meanwhile, under the chain lock, which this holds. */
+static void
+chain_reopen_member(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t exp_base,
+		    uint8_t unit_shift, int64_t now)
+{
+	struct seg_chain *c = &e->chain[ttl_bucket];
+	struct seg_hdr *h = &e->hdr[seg];
+
+	seg_spin_lock(&c->lock);
+	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	const int32_t prev = h->prev, next = h->next;
+
+	seg_init_open(e, seg, ttl_bucket, exp_base, unit_shift, now);
+	h->prev = prev;
+	h->next = next;
+	atomic_store(&h->state, SEG_RECLAIM);
+	seg_spin_unlock(&c->lock);
+}
+
+/* seg_account_remove for an item whose span the pass has at hand: no
+ * second parse of its header. */
+static void
+account_remove_span(struct seg_engine *e, uint64_t v, uint32_t span)
+{
+	atomic_fetch_sub_explicit(&e->hdr[slot_seg(v)].live, seg_live_pack(1, (int32_t)span),
+				  memory_order_relaxed);
+}
+
 /* The destinations of a merge pass: the reserve segment first, then
  * members of the run once every item in them has been moved or dropped
  * (their memory is free again), at most `max` of them. All take the
@@ -293,15 +381,24 @@ dest_open(struct seg_engine *e, struct merge_dests *md, const int32_t *run, int3
 {
 	const struct seg_hdr *r = &e->hdr[run[0]];
 
-	seg_init_open(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift, r->create_at);
-	atomic_store(&e->hdr[seg].state, SEG_RECLAIM);
+	if (md->n == 0) {
+		/* The reserve: in no chain. */
+		seg_init_open(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift, r->create_at);
+		atomic_store(&e->hdr[seg].state, SEG_RECLAIM);
+	} else {
+		/* A member of the run: it stays linked where it is until the
+		 * run is replaced. */
+		chain_reopen_member(e, seg, r->ttl_bucket, md->exp_base, r->unit_shift,
+				    r->create_at);
+	}
 	md->seg[md->n++] = seg;
 	md->off = 0;
 	md->exp_max = 0;
 }
 
 /* Seals the last destination: its items are in place, its slots point
- * at them. */
+ * at them. Its state stays SEG_RECLAIM (nobody else may claim it) until
+ * the run is replaced by the destinations in the chain. */
 static void
 dest_seal(struct seg_engine *e, struct merge_dests *md)
 {
@@ -309,7 +406,6 @@ dest_seal(struct seg_engine *e, struct merge_dests *md)
 
 	atomic_store_explicit(&d->exp_max, md->exp_max, memory_order_relaxed);
 	atomic_store_explicit(&d->write_off, md->off | SEG_WOFF_SEALED, memory_order_release);
-	atomic_store_explicit(&d->state, SEG_SEALED, memory_order_release);
 	md->kept += md->off;
 }
 
@@ -340,7 +436,6 @@ static void
 merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 	  unsigned n, struct merge_dests *md, const struct engine_merge_cut cut, int64_t now)
 {
-	const uint32_t align = (1u << e->off_shift) - 1;
 	uint64_t used_at_cutoff = 0;
 	unsigned evicted = 0, expired = 0, unfetched = 0, expired_unfetched = 0;
 
@@ -348,19 +443,16 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 		const int32_t src = run[r];
 		const struct seg_hdr *sh = &e->hdr[src];
 		const uint8_t *sdata = seg_data(e, src);
-		const uint32_t end = seg_valid_end(e, src); /* drained by merge_cutoff */
+		const struct walked_item *wi;
+		struct item_walk it;
 
-		for (uint32_t off = 0; off < end;) {
-			struct item_view iv;
-			struct seg_key k;
+		item_walk_init(e, &it, src); /* drained by merge_cutoff */
+		while ((wi = item_walk_next(e, &it))) {
+			const struct seg_key k = wi->k;
+			const uint32_t off = wi->off, span = wi->span;
 			_Atomic uint64_t *slot;
-			uint32_t span;
 			int64_t exp;
 
-			if (!item_parse(sdata + off, end - off, &iv))
-				break;
-			span = (iv.total + align) & ~align;
-			seg_key_init(e, &k, sdata + off + iv.hdr_len, iv.klen);
 			seg_bucket_lock(k.head);
 			seg_count_lock(e, w, ENGINE_C_lock_bucket);
 			slot = seg_hash_find_loc_locked(e, &k, (uint32_t)src, off >> e->off_shift);
@@ -368,7 +460,7 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 				uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
 				unsigned freq = slot_freq(v);
 
-				exp = seg_item_expiry(sh, iv.exp_delta);
+				exp = seg_item_expiry(sh, wi->iv.exp_delta);
 				if (!seg_expired(exp, now) && freq >= cut.cutoff &&
 				    (freq > cut.cutoff || used_at_cutoff + span <= cut.at_cutoff) &&
 				    (!exp || exp >= md->exp_base) && dest_room(e, md, run, r, span)) {
@@ -377,7 +469,7 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 					uint8_t *ddata = seg_data(e, dest) + md->off;
 					uint32_t delta = 0;
 
-					memcpy(ddata, sdata + off, iv.total);
+					memcpy(ddata, sdata + off, wi->iv.total);
 					if (exp) {
 						int64_t dd = (exp - d->exp_base) >> d->unit_shift;
 
@@ -393,8 +485,8 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 					}
 					v = slot_make(k.tag, freq >> 1, (uint32_t)dest,
 						      md->off >> e->off_shift);
-					seg_account_remove(e, atomic_load_explicit(slot,
-							   memory_order_relaxed));
+					account_remove_span(e, atomic_load_explicit(slot,
+								memory_order_relaxed), span);
 					atomic_store_explicit(slot, v, memory_order_release);
 					seg_account_add(e, v, span);
 					md->off += span;
@@ -402,7 +494,7 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 						used_at_cutoff += span;
 				} else {
 					seg_hash_remove_locked(e, k.head, slot);
-					seg_account_remove(e, v);
+					account_remove_span(e, v, span);
 					if (seg_expired(exp, now)) {
 						expired++;
 						expired_unfetched += freq == 0;
@@ -413,7 +505,6 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 				}
 			}
 			seg_bucket_unlock(k.head);
-			off += span;
 		}
 	}
 	atomic_fetch_add_explicit(&e->n_evictions, evicted, memory_order_relaxed);
@@ -423,8 +514,76 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 				  memory_order_relaxed);
 }
 
+/* A reserve for a pass: the kept one, else a spare. Caller holds
+ * evict_lock. */
+static int32_t
+reserve_take(struct seg_engine *e)
+{
+	int32_t seg = e->merge_reserve;
+
+	if (seg != SEG_NONE)
+		e->merge_reserve = SEG_NONE;
+	else if (e->merge_spares > 0)
+		seg = e->merge_spare[--e->merge_spares];
+	return seg;
+}
+
+/* Keeps a segment a pass freed (retired) as a reserve when one is
+ * missing or wanted, else gives it to the pool. Spares are one, or up to
+ * a 64th of the heap (as the pool's low watermark), and none below 32
+ * segments: a segment kept empty is memory the cache does not use, so a
+ * small heap runs few passes at once. Caller holds evict_lock. */
+static void
+reserve_give(struct seg_engine *e, int32_t seg)
+{
+	if (e->merge_reserve == SEG_NONE) {
+		e->merge_reserve = seg;
+	} else if (e->merge_want_spare && e->merge_spares < sizeof(e->merge_spare) / sizeof(e->merge_spare[0]) &&
+		   e->nseg >= 32 && (e->merge_spares == 0 || e->merge_spares < e->nseg / 64)) {
+		e->merge_spare[e->merge_spares++] = seg;
+		e->merge_want_spare = false;
+	} else {
+		seg_pool_push(e, seg);
+	}
+}
+
+/* The end of a pass: it is no longer in flight. Takes evict_lock (which
+ * the pass dropped to copy) and wakes those waiting for a pass to end. */
+static void
+pass_end(struct seg_engine *e, struct seg_worker *w, uint64_t *copy_ns, uint64_t from)
+{
+	pthread_mutex_lock(&e->evict_lock);
+	if (copy_ns)
+		*copy_ns += seg_clock_ns(CLOCK_MONOTONIC) - from;
+	seg_count_lock(e, w, ENGINE_C_lock_segment);
+	e->merges_in_flight--;
+	pthread_cond_broadcast(&e->evict_done);
+}
+
+void
+seg_merge_quiesce(struct seg_engine *e)
+{
+	while (e->merges_in_flight > 0)
+		pthread_cond_wait(&e->evict_done, &e->evict_lock);
+}
+
+/* What a pass that found nothing to claim (or no reserve) returns: wait
+ * for the passes in flight, which free segments and give back reserves,
+ * when there are any. */
+static enum seg_merge_result
+pass_none(struct seg_engine *e, bool for_reserve)
+{
+	if (e->merges_in_flight == 0)
+		return SEG_MERGE_NONE;
+	if (for_reserve)
+		e->merge_want_spare = true;
+	return SEG_MERGE_BUSY;
+}
+
 /* One merge pass over the chain with the sparsest run (sparsest_chain).
- * Returns false when no chain has a run.
+ * Caller holds evict_lock; the pass drops it once its run and reserve are
+ * claimed (the copies, most of a pass's time, run without it) and takes
+ * it again to give back what it freed.
  *
  * A chain whose last pass kept nothing (data written once and never read)
  * is "cold": its passes take one segment, which goes whole when nothing in
@@ -433,36 +592,41 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
  * segment makes the chain warm again and the pass a full one (chosen
  * afresh: at most once per cold chain, as no chain turns cold within a
  * pass). */
-bool
-seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
+enum seg_merge_result
+seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t *copy_ns)
 {
 	int32_t run[MERGE_RUN_MAX];
 
-	if (e->merge_reserve == SEG_NONE)
-		return false;
 	for (;;) {
-		struct seg_chain *c = sparsest_chain(e, w);
 		struct merge_dests md = { .n = 0 };
 		struct engine_merge_cut cut;
+		struct seg_chain *c;
+		int32_t reserve;
 		unsigned n, tb;
-		int32_t prev;
+		uint64_t copy_from;
 
+		if (e->merge_reserve == SEG_NONE && e->merge_spares == 0)
+			return pass_none(e, true);
+		c = sparsest_chain(e, w);
 		if (!c)
-			return false;
+			return pass_none(e, false);
 		seg_spin_lock(&c->lock);
 		seg_count_lock(e, w, ENGINE_C_lock_segment);
 		n = claim_run(e, c, run);
 		if (n < run_min(c)) {
-			/* Not what run_density saw (it cannot happen: under
-			 * evict_lock segments only become sealed); evict another
-			 * way. */
+			/* Not what run_density saw: a pass in flight claimed
+			 * part of it, or freed it meanwhile. */
 			for (unsigned i = 0; i < n; i++)
 				atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
 			seg_spin_unlock(&c->lock);
-			return false;
+			return pass_none(e, false);
 		}
-		prev = e->hdr[run[0]].prev;
 		seg_spin_unlock(&c->lock);
+		reserve = reserve_take(e);
+		e->n_merge_at_once += e->merges_in_flight > 0;
+		e->merges_in_flight++;
+		copy_from = copy_ns ? seg_clock_ns(CLOCK_MONOTONIC) : 0;
+		pthread_mutex_unlock(&e->evict_lock);
 
 		/* n - 1 destinations at most: a pass frees one segment or more. */
 		md.max = n > 1 ? n - 1 : 1;
@@ -470,39 +634,51 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now)
 		if (n == 1 && cut.read_bytes > 0) {
 			/* Warm again: choose afresh with full passes here. */
 			atomic_store(&e->hdr[run[0]].state, SEG_SEALED);
-			c->merge_cold = false;
+			__atomic_store_n(&c->merge_cold, false, __ATOMIC_RELAXED);
+			pass_end(e, w, copy_ns, copy_from);
+			reserve_give(e, reserve);
 			continue;
 		}
-		c->merge_cold = cut.read_bytes == 0;
+		__atomic_store_n(&c->merge_cold, cut.read_bytes == 0, __ATOMIC_RELAXED);
 
 		tb = e->hdr[run[0]].ttl_bucket;
 		md.exp_base = e->hdr[run[0]].exp_base;
 		for (unsigned i = 1; i < n; i++)
 			if (e->hdr[run[i]].exp_base < md.exp_base)
 				md.exp_base = e->hdr[run[i]].exp_base;
-		dest_open(e, &md, run, e->merge_reserve);
+		dest_open(e, &md, run, reserve);
 		merge_run(e, w, run, n, &md, cut, now);
 		if (md.n == 1 && md.off == 0) {
 			/* Nothing kept: free the whole run and keep the reserve,
 			 * rather than link an empty segment. */
-			seg_chain_replace_run(e, tb, prev, run, n, NULL, 0);
-			seg_retire(e, e->merge_reserve);
+			seg_chain_replace_run(e, tb, run, n, NULL, 0);
+			seg_retire(e, reserve);
 			for (unsigned i = 0; i < n; i++)
-				seg_release(e, run[i]);
+				seg_retire(e, run[i]);
 			atomic_fetch_add_explicit(&e->n_seg_evicted, n, memory_order_relaxed);
-			return true;
+			pass_end(e, w, copy_ns, copy_from);
+			reserve_give(e, reserve);
+			for (unsigned i = 0; i < n; i++)
+				reserve_give(e, run[i]);
+			return SEG_MERGE_DONE;
 		}
 		dest_seal(e, &md);
-		seg_chain_replace_run(e, tb, prev, run, n, md.seg, md.n);
+		seg_chain_replace_run(e, tb, run, n, md.seg, md.n);
+		/* Linked in the run's place: others may claim them now. */
+		for (unsigned i = 0; i < md.n; i++)
+			atomic_store_explicit(&e->hdr[md.seg[i]].state, SEG_SEALED,
+					      memory_order_release);
 		/* run[0 .. md.n - 2] are destinations now; the next member
-		 * becomes the next reserve, the rest go to the pool. Their
-		 * lives end like any other (stale appenders drained). */
-		seg_retire(e, run[md.n - 1]);
-		e->merge_reserve = run[md.n - 1];
-		for (unsigned i = md.n; i < n; i++)
-			seg_release(e, run[i]);
+		 * becomes the next reserve (and another a spare, when one is
+		 * wanted), the rest go to the pool. Their lives end like any
+		 * other (stale appenders drained). */
+		for (unsigned i = md.n - 1; i < n; i++)
+			seg_retire(e, run[i]);
 		atomic_fetch_add_explicit(&e->n_seg_merged, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&e->n_seg_evicted, n - md.n, memory_order_relaxed);
-		return true;
+		pass_end(e, w, copy_ns, copy_from);
+		for (unsigned i = md.n - 1; i < n; i++)
+			reserve_give(e, run[i]);
+		return SEG_MERGE_DONE;
 	}
 }

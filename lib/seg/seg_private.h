@@ -227,7 +227,7 @@ struct seg_chain {
 	uint64_t merge_gen; /* gen of merge_next when it was recorded */
 	int32_t sparse_next; /* where the search for a sparse run goes on */
 	uint64_t sparse_gen; /* gen of sparse_next when it was recorded */
-	bool merge_cold;    /* its last merge pass kept nothing (under evict_lock) */
+	bool merge_cold; /* its last merge pass kept nothing (relaxed __atomic) */
 	/* The open segment that workers without a private one for this TTL
 	 * bucket share: seg_open_pack(), 0 = none; replaced under open_lock. */
 	seg_spinlock_t open_lock;
@@ -312,9 +312,13 @@ struct seg_engine {
 	uint32_t open_ring_next;
 	_Atomic uint64_t open_ring[SEG_OPEN_RING_MAX];
 
-	/* eviction and expiration: one thread at a time */
-	pthread_mutex_t evict_lock;
+	pthread_mutex_t evict_lock; /* choosing what to reclaim; fields below */
+	pthread_cond_t evict_done;  /* a merge pass ended: broadcast */
+	unsigned merges_in_flight;  /* passes copying without evict_lock */
 	int32_t merge_reserve; /* a free segment kept as a merge destination */
+	bool merge_want_spare; /* a pass found every reserve taken */
+	unsigned merge_spares;
+	int32_t merge_spare[15]; /* reserves beyond the first */
 	uint32_t merge_cursor; /* round robin over TTL chains */
 	uint64_t evict_rng;
 
@@ -333,6 +337,7 @@ struct seg_engine {
 	_Atomic uint64_t n_expired_unfetched;
 	_Atomic uint64_t n_seg_expired, n_seg_evicted, n_seg_merged;
 	_Atomic uint64_t n_merge_reused; /* run members reopened as merge destinations */
+	uint64_t n_merge_at_once; /* passes begun with another in flight (evict_lock) */
 	_Atomic uint64_t n_locks_other;
 };
 
@@ -492,12 +497,10 @@ void seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64
 		   uint8_t unit_shift, int64_t now);
 void seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg);
 void seg_chain_remove(struct seg_engine *e, int32_t seg);
-/* Replaces n consecutive claimed segments of chain ttl_bucket, which
- * follow prev (SEG_NONE: the head), by the ndest segments dest[] in
- * order (none: removes them). A destination may be a member of the run
- * but not its last. Caller holds evict_lock (prev stays linked). */
-void seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, int32_t prev,
-			   const int32_t *run, unsigned n, const int32_t *dest, unsigned ndest);
+/* Replaces n consecutive claimed segments of chain ttl_bucket by dest[]
+ * (none: removes them); a dest may be a run member but not its last. */
+void seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, const int32_t *run,
+			   unsigned n, const int32_t *dest, unsigned ndest);
 /* Closes a segment to appenders and waits for appends in flight. */
 void seg_close_and_drain(struct seg_engine *e, int32_t seg);
 /* Ends a segment's life: a new gen first (stale appenders and readers
@@ -621,9 +624,12 @@ void seg_flush_now(struct seg_engine *e);
 void seg_flush_if_due(struct seg_engine *e, int64_t now);
 
 /* ---- seg_merge.c ---- */
-/* One merge pass over the sparsest run of sealed segments; false when
- * none could be merged. Caller holds evict_lock. */
-bool seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now);
+/* One merge pass; caller holds evict_lock, dropped while it copies (for
+ * *copy_ns ns). BUSY: nothing to claim while passes are in flight. */
+enum seg_merge_result { SEG_MERGE_NONE, SEG_MERGE_DONE, SEG_MERGE_BUSY };
+enum seg_merge_result seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now,
+				     uint64_t *copy_ns);
+void seg_merge_quiesce(struct seg_engine *e); /* under evict_lock: no pass in flight */
 
 /* ---- seg_evict.c ---- */
 /* Gets a free segment, evicting if the pool is empty; SEG_NONE if none. */

@@ -180,6 +180,7 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 	img = (struct seg_image *)(area + al.segs_off);
 	chains = (int32_t *)(area + al.chains_off);
 	pthread_mutex_lock(&e->evict_lock);
+	seg_merge_quiesce(e);
 	h->clean = 0;
 	seg_restart_persist(a, &h->clean, sizeof(h->clean));
 	for (uint32_t i = 0; i < e->nseg; i++) {

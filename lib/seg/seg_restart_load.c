@@ -167,6 +167,8 @@ apply_segments(struct seg_engine *e, const struct restart_hdr *h, const struct s
 	if (e->eviction == ENGINE_EVICT_MERGE && reserve == SEG_NONE && e->pool_count > 0)
 		reserve = e->pool[--e->pool_count];
 	e->merge_reserve = reserve;
+	e->merge_spares = 0; /* the spares saved came back in the pool */
+	e->merge_want_spare = false;
 	e->ovf_seg = (int32_t)h->ovf_seg;
 	e->ovf_next = (uint32_t)h->ovf_next;
 	e->ovf_free = h->ovf_free;

@@ -129,18 +129,19 @@ seg_chain_remove(struct seg_engine *e, int32_t seg)
 }
 
 void
-seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, int32_t prev,
-		      const int32_t *run, unsigned n, const int32_t *dest, unsigned ndest)
+seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, const int32_t *run,
+		      unsigned n, const int32_t *dest, unsigned ndest)
 {
 	struct seg_chain *c = &e->chain[ttl_bucket];
 
 	seg_spin_lock(&c->lock);
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 	/* The run is consecutive: its members are claimed, so nobody else
-	 * unlinks them, and links are only added at the tail (so the last
-	 * one's next is read now; it is never a destination). prev comes
-	 * from the caller: a destination may be an earlier member of the
-	 * run, whose links its new life cleared. */
+	 * unlinks them, and members reused as destinations kept their links
+	 * (chain_reopen_member, seg_merge.c). Its neighbours are read now: another
+	 * reclaimer may have unlinked (or replaced) the ones it had when it
+	 * was claimed. */
+	const int32_t prev = e->hdr[run[0]].prev;
 	const int32_t next = e->hdr[run[n - 1]].next;
 	int32_t at = prev;
 

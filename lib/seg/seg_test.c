@@ -38,6 +38,7 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
+	c->merges_at_once = e->n_merge_at_once;
 	if (!linked || !in_pool) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
@@ -134,7 +135,11 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 		switch (st) {
 		case SEG_FREE:
 			c->free++;
-			if (!in_pool[s] && (int32_t)s != e->merge_reserve) {
+			bool spare = false;
+
+			for (unsigned i = 0; i < e->merge_spares; i++)
+				spare |= e->merge_spare[i] == (int32_t)s;
+			if (!in_pool[s] && (int32_t)s != e->merge_reserve && !spare) {
 				snprintf(err, errlen, "free segment %u is not in the pool", s);
 				goto out;
 			}

@@ -49,6 +49,7 @@ struct seg_census {
 	uint32_t sealed_empty; /* sealed segments in a chain with no live item */
 	uint64_t live_items;
 	uint64_t items_written; /* items (live or dead) in open and sealed segments */
+	uint64_t merges_at_once; /* merge passes begun while another was in flight */
 };
 
 /* At rest (no operation in flight): counts segments by state and checks
