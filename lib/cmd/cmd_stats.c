@@ -69,24 +69,19 @@ put_bool(struct stat_out *so, const char *name, bool v, const char *yes,
 	put_str(so, name, v ? yes : no);
 }
 
-/* A sampled mean kept in hundredths, as "4.37". */
+/* A fixed-point value v / 10^digits, as memcached prints it: "4.37"
+ * (a sampled mean in hundredths), "0.123456" (rusage seconds from
+ * microseconds). */
 static void
-put_hundredths(struct stat_out *so, const char *name, uint64_t v)
+put_fixed(struct stat_out *so, const char *name, uint64_t v, unsigned digits)
 {
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%llu.%02llu", (unsigned long long)(v / 100),
-		 (unsigned long long)(v % 100));
-	put_str(so, name, buf);
-}
-
-static void
-put_rusage(struct stat_out *so, const char *name, uint64_t us)
-{
+	uint64_t scale = 1;
 	char buf[48];
 
-	snprintf(buf, sizeof(buf), "%llu.%06llu", (unsigned long long)(us / 1000000),
-		 (unsigned long long)(us % 1000000));
+	for (unsigned i = 0; i < digits; i++)
+		scale *= 10;
+	snprintf(buf, sizeof(buf), "%llu.%0*llu", (unsigned long long)(v / scale), (int)digits,
+		 (unsigned long long)(v % scale));
 	put_str(so, name, buf);
 }
 
@@ -128,8 +123,8 @@ stats_general(struct cmd_conn *c)
 	put_u64(&so, "time", ss.time);
 	put_str(&so, "version", c->s->version);
 	put_u64(&so, "pointer_size", sizeof(void *) * 8);
-	put_rusage(&so, "rusage_user", ss.rusage_user_us);
-	put_rusage(&so, "rusage_system", ss.rusage_system_us);
+	put_fixed(&so, "rusage_user", ss.rusage_user_us, 6);
+	put_fixed(&so, "rusage_system", ss.rusage_system_us, 6);
 	put_u64(&so, "max_connections", ss.max_connections);
 	put_u64(&so, "curr_connections", ss.curr_connections);
 	put_u64(&so, "total_connections", since(ss.total_connections, &rt->base_total_connections));
@@ -191,7 +186,7 @@ stats_general(struct cmd_conn *c)
 		since(ss.conns_request_timeouts, &rt->base_conns_request_timeouts));
 	put_u64(&so, "conns_write_timeouts",
 		since(ss.conns_write_timeouts, &rt->base_conns_write_timeouts));
-	put_hundredths(&so, "hash_chain_mean", es.hash_chain_mean_x100);
+	put_fixed(&so, "hash_chain_mean", es.hash_chain_mean_x100, 2);
 	put_u64(&so, "hash_chain_max", es.hash_chain_max);
 	/* segcached's own: how this process started on its heap file */
 	if (ss.restart_state != NULL) {
@@ -199,7 +194,7 @@ stats_general(struct cmd_conn *c)
 		put_u64(&so, "restart_items", ss.restart_items);
 		put_u64(&so, "restart_expired", ss.restart_expired);
 		put_u64(&so, "restart_segments", ss.restart_segments);
-		put_rusage(&so, "restart_seconds", ss.restart_us);
+		put_fixed(&so, "restart_seconds", ss.restart_us, 6);
 	}
 #undef EC
 	finish(&so);

@@ -53,6 +53,17 @@ protected:
 
 	void TearDown() override { lg_conn_free(&c); }
 
+	// Sends n requests at time 0 and keeps their UDP request ids.
+	void send_udp(uint16_t *ids, unsigned n)
+	{
+		for (unsigned i = 0; i < n; i++) {
+			struct lg_req *r = lg_conn_next(&c, 0);
+			ASSERT_NE(r, nullptr);
+			ids[i] = r->udp_id;
+			lg_conn_commit(&c, 0);
+		}
+	}
+
 	std::string answer(const struct lg_req *r)
 	{
 		// A miss for a get, STORED for a set: valid either way.
@@ -399,12 +410,7 @@ TEST_F(LoadgenSession, UdpAnswersMatchByRequestIdInAnyOrder)
 	start(0, 4);
 	c.udp_id = 0x0500; // flow 5
 	uint16_t ids[2];
-	for (int i = 0; i < 2; i++) {
-		struct lg_req *r = lg_conn_next(&c, 0);
-		ASSERT_NE(r, nullptr);
-		ids[i] = r->udp_id;
-		lg_conn_commit(&c, 0);
-	}
+	ASSERT_NO_FATAL_FAILURE(send_udp(ids, 2));
 	EXPECT_EQ(ids[0] >> 8, 5);
 	EXPECT_NE(ids[0], ids[1]);
 	uint8_t dgram[64];
@@ -501,12 +507,7 @@ TEST_F(LoadgenSession, UdpLostDatagramDoesNotStallTheOthers)
 {
 	start(0, 2, 1.0, true);
 	uint16_t ids[2];
-	for (int i = 0; i < 2; i++) {
-		struct lg_req *r = lg_conn_next(&c, 0);
-		ASSERT_NE(r, nullptr);
-		ids[i] = r->udp_id;
-		lg_conn_commit(&c, 0);
-	}
+	ASSERT_NO_FATAL_FAILURE(send_udp(ids, 2));
 	// The first datagram is lost; the second is answered, and its slot
 	// takes the next request at once, not after the first one's timeout.
 	udp_answer(&c, ids[1], false, 10);
