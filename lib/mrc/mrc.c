@@ -193,14 +193,12 @@ tick(struct mrc *m, int64_t now)
 static void
 make_records(struct mrc *m)
 {
-	if (m->pool.nfree >= MRC_SIZES)
-		return;
-	for (unsigned i = 0; i < MRC_SIZES; i++)
-		mini_collect_dead(&m->mini[i]);
-	while (m->pool.nfree < MRC_SIZES && m->s.nkeys > 0) {
-		lower_threshold(m);
+	while (m->pool.nfree < MRC_SIZES) {
 		for (unsigned i = 0; i < MRC_SIZES; i++)
 			mini_collect_dead(&m->mini[i]);
+		if (m->pool.nfree >= MRC_SIZES || m->s.nkeys == 0)
+			return;
+		lower_threshold(m);
 	}
 }
 

@@ -360,10 +360,6 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 	int64_t item_exp = 0;
 	struct mini_item *it;
 
-	/* An item record: mrc_access() leaves one free for each cache
-	 * before it comes here (collecting dead ones, shedding keys). */
-	if (c->pool->free == MRC_NONE && mini_collect_dead(c) == 0)
-		return;
 	for (unsigned tries = 0; tries < 64 && s == MRC_NONE; tries++) {
 		ch = c->chain_of[p.tb];
 		s = ch != MINI_NO_CHAIN ? c->chains[ch].open : MRC_NONE;
@@ -394,9 +390,13 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 		seal_if_full(c, s);
 		s = MRC_NONE;
 	}
-	if (s == MRC_NONE || c->pool->free == MRC_NONE)
+	if (s == MRC_NONE)
 		return;
+	/* mrc_access() leaves a free record for each cache before it comes
+	 * here (make_records: collecting dead ones, shedding keys). */
 	rec = mini_pool_take(c->pool);
+	if (rec == MRC_NONE)
+		return;
 	it = &c->item[rec];
 	*it = (struct mini_item){ .key = id, .size = size, .next = MRC_NONE, .seg = s,
 				  .exp = item_exp <= 0 ? 0 : item_exp > UINT32_MAX ? UINT32_MAX
