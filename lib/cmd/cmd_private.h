@@ -4,7 +4,7 @@
  * lib/cmd internals, the one header every file of lib/cmd includes:
  *   cmd_table.c    the command table: one row per command (name, syntax,
  *                  handler, flags)
- *   cmd.c          the connection, the request loop and dispatch by the table
+ *   cmd_conn.c     the connection, the request loop and dispatch by the table
  *   cmd_reply.c    composing replies (cmd_put, cmd_reply, cmd_fail) and the
  *                  engine status -> reply line tables of both dialects
  *   cmd_fetch.c    engine and settings access (cmd_fetch, cmd_drop_key, cmd_now)
@@ -16,7 +16,7 @@
  *   cmd_batch.c    consecutive get/gets keys run as one engine_get_batch()
  *   cmd_session.c  a connection's reading and writing deadlines (cmd_session.h)
  *   cmd_hint.c     the keys of get lines for engine_prefetch() (cmd_hint_keys)
- * Calls run one way only: cmd.c -> the command files -> the helpers.
+ * Calls run one way only: cmd_conn.c -> the command files -> the helpers.
  */
 #ifndef SEGCACHED_CMD_PRIVATE_H
 #define SEGCACHED_CMD_PRIVATE_H
@@ -116,6 +116,10 @@ size_t cmd_value_header_len(size_t klen, const struct engine_item *it, bool with
 /* A get line's reply does not fit the output limit: the line's replies
  * become one SERVER_ERROR and the rest of the line is discarded. */
 void cmd_get_failed(struct cmd_conn *c);
+/* Over UDP: the datagram's replies went over udp_reply_max; the reply
+ * from mark on (the last request's, a whole get line) becomes one error
+ * line and the rest of the datagram is dropped (cmd_reply.c). */
+void cmd_udp_cap(struct cmd_conn *c, size_t mark);
 
 /* ---- engine and settings access (cmd_fetch.c) ---- */
 
@@ -135,7 +139,7 @@ int64_t cmd_now(const struct cmd_conn *c);
  * of a set that failed for size or memory; that is not a delete command). */
 void cmd_drop_key(struct cmd_conn *c, const char *key, size_t klen);
 
-/* ---- the commands, called by cmd.c's dispatch ---- */
+/* ---- the commands, called by cmd_conn.c's dispatch ---- */
 
 /* The handlers, one per row of cmd_table (or per group of rows); a request
  * with req->error never reaches them unless their row has CMD_F_OWN_ERROR. */
@@ -171,11 +175,6 @@ struct cmd_batch_entry {
 	struct proto_parser parser; /* parser state then */
 	struct proto_meta meta;     /* mg: its flags (opaque points into the input) */
 };
-
-/* Over UDP: the datagram's replies went over udp_reply_max; the reply
- * from mark on (the last request's, a whole get line) becomes one error
- * line and the rest of the datagram is dropped (cmd.c). */
-void cmd_udp_cap(struct cmd_conn *c, size_t mark);
 
 struct cmd_batch {
 	unsigned n;

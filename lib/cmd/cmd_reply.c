@@ -4,7 +4,10 @@
  * Composing replies into the connection's output buffer, and the line
  * each dialect answers an engine status with. Every command file writes its
  * replies through these, so a full buffer is handled the same way
- * everywhere: the connection is closed (CMD_ACT_CLOSE).
+ * everywhere: the connection is closed (CMD_ACT_CLOSE). The cap on a UDP
+ * datagram's replies (cmd_udp_cap) is here too: the request loop
+ * (cmd_conn.c) and the batched gets (cmd_batch.c) both apply it, and it
+ * rewrites replies, so it stays below both.
  */
 #include <string.h>
 
@@ -103,4 +106,18 @@ cmd_status_reply(enum cmd_dialect d, enum engine_status rc, unsigned answers)
 	    !status_replies[d][rc].line)
 		return &bad_format;
 	return &status_replies[d][rc];
+}
+
+void
+cmd_udp_cap(struct cmd_conn *c, size_t mark)
+{
+	size_t max = c->s->udp_reply_max;
+
+	if (max == 0 || c->udp_sent + proto_out_pending(c->out) - c->udp_start <= max)
+		return;
+	proto_out_truncate(c->out, mark);
+	c->line_mark_valid = false;
+	engine_count(c->w, ENGINE_C_udp_capped);
+	cmd_reply(c, false, "SERVER_ERROR reply over the UDP size limit");
+	*c->actions |= CMD_ACT_CLOSE;
 }

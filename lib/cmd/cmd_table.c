@@ -5,7 +5,7 @@
  * A row says the command's name, the syntax lib/proto parses it with and
  * how many tokens its line may have (struct proto_word), the function that
  * runs it, and where it is served (CMD_F_*). The parser's words
- * (cmd_grammar), dispatch (cmd.c), the UDP and admin-port rules and the
+ * (cmd_grammar), dispatch (cmd_conn.c), the UDP and admin-port rules and the
  * names in stats and logs all read this table. docs/architecture.md,
  * "Adding a command", shows a row.
  */

@@ -113,20 +113,6 @@ admin_servable(const struct proto_req *req)
 	return cmd_table[req->cmd].flags & CMD_F_ADMIN;
 }
 
-void
-cmd_udp_cap(struct cmd_conn *c, size_t mark)
-{
-	size_t max = c->s->udp_reply_max;
-
-	if (max == 0 || c->udp_sent + proto_out_pending(c->out) - c->udp_start <= max)
-		return;
-	proto_out_truncate(c->out, mark);
-	c->line_mark_valid = false;
-	engine_count(c->w, ENGINE_C_udp_capped);
-	cmd_reply(c, false, "SERVER_ERROR reply over the UDP size limit");
-	*c->actions |= CMD_ACT_CLOSE;
-}
-
 size_t
 cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *out,
 	    unsigned *actions)
