@@ -11,8 +11,6 @@
 #include "drivers/net/posix/posix_private.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <netdb.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -20,25 +18,6 @@
 
 /* memcached's words, byte for byte. */
 static const char too_many_conns[] = "ERROR Too many open connections\r\n";
-
-void
-posix_log_refused(struct util_ratelimit *rl, const struct sockaddr *peer, socklen_t len,
-		  const char *why)
-{
-	char host[NI_MAXHOST];
-	uint64_t suppressed;
-
-	if (!util_ratelimit(rl, &suppressed))
-		return;
-	if (getnameinfo(peer, len, host, sizeof(host), NULL, 0, NI_NUMERICHOST) != 0)
-		snprintf(host, sizeof(host), "?");
-	if (suppressed > 0)
-		POSIX_LOG(WARNING, "connection from %s refused: %s (and %" PRIu64
-			  " more refused for this since the last such line)", host, why,
-			  suppressed);
-	else
-		POSIX_LOG(WARNING, "connection from %s refused: %s", host, why);
-}
 
 /* Refuses a connection the way memcached does: one error line, then close. */
 static void
@@ -130,13 +109,6 @@ posix_accept(struct posix_worker *w, struct posix_socket *ls)
 		}
 		posix_handoff_dispatch(w, fd, ls);
 	}
-}
-
-void
-posix_accept_abandon(struct posix_stack *s, int fd)
-{
-	close(fd);
-	atomic_fetch_sub_explicit(&s->curr_conns, 1, memory_order_relaxed);
 }
 
 /* accept() failing for lack of file descriptors leaves the connection

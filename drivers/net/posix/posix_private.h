@@ -5,7 +5,8 @@
  * threads, the event loop, the stack ops), posix_sockets.c (listening
  * sockets), posix_handoff.c (accepted connections dealt round-robin to the
  * workers), posix_accept.c (accepting, --max-conns), posix_tcp.c
- * (connections) and posix_udp.c (datagrams).
+ * (connections), posix_udp.c (datagrams) and posix_refused.c (connections
+ * accepted but not served: the refusal log line, giving a count back).
  * Outside drivers/net/posix the stack is posix_stack_ops (stack.h) only.
  *
  * The stack: memcached over kernel TCP and UDP sockets.
@@ -263,10 +264,13 @@ posix_epoll_add(int epfd, int fd, uint32_t events, void *ptr)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* posix_accept.c: one log line per refused connection, rl permitting
+/* posix_refused.c: one log line per refused connection, rl permitting
  * (util_ratelimit.h): the peer's address and why. Any worker. */
 void posix_log_refused(struct util_ratelimit *rl, const struct sockaddr *peer, socklen_t len,
 		       const char *why);
+/* A client connection accepted (and counted in curr_conns) that will not
+ * be served after all: closes it and gives its count back. */
+void posix_accept_abandon(struct posix_stack *s, int fd);
 
 /* posix_sockets.c */
 void posix_addr_string(const struct sockaddr *sa, socklen_t len, bool tcp,
@@ -296,9 +300,6 @@ void posix_inbox_wake(struct posix_worker *w);
 
 /* posix_accept.c */
 void posix_accept(struct posix_worker *w, struct posix_socket *ls);
-/* A client connection accepted (and counted in curr_conns) that will not
- * be served after all: closes it and gives its count back. */
-void posix_accept_abandon(struct posix_stack *s, int fd);
 /* Takes the listening sockets out of the worker's epoll set for a moment
  * (accept failed for lack of descriptors), and puts them back (the worker
  * loop, once posix_worker.accept_resume_ms has come). */
