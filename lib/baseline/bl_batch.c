@@ -7,6 +7,7 @@
  */
 #include <rte_prefetch.h>
 
+#include "baseline/bl_flush.h"
 #include "baseline/bl_op.h"
 
 /* Was it already found dead by an earlier key of this batch? */

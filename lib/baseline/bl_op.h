@@ -8,6 +8,7 @@
 #ifndef SEGCACHED_BL_OP_H
 #define SEGCACHED_BL_OP_H
 
+#include "baseline/bl_flush.h"
 #include "baseline/bl_private.h"
 
 static inline struct bl_worker *

@@ -336,18 +336,6 @@ bl_rand_below(struct bl_worker *w, uint32_t n)
 /* Relaxed add to a counter that stats() reads from another thread. */
 #define BL_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)
 
-/* Applies a delayed flush_all whose time has come (see bl_flush_fire). */
-void bl_flush_fire(struct bl_engine *e, int64_t at);
-
-static inline void
-bl_flush_check(struct bl_engine *e, int64_t now)
-{
-	int64_t at = __atomic_load_n(&e->flush_at, __ATOMIC_RELAXED);
-
-	if (unlikely(at != 0 && now >= at))
-		bl_flush_fire(e, at);
-}
-
 /* --- bl_alloc.c: size classes, pages, eviction ------------------------ */
 
 /* Sets up the size classes and the page table for heap_budget. */
