@@ -20,7 +20,7 @@
  * and unlink the least recently used live one (Redis-style sampled LRU;
  * ENGINE_EVICT_RANDOM takes the first live one). Expired or flushed items
  * are always taken first. Freed objects return to their page after an RCU
- * grace period, so the allocating thread waits (offline) for it.
+ * grace period (bl_free.c), so the allocating thread waits (offline) for it.
  */
 #include <stdio.h>
 
@@ -219,20 +219,11 @@ bl_item_init(void *obj, unsigned cls)
 	return it;
 }
 
-/* Marks a page as having free objects, after the object went back. An
- * unconditional read-modify-write: it orders the put before it (a plain
- * load could pass the ring's tail store). */
-static inline void
-bl_page_mark_free(struct bl_class *c, const struct bl_page *pg)
-{
-	__atomic_fetch_or(&c->free_map[pg->cidx / 64], 1ULL << (pg->cidx % 64),
-			  __ATOMIC_SEQ_CST);
-}
-
 /* Takes a free object from any page of the class that has one: the hinted
  * page first, then the pages the free map points at. A page found empty
  * is cleared from the map and checked again, so an object put back
- * meanwhile (its freer sets the bit after the put) is never lost. */
+ * meanwhile (its freer, bl_free.c, sets the bit after the put) is never
+ * lost. */
 static void *
 bl_class_scan(struct bl_worker *w, struct bl_class *c)
 {
@@ -324,33 +315,6 @@ bl_item_alloc(struct bl_worker *w, unsigned cls,
 	if (likely(mp != NULL && rte_mempool_get(mp, &obj) == 0))
 		return bl_item_init(obj, cls);
 	return bl_item_alloc_slow(w, cls, held);
-}
-
-/* Puts an object back into its page and tells the allocator. */
-static void
-bl_item_put(struct bl_engine *e, struct bl_item *it)
-{
-	struct rte_mempool *mp = rte_mempool_from_obj(it);
-	const struct bl_page *pg = &e->pages[*(uint32_t *)rte_mempool_get_priv(mp)];
-	struct bl_class *c = &e->classes[pg->cls];
-
-	__atomic_store_n(&it->state, BL_FREE, __ATOMIC_RELAXED);
-	rte_mempool_put(mp, it);
-	bl_page_mark_free(c, pg);
-	/* Point allocation at the page that just got an object back. */
-	__atomic_store_n(&c->hint, mp, __ATOMIC_RELAXED);
-}
-
-void
-bl_item_free_now(struct bl_engine *e, struct bl_item *it)
-{
-	bl_item_put(e, it);
-}
-
-void
-bl_item_release(struct bl_engine *e, struct bl_item *it)
-{
-	bl_item_put(e, it);
 }
 
 bool

@@ -367,10 +367,6 @@ bl_class_of(const struct bl_engine *e, size_t size)
  * state (it may go offline while waiting). */
 struct bl_item *bl_item_alloc(struct bl_worker *w, unsigned cls,
 			      const struct bl_stripe *held);
-/* Returns an item that was never linked. */
-void bl_item_free_now(struct bl_engine *e, struct bl_item *it);
-/* Returns an item after its grace period (defer-queue callback). */
-void bl_item_release(struct bl_engine *e, struct bl_item *it);
 
 /* Unlinks up to want victims from class cls (or from any class when cls
  * is negative, to free hash table slots) and defers their freeing. With
@@ -390,6 +386,13 @@ unsigned bl_reap_dead(struct bl_worker *w, int cls, unsigned want);
  * position and the item is BL_DEAD; the caller defers it. */
 bool bl_unlink_if_current(struct bl_worker *w, struct bl_item *it,
 			  uint64_t fp, int32_t *pos);
+
+/* --- bl_free.c: objects back into their pages ------------------------- */
+
+/* Returns an item that was never linked. */
+void bl_item_free_now(struct bl_engine *e, struct bl_item *it);
+/* Returns an item after its grace period (defer-queue callback). */
+void bl_item_release(struct bl_engine *e, struct bl_item *it);
 
 /* --- bl_reclaim.c: deferred freeing ----------------------------------- */
 
