@@ -24,15 +24,27 @@ sealed(const struct mini *c, uint32_t s)
 	return s != MRC_NONE && c->seg[s].state == MINI_SEALED;
 }
 
-/* The cap of a segment opened now, for the bytes a run may keep. */
+/* The size of a unit of the run (its newest segments': a segment opened
+ * now), for the bytes it may keep. */
 static uint64_t
 run_cap(const struct mini *c, const uint32_t *run, unsigned n)
 {
 	uint64_t cap = 0;
 
 	for (unsigned i = 0; i < n; i++)
-		cap = c->seg[run[i]].cap > cap ? c->seg[run[i]].cap : cap;
+		cap = mini_unit(&c->seg[run[i]]) > cap ? mini_unit(&c->seg[run[i]]) : cap;
 	return cap;
+}
+
+/* The units of the run's segments (one each, but for grown ones). */
+static unsigned
+run_units(const struct mini *c, const uint32_t *run, unsigned n)
+{
+	unsigned u = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		u += c->seg[run[i]].units;
+	return u;
 }
 
 /* seg_merge.c find_sparse: a sealed segment under 3/4 live, going on
@@ -78,25 +90,28 @@ segs_for(uint64_t live, uint64_t cap)
 
 /* The run a pass takes (seg_merge.c run_walk): run_min() sealed segments
  * and, on a warm chain, more while one segment fewer cannot hold them (up
- * to MERGE_GROW_MAX) or the next needs no further destination. */
+ * to MERGE_GROW_MAX) or the next needs no further destination; the
+ * growth counted in units, a grown segment as the segments it took (at
+ * least two segments still: one item cannot be merged into less). */
 static unsigned
 run_walk1(const struct mini *c, struct mini_chain *ch, bool from_head, uint32_t *run,
 	  uint64_t *live)
 {
 	const unsigned min = ch->cold ? 1 : MERGE_N;
 	uint32_t s = run_first(c, ch, from_head);
-	unsigned n = 0;
+	unsigned n = 0, u = 0;
 
 	*live = 0;
 	while (sealed(c, s) && n < MERGE_RUN_MAX) {
-		const uint64_t here = c->seg[s].live, cap = c->seg[s].cap;
+		const uint64_t here = c->seg[s].live, cap = mini_unit(&c->seg[s]);
 
 		if (n >= min &&
 		    (ch->cold ||
-		     !((n < MERGE_GROW_MAX && *live > (uint64_t)(n - 1) * cap) ||
-		       segs_for(*live + here, cap) <= segs_for(*live, cap))))
+		     !((u < MERGE_GROW_MAX && *live > (uint64_t)(u - 1) * cap) ||
+		       segs_for(*live + here, cap) <= segs_for(*live, cap) + c->seg[s].units - 1)))
 			break;
 		run[n++] = s;
+		u += c->seg[s].units;
 		*live += here;
 		s = c->seg[s].next;
 	}
@@ -160,8 +175,24 @@ merge_cut(const struct mini *c, const uint32_t *run, unsigned n, uint64_t keep, 
 	return engine_merge_cut_pick(bytes, keep);
 }
 
-/* Compacts the run into at most `max` destinations in its place in the
- * chain; the items that do not survive leave the cache. */
+/* Whether an item of `size` bytes is kept where `left` bytes remain:
+ * when it fits, and when it straddles the end with the odds of the part
+ * that fits. seg_merge.c keeps only what fits, which at full scale loses
+ * a part of an item per pass of segments that hold thousands; at a small
+ * rate a segment holds a few sampled items or less than one, and that
+ * rule would keep no item larger than the destinations' scaled size, a
+ * rule keeping every straddling item several times the bytes allowed.
+ * These odds keep the bytes allowed, on average. */
+static bool
+fits(struct mini *c, uint64_t left, uint32_t size)
+{
+	if (size <= left)
+		return true;
+	return ((mini_rand(c) >> 32) * size >> 32) < left;
+}
+
+/* Compacts the run into at most `max` units of destinations in its
+ * place in the chain; the items that do not survive leave the cache. */
 static void
 merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 	  unsigned max, struct engine_merge_cut cut, uint64_t cap, int64_t now)
@@ -171,8 +202,8 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 	const uint32_t prev = c->seg[run[0]].prev, next = c->seg[run[n - 1]].next;
 	const uint64_t seq = c->seg[run[0]].seq;
 	uint32_t kept = MRC_NONE, kept_tail = MRC_NONE, dest = MRC_NONE, last = prev;
-	uint64_t used_at_cutoff = 0, room = (uint64_t)max * cap;
-	unsigned ndest = 0;
+	uint64_t used_at_cutoff = 0;
+	unsigned ndest = 0; /* units of destinations */
 
 	/* Sort the run's records into the kept list and the free pool. */
 	for (unsigned r = 0; r < n; r++) {
@@ -180,20 +211,14 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 			struct mini_item *it = &c->item[i];
 			const uint32_t nx = it->next;
 			const bool expired = it->exp != 0 && it->exp <= now;
-			/* An item is kept when it starts within the budget (at
-			 * the cutoff, and in the destinations), not only when it
-			 * ends within it as in seg_merge.c: the same at full
-			 * scale, where an item is a small part of a segment, but
-			 * at a small rate a segment holds a few sampled items or
-			 * less than one, and the server's rule would keep no item
-			 * larger than the destinations' scaled size, which at
-			 * full scale hold it with room to spare. */
-			bool keep = it->live && !expired && it->freq >= cut.cutoff &&
-				    (it->freq > cut.cutoff || used_at_cutoff < cut.at_cutoff) &&
-				    room > 0;
+			/* (at the cutoff, within its bytes; in the destinations) */
+			const bool keep =
+				it->live && !expired && it->freq >= cut.cutoff &&
+				(it->freq > cut.cutoff ||
+				 (used_at_cutoff < cut.at_cutoff &&
+				  fits(c, cut.at_cutoff - used_at_cutoff, it->size)));
 
 			if (keep) {
-				room -= it->size < room ? it->size : room;
 				if (it->freq == cut.cutoff)
 					used_at_cutoff += it->size;
 				it->next = MRC_NONE;
@@ -211,27 +236,42 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 		}
 	}
 	for (unsigned r = 0; r < n; r++) {
+		c->nfree += c->seg[run[r]].units;
 		c->seg[run[r]] = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
 		c->free_seg = run[r];
-		c->nfree++;
 	}
 	/* Destinations, linked where the run was. */
 	for (uint32_t i = kept; i != MRC_NONE;) {
 		struct mini_item *it = &c->item[i];
 		const uint32_t nx = it->next;
 
-		if (dest == MRC_NONE || (c->seg[dest].used >= cap && ndest < max)) {
+		if (dest == MRC_NONE ||
+		    (c->seg[dest].used >= c->seg[dest].cap && ndest < max && c->nfree > 0)) {
 			/* what the last one took past its end starts the next */
-			const uint64_t spill = dest == MRC_NONE ? 0 : c->seg[dest].used - cap;
+			const uint64_t spill = dest == MRC_NONE ? 0
+							       : c->seg[dest].used - c->seg[dest].cap;
+			const uint32_t d = mini_pop_free(c);
 
+			if (d == MRC_NONE) {
+				/* (a grown segment's debt larger than the run:
+				 * what was to be kept goes too) */
+				while (i != MRC_NONE) {
+					const uint32_t drop = i;
+
+					i = c->item[i].next;
+					keys[c->item[drop].key].loc[c->idx] = MRC_NONE;
+					mini_pool_put(c->pool, drop);
+				}
+				break;
+			}
 			if (dest != MRC_NONE)
-				c->seg[dest].used = cap;
-			dest = mini_pop_free(c);
+				c->seg[dest].used = c->seg[dest].cap;
+			dest = d;
 			ndest++;
 			c->seg[dest] = (struct mini_seg){ .head = MRC_NONE, .tail = MRC_NONE,
 							  .prev = last, .next = MRC_NONE,
 							  .seq = seq, .cap = cap, .used = spill,
-							  .state = MINI_SEALED,
+							  .units = 1, .state = MINI_SEALED,
 							  .chain = (uint16_t)chi };
 			if (last != MRC_NONE)
 				c->seg[last].next = dest;
@@ -251,6 +291,11 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 		c->seg[dest].live += it->size;
 		if (it->exp > c->seg[dest].exp_max)
 			c->seg[dest].exp_max = it->exp;
+		/* An item larger than a segment (mrc_mini.c insert) grows its
+		 * destination, and the last one grows to hold what is past
+		 * its end (the rest spills into the next one). */
+		if (c->seg[dest].used > c->seg[dest].cap && (it->size > cap || ndest >= max))
+			ndest += mini_grow(c, dest, ndest >= max);
 		i = nx;
 	}
 	if (last != MRC_NONE)
@@ -281,14 +326,15 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 		const uint32_t chi = sparsest_chain(c);
 		struct mini_chain *ch;
 		uint64_t live, cap;
-		unsigned n, max;
+		unsigned n, units, max;
 		struct engine_merge_cut cut;
 
 		if (chi == MRC_NONE)
 			return false;
 		ch = &c->chains[chi];
 		n = run_walk(c, ch, run, &live);
-		max = n > 1 ? n - 1 : 1;
+		units = run_units(c, run, n);
+		max = n > 1 ? units - 1 : units;
 		cap = run_cap(c, run, n);
 		cut = merge_cut(c, run, n, (uint64_t)max * cap, now);
 		if (n == 1 && cut.read_bytes > 0) {
@@ -323,12 +369,7 @@ oldest(const struct mini *c)
 static uint32_t
 random_seg(struct mini *c)
 {
-	uint32_t start;
-
-	c->rng ^= c->rng << 13;
-	c->rng ^= c->rng >> 7;
-	c->rng ^= c->rng << 17;
-	start = (uint32_t)(c->rng % c->nseg);
+	const uint32_t start = (uint32_t)(mini_rand(c) % c->nseg);
 	for (uint32_t i = 0; i < c->nseg; i++) {
 		const uint32_t s = (start + i) % c->nseg;
 

@@ -284,7 +284,7 @@ open_seg(struct mini *c, struct mrc_key *keys, const struct place *p, int64_t no
 	chain = &c->chains[ch];
 	h = &c->seg[s];
 	*h = (struct mini_seg){ .head = MRC_NONE, .tail = MRC_NONE, .prev = chain->tail,
-				.next = MRC_NONE, .seq = ++c->seq, .state = MINI_OPEN,
+				.next = MRC_NONE, .seq = ++c->seq, .state = MINI_OPEN, .units = 1,
 				.exp_base = p->exp_base, .unit = p->unit, .chain = (uint16_t)ch };
 	h->cap = (uint64_t)((double)c->seg_bytes_full * rate + 0.5);
 	if (h->cap == 0)
@@ -360,6 +360,9 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 	int64_t item_exp = 0;
 	struct mini_item *it;
 
+	/* An item larger than the whole cache at this rate: never held. */
+	if ((double)size > (double)c->usable * (double)c->seg_bytes_full * rate)
+		return;
 	for (unsigned tries = 0; tries < 64 && s == MRC_NONE; tries++) {
 		ch = c->chain_of[p.tb];
 		s = ch != MINI_NO_CHAIN ? c->chains[ch].open : MRC_NONE;
@@ -412,6 +415,20 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 	if (it->exp > c->seg[s].exp_max) /* (a chain's items all expire, or none does) */
 		c->seg[s].exp_max = it->exp;
 	keys[id].loc[c->idx] = rec;
+	/* An item larger than a segment (at a small rate a segment holds
+	 * seg_size x rate bytes, and items keep their size) takes the
+	 * segments' worth it fills in this one, which is then sealed, freed,
+	 * merged and evicted as a whole. Carried over into segments of their
+	 * own instead, its bytes left those with no live item, which merge
+	 * took for free: the cache held several times its size in such
+	 * items. */
+	if (size > mini_unit(&c->seg[s]) && mini_grow(c, s, false) > 0) {
+		for (unsigned steps = 0; c->nfree < 0 && steps < 4 * c->nseg; steps++)
+			if (!mini_evict(c, keys, now))
+				break;
+		if (keys[id].loc[c->idx] != rec)
+			return; /* (evicted to make room for itself) */
+	}
 	seal_if_full(c, s);
 }
 
@@ -470,18 +487,10 @@ mini_drop(struct mini *c, struct mrc_key *keys, uint32_t id)
 static void
 bump_freq(struct mini *c, struct mini_item *it)
 {
-	uint64_t x = c->rng;
-
 	if (it->freq == UINT8_MAX)
 		return;
-	if (it->freq >= ENGINE_FREQ_EXACT) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		c->rng = x;
-		if ((((x >> 32) * it->freq) >> 32) != 0)
-			return;
-	}
+	if (it->freq >= ENGINE_FREQ_EXACT && (((mini_rand(c) >> 32) * it->freq) >> 32) != 0)
+		return;
 	it->freq++;
 }
 

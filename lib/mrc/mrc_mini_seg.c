@@ -33,11 +33,30 @@ mini_pop_free(struct mini *c)
 {
 	uint32_t s = c->free_seg;
 
+	if (c->nfree <= 0)
+		return MRC_NONE;
 	if (s != MRC_NONE) {
 		c->free_seg = c->seg[s].next;
 		c->nfree--;
 	}
 	return s;
+}
+
+uint32_t
+mini_grow(struct mini *c, uint32_t seg, bool whole)
+{
+	struct mini_seg *h = &c->seg[seg];
+	const uint64_t unit = mini_unit(h) ? mini_unit(h) : 1;
+	const uint64_t want = whole ? (h->used + unit - 1) / unit : h->used / unit;
+	uint32_t extra;
+
+	if (want <= h->units)
+		return 0;
+	extra = (uint32_t)(want - h->units);
+	h->units = (uint32_t)want;
+	h->cap = unit * want;
+	c->nfree -= extra;
+	return extra;
 }
 
 void
@@ -83,7 +102,7 @@ mini_free_seg(struct mini *c, struct mrc_key *keys, uint32_t seg)
 		i = next;
 	}
 	mini_chain_remove(c, seg);
+	c->nfree += s->units;
 	*s = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
 	c->free_seg = seg;
-	c->nfree++;
 }

@@ -112,6 +112,11 @@ struct mini_seg {
 	uint8_t unit;          /* log2 of the grid's unit, seconds */
 	uint64_t used, cap;    /* bytes appended / that it holds */
 	uint64_t live;         /* bytes of live items */
+	/* The segments' worth of memory it takes: 1, or more where an item
+	 * larger than a whole segment grew it (only at a small rate, where a
+	 * segment holds seg_size x rate bytes: mini_grow). cap is units
+	 * times the size of one. */
+	uint32_t units;
 	uint16_t chain;
 	uint8_t state;
 };
@@ -135,7 +140,11 @@ struct mini {
 	uint32_t nseg;         /* segments (as many as the server's at this size) */
 	uint32_t usable;       /* less the merge reserve */
 	uint32_t pool_low;     /* kept free ahead, as lib/seg's reclaim_ahead */
-	uint32_t nfree, free_seg;
+	/* Segments' worth of memory free (units, struct mini_seg): below 0
+	 * while a grown segment owes what eviction has yet to free. The
+	 * free list holds at least as many segments. */
+	int64_t nfree;
+	uint32_t free_seg;
 	uint64_t seq;
 	uint32_t seg_bytes_full; /* the server's segment size */
 	struct mini_seg *seg;
@@ -242,7 +251,32 @@ bool mini_evict(struct mini *c, struct mrc_key *keys, int64_t now);
 unsigned mini_ttl_bucket(int64_t exp, int64_t now);
 /* Unlinks segment seg from its chain. */
 void mini_chain_remove(struct mini *c, uint32_t seg);
-/* A free segment, or MRC_NONE. */
+/* A free segment of one unit, or MRC_NONE (none free, or a debt). */
 uint32_t mini_pop_free(struct mini *c);
+/* Grows segment seg, into which an item larger than a segment went, to
+ * the units its bytes fill (whole: that hold them all; else the rest,
+ * under a unit, carries over into the next segment as any item's
+ * does). The units come from the free ones, owed when none is
+ * (nfree < 0). Returns how many it took. */
+uint32_t mini_grow(struct mini *c, uint32_t seg, bool whole);
+
+/* The size of one of segment h's units. */
+static inline uint64_t
+mini_unit(const struct mini_seg *h)
+{
+	return h->cap / h->units;
+}
+
+/* The cache's random numbers (xorshift64): the random policy's victims,
+ * the frequency counter's probabilistic bumps, merge's cut at an item
+ * that straddles the bytes it may keep. */
+static inline uint64_t
+mini_rand(struct mini *c)
+{
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	return c->rng;
+}
 
 #endif

@@ -13,7 +13,15 @@
  *
  *   segcached-mrc-accuracy TRACE.csv -m 64M [--eviction merge] [--budget B]
  *                          [--max-rate R] [--scaled-geometry] [--no-adjust]
- *                          [--gets-only]
+ *                          [--gets-only] [--samples N]
+ *
+ * --samples N predicts N times more, each with every key prefixed by
+ * "sII:" (II = 01..N): the same workload under another sample of its keys
+ * (the sample is chosen by the keys' hash), and prints each one's error
+ * against the sizes measured once, and the mean and spread by size: how
+ * much of an error is the sample's luck and how much is the model's. The
+ * first run and the measured ones then prefix "s00:", so that every run
+ * stores items of the same sizes.
  *
  * --scaled-geometry models every size with the -m server's segments
  * (count scaled, same size) instead of the geometry lib/seg would choose
@@ -47,6 +55,9 @@ static size_t keylen, keycap;
 static struct req *reqs;
 static size_t nreq, reqcap;
 static int64_t clock_now;
+/* Every key is replayed with this prefix (--samples). */
+static char key_prefix[16];
+static size_t key_prefix_len;
 static int scaled_geometry;
 /* 2: mrc_curve_corrected (the server's); 1 (--gets-only): SHARDS-adj on
  * the gets alone; 0 (--no-adjust): no correction */
@@ -233,7 +244,15 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 	w = engine_worker_create(e);
 	for (size_t i = 0; i < nreq; i++) {
 		const struct req *r = &reqs[i];
+		char kbuf[sizeof(key_prefix) + ENGINE_KEY_MAX];
 		const char *k = keybuf + r->key_off;
+		const uint16_t klen = (uint16_t)(r->klen + key_prefix_len);
+
+		if (key_prefix_len) {
+			memcpy(kbuf, key_prefix, key_prefix_len);
+			memcpy(kbuf + key_prefix_len, k, r->klen);
+			k = kbuf;
+		}
 		const uint32_t vs = r->vsize < sizeof(val) - 256 ? r->vsize : sizeof(val) - 256;
 		struct engine_item it;
 
@@ -250,16 +269,16 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 			gets++;
 			/* (into a buffer: a get that only asks for the meta
 			 * data is not a request the server counts, nor samples) */
-			if (engine_get(w, k, r->klen, ENGINE_NO_TOUCH, out, sizeof(out), &it) ==
+			if (engine_get(w, k, klen, ENGINE_NO_TOUCH, out, sizeof(out), &it) ==
 			    ENGINE_MISS) {
 				misses++;
-				engine_store(w, ENGINE_SET, k, r->klen, val, vs ? vs : 1, 0,
-					     r->ttl, 0, NULL);
+				engine_store(w, ENGINE_SET, k, klen, val, vs ? vs : 1, 0, r->ttl, 0,
+					     NULL);
 			}
 		} else if (r->op == 1) {
-			engine_store(w, ENGINE_SET, k, r->klen, val, vs ? vs : 1, 0, r->ttl, 0, NULL);
+			engine_store(w, ENGINE_SET, k, klen, val, vs ? vs : 1, 0, r->ttl, 0, NULL);
 		} else {
-			engine_delete(w, k, r->klen, 0);
+			engine_delete(w, k, klen, 0);
 		}
 	}
 	engine_worker_destroy(w);
@@ -275,6 +294,63 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 	}
 	engine_destroy(e);
 	return gets ? (double)misses / (double)gets : 0;
+}
+
+/* --samples: n more predictions, each of the workload under another
+ * sample of its keys (prefixed "sI:"), against the sizes measured. */
+static void
+other_samples(unsigned n, size_t memory, enum engine_eviction ev, size_t budget,
+	      const double real[MRC_SIZES])
+{
+	double sum[MRC_SIZES] = { 0 }, sq[MRC_SIZES] = { 0 }, mae_sum = 0;
+	unsigned within = 0;
+
+	printf("\n%u other samples (keys prefixed sII:), error by size (predicted - measured):\n\n"
+	       "| sample | keys | MAE | max |", n);
+	for (unsigned i = 0; i < MRC_SIZES; i++)
+		printf(" %u/8 |", mrc_size_eighths[i]);
+	printf("\n|---|---:|---:|---:|");
+	for (unsigned i = 0; i < MRC_SIZES; i++)
+		printf("---:|");
+	printf("\n");
+	for (unsigned s = 1; s <= n; s++) {
+		struct mrc_point pts[MRC_SIZES];
+		struct mrc_info info;
+		double mae = 0, worst = 0;
+		unsigned compared = 0;
+
+		key_prefix_len = (size_t)snprintf(key_prefix, sizeof(key_prefix), "s%02u:", s);
+		replay(memory, ev, budget, pts, &info);
+		printf("| %s | %u |", key_prefix, info.keys);
+		for (unsigned i = 0; i < MRC_SIZES; i++) {
+			const double d = pts[i].miss_ratio - real[i];
+
+			if (real[i] < 0)
+				continue;
+			compared++;
+			mae += fabs(d);
+			worst = fabs(d) > worst ? fabs(d) : worst;
+			sum[i] += d;
+			sq[i] += d * d;
+		}
+		mae = compared ? mae / compared : 0;
+		mae_sum += mae;
+		within += mae <= 0.01 && worst <= 0.02;
+		printf(" %.4f | %.4f |", mae, worst);
+		for (unsigned i = 0; i < MRC_SIZES; i++)
+			printf(real[i] < 0 ? " |" : " %+.3f |", pts[i].miss_ratio - real[i]);
+		printf("\n");
+	}
+	printf("| mean | | %.4f | |", mae_sum / n);
+	for (unsigned i = 0; i < MRC_SIZES; i++)
+		printf(" %+.3f |", sum[i] / n);
+	printf("\n| spread (sd) | | | |");
+	for (unsigned i = 0; i < MRC_SIZES; i++) {
+		const double mean = sum[i] / n, var = sq[i] / n - mean * mean;
+
+		printf(" %.3f |", var > 0 ? sqrt(var) : 0);
+	}
+	printf("\n\n%u of %u samples within MAE 0.01 and max 0.02\n", within, n);
 }
 
 static size_t
@@ -301,8 +377,8 @@ main(int argc, char **argv)
 	enum engine_eviction ev = ENGINE_EVICT_MERGE;
 	struct mrc_point pts[MRC_SIZES];
 	struct mrc_info info;
-	double sum = 0, worst = 0, here;
-	unsigned compared = 0;
+	double sum = 0, worst = 0, here, real[MRC_SIZES];
+	unsigned compared = 0, samples = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-m") && i + 1 < argc) {
@@ -325,15 +401,24 @@ main(int argc, char **argv)
 			adjust = 1;
 		} else if (!strcmp(argv[i], "--scaled-geometry")) {
 			scaled_geometry = 1;
+		} else if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
+			samples = (unsigned)atoi(argv[++i]);
 		} else if (argv[i][0] != '-' && !trace) {
 			trace = argv[i];
 		} else {
 			fprintf(stderr, "usage: segcached-mrc-accuracy TRACE.csv [-m SIZE] "
 					"[--eviction POLICY] [--budget SIZE] [--max-rate R] "
-					"[--scaled-geometry] [--no-adjust] [--gets-only]\n");
+					"[--scaled-geometry] [--no-adjust] [--gets-only] "
+					"[--samples N]\n");
 			return 2;
 		}
 	}
+	if (samples > 99) {
+		fprintf(stderr, "mrc-accuracy: --samples: at most 99\n");
+		return 2;
+	}
+	if (samples)
+		key_prefix_len = (size_t)snprintf(key_prefix, sizeof(key_prefix), "s00:");
 	if (!trace || load(trace) != 0) {
 		fprintf(stderr, "mrc-accuracy: no requests read (a trace CSV is needed)\n");
 		return 2;
@@ -345,10 +430,11 @@ main(int argc, char **argv)
 	       info.memory, 100.0 * (double)info.memory / (double)memory, here);
 	printf("| memory | predicted | measured | error |\n|---:|---:|---:|---:|\n");
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
-		const double real = pts[i].current ? here : replay(pts[i].bytes, ev, 0, NULL, NULL);
-		const double d = fabs(pts[i].miss_ratio - real);
+		const double d = fabs(pts[i].miss_ratio -
+				      (real[i] = pts[i].current ? here
+								: replay(pts[i].bytes, ev, 0, NULL, NULL)));
 
-		if (real < 0) {
+		if (real[i] < 0) {
 			printf("| %.0f MiB | %.4f | (under lib/seg's least memory) | |\n",
 			       (double)pts[i].bytes / (1 << 20), pts[i].miss_ratio);
 			continue;
@@ -357,10 +443,12 @@ main(int argc, char **argv)
 		sum += d;
 		worst = d > worst ? d : worst;
 		printf("| %.0f MiB%s | %.4f | %.4f | %.4f |\n", (double)pts[i].bytes / (1 << 20),
-		       pts[i].current ? " (-m)" : "", pts[i].miss_ratio, real, d);
+		       pts[i].current ? " (-m)" : "", pts[i].miss_ratio, real[i], d);
 		fflush(stdout);
 	}
 	printf("\nMAE %.4f, max %.4f (%u sizes compared)\n", compared ? sum / compared : 0, worst,
 	       compared);
+	if (samples)
+		other_samples(samples, memory, ev, budget, real);
 	return 0;
 }
