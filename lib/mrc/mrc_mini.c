@@ -422,7 +422,7 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 	 * own instead, its bytes left those with no live item, which merge
 	 * took for free: the cache held several times its size in such
 	 * items. */
-	if (size > mini_unit(&c->seg[s]) && mini_grow(c, s, false) > 0) {
+	if (size > mini_unit(&c->seg[s]) && mini_grow(c, s) > 0) {
 		for (unsigned steps = 0; c->nfree < 0 && steps < 4 * c->nseg; steps++)
 			if (!mini_evict(c, keys, now))
 				break;

@@ -43,11 +43,11 @@ mini_pop_free(struct mini *c)
 }
 
 uint32_t
-mini_grow(struct mini *c, uint32_t seg, bool whole)
+mini_grow(struct mini *c, uint32_t seg)
 {
 	struct mini_seg *h = &c->seg[seg];
 	const uint64_t unit = mini_unit(h) ? mini_unit(h) : 1;
-	const uint64_t want = whole ? (h->used + unit - 1) / unit : h->used / unit;
+	const uint64_t want = h->used / unit;
 	uint32_t extra;
 
 	if (want <= h->units)

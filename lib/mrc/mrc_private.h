@@ -254,11 +254,10 @@ void mini_chain_remove(struct mini *c, uint32_t seg);
 /* A free segment of one unit, or MRC_NONE (none free, or a debt). */
 uint32_t mini_pop_free(struct mini *c);
 /* Grows segment seg, into which an item larger than a segment went, to
- * the units its bytes fill (whole: that hold them all; else the rest,
- * under a unit, carries over into the next segment as any item's
- * does). The units come from the free ones, owed when none is
- * (nfree < 0). Returns how many it took. */
-uint32_t mini_grow(struct mini *c, uint32_t seg, bool whole);
+ * the units its bytes fill (the rest, under a unit, carries over into
+ * the next segment as any item's does). The units come from the free
+ * ones, owed when none is (nfree < 0). Returns how many it took. */
+uint32_t mini_grow(struct mini *c, uint32_t seg);
 
 /* The size of one of segment h's units. */
 static inline uint64_t

@@ -444,6 +444,56 @@ TEST(MrcMini, MergeKeepsAReadItemLargerThanItsScaledSegment)
 	mrc_destroy(m);
 }
 
+// Items larger than a miniature segment (at a small rate a segment holds
+// seg_size x rate bytes; items keep their size) take the memory they
+// fill: no cache holds more live bytes than its size, give or take one
+// segment. When such an item's bytes carried over into segments of
+// their own, those held no live item and merge freed them for nothing:
+// the small caches held several times their size.
+TEST(MrcMini, LargeItemsTakeTheMemoryTheyFill)
+{
+	const int64_t now = 1000;
+	// segments of 512 sampled bytes, items of 3,000 (six segments' worth)
+	struct mrc *m = make_mrc(4096, 64, 4096, ENGINE_EVICT_MERGE, 1.0 / 8);
+	ASSERT_NE(m, nullptr);
+	std::vector<std::string> keys;
+	for (unsigned i = 0; keys.size() < 400; i++) {
+		std::string k = key_of(i);
+		if (access_of(k, ENGINE_ACCESS_GET, true, 0, now).sample_hash < m->s.threshold)
+			keys.push_back(k);
+	}
+	for (unsigned round = 0; round < 2; round++)
+		for (unsigned i = 0; i < keys.size(); i++) {
+			struct engine_access a =
+				access_of(keys[i], ENGINE_ACCESS_SET, true, 3000, now + round);
+			mrc_access(m, &a);
+			if (i % 3 == 0) { // some of them read, so that merge keeps them
+				a = access_of(keys[i], ENGINE_ACCESS_GET, true, 3000, now + round);
+				mrc_access(m, &a);
+			}
+		}
+	for (unsigned c = 0; c < MRC_SIZES; c++) {
+		const struct mini *mc = &m->mini[c];
+		const uint64_t unit = 4096 / 8, size = (uint64_t)mc->usable * unit;
+		uint64_t live = 0;
+
+		for (const std::string &k : keys) {
+			struct engine_access a = access_of(k, ENGINE_ACCESS_GET, true, 0, now);
+			const uint32_t id = mrc_sampler_find(&m->s, &a);
+
+			if (id != MRC_NONE && m->s.keys[id].loc[c] != MRC_NONE)
+				live += 3000;
+		}
+		// (a merge's last destination may hold under a segment more,
+		// as an item straddling a segment's end does)
+		EXPECT_LE(live, size + size / 10 + 3000) << "cache " << c << " of " << size;
+		if (size >= 4 * 3000) {
+			EXPECT_GE(live, size / 2) << "cache " << c << " of " << size;
+		}
+	}
+	mrc_destroy(m);
+}
+
 // SHARDS-adj: a sample that saw half the gets its rate promises counts
 // the other half as hits, at every size.
 TEST(MrcCurve, AdjustedForTheSampleShare)
