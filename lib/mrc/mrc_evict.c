@@ -36,6 +36,18 @@ run_cap(const struct mini *c, const uint32_t *run, unsigned n)
 	return cap;
 }
 
+/* The memory of the run's segments, bytes (mini_settle: units and what
+ * is past their ends). */
+static uint64_t
+run_held(const struct mini *c, const uint32_t *run, unsigned n)
+{
+	uint64_t b = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		b += c->seg[run[i]].cap + c->seg[run[i]].over;
+	return b;
+}
+
 /* The units of the run's segments (one each, but for grown ones). */
 static unsigned
 run_units(const struct mini *c, const uint32_t *run, unsigned n)
@@ -192,14 +204,13 @@ fits(struct mini *c, uint64_t left, uint32_t size)
 }
 
 /* Compacts the run into at most `max` units of destinations in its
- * place in the chain (the last one may hold less than a unit more, as
- * an item straddling a segment's end does); the items that do not
- * survive leave the cache. */
+ * place in the chain (the last one taking what is past its end,
+ * mini_settle); the items that do not survive leave the cache. */
 static void
 merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 	  unsigned max, struct engine_merge_cut cut, uint64_t cap, int64_t now)
 {
-	const uint64_t held = (uint64_t)run_units(c, run, n) * cap; /* the run's memory */
+	const uint64_t held = run_held(c, run, n); /* the run's memory */
 	const uint32_t chi = c->seg[run[0]].chain;
 	struct mini_chain *ch = &c->chains[chi];
 	const uint32_t prev = c->seg[run[0]].prev, next = c->seg[run[n - 1]].next;
@@ -245,7 +256,7 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 		}
 	}
 	for (unsigned r = 0; r < n; r++) {
-		c->nfree += c->seg[run[r]].units;
+		mini_repay(c, run[r]);
 		c->seg[run[r]] = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
 		c->free_seg = run[r];
 	}
@@ -254,16 +265,16 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 		struct mini_item *it = &c->item[i];
 		const uint32_t nx = it->next;
 
-		if (dest == MRC_NONE ||
-		    (c->seg[dest].used >= c->seg[dest].cap && ndest < max && c->nfree > 0)) {
-			/* what the last one took past its end starts the next */
-			const uint64_t spill = dest == MRC_NONE ? 0
-							       : c->seg[dest].used - c->seg[dest].cap;
+		/* a full destination takes what is past its end (an item
+		 * larger than a segment grows it, mrc_mini.c) */
+		if (dest != MRC_NONE && c->seg[dest].used >= c->seg[dest].cap)
+			ndest += mini_settle(c, dest);
+		if (dest == MRC_NONE || (c->seg[dest].used >= c->seg[dest].cap && ndest < max)) {
 			const uint32_t d = mini_pop_free(c);
 
-			if (d == MRC_NONE) {
-				/* (a grown segment's debt larger than the run:
-				 * what was to be kept goes too) */
+			if (d == MRC_NONE && dest == MRC_NONE) {
+				/* (the cache owes more than the run frees: what
+				 * was to be kept goes too) */
 				while (i != MRC_NONE) {
 					const uint32_t drop = i;
 
@@ -273,20 +284,20 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 				}
 				break;
 			}
-			if (dest != MRC_NONE)
-				c->seg[dest].used = c->seg[dest].cap;
-			dest = d;
-			ndest++;
-			c->seg[dest] = (struct mini_seg){ .head = MRC_NONE, .tail = MRC_NONE,
-							  .prev = last, .next = MRC_NONE,
-							  .seq = seq, .cap = cap, .used = spill,
-							  .units = 1, .state = MINI_SEALED,
-							  .chain = (uint16_t)chi };
-			if (last != MRC_NONE)
-				c->seg[last].next = dest;
-			else
-				ch->head = dest;
-			last = dest;
+			if (d != MRC_NONE) {
+				dest = d;
+				ndest++;
+				c->seg[dest] = (struct mini_seg){
+					.head = MRC_NONE, .tail = MRC_NONE, .prev = last,
+					.next = MRC_NONE, .seq = seq, .cap = cap, .units = 1,
+					.state = MINI_SEALED, .chain = (uint16_t)chi };
+				if (last != MRC_NONE)
+					c->seg[last].next = dest;
+				else
+					ch->head = dest;
+				last = dest;
+			}
+			/* (else, owing, the last destination takes it too) */
 		}
 		it->next = MRC_NONE;
 		it->seg = dest;
@@ -300,17 +311,10 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 		c->seg[dest].live += it->size;
 		if (it->exp > c->seg[dest].exp_max)
 			c->seg[dest].exp_max = it->exp;
-		/* An item larger than a segment (mrc_mini.c insert) grows its
-		 * destination, as does the last one by the units it fills past
-		 * its end: the rest, under a unit, spills into the next one, or
-		 * past the last one's end. (Grown to hold all of it, the last
-		 * one took a unit for a few bytes past its end half the passes,
-		 * and the model held less than lib/seg at full scale: +0.03 at
-		 * 8-32 MiB on Twitter-shaped B, every key sampled.) */
-		if (c->seg[dest].used > c->seg[dest].cap && (it->size > cap || ndest >= max))
-			ndest += mini_grow(c, dest);
 		i = nx;
 	}
+	if (dest != MRC_NONE)
+		mini_settle(c, dest);
 	if (last != MRC_NONE)
 		c->seg[last].next = next;
 	else
@@ -338,7 +342,7 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 	for (;;) {
 		const uint32_t chi = sparsest_chain(c);
 		struct mini_chain *ch;
-		uint64_t live, cap;
+		uint64_t live, cap, held;
 		unsigned n, units, max;
 		struct engine_merge_cut cut;
 
@@ -349,10 +353,32 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 		units = run_units(c, run, n);
 		max = n > 1 ? units - 1 : units;
 		cap = run_cap(c, run, n);
-		cut = merge_cut(c, run, n, (uint64_t)max * cap, now);
+		held = run_held(c, run, n);
+		/* a segment's worth less than the run's memory (a run of one,
+		 * as much) */
+		cut = merge_cut(c, run, n, n > 1 ? held - cap : held, now);
 		if (n == 1 && cut.read_bytes > 0) {
 			ch->cold = false;
+			ch->unread = 0;
 			continue;
+		}
+		if (cut.read_bytes > 0) {
+			ch->unread = 0;
+		} else if ((ch->unread += held) <
+			   (uint64_t)n * c->seg_bytes_full) {
+			/* Nothing read, but in fewer items than a run at full
+			 * scale holds: seg_merge.c's run of thousands of items
+			 * with none read is a cold chain; a run of a few sampled
+			 * items with none read is, at a small rate, most often
+			 * chance (nearly half the passes of the 1/8x cache on
+			 * zipf at 1/128). Cold when the chain's runs in a row
+			 * with nothing read add up to a full-scale run's bytes,
+			 * as one run does at rate 1.0; until then, unread items
+			 * fill the destinations as when little was read. */
+			cut = (struct engine_merge_cut){ 0, n > 1 ? held - cap : held, 0 };
+			ch->cold = false;
+			merge_run(c, keys, run, n, max, cut, cap, now);
+			return true;
 		}
 		ch->cold = cut.read_bytes == 0;
 		merge_run(c, keys, run, n, max, cut, cap, now);

@@ -3,9 +3,10 @@
  *
  * A miniature cache: lib/seg's layout on metadata only. As many segments
  * as the server would have at the modelled size, each holding
- * seg_size x rate bytes of sampled items (an item past a segment's end
- * carries over into the next one of its chain, so bytes are neither lost
- * nor gained at small scale); items appended to the open segment of
+ * seg_size x rate bytes of sampled items (an item lies whole in the
+ * segment it starts in, and what it takes past the end is memory the
+ * cache owes, mini_settle: so bytes are neither lost nor gained at small
+ * scale, where items can be larger than segments); items appended to the open segment of
  * their TTL bucket's chain; expired segments freed from the chain heads;
  * a free segment found, when none is left, by expiring and then by the
  * eviction policy (mrc_evict.c). Requests are replayed as the server saw
@@ -289,8 +290,6 @@ open_seg(struct mini *c, struct mrc_key *keys, const struct place *p, int64_t no
 	h->cap = (uint64_t)((double)c->seg_bytes_full * rate + 0.5);
 	if (h->cap == 0)
 		h->cap = 1;
-	h->used = chain->carry;
-	chain->carry = 0;
 	if (chain->tail != MRC_NONE)
 		c->seg[chain->tail].next = s;
 	else
@@ -301,19 +300,15 @@ open_seg(struct mini *c, struct mrc_key *keys, const struct place *p, int64_t no
 	return s;
 }
 
-/* Seals the chain's open segment when it is full, carrying what is past
- * its end over to the next one. */
+/* Seals the chain's open segment when it is full; the memory it holds
+ * past its end is taken (mini_settle). */
 static void
 seal_if_full(struct mini *c, uint32_t s)
 {
-	struct mini_seg *h = &c->seg[s];
-	struct mini_chain *chain = &c->chains[h->chain];
-
-	if (h->used < h->cap)
+	if (c->seg[s].used < c->seg[s].cap)
 		return;
-	chain->carry = (uint32_t)(h->used - h->cap);
-	h->used = h->cap;
 	seal(c, s);
+	mini_settle(c, s);
 }
 
 /* The records of dead items (replaced, deleted, dropped from the sample)
@@ -385,13 +380,7 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 		if (s == MRC_NONE)
 			return;
 		item_exp = fit(c, s, &p);
-		if (c->seg[s].used < c->seg[s].cap)
-			break;
-		/* all carry: a segment that an earlier item spans */
-		if (p.exp > c->seg[s].exp_max)
-			c->seg[s].exp_max = p.exp;
-		seal_if_full(c, s);
-		s = MRC_NONE;
+		break;
 	}
 	if (s == MRC_NONE)
 		return;
@@ -415,21 +404,12 @@ insert(struct mini *c, struct mrc_key *keys, uint32_t id, uint32_t size, int64_t
 	if (it->exp > c->seg[s].exp_max) /* (a chain's items all expire, or none does) */
 		c->seg[s].exp_max = it->exp;
 	keys[id].loc[c->idx] = rec;
-	/* An item larger than a segment (at a small rate a segment holds
-	 * seg_size x rate bytes, and items keep their size) takes the
-	 * segments' worth it fills in this one, which is then sealed, freed,
-	 * merged and evicted as a whole. Carried over into segments of their
-	 * own instead, its bytes left those with no live item, which merge
-	 * took for free: the cache held several times its size in such
-	 * items. */
-	if (size > mini_unit(&c->seg[s]) && mini_grow(c, s) > 0) {
-		for (unsigned steps = 0; c->nfree < 0 && steps < 4 * c->nseg; steps++)
-			if (!mini_evict(c, keys, now))
-				break;
-		if (keys[id].loc[c->idx] != rec)
-			return; /* (evicted to make room for itself) */
-	}
 	seal_if_full(c, s);
+	/* What it took past the end, paid now (as lib/seg evicts before it
+	 * writes), with a bound: a pass can keep as much as it frees. */
+	for (unsigned steps = 0; c->nfree < 0 && steps < 4 * c->nseg; steps++)
+		if (!mini_evict(c, keys, now))
+			break;
 }
 
 /* Key id's item is no longer live (replaced, deleted, expired). */
@@ -454,8 +434,9 @@ mini_rescale(struct mini *c, double factor)
 		if (h->state == MINI_FREE)
 			continue;
 		h->cap = (uint64_t)((double)h->cap * factor + 0.5);
-		if (h->cap == 0)
-			h->cap = 1;
+		if (h->cap < h->units)
+			h->cap = h->units;
+		h->over = (uint64_t)((double)h->over * factor + 0.5);
 		/* Dead copies shrink too: in expectation the same share of
 		 * them was the leaving keys' (whose live items mini_drop takes
 		 * out exactly). Left whole, they filled the segments more at
@@ -464,7 +445,7 @@ mini_rescale(struct mini *c, double factor)
 			h->used = h->live + (uint64_t)((double)(h->used - h->live) * factor + 0.5);
 	}
 	for (uint32_t ch = 0; ch < c->nchains; ch++)
-		c->chains[ch].carry = (uint32_t)((double)c->chains[ch].carry * factor);
+		c->chains[ch].unread = (uint64_t)((double)c->chains[ch].unread * factor);
 }
 
 void

@@ -43,20 +43,42 @@ mini_pop_free(struct mini *c)
 }
 
 uint32_t
-mini_grow(struct mini *c, uint32_t seg)
+mini_settle(struct mini *c, uint32_t seg)
 {
 	struct mini_seg *h = &c->seg[seg];
 	const uint64_t unit = mini_unit(h) ? mini_unit(h) : 1;
-	const uint64_t want = h->used / unit;
-	uint32_t extra;
+	const uint64_t want = h->used / unit, was_over = h->over;
+	uint32_t extra = 0;
 
-	if (want <= h->units)
+	if (h->used <= h->cap)
 		return 0;
-	extra = (uint32_t)(want - h->units);
-	h->units = (uint32_t)want;
-	h->cap = unit * want;
-	c->nfree -= extra;
+	if (want > h->units) {
+		extra = (uint32_t)(want - h->units);
+		h->units = (uint32_t)want;
+		h->cap = unit * want;
+		c->nfree -= extra;
+	}
+	/* (again after more went in: only the difference is owed) */
+	h->over = h->used - h->cap;
+	c->owed += ((double)h->over - (double)was_over) / (double)unit;
+	for (; c->owed >= 1.0 - 1e-9; c->owed -= 1.0)
+		c->nfree--;
+	for (; c->owed < -1e-9; c->owed += 1.0)
+		c->nfree++;
 	return extra;
+}
+
+void
+mini_repay(struct mini *c, uint32_t seg)
+{
+	const struct mini_seg *h = &c->seg[seg];
+
+	c->nfree += h->units;
+	if (h->over == 0)
+		return;
+	c->owed -= (double)h->over / (double)mini_unit(h);
+	for (; c->owed < -1e-9; c->owed += 1.0)
+		c->nfree++;
 }
 
 void
@@ -102,7 +124,7 @@ mini_free_seg(struct mini *c, struct mrc_key *keys, uint32_t seg)
 		i = next;
 	}
 	mini_chain_remove(c, seg);
-	c->nfree += s->units;
+	mini_repay(c, seg);
 	*s = (struct mini_seg){ .state = MINI_FREE, .next = c->free_seg };
 	c->free_seg = seg;
 }

@@ -114,9 +114,12 @@ struct mini_seg {
 	uint64_t live;         /* bytes of live items */
 	/* The segments' worth of memory it takes: 1, or more where an item
 	 * larger than a whole segment grew it (only at a small rate, where a
-	 * segment holds seg_size x rate bytes: mini_grow). cap is units
+	 * segment holds seg_size x rate bytes: mini_settle). cap is units
 	 * times the size of one. */
 	uint32_t units;
+	/* Bytes its last item took past cap (an item lies whole in the
+	 * segment it starts in): memory the cache owes (mini_settle). */
+	uint64_t over;
 	uint16_t chain;
 	uint8_t state;
 };
@@ -126,11 +129,13 @@ struct mini_seg {
  * the pool needs no more than there are segments). */
 struct mini_chain {
 	uint32_t head, tail, open;
-	uint32_t carry;        /* bytes of the last item past its segment's end */
 	uint32_t merge_next;   /* where the next merge pass starts (seg_merge.c) */
 	uint32_t sparse_next;  /* where the search for a sparse segment goes on */
 	uint16_t tb;           /* its TTL bucket; free list through head */
 	bool cold;             /* its last merge pass kept nothing */
+	/* Bytes of its runs merged in a row with nothing read (mrc_evict.c
+	 * merge_pass: how cold a chain is, at full scale). */
+	uint64_t unread;
 };
 #define MINI_NO_CHAIN UINT16_MAX
 
@@ -140,10 +145,12 @@ struct mini {
 	uint32_t nseg;         /* segments (as many as the server's at this size) */
 	uint32_t usable;       /* less the merge reserve */
 	uint32_t pool_low;     /* kept free ahead, as lib/seg's reclaim_ahead */
-	/* Segments' worth of memory free (units, struct mini_seg): below 0
-	 * while a grown segment owes what eviction has yet to free. The
-	 * free list holds at least as many segments. */
+	/* Segments' worth of memory free (units, struct mini_seg), less the
+	 * bytes sealed segments hold past their ends (owed: what is under
+	 * a segment's worth); below 0 while eviction has yet to free what a
+	 * segment took. The free list holds at least as many segments. */
 	int64_t nfree;
+	double owed;
 	uint32_t free_seg;
 	uint64_t seq;
 	uint32_t seg_bytes_full; /* the server's segment size */
@@ -253,11 +260,17 @@ unsigned mini_ttl_bucket(int64_t exp, int64_t now);
 void mini_chain_remove(struct mini *c, uint32_t seg);
 /* A free segment of one unit, or MRC_NONE (none free, or a debt). */
 uint32_t mini_pop_free(struct mini *c);
-/* Grows segment seg, into which an item larger than a segment went, to
- * the units its bytes fill (the rest, under a unit, carries over into
- * the next segment as any item's does). The units come from the free
- * ones, owed when none is (nfree < 0). Returns how many it took. */
-uint32_t mini_grow(struct mini *c, uint32_t seg);
+/* A segment filled past its end (used > cap: its last item lies whole
+ * in it) takes the memory it holds: it grows by the units its bytes fill
+ * (an item larger than a segment, at a small rate), and what is past
+ * those, under a unit, is owed (a unit taken from the free ones for each
+ * unit's worth owed). Carried over into the next segment instead, the
+ * bytes were dead there to merge, which freed them for nothing, as it
+ * did whole segments of a large item's bytes. Units are taken when none
+ * is free (nfree < 0). Returns the units it grew by. */
+uint32_t mini_settle(struct mini *c, uint32_t seg);
+/* Gives back what freeing segment seg frees: its units and its debt. */
+void mini_repay(struct mini *c, uint32_t seg);
 
 /* The size of one of segment h's units. */
 static inline uint64_t
