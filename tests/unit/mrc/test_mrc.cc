@@ -406,9 +406,9 @@ TEST(MrcMini, RefillsWithTheKeysTtl)
 }
 
 // At a small rate a miniature segment holds a few sampled items or less
-// than one. Merge keeps an item that starts within the destinations'
-// (scaled) bytes: the server's rule, that it must end within them, kept
-// no item larger than a scaled segment, however often it was read.
+// than one. Merge keeps the most read item whatever its size: the
+// server's rule, that an item must end within the destinations' bytes,
+// kept no item larger than a scaled segment, however often it was read.
 TEST(MrcMini, MergeKeepsAReadItemLargerThanItsScaledSegment)
 {
 	const int64_t now = 1000;
