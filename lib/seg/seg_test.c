@@ -130,7 +130,7 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 			for (uint32_t off = 0;
 			     off < end && item_parse(seg_data(e, s) + off, end - off, &iv);
 			     off += (iv.total + align) & ~align)
-				c->items_written++;
+				c->items_written += !item_is_filler(seg_data(e, s) + off, &iv);
 		}
 		switch (st) {
 		case SEG_FREE:
