@@ -254,3 +254,23 @@ seg_test_chain_stats(struct engine *eng, uint64_t *mean_x100, uint64_t *max)
 	seg_hash_chain_stats(seg_engine_of(eng), UINT64_MAX, 0, mean_x100, max);
 	return 0;
 }
+
+int
+seg_test_locate(struct engine *eng, const void *key, size_t klen, struct seg_test_place *p)
+{
+	struct seg_engine *e = seg_engine_of(eng);
+	struct seg_key k;
+	struct seg_read r;
+	uint32_t wo;
+
+	seg_key_init(e, &k, key, klen);
+	if (seg_lookup(e, &k, true, &r) != FOUND)
+		return -1;
+	p->seg = slot_seg(r.v);
+	p->off = slot_off(r.v) << e->off_shift;
+	p->span = seg_item_span(e, r.v);
+	wo = atomic_load(&e->hdr[p->seg].write_off);
+	p->write_off = wo & ~SEG_WOFF_SEALED;
+	p->sealed = !!(wo & SEG_WOFF_SEALED);
+	return 0;
+}
