@@ -36,15 +36,16 @@
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
 
-/* Bytes a chunk reserves: a 64th of a segment, at most 4 KiB (~50 items of
- * 80 bytes), and at least 64: what each worker may leave dead in a
- * segment that another one seals under it. */
+/* Bytes a chunk reserves: a 64th of a segment, at most 2 KiB (~25 items of
+ * 80 bytes: a 25th of the compare-and-swaps), at least 64. It is also what
+ * each worker may leave dead in a segment that another one seals under it
+ * (half of it on average: 24 workers sharing a 1 MiB segment, ~2%). */
 static uint32_t
 chunk_bytes(const struct seg_engine *e)
 {
 	uint32_t k = e->seg_size / 64;
 
-	k = k > 4096 ? 4096 : k < 64 ? 64 : k;
+	k = k > 2048 ? 2048 : k < 64 ? 64 : k;
 	return k & ~((1u << e->off_shift) - 1);
 }
 
