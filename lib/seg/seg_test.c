@@ -105,9 +105,12 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 		int32_t items = seg_live_items_of(live), bytes = seg_live_bytes_of(live);
 		uint8_t st = atomic_load(&h->state);
 
+		for (unsigned i = 0; i < e->max_workers && !writers; i++)
+			if (atomic_load(&e->append_marks[i].seg) == (uint64_t)s + 1)
+				writers = UINT32_MAX; /* an append mark on it */
 		if (writers != 0) {
-			snprintf(err, errlen, "segment %u (state %u): writers %u at rest",
-				 s, st, writers);
+			snprintf(err, errlen, "segment %u (state %u): writers %u at rest%s", s, st,
+				 writers, writers == UINT32_MAX ? " (an append mark)" : "");
 			goto out;
 		}
 		if (st == SEG_HASH) {
