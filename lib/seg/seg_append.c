@@ -4,9 +4,9 @@
  * Where appends go: the TTL bucket of an item (seg_ttl_place) and the
  * bytes it is appended to (seg_reserve), in the open segment the workers
  * share for that bucket or in one of a worker's own; opening, sealing and
- * sharing open segments; the overflow buckets a chain grows by
- * (seg_refill_spare). Taking a segment may evict: this file sits above
- * seg_evict.c. Called by seg_ops.c.
+ * sharing open segments; the end of an append (done, abandoned); the
+ * overflow buckets a chain grows by (seg_refill_spare). Taking a segment may
+ * evict: this file sits above seg_evict.c. Called by seg_ops.c.
  */
 #include <rte_common.h>
 #include <rte_prefetch.h>
@@ -354,9 +354,9 @@ reserve_shared(struct seg_worker *w, const struct ttl_place *t, int64_t now, uin
 
 /* Reserves span bytes for an item of t: in the segment the workers share
  * for its TTL bucket or, for a bucket this worker keeps busy on a heap
- * with segments to spare, in one of its own. Returns with the segment's
- * writers count held: the caller links the item (or abandons it) and then
- * calls seg_append_done(). */
+ * with segments to spare, in one of its own, from the worker's chunk there
+ * (seg_chunk.c). Returns with the worker's append mark on the segment: the
+ * caller links the item (or abandons it) and then calls seg_append_done(). */
 int
 seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t size,
 	    struct seg_wloc *out)

@@ -161,9 +161,9 @@ struct seg_hdr {
 	int32_t prev, next;         /* chain links, under the chain's lock */
 	int64_t create_at;
 
-	_Atomic uint32_t write_off __attribute__((aligned(64))); /* bytes appended;
+	_Atomic uint32_t write_off __attribute__((aligned(64))); /* bytes reserved;
 								 * SEG_WOFF_SEALED closes it */
-	_Atomic uint32_t writers;   /* appends in flight (until their slot is published) */
+	_Atomic uint32_t writers;   /* live-count changes being applied (seg_live.c) */
 	_Atomic int64_t live;       /* live items and bytes, seg_live_pack(); seg_live.c */
 	_Atomic int64_t exp_max;    /* latest item expiry in the segment */
 } __attribute__((aligned(64)));
