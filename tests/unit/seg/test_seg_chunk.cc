@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "seg/seg.h"
+#include "seg/seg_item.h"
 #include "seg/seg_test.h"
 #include "seg_fixture.h"
 
@@ -217,6 +218,40 @@ TEST_F(SegChunk, AWalkStepsOverAChunkSealedUnderItsWorker)
 		ASSERT_EQ(set(i % 2 ? w : b, "c" + std::to_string(i), v), ENGINE_OK);
 	EXPECT_EQ(check(), "");
 	engine_worker_destroy(b);
+}
+
+// A filler parses as one item exactly as long as the bytes it covers, at
+// every size where its value length takes another byte, and no stored item
+// (with client flags or without) reads as a filler.
+TEST(SegFiller, ParsesAsTheBytesItCovers)
+{
+	std::vector<uint8_t> buf(SEG_FILLER_MAX + 16, 0xa5);
+	std::vector<uint32_t> sizes;
+	for (uint32_t n = SEG_FILLER_MIN; n < 200; n++)
+		sizes.push_back(n);
+	for (uint32_t edge : { 1u << 13, 1u << 20, SEG_FILLER_MAX - 8 })
+		for (uint32_t n = edge - 4; n < edge + 12; n++)
+			sizes.push_back(n);
+	sizes.push_back(SEG_FILLER_MAX);
+	for (uint32_t n : sizes) {
+		struct item_view iv = {};
+
+		item_write_filler(buf.data(), n);
+		ASSERT_EQ(item_parse(buf.data(), n, &iv), 1) << n;
+		EXPECT_EQ(iv.total, n);
+		EXPECT_TRUE(item_is_filler(buf.data(), &iv)) << n;
+	}
+	for (uint32_t klen : { 1u, 16u, 250u })
+		for (uint32_t vlen : { 0u, 15u, 63u, 64u, 9000u })
+			for (uint32_t flags : { 0u, 1u, 0x10000u }) {
+				struct item_view iv = {};
+				const uint32_t size = item_size(klen, vlen, flags);
+
+				item_write_hdr(buf.data(), klen, vlen, flags, 3);
+				ASSERT_EQ(item_parse(buf.data(), size, &iv), 1);
+				EXPECT_FALSE(item_is_filler(buf.data(), &iv))
+					<< klen << " " << vlen << " " << flags;
+			}
 }
 
 } // namespace
