@@ -80,7 +80,13 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 {
 	struct seg_engine *e = w->e;
 	struct seg_hdr *h = &e->hdr[seg];
-	struct seg_open_ref *ref = &w->open[t->tb];
+	/* The chunk is that of the segment's own bucket, so that items a worker
+	 * borrows the segment for (another bucket's) go into the same chunk, in
+	 * order. Read before the mark: the gen check below says whether it was
+	 * this life's (the caller had the gen from a release store after
+	 * seg_init_open set the bucket). */
+	const unsigned tb = __atomic_load_n(&h->ttl_bucket, __ATOMIC_RELAXED);
+	struct seg_open_ref *ref = &w->open[tb < TTL_CHAINS ? tb : t->tb];
 	/* a shared segment's header line is written by every sharer; the
 	 * mark is on the worker's own line and not counted */
 	uint64_t rmw = 0;
@@ -97,7 +103,7 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 	 * reopened (seg_init_open) while we look. */
 	const uint64_t hgen = atomic_load(&h->gen);
 
-	if ((hgen & gen_mask) == gen && atomic_load(&h->state) == SEG_OPEN) {
+	if ((hgen & gen_mask) == gen && atomic_load(&h->state) == SEG_OPEN && h->ttl_bucket == tb) {
 		/* Another bucket's segment: the item must fit its expiry grid
 		 * (no coarser than its own bucket's, delta in range); one that
 		 * does not fit is left open for its own items. */
