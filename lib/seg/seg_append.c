@@ -4,9 +4,9 @@
  * Where appends go: the TTL bucket of an item (seg_ttl_place) and the
  * bytes it is appended to (seg_reserve), in the open segment the workers
  * share for that bucket or in one of a worker's own; opening, sealing and
- * sharing open segments; the overflow buckets a chain grows by
- * (seg_refill_spare). Taking a segment may evict: this file sits above
- * seg_evict.c. Called by seg_ops.c.
+ * sharing open segments; the end of an append (done, abandoned); the
+ * overflow buckets a chain grows by (seg_refill_spare). Taking a segment may
+ * evict: this file sits above seg_evict.c. Called by seg_ops.c.
  */
 #include <rte_common.h>
 #include <rte_prefetch.h>
@@ -66,12 +66,11 @@ raise_exp_max(struct seg_hdr *h, int64_t exp)
 }
 
 /* Tries to take span bytes of open segment seg for an item of t, if the
- * segment is still in the life `gen` (compared under gen_mask). Returns
- * with the segment's writers count held on success. A full segment, or
- * one whose expiry window the item is past, is sealed. A shared segment
- * (other workers append too) gives bytes by compare-and-swap, so a failed
- * claim never has to be undone while others claim; *lost counts the
- * races lost. */
+ * segment is still in the life `gen` (compared under gen_mask): from the
+ * worker's chunk there, reserving one (or more of it) when it has no room
+ * (seg_chunk.c). Returns with the worker's append mark on the segment on
+ * success. A full segment, or one whose expiry window the item is past, is
+ * sealed. *lost counts the chunk reservations that lost a race. */
 enum { RESERVED, NO_ROOM };
 
 static int
@@ -81,18 +80,30 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 {
 	struct seg_engine *e = w->e;
 	struct seg_hdr *h = &e->hdr[seg];
-	/* writers' increment and its decrement (here or in seg_append_done);
-	 * a shared segment's header line is written by every sharer */
-	uint64_t rmw = 2;
+	/* The chunk is that of the segment's own bucket, so that items a worker
+	 * borrows the segment for (another bucket's) go into the same chunk, in
+	 * order. Read before the mark: the gen check below says whether it was
+	 * this life's (the caller had the gen from a release store after
+	 * seg_init_open set the bucket). */
+	const unsigned tb = __atomic_load_n(&h->ttl_bucket, __ATOMIC_RELAXED);
+	struct seg_open_ref *ref = &w->open[tb < TTL_CHAINS ? tb : t->tb];
+	/* a shared segment's header line is written by every sharer; the
+	 * mark is on the worker's own line and not counted */
+	uint64_t rmw = 0;
 	const enum engine_worker_counter rmw_counter =
 		shared ? ENGINE_C_rmw_open_shared : ENGINE_C_rmw_segment;
 
-	atomic_fetch_add(&h->writers, 1);
+	/* It leaves the segment its chunk is in: the tail goes back. */
+	if (ref->chunk_life && seg_open_seg(ref->chunk_life) != seg)
+		seg_chunk_give_back(w, ref, false);
+	seg_chunk_mark(w, seg);
 	SEG_TEST_POINT(SEG_TP_RESERVE_HELD);
 	/* The header's plain fields are read only once the gen says this is
-	 * still the life we were given: our count in `writers` keeps the
-	 * segment from being reopened (seg_init_open) while we look. */
-	if ((atomic_load(&h->gen) & gen_mask) == gen && atomic_load(&h->state) == SEG_OPEN) {
+	 * still the life we were given: our mark keeps the segment from being
+	 * reopened (seg_init_open) while we look. */
+	const uint64_t hgen = atomic_load(&h->gen);
+
+	if ((hgen & gen_mask) == gen && atomic_load(&h->state) == SEG_OPEN && h->ttl_bucket == tb) {
 		/* Another bucket's segment: the item must fit its expiry grid
 		 * (no coarser than its own bucket's, delta in range); one that
 		 * does not fit is left open for its own items. */
@@ -103,49 +114,34 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 
 		if (foreign && (h->exp_base == EXP_NEVER || t->tb == TTL_NEVER ||
 				h->unit_shift > t->unit || dd < 0 || dd > EXP_DELTA_MAX)) {
-			atomic_fetch_sub(&h->writers, 1);
-			engine_count_add(&w->base, rmw_counter, rmw);
+			seg_chunk_unmark(w);
 			return NO_ROOM;
 		}
-
-		if (dd >= 0 && dd <= EXP_DELTA_MAX) {
-			if (!shared) {
-				o = atomic_fetch_add(&h->write_off, span);
-				ok = !(o & SEG_WOFF_SEALED) && o + span <= e->seg_size;
-				rmw += ok ? 1 : 2;
-				if (!ok)
-					atomic_fetch_sub(&h->write_off, span);
-			} else {
-				o = atomic_load(&h->write_off);
-				while (!(o & SEG_WOFF_SEALED) && o + span <= e->seg_size) {
-					rmw++;
-					if (atomic_compare_exchange_weak(&h->write_off, &o,
-									 o + span)) {
-						ok = true;
-						break;
-					}
-					++*lost;
-				}
-			}
-		}
+		if (dd >= 0 && dd <= EXP_DELTA_MAX)
+			ok = seg_chunk_take(w, ref, seg, seg_open_pack(seg, hgen), span, &o, &rmw,
+					    lost);
 		if (ok) {
 			rmw += raise_exp_max(h, t->exp);
 			engine_count_add(&w->base, rmw_counter, rmw);
 			out->seg = seg;
 			out->off = o;
 			out->span = span;
+			out->ref = ref;
 			out->p = seg_data(e, seg) + o;
 			out->delta = (uint32_t)dd;
 			return RESERVED;
 		}
-		/* Full, or the expiry is outside its window: seal it. */
+		/* Full, or the expiry is outside its window: our tail back (so
+		 * the segment ends where its last item does), and seal it. */
+		if (ref->chunk_life == seg_open_pack(seg, hgen))
+			seg_chunk_give_back(w, ref, true);
 		uint8_t open = SEG_OPEN;
 
 		atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
 		atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
 		rmw += 2;
 	}
-	atomic_fetch_sub(&h->writers, 1);
+	seg_chunk_unmark(w);
 	engine_count_add(&w->base, rmw_counter, rmw);
 	return NO_ROOM;
 }
@@ -364,9 +360,9 @@ reserve_shared(struct seg_worker *w, const struct ttl_place *t, int64_t now, uin
 
 /* Reserves span bytes for an item of t: in the segment the workers share
  * for its TTL bucket or, for a bucket this worker keeps busy on a heap
- * with segments to spare, in one of its own. Returns with the segment's
- * writers count held: the caller links the item (or abandons it) and then
- * calls seg_append_done(). */
+ * with segments to spare, in one of its own, from the worker's chunk there
+ * (seg_chunk.c). Returns with the worker's append mark on the segment: the
+ * caller links the item (or abandons it) and then calls seg_append_done(). */
 int
 seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t size,
 	    struct seg_wloc *out)
@@ -378,6 +374,36 @@ seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32
 	if (!w->own_always && (!w->open[t->tb].own || !e->own_open_ok))
 		return reserve_shared(w, t, now, span, out);
 	return reserve_own(w, t, now, span, out);
+}
+
+void
+seg_append_done(struct seg_worker *w, const struct seg_wloc *wl)
+{
+	(void)wl;
+	seg_chunk_unmark(w);
+}
+
+/* An append that was not linked (a failed condition, a lost race of a
+ * read-modify-write): its bytes go back to the worker's chunk (still
+ * marked, so no walker has seen them), which the next append reuses, so
+ * retries under contention do not fill segments with dead copies; the
+ * filler is rewritten over them. When that would leave a gap too small
+ * for a filler, the item stays, dead: no slot points there. */
+void
+seg_append_abandon(struct seg_worker *w, const struct seg_wloc *wl)
+{
+	struct seg_open_ref *ref = wl->ref;
+
+	if (ref->chunk_life == seg_open_pack(wl->seg, atomic_load(&w->e->hdr[wl->seg].gen)) &&
+	    ref->chunk_pos == wl->off + wl->span) {
+		const uint32_t rest = ref->chunk_end - wl->off;
+
+		if (rest >= SEG_FILLER_MIN || ref->chunk_end == w->e->seg_size) {
+			ref->chunk_pos = wl->off;
+			seg_chunk_fill(w->e, wl->seg, wl->off, ref->chunk_end);
+		}
+	}
+	seg_append_done(w, wl);
 }
 
 /* Writes header and key; returns where the value goes. */

@@ -76,7 +76,7 @@ dump_segment(struct seg_engine *e, int32_t seg, uint64_t gen, uint32_t *off,
 		    iv.klen > ENGINE_KEY_MAX)
 			return true; /* the end of what appenders finished */
 		memcpy(key, data + *off + iv.hdr_len, iv.klen);
-		if (item_is_live(e, key, iv.klen, seg, *off, gen, &v)) {
+		if (!item_is_filler(data + *off, &iv) && item_is_live(e, key, iv.klen, seg, *off, gen, &v)) {
 			d.key = key;
 			d.klen = iv.klen;
 			d.vlen = iv.vlen;

@@ -182,6 +182,7 @@ seg_destroy(struct engine *eng)
 	pthread_mutex_destroy(&e->workers_lock);
 	free(e->workers);
 	free(e->live_tab);
+	free(e->append_marks);
 	free(e->pool);
 	free(e->hdr);
 	seg_hash_table_free(e);
@@ -207,6 +208,7 @@ seg_worker_create(struct engine *eng)
 		w->id = i;
 		/* empty: the last worker here applied its changes and left */
 		w->live = &e->live_tab[(size_t)i * SEG_LIVE_SLOTS];
+		w->mark = &e->append_marks[i];
 		w->live_add_seg = SEG_NONE;
 		w->rng = 0x9e3779b97f4a7c15ull * (i + 1) ^ (uint64_t)time(NULL);
 		for (unsigned t = 0; t < TTL_CHAINS; t++)
@@ -225,7 +227,9 @@ seg_worker_destroy(struct engine_worker *ew)
 	struct seg_engine *e = w->e;
 
 	seg_live_flush(w);
-	/* Its open segments become ordinary sealed ones. */
+	/* The tails of its chunks go back (those still last in their
+	 * segments), then its open segments become ordinary sealed ones. */
+	seg_chunks_give_back_all(w);
 	for (unsigned t = 0; t < TTL_CHAINS; t++) {
 		struct seg_hdr *h;
 		uint8_t open = SEG_OPEN;
@@ -489,6 +493,9 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	e->pool = malloc((size_t)l.nseg * sizeof(int32_t));
 	e->workers = calloc(l.workers, sizeof(*e->workers));
 	e->live_tab = calloc((size_t)l.workers * SEG_LIVE_SLOTS, sizeof(*e->live_tab));
+	e->append_marks = aligned_alloc(64, (size_t)l.workers * sizeof(*e->append_marks));
+	if (e->append_marks)
+		memset(e->append_marks, 0, (size_t)l.workers * sizeof(*e->append_marks));
 	heap_len = (size_t)l.nseg * l.seg_size;
 	if (cfg->heap) {
 		e->heap = cfg->heap;
@@ -497,7 +504,8 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 		e->heap_owned = true;
 		e->heap_map_len = heap_len;
 	}
-	if (!e->table || !e->hdr || !e->pool || !e->workers || !e->live_tab || !e->heap) {
+	if (!e->table || !e->hdr || !e->pool || !e->workers || !e->live_tab || !e->append_marks ||
+	    !e->heap) {
 		util_fail(err, errlen, "cannot allocate %zu bytes of cache memory: %s", cfg->memory,
 			  strerror(errno ? errno : ENOMEM));
 		seg_destroy(&e->base);

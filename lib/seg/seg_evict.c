@@ -167,9 +167,12 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 	uint64_t held_ns = 0;
 	int32_t seg;
 
-	/* What the merge estimates live from includes this worker's changes. */
-	if (w)
+	/* What the merge estimates live from includes this worker's changes,
+	 * and the segments it would walk end where their items do. */
+	if (w) {
 		seg_live_flush(w);
+		seg_chunks_give_back_all(w);
+	}
 	if (pthread_mutex_trylock(&e->evict_lock) != 0) {
 		/* Another thread evicts: wait for it (and count the wait). */
 		if (w)

@@ -26,6 +26,10 @@ seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
 
 		if (!item_parse(data + off, end - off, &iv))
 			break;
+		if (item_is_filler(data + off, &iv)) {
+			off += (iv.total + align) & ~align;
+			continue;
+		}
 		seg_key_init(e, &k, data + off + iv.hdr_len, iv.klen);
 		atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 		v = seg_hash_unlink_loc(e, &k, (uint32_t)seg, off >> e->off_shift, gen);

@@ -153,4 +153,41 @@ item_parse(const uint8_t *p, uint32_t room, struct item_view *v)
 	return 1;
 }
 
+/* A filler: bytes that hold no item, written where a worker reserved bytes
+ * ahead (seg_chunk.c) and left them unused, so that walkers step over them.
+ * It parses as an item (key one zero byte) whose header says "client flags
+ * follow" and whose flags are 0, which item_write_hdr never writes. At
+ * least SEG_FILLER_MIN bytes; at most SEG_FILLER_MAX in one. */
+#define SEG_FILLER_MIN 8u
+#define SEG_FILLER_MAX (1u << 21)
+
+static inline void
+item_write_filler(uint8_t *p, uint32_t total)
+{
+	/* value-length bytes: the fewest whose range holds the rest */
+	static const uint32_t vlen_cap[4] = { 1u << 6, 1u << 13, 1u << 20, ITEM_VLEN_MAX + 1 };
+	uint32_t vb = 1, vlen;
+
+	while (vb < 4 && total - 7 - vb >= vlen_cap[vb - 1])
+		vb++;
+	vlen = total - 7 - vb;
+	p[0] = 0;
+	p[1] = 1;
+	p[2] = (uint8_t)((vb > 1 ? 0x80 : 0) | ITEM_LONG_FLAGS | (vlen & 0x3f));
+	if (vb > 1)
+		p[3] = (uint8_t)((vb > 2 ? 0x80 : 0) | ((vlen >> 6) & 0x7f));
+	if (vb > 2)
+		p[4] = (uint8_t)((vb > 3 ? 0x80 : 0) | ((vlen >> 13) & 0x7f));
+	if (vb > 3)
+		p[5] = (uint8_t)(vlen >> 20);
+	memset(p + 2 + vb, 0, ITEM_FLAGS_LEN + 1); /* flags 0, key byte 0 */
+}
+
+/* Is the item parsed at p (as v) a filler? */
+static inline bool
+item_is_filler(const uint8_t *p, const struct item_view *v)
+{
+	return !(p[0] & ITEM_SHORT) && (p[2] & ITEM_LONG_FLAGS) && v->flags == 0;
+}
+
 #endif /* SEGCACHED_SEG_ITEM_H */

@@ -89,6 +89,10 @@ item_walk_next(struct seg_engine *e, struct item_walk *it)
 		}
 		n->off = off;
 		n->span = (n->iv.total + align) & ~align;
+		if (item_is_filler(it->data + off, &n->iv)) { /* no item: seg_chunk.c */
+			it->next_off = off + n->span;
+			continue;
+		}
 		seg_key_init(e, &n->k, it->data + off + n->iv.hdr_len, n->iv.klen);
 		/* The chain it hashes to now, and its lock's stripe (most
 		 * often the same bucket). */

@@ -289,9 +289,9 @@ store_plain(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
 		memcpy(seg_write_head(&wl, k, vlen, flags), val, vlen);
 		rc = link_item(w, k, &wl, mode, NULL, cas_in, now, cas_out);
 		if (rc == ENGINE_OK)
-			seg_append_done(e, &wl);
+			seg_append_done(w, &wl);
 		else
-			seg_append_abandon(e, &wl);
+			seg_append_abandon(w, &wl);
 		if (rc != LINK_NEED_BUCKET)
 			return rc;
 		if (seg_refill_spare(w) != ENGINE_OK)
@@ -438,7 +438,7 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 			break;
 		}
 		if (!seg_read_valid(e, &r)) {
-			seg_append_abandon(e, &wl); /* the copy may be torn: drop it */
+			seg_append_abandon(w, &wl); /* the copy may be torn: drop it */
 			W_COUNT(w, read_retries);
 			continue;
 		}
@@ -452,10 +452,10 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 			it->vlen = vlen;
 			it->expires_at = seg_item_expiry(&e->hdr[wl.seg], wl.delta);
 			it->fetched_before = slot_freq(r.v) > 0;
-			seg_append_done(e, &wl);
+			seg_append_done(w, &wl);
 			return ENGINE_OK;
 		}
-		seg_append_abandon(e, &wl);
+		seg_append_abandon(w, &wl);
 		if (rc != LINK_RETRY)
 			return rc;
 	}

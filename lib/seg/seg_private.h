@@ -29,6 +29,7 @@
  *   seg_expire.c        a segment's items out of the table; expiry
  *   seg_hash.c          the hash table
  *   seg_live.c          per-worker batched live counts, and their readers
+ *   seg_chunk.c         per-worker chunks of open segments, append marks
  *   seg_segment.c       segment life cycle: pool, chains, gens, accounting
  *
  * (seg_test.c, the unit tests' hooks, stands beside them.) The one place
@@ -160,9 +161,9 @@ struct seg_hdr {
 	int32_t prev, next;         /* chain links, under the chain's lock */
 	int64_t create_at;
 
-	_Atomic uint32_t write_off __attribute__((aligned(64))); /* bytes appended;
+	_Atomic uint32_t write_off __attribute__((aligned(64))); /* bytes reserved;
 								 * SEG_WOFF_SEALED closes it */
-	_Atomic uint32_t writers;   /* appends in flight (until their slot is published) */
+	_Atomic uint32_t writers;   /* live-count changes being applied (seg_live.c) */
 	_Atomic int64_t live;       /* live items and bytes, seg_live_pack(); seg_live.c */
 	_Atomic int64_t exp_max;    /* latest item expiry in the segment */
 } __attribute__((aligned(64)));
@@ -252,6 +253,11 @@ seg_open_gen_is(uint64_t packed, uint64_t gen)
 
 struct seg_worker;
 
+/* The segment a worker appends to now, +1 (0: none); drains wait for it. */
+struct seg_append_mark {
+	_Atomic uint64_t seg;
+} __attribute__((aligned(64)));
+
 struct seg_engine {
 	struct engine base;
 
@@ -330,6 +336,7 @@ struct seg_engine {
 	/* SEG_LIVE_SLOTS per possible worker, for the life of the engine, so
 	 * that readers look at them without workers_lock (seg_live.c). */
 	struct seg_live_slot *live_tab;
+	struct seg_append_mark *append_marks; /* one per possible worker (seg_chunk.c) */
 	uint64_t retired[ENGINE_C_MAX];
 
 	/* engine-wide counters (not per request, so atomics are fine) */
@@ -341,17 +348,20 @@ struct seg_engine {
 	_Atomic uint64_t n_locks_other;
 };
 
-/* A worker's own open segment for one TTL bucket. A worker appends to its
- * own only for a bucket it writes to a lot (it met other workers appending
- * to the shared one) and only when the heap has segments to spare: open
- * segments are mostly empty, and one per worker per TTL bucket is more than
- * a small heap has. */
+/* Where a worker appends for one TTL bucket. Its own open segment only for
+ * a bucket it writes to a lot (it met other workers appending to the shared
+ * one) on a heap with segments to spare: one per worker per bucket is more
+ * than a small heap has. */
 struct seg_open_ref {
 	uint64_t gen;        /* the segment's gen when this worker opened it */
 	int32_t seg;
 	uint16_t contention; /* appends to the shared segment that lost a race */
 	bool own;            /* use a segment of its own for this bucket */
-}; /* 16 bytes: a worker holds 1025 of them */
+	/* [chunk_pos, chunk_end) reserved ahead where its appends for this
+	 * bucket go, in life seg_open_pack(seg, gen) (0 = none): seg_chunk.c */
+	uint64_t chunk_life;
+	uint32_t chunk_pos, chunk_end;
+}; /* 32 bytes: a worker holds 1025 of them */
 /* Races lost on a shared segment before a worker opens its own. */
 #define SEG_OWN_AFTER_CONTENTION 64
 /* Own open segments only with this many segments per possible worker. */
@@ -366,8 +376,8 @@ struct seg_live_slot {
 	_Atomic uint64_t life;
 	_Atomic int64_t delta;
 };
-/* Slots per worker (2 KiB), direct-mapped by segment id: enough to hold
- * the segments that removals of recently written keys go to. */
+/* Slots per worker (2 KiB), direct-mapped by segment id: enough for the
+ * segments that removals of recently written keys go to. */
 #define SEG_LIVE_SLOTS 128
 /* Changes between two flushes of all of a worker's slots: bounds how many
  * a busy worker holds back (rarer flushes find more to add up). */
@@ -378,6 +388,7 @@ struct seg_worker {
 	struct seg_engine *e;
 	unsigned id;
 	struct seg_live_slot *live; /* its SEG_LIVE_SLOTS in e->live_tab */
+	struct seg_append_mark *mark; /* its line in e->append_marks */
 	int32_t live_add_seg;       /* the segment its last add went to */
 	unsigned live_notes;        /* since the last flush of every slot */
 	uint64_t rng;
@@ -490,6 +501,20 @@ seg_iter_next(const struct seg_engine *e, struct seg_chain_iter *it,
 	return NULL;
 }
 
+/* ---- seg_chunk.c: a worker's chunks of open segments, its append mark ---- */
+void seg_chunk_mark(struct seg_worker *w, int32_t seg); /* seq_cst */
+void seg_chunk_unmark(struct seg_worker *w);            /* release */
+/* Under w's mark on seg (life checked, not sealed): span bytes of ref's
+ * chunk there, reserving one or more of it by a CAS of write_off. */
+bool seg_chunk_take(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg, uint64_t life,
+		    uint32_t span, uint32_t *off, uint64_t *rmw, unsigned *lost);
+/* ref's chunk ends: its unused tail back to the segment if still its last
+ * bytes, else dead under a filler (marked: w's mark is on that segment). */
+void seg_chunk_give_back(struct seg_worker *w, struct seg_open_ref *ref, bool marked);
+void seg_chunks_give_back_all(struct seg_worker *w); /* before evicting, leaving */
+/* Fillers over [from, to): walkers step over them (seg_item.h). */
+void seg_chunk_fill(const struct seg_engine *e, int32_t seg, uint32_t from, uint32_t to);
+
 /* ---- seg_segment.c ---- */
 int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w);
 void seg_pool_push(struct seg_engine *e, int32_t seg);
@@ -505,11 +530,10 @@ void seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, const int3
 void seg_close_and_drain(struct seg_engine *e, int32_t seg);
 /* Ends a segment's life: a new gen first (stale appenders and readers
  * fail their checks), then waits for appenders that counted themselves in
- * `writers` meanwhile, then marks it FREE. The caller owns the segment
+ * `writers` or marked it meanwhile, then marks it FREE. The caller owns the segment
  * (RECLAIM) and no hash slot points into it. */
 void seg_retire(struct seg_engine *e, int32_t seg);
-/* seg_retire, then back into the pool. */
-void seg_release(struct seg_engine *e, int32_t seg);
+void seg_release(struct seg_engine *e, int32_t seg); /* seg_retire, then to the pool */
 bool seg_claim(struct seg_engine *e, int32_t seg, uint8_t from);
 uint32_t seg_valid_end(const struct seg_engine *e, int32_t seg);
 uint64_t seg_new_gen(struct seg_engine *e);
@@ -523,18 +547,16 @@ uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
 /* Worker w's change to the live counts of the segment slot value v points
  * into (an item linked there, of `size` bytes; or unlinked): kept in w's
  * slots or applied at once. The caller keeps that segment's life from
- * ending: it holds the item's bucket lock or the append's `writers`. */
+ * ending: it holds the item's bucket lock or its append mark there. */
 void seg_live_add(struct seg_worker *w, uint64_t v, uint32_t size);
 void seg_live_remove(struct seg_worker *w, uint64_t v);
-/* Applies all of w's pending changes (the owner only). */
-void seg_live_flush(struct seg_worker *w);
-/* What all workers hold for seg in its life gen: exact at rest. */
+void seg_live_flush(struct seg_worker *w); /* all of w's (the owner only) */
+/* What all workers hold for seg in its life gen: exact at rest; and seg's
+ * live count with those changes. */
 int64_t seg_live_pending(const struct seg_engine *e, int32_t seg, uint64_t gen);
-/* seg's live count with the workers' pending changes. */
 int64_t seg_live_read(const struct seg_engine *e, int32_t seg);
-/* Whether a claimed, drained segment may still hold linked items (must
- * be walked): false only when nothing is pending for it and its count is
- * not above zero. */
+/* Whether a claimed, drained segment may still hold linked items (must be
+ * walked): false only when nothing is pending and its count is not > 0. */
 bool seg_live_may_hold(const struct seg_engine *e, int32_t seg);
 
 /* ---- seg_hash.c ---- */
@@ -722,43 +744,21 @@ struct ttl_place {
 
 struct seg_wloc {
 	int32_t seg;
-	uint32_t off; /* bytes */
-	uint32_t span;
+	uint32_t off, span; /* bytes */
+	struct seg_open_ref *ref; /* whose chunk it came from */
 	uint8_t *p;
 	uint32_t delta;
 };
 
-/* Chooses the TTL bucket of an item expiring at expires_at (0 = never). */
-void seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t);
-/* Reserves span bytes for an item of t: in the segment the workers share
- * for its TTL bucket or, for a bucket this worker keeps busy on a heap
- * with segments to spare, in one of its own. Returns with the segment's
- * writers count held: the caller links the item (or abandons it) and then
- * calls seg_append_done(). */
+void seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t); /* 0 = never */
+/* span bytes for an item of t (seg_append.c), under w's append mark on
+ * their segment until seg_append_done() or seg_append_abandon(). */
 int seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t size,
 		struct seg_wloc *out);
-static inline void
-seg_append_done(struct seg_engine *e, const struct seg_wloc *wl)
-{
-	atomic_fetch_sub_explicit(&e->hdr[wl->seg].writers, 1, memory_order_release);
-}
-
-/* An append that was not linked (a failed condition, a lost race of a
- * read-modify-write): gives its bytes back when they are still the last
- * ones of the segment, so retries under contention do not fill segments
- * with dead copies. Appenders to a segment claim bytes in order (its owner
- * alone by fetch-and-add, sharers by compare-and-swap), so write_off still
- * at our end means nobody claimed bytes after ours. Walkers read a segment
- * only once it is closed (which sets the sealed bit, so then the exchange
- * fails and the bytes stay, dead); no slot points there. */
-static inline void
-seg_append_abandon(struct seg_engine *e, const struct seg_wloc *wl)
-{
-	uint32_t end = wl->off + wl->span;
-
-	atomic_compare_exchange_strong(&e->hdr[wl->seg].write_off, &end, wl->off);
-	seg_append_done(e, wl);
-}
+/* The append is linked (done) or not (abandon: its bytes go back to the
+ * worker's chunk, or stay dead); either ends the worker's append mark. */
+void seg_append_done(struct seg_worker *w, const struct seg_wloc *wl);
+void seg_append_abandon(struct seg_worker *w, const struct seg_wloc *wl);
 
 /* Writes header and key; returns where the value goes. */
 uint8_t *seg_write_head(const struct seg_wloc *wl, const struct seg_key *k, uint32_t vlen,

@@ -179,6 +179,11 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 				 al.total);
 	img = (struct seg_image *)(area + al.segs_off);
 	chains = (int32_t *)(area + al.chains_off);
+	/* An append in flight (a worker's mark: seg_chunk.c) is not at rest. */
+	for (unsigned i = 0; i < e->max_workers; i++)
+		if (atomic_load(&e->append_marks[i].seg))
+			return util_fail(err, errlen, "worker %u is appending: the engine is not at rest",
+					 i);
 	pthread_mutex_lock(&e->evict_lock);
 	seg_merge_quiesce(e);
 	h->clean = 0;

@@ -177,18 +177,30 @@ seg_claim(struct seg_engine *e, int32_t seg, uint8_t from)
 	return atomic_compare_exchange_strong(&e->hdr[seg].state, &expected, SEG_RECLAIM);
 }
 
+/* Waits until no worker is counted in seg's `writers` (a live-count
+ * change being applied, seg_live.c) or marks it as the segment it appends
+ * to (seg_chunk.c). The caller's seq_cst store or RMW (sealed bit, gen)
+ * comes first: pairs with the marker's mark-then-check. */
+static void
+wait_appenders(struct seg_engine *e, int32_t seg)
+{
+	struct seg_hdr *h = &e->hdr[seg];
+	unsigned spins = 0;
+
+	while (atomic_load(&h->writers))
+		seg_relax(&spins);
+	for (unsigned i = 0; i < e->max_workers; i++)
+		while (atomic_load(&e->append_marks[i].seg) == (uint64_t)seg + 1)
+			seg_relax(&spins);
+}
+
 void
 seg_close_and_drain(struct seg_engine *e, int32_t seg)
 {
-	struct seg_hdr *h = &e->hdr[seg];
-
-	/* seq_cst pairs with the appender's writers++ then write_off RMW:
-	 * either it sees the sealed bit, or we see it in writers. */
-	unsigned spins = 0;
-
-	atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
-	while (atomic_load(&h->writers))
-		seg_relax(&spins);
+	/* seq_cst pairs with the appender's mark then write_off load:
+	 * either it sees the sealed bit, or we see its mark. */
+	atomic_fetch_or(&e->hdr[seg].write_off, SEG_WOFF_SEALED);
+	wait_appenders(e, seg);
 }
 
 uint32_t
@@ -204,13 +216,12 @@ void
 seg_retire(struct seg_engine *e, int32_t seg)
 {
 	struct seg_hdr *h = &e->hdr[seg];
-	unsigned spins = 0;
 
 	/* New gen first: readers still holding the old one fail validation,
 	 * and so do appenders that still refer to this life. An appender
-	 * counts itself in `writers` before it loads the gen (both seq_cst):
-	 * one that loaded the old gen is counted before the store below, so
-	 * the wait sees it, and it leaves when it finds the state is not
+	 * marks the segment (or counts itself in `writers`) before it loads
+	 * the gen (both seq_cst): one that loaded the old gen is marked before
+	 * the store below, so the wait sees it, and it leaves when it finds the state is not
 	 * OPEN. Only then may the segment be opened again. */
 	atomic_store(&h->gen, seg_new_gen(e));
 	/* The writer half of the readers' seqlock: every store after this
@@ -223,8 +234,7 @@ seg_retire(struct seg_engine *e, int32_t seg)
 	 * drain loop below happen to keep later stores after the gen store
 	 * on ARM (a seq_cst store alone lets later stores pass it). */
 	atomic_thread_fence(memory_order_release);
-	while (atomic_load(&h->writers))
-		seg_relax(&spins);
+	wait_appenders(e, seg);
 	/* What workers still held for the life that ended is dropped (they
 	 * see the new gen, or were waited for just now: seg_live.c), so its
 	 * count may not have reached zero: a free segment counts nothing. */

@@ -20,8 +20,8 @@ extern "C" {
 #endif
 
 enum seg_test_point {
-	/* reserve(): the worker holds `writers` on its open segment and has
-	 * not yet checked that the segment is still its own */
+	/* reserve(): the worker has put its append mark on its open segment
+	 * and has not yet checked that the segment is still its own */
 	SEG_TP_RESERVE_HELD,
 	/* a reader found an expired item and is about to unlink it */
 	SEG_TP_UNLINK_EXPIRED,
@@ -58,6 +58,15 @@ struct seg_census {
  * free segment, the pool holding exactly the free segments. Returns 0,
  * or -1 with the first violation in err. */
 int seg_test_check(struct engine *e, struct seg_census *c, char *err, size_t errlen);
+
+/* Where key's item lies: its segment, offset and span, and that segment's
+ * write_off (without the sealed bit) and whether it is sealed to appends.
+ * 0, or -1 when the key is not found. */
+struct seg_test_place {
+	uint32_t seg, off, span, write_off;
+	int sealed;
+};
+int seg_test_locate(struct engine *e, const void *key, size_t klen, struct seg_test_place *p);
 
 /* Mean (in hundredths) and max items per chain over every chain of the
  * hash table, now (what `stats` samples). 0, or -1 without an engine. */

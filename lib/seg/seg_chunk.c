@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * A worker's chunks of open segments: the bytes it reserves ahead, several
+ * items' worth at once, in the segment its appends for a TTL bucket go to
+ * (one compare-and-swap of write_off for a chunk, not one per item), the
+ * fillers that keep a chunk's unused bytes walkable, giving an unused tail
+ * back, and the append mark that drains wait for (in place of a `writers`
+ * count up and down on the segment's header per append). Called by
+ * seg_append.c (every append), seg_evict.c and seg_engine.c; calls nothing
+ * but the segment headers.
+ *
+ * The append mark. A worker appending to a segment names it in a line of
+ * its own (seq_cst store), then checks the segment's gen, state and sealed
+ * bit (seq_cst loads). A drain (seg_close_and_drain: sealed bit, then wait;
+ * seg_retire: new gen, then wait) waits until no worker's mark names the
+ * segment: either the appender sees the seal or the new gen and leaves, or
+ * the drain sees its mark and waits for it (Dekker's pattern, the same as
+ * `writers`, without the shared line). The mark is cleared with a release
+ * store once the item is linked (or abandoned), so a walker that saw it
+ * cleared sees the item's bytes and the filler after them.
+ *
+ * A chunk is walkable at every clear of the mark: [items][filler]. Its
+ * filler is rewritten after each item, so no byte inside write_off is ever
+ * left as an earlier life's garbage, which would stop (or derail) the walk
+ * of a segment sealed by another worker while this one holds a chunk in it.
+ * A filler needs SEG_FILLER_MIN bytes; an item that would leave fewer in
+ * its chunk does not fit it, except at the segment's end (a walk stops at
+ * the bytes there, zeroed: they cannot parse).
+ *
+ * One worker appending alone places every item exactly where an append of
+ * its own bytes would (the chunk grows in place while write_off is still its
+ * end, and its tail is given back before the segment is sealed), so lib/mrc's
+ * miniature cache still follows lib/seg item by item.
+ */
+#include "seg/seg_private.h"
+#include "seg/seg_item.h"
+
+/* Bytes a chunk reserves: a 64th of a segment, at most 2 KiB (~25 items of
+ * 80 bytes: a 25th of the compare-and-swaps), at least 64. It is also what
+ * each worker may leave dead in a segment that another one seals under it
+ * (half of it on average: 24 workers sharing a 1 MiB segment, ~2%). */
+static uint32_t
+chunk_bytes(const struct seg_engine *e)
+{
+	uint32_t k = e->seg_size / 64;
+
+	k = k > 2048 ? 2048 : k < 64 ? 64 : k;
+	return k & ~((1u << e->off_shift) - 1);
+}
+
+void
+seg_chunk_mark(struct seg_worker *w, int32_t seg)
+{
+	atomic_store(&w->mark->seg, (uint64_t)seg + 1);
+}
+
+void
+seg_chunk_unmark(struct seg_worker *w)
+{
+	atomic_store_explicit(&w->mark->seg, 0, memory_order_release);
+}
+
+void
+seg_chunk_fill(const struct seg_engine *e, int32_t seg, uint32_t from, uint32_t to)
+{
+	uint8_t *data = seg_data(e, seg);
+
+	while (to - from >= SEG_FILLER_MIN) {
+		uint32_t n = to - from > SEG_FILLER_MAX ? SEG_FILLER_MAX : to - from;
+
+		if (to - from - n != 0 && to - from - n < SEG_FILLER_MIN)
+			n -= SEG_FILLER_MIN; /* keeps the alignment: items align to <= 8 or to >= 16 */
+		item_write_filler(data + from, n);
+		from += n;
+	}
+	/* Only at the segment's end: zero bytes end the walk there. */
+	if (from < to)
+		memset(data + from, 0, to - from < 2 ? 1 : 2);
+}
+
+/* Does span fit at pos in a chunk ending at end, leaving room for its filler? */
+static bool
+fits(const struct seg_engine *e, uint32_t pos, uint32_t span, uint32_t end)
+{
+	uint32_t rest = end - pos - span;
+
+	return pos + span <= end && (rest == 0 || rest >= SEG_FILLER_MIN || end == e->seg_size);
+}
+
+bool
+seg_chunk_take(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg, uint64_t life,
+	       uint32_t span, uint32_t *off, uint64_t *rmw, unsigned *lost)
+{
+	struct seg_engine *e = w->e;
+	struct seg_hdr *h = &e->hdr[seg];
+	/* seq_cst: the appender's half of the mark's Dekker pattern */
+	uint32_t cur = atomic_load(&h->write_off);
+	bool mine = ref->chunk_life == life;
+
+	if (cur & SEG_WOFF_SEALED)
+		return false;
+	if (!mine || !fits(e, ref->chunk_pos, span, ref->chunk_end)) {
+		uint32_t base, end;
+
+		for (;;) {
+			/* In place while write_off is still the chunk's end. */
+			const bool grow = mine && cur == ref->chunk_end;
+			uint64_t want;
+
+			base = grow ? ref->chunk_pos : cur;
+			if (base + span > e->seg_size)
+				return false;
+			want = cur + chunk_bytes(e);
+			if (want < base + span)
+				want = base + span;
+			if (want - base - span != 0 && want - base - span < SEG_FILLER_MIN)
+				want = base + span + SEG_FILLER_MIN;
+			end = want > e->seg_size ? e->seg_size : (uint32_t)want;
+			++*rmw;
+			if (atomic_compare_exchange_weak(&h->write_off, &cur, end))
+				break;
+			if (cur & SEG_WOFF_SEALED)
+				return false;
+			++*lost;
+		}
+		/* An old chunk here that others reserved after: its tail stays
+		 * dead under its filler. */
+		ref->chunk_life = life;
+		ref->chunk_pos = base;
+		ref->chunk_end = end;
+	}
+	*off = ref->chunk_pos;
+	ref->chunk_pos += span;
+	seg_chunk_fill(e, seg, ref->chunk_pos, ref->chunk_end);
+	return true;
+}
+
+void
+seg_chunk_give_back(struct seg_worker *w, struct seg_open_ref *ref, bool marked)
+{
+	struct seg_engine *e = w->e;
+	const uint64_t life = ref->chunk_life;
+	const int32_t seg = seg_open_seg(life);
+	struct seg_hdr *h = &e->hdr[seg];
+	uint32_t end = ref->chunk_end;
+
+	ref->chunk_life = 0;
+	if (!life || ref->chunk_pos == end ||
+	    !seg_open_gen_is(life, atomic_load_explicit(&h->gen, memory_order_relaxed)))
+		return;
+	/* Marked, the life seen cannot end under the exchange (a write_off
+	 * equal to our end in a later life is someone else's bytes). */
+	if (!marked)
+		seg_chunk_mark(w, seg);
+	if (seg_open_gen_is(life, atomic_load(&h->gen))) {
+		/* fails when sealed, or when others reserved after us */
+		atomic_compare_exchange_strong(&h->write_off, &end, ref->chunk_pos);
+		engine_count(&w->base, ref->own ? ENGINE_C_rmw_segment : ENGINE_C_rmw_open_shared);
+	}
+	if (!marked)
+		seg_chunk_unmark(w);
+}
+
+void
+seg_chunks_give_back_all(struct seg_worker *w)
+{
+	for (unsigned t = 0; t < TTL_CHAINS; t++)
+		if (w->open[t].chunk_life)
+			seg_chunk_give_back(w, &w->open[t], false);
+}
