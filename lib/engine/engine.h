@@ -154,7 +154,7 @@ struct engine_config {
 	X(udp_refused, "UDP requests refused: not a read, and --udp-writes is off")      \
 	X(udp_capped, "UDP replies replaced by an error: over --udp-reply-max")          \
 	X(rmw_segment, "atomic RMWs on segment headers: live counts, own open segment") \
-	X(rmw_open_shared, "atomic RMWs on a shared open segment: writers, write_off, exp_max") \
+	X(rmw_open_shared, "atomic RMWs on a shared open segment: write_off (a chunk), exp_max") \
 	X(rmw_bucket, "atomic RMWs on hash slots outside the bucket lock: frequency bumps") \
 	X(rmw_global, "atomic RMWs on engine-wide lines: gen counter, expired count")   \
 	X(evict_passes, "evict_lock passes taken by this worker to find a free segment")  \
