@@ -405,6 +405,19 @@ TEST(MrcMini, RefillsWithTheKeysTtl)
 		    0.02);
 }
 
+// The first n keys (key_of) that m samples.
+std::vector<std::string> sampled_keys(const struct mrc *m, size_t n)
+{
+	std::vector<std::string> keys;
+
+	for (unsigned i = 0; keys.size() < n; i++) {
+		std::string k = key_of(i);
+		if (access_of(k, ENGINE_ACCESS_GET, true, 0, 0).sample_hash < m->s.threshold)
+			keys.push_back(k);
+	}
+	return keys;
+}
+
 // At a small rate a miniature segment holds a few sampled items or less
 // than one. Merge keeps the most read item whatever its size: the
 // server's rule, that an item must end within the destinations' bytes,
@@ -415,12 +428,7 @@ TEST(MrcMini, MergeKeepsAReadItemLargerThanItsScaledSegment)
 	// segments of 512 sampled bytes
 	struct mrc *m = make_mrc(4096, 64, 4096, ENGINE_EVICT_MERGE, 1.0 / 8);
 	ASSERT_NE(m, nullptr);
-	std::vector<std::string> keys;
-	for (unsigned i = 0; keys.size() < 401; i++) {
-		std::string k = key_of(i);
-		if (access_of(k, ENGINE_ACCESS_GET, true, 0, now).sample_hash < m->s.threshold)
-			keys.push_back(k);
-	}
+	const std::vector<std::string> keys = sampled_keys(m, 401);
 	// a hot key of 1,700 bytes (more than the destinations of a run of
 	// four, 3 x 512) read after every set of a cold one, which is never
 	// read: merges keep the hot one and drop the cold ones
@@ -456,12 +464,7 @@ TEST(MrcMini, LargeItemsTakeTheMemoryTheyFill)
 	// segments of 512 sampled bytes, items of 3,000 (six segments' worth)
 	struct mrc *m = make_mrc(4096, 64, 4096, ENGINE_EVICT_MERGE, 1.0 / 8);
 	ASSERT_NE(m, nullptr);
-	std::vector<std::string> keys;
-	for (unsigned i = 0; keys.size() < 400; i++) {
-		std::string k = key_of(i);
-		if (access_of(k, ENGINE_ACCESS_GET, true, 0, now).sample_hash < m->s.threshold)
-			keys.push_back(k);
-	}
+	const std::vector<std::string> keys = sampled_keys(m, 400);
 	for (unsigned round = 0; round < 2; round++)
 		for (unsigned i = 0; i < keys.size(); i++) {
 			struct engine_access a =
