@@ -416,10 +416,6 @@ struct net_stack {
 	uint32_t conn_epoch;           /* bumped when conn_hash gains or loses a key */
 	struct net_rx_group rx;        /* the first phase's findings */
 	struct net_rx_adapt rx_adapt;  /* whether it runs */
-	/* Datagrams answered in this group, freed together at its end
-	 * (rte_pktmbuf_free_bulk: one mempool access for the group). */
-	uint16_t rx_free_n;
-	struct rte_mbuf *rx_free[NET_RX_GROUP];
 	uint32_t conns_in_use;
 	uint32_t orphans;              /* connections with CF_ORPHAN */
 	struct net_cidr allow[NET_ALLOW_MAX]; /* cfg.allow, copied */
@@ -499,15 +495,6 @@ bool net_arp_resolve(struct net_stack *s, uint32_t ip, struct rte_ether_addr *ma
 void net_ipv4_input(struct net_stack *s, struct rte_mbuf *m);
 
 /* net_udp.c */
-/* Frees what net_udp_input() left in s->rx_free. */
-static inline void
-net_rx_free_flush(struct net_stack *s)
-{
-	if (s->rx_free_n > 0) {
-		rte_pktmbuf_free_bulk(s->rx_free, s->rx_free_n);
-		s->rx_free_n = 0;
-	}
-}
 void net_udp_input(struct net_stack *s, struct rte_mbuf *m,
 		   struct rte_ipv4_hdr *ip, uint16_t l4_len);
 

@@ -308,7 +308,6 @@ net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n)
 			}
 			s->rx.cur = NULL;
 		}
-		net_rx_free_flush(s);
 		if (timed)
 			net_burst_account(s, prepare, rte_rdtsc() - t0, m);
 	}

@@ -74,10 +74,6 @@ net_udp_input(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 	NET_INC(s, udp_rx);
 	s->ops->udp_recv(s->cfg.app_arg, &peer, (const uint8_t *)(udp + 1),
 			 ulen - sizeof(*udp));
-	if (s->rx_free_n == NET_RX_GROUP)
-		net_rx_free_flush(s);
-	s->rx_free[s->rx_free_n++] = m;
-	return;
 drop:
 	rte_pktmbuf_free(m);
 }
