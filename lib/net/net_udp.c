@@ -126,7 +126,7 @@ net_udp_sendv(struct net_stack *s, const struct net_udp_peer *peer,
 		mac = peer->mac;
 	else if (!net_arp_resolve(s, peer->addr, &mac))
 		return -EHOSTUNREACH;
-	m = net_tx_alloc(s);
+	m = net_tx_alloc_recycled(s);
 	if (m == NULL)
 		return -ENOBUFS;
 	l4_len = (uint16_t)(sizeof(*udp) + len);
