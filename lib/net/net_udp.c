@@ -142,7 +142,10 @@ net_udp_sendv(struct net_stack *s, const struct net_udp_peer *peer,
 	udp->dgram_len = rte_cpu_to_be_16(l4_len);
 	p = (char *)(udp + 1);
 	for (unsigned i = 0; i < n; i++) {
-		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		if (iov[i].iov_len == 8)
+			memcpy(p, iov[i].iov_base, 8); /* a move, not a call */
+		else
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
 		p += iov[i].iov_len;
 	}
 	m->l4_len = sizeof(*udp);
