@@ -52,6 +52,12 @@ struct batch_run {
 	struct cmd_batch *b;
 	size_t *done;
 	enum cmd_batch_result result;
+	/* The get/gets header batch_value_buf() wrote last, in front of the
+	 * value: batch_done() keeps it when the item it reports is that
+	 * one, instead of formatting it a second time. */
+	unsigned hdr_key;
+	size_t hdr_len;
+	struct engine_item hdr_item;
 };
 
 /* The request loop goes on from just after key i. */
@@ -89,7 +95,24 @@ batch_value_buf(void *arg, unsigned i, const struct engine_item *it)
 	if (r->b->e[i].cmd == PROTO_CMD_MG && !r->b->e[i].meta.value)
 		return NULL; /* meta data only */
 	p = proto_out_reserve(r->c->out, CMD_HDR_MAX + room + 2);
-	return p != NULL ? p + header_len(r, i, it) : NULL;
+	if (p == NULL)
+		return NULL;
+	if (r->b->e[i].cmd == PROTO_CMD_MG)
+		return p + header_len(r, i, it);
+	r->hdr_key = i;
+	r->hdr_item = *it;
+	r->hdr_len = cmd_value_header(p, r->b->keys[i].key, r->b->keys[i].klen, it,
+				      r->b->e[i].cmd == PROTO_CMD_GETS);
+	return p + r->hdr_len;
+}
+
+/* Whether it is the item whose header batch_value_buf() wrote for key i
+ * (an engine that read the item again may report another). */
+static bool
+header_written(const struct batch_run *r, unsigned i, const struct engine_item *it)
+{
+	return r->hdr_key == i && r->hdr_item.flags == it->flags &&
+	       r->hdr_item.vlen == it->vlen && r->hdr_item.cas == it->cas;
 }
 
 /* Key i of an mg, as exec_mg() answers it. */
@@ -156,13 +179,24 @@ batch_done(void *arg, unsigned i, enum engine_status st, const struct engine_ite
 	}
 	if (st == ENGINE_OK) {
 		/* the value is at tail + hlen (batch_value_buf) */
-		size_t hlen = cmd_value_header(proto_out_tail(out), r->b->keys[i].key,
-					       r->b->keys[i].klen, it, e->cmd == PROTO_CMD_GETS);
+		size_t hlen = header_written(r, i, it)
+				      ? r->hdr_len
+				      : cmd_value_header(proto_out_tail(out), r->b->keys[i].key,
+							 r->b->keys[i].klen, it,
+							 e->cmd == PROTO_CMD_GETS);
+		char *end = proto_out_tail(out) + hlen + it->vlen;
 
-		proto_out_commit(out, hlen + it->vlen);
-		memcpy(proto_out_tail(out), "\r\n", 2);
-		proto_out_commit(out, 2);
 		c->last = *it;
+		/* the line's END in the same write when it fits (one key a
+		 * line, as over UDP, is the common case) */
+		if (e->get_last && proto_out_room(out) >= hlen + it->vlen + 7) {
+			memcpy(end, "\r\nEND\r\n", 7);
+			proto_out_commit(out, hlen + it->vlen + 7);
+			c->line_mark_valid = false;
+			goto next;
+		}
+		memcpy(end, "\r\n", 2);
+		proto_out_commit(out, hlen + it->vlen + 2);
 	}
 	if (e->get_last) {
 		c->line_mark_valid = false;
@@ -183,7 +217,8 @@ next:
 enum cmd_batch_result
 cmd_batch_run(struct cmd_conn *c, struct cmd_batch *b, size_t *done)
 {
-	struct batch_run r = { .c = c, .b = b, .done = done, .result = CMD_BATCH_DONE };
+	struct batch_run r = { .c = c, .b = b, .done = done, .result = CMD_BATCH_DONE,
+			       .hdr_key = CMD_BATCH_MAX };
 	const struct engine_get_sink sink = {
 		.value_buf = batch_value_buf,
 		.done = batch_done,

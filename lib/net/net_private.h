@@ -442,6 +442,10 @@ struct net_stack {
 
 /* net_tx.c: the TX array, outgoing headers */
 struct rte_mbuf *net_tx_alloc(struct net_stack *s);
+/* net_tx_alloc for a packet built while its request's packet is being
+ * read, freed right after (a UDP reply): the pool's cache gives the
+ * packet freed last, still in the CPU's cache, instead of the stash's. */
+struct rte_mbuf *net_tx_alloc_recycled(struct net_stack *s);
 /* Another segment for a packet net_tx_alloc gave (it takes no TX slot of
  * its own); NULL when the pool is empty. */
 struct rte_mbuf *net_tx_alloc_extra(struct net_stack *s);

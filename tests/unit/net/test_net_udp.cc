@@ -45,6 +45,27 @@ TEST_F(Net, UdpDatagramDeliveredAndAnswered)
 	EXPECT_EQ(out[0].payload, "head|body");
 	EXPECT_TRUE(out[0].l4_cksum_ok);
 
+	// Pieces of odd lengths, so that later ones start at odd offsets (the
+	// checksum is summed from the pieces, not read back), one longer than
+	// the sum's 32-byte step.
+	const std::string longer(37, 'L');
+	const struct iovec odd[4] = { { (void *)"a", 1 }, { (void *)"bcd", 3 },
+				      { (void *)longer.data(), longer.size() }, { (void *)"z", 1 } };
+	ASSERT_EQ(net_udp_sendv(s, &app.udp[0].peer, odd, 4), 0);
+	out = step();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].payload, "abcd" + longer + "z");
+	EXPECT_TRUE(out[0].l4_cksum_ok);
+
+	// 8-byte pieces (summed inline) at an even and an odd offset.
+	const struct iovec eights[3] = { { (void *)"frame-hd", 8 }, { (void *)"x", 1 },
+					 { (void *)"87654321", 8 } };
+	ASSERT_EQ(net_udp_sendv(s, &app.udp[0].peer, eights, 3), 0);
+	out = step();
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].payload, "frame-hdx87654321");
+	EXPECT_TRUE(out[0].l4_cksum_ok);
+
 	// Too large, whole or gathered.
 	std::string big(net_udp_max_payload(s) + 1, 'x');
 	EXPECT_EQ(net_udp_send(s, &app.udp[0].peer, big.data(), big.size()), -EMSGSIZE);
