@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * A miniature cache's segments and item records: the free pools and the
+ * A miniature cache's segments and item records: the free pools, the
+ * memory a segment holds (its units and what is past its end) and the
  * TTL chains' links, which both the cache (mrc_mini.c) and its eviction
  * (mrc_evict.c) take and give back through, as lib/seg's seg_segment.c is
- * for the server's heap.
+ * for the server's heap; and the random numbers both draw.
  */
 #include "mrc/mrc_private.h"
 
@@ -40,6 +41,21 @@ mini_pop_free(struct mini *c)
 		c->nfree--;
 	}
 	return s;
+}
+
+uint64_t
+mini_unit(const struct mini_seg *h)
+{
+	return h->cap / h->units;
+}
+
+uint64_t
+mini_rand(struct mini *c)
+{
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	return c->rng;
 }
 
 uint32_t

@@ -272,23 +272,13 @@ uint32_t mini_settle(struct mini *c, uint32_t seg);
 /* Gives back what freeing segment seg frees: its units and its debt. */
 void mini_repay(struct mini *c, uint32_t seg);
 
-/* The size of one of segment h's units. */
-static inline uint64_t
-mini_unit(const struct mini_seg *h)
-{
-	return h->cap / h->units;
-}
+/* The size of one of segment h's units (mrc_mini_seg.c, as the
+ * functions below: called by the cache and its eviction alike). */
+uint64_t mini_unit(const struct mini_seg *h);
 
 /* The cache's random numbers (xorshift64): the random policy's victims,
  * the frequency counter's probabilistic bumps, merge's cut at an item
  * that straddles the bytes it may keep. */
-static inline uint64_t
-mini_rand(struct mini *c)
-{
-	c->rng ^= c->rng << 13;
-	c->rng ^= c->rng >> 7;
-	c->rng ^= c->rng << 17;
-	return c->rng;
-}
+uint64_t mini_rand(struct mini *c);
 
 #endif
