@@ -28,8 +28,10 @@ tx_stash_get(struct net_stack *s)
 	return s->stash[--s->stash_n];
 }
 
-struct rte_mbuf *
-net_tx_alloc(struct net_stack *s)
+/* A packet for a frame when the TX ring has room: from the stash, or
+ * (recycled) from the pool cache's top. */
+static inline struct rte_mbuf *
+tx_alloc(struct net_stack *s, bool recycled)
 {
 	struct rte_mbuf *m;
 
@@ -37,29 +39,26 @@ net_tx_alloc(struct net_stack *s)
 		NET_INC(s, tx_queue_full);
 		return NULL;
 	}
-	m = tx_stash_get(s);
+	m = recycled ? rte_pktmbuf_alloc(s->cfg.tx_pool) : tx_stash_get(s);
 	if (unlikely(m == NULL))
 		NET_INC(s, mempool_empty);
 	return m;
 }
 
 struct rte_mbuf *
+net_tx_alloc(struct net_stack *s)
+{
+	return tx_alloc(s, false);
+}
+
+struct rte_mbuf *
 net_tx_alloc_recycled(struct net_stack *s)
 {
-	struct rte_mbuf *m;
-
-	if (unlikely(!net_tx_room(s))) {
-		NET_INC(s, tx_queue_full);
-		return NULL;
-	}
 	/* One reply a datagram: the stash's packets were taken a burst
 	 * ago and are out of the L1 cache by the time they are used (the
 	 * 500-key replay: 5.8 more D1 misses a request, callgrind's cache
 	 * simulation), the pool cache's top was freed one request ago. */
-	m = rte_pktmbuf_alloc(s->cfg.tx_pool);
-	if (unlikely(m == NULL))
-		NET_INC(s, mempool_empty);
-	return m;
+	return tx_alloc(s, true);
 }
 
 struct rte_mbuf *
