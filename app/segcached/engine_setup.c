@@ -23,9 +23,13 @@
 #include "seg/seg.h"
 #include "util/util_err.h"
 
-/* Engine workers: one per posix worker thread, plus room for the DPDK
- * stack's lcores and tools that attach later. */
-#define ENGINE_WORKERS_MIN 64
+/* Engine workers: one per posix worker thread or native worker lcore,
+ * plus 8, and at least this many, so that a restart with another -t up
+ * to 24 keeps the geometry (the workers' state comes out of -m, and the
+ * segments with it). Each is 33,160 bytes (its TTL buckets' open-segment
+ * and chunk state, its live-count slots): 1.06 MB for 32, 1.7% of -m 64;
+ * 64 of them no longer let a -m 2 server start. */
+#define ENGINE_WORKERS_MIN 32
 
 static void
 area_persist(void *arg, const void *addr, size_t len)
