@@ -231,6 +231,33 @@ class Metrics(unittest.TestCase):
         self.assertEqual((status, body), (200, ""))
 
 
+class MetricsLibraryOnlyWhenAsked(unittest.TestCase):
+    """libmicrohttpd (and GnuTLS, p11-kit, which it brings, 3 MiB of RSS)
+    is loaded only by a server given --metrics-port."""
+
+    def setUp(self):
+        if not harness.is_segcached() or harness.is_native():
+            self.skipTest("posix segcached only")
+
+    def mapped(self, srv):
+        with open("/proc/%d/maps" % srv.proc.pid) as f:
+            return f.read()
+
+    def test_not_loaded_without_the_option(self):
+        with harness.Server() as srv:
+            maps = self.mapped(srv)
+            self.assertNotIn("libmicrohttpd", maps)
+            self.assertNotIn("libgnutls", maps)
+            srv.stop_clean("server without --metrics-port")
+
+    def test_loaded_with_it(self):
+        port = harness.free_port()
+        with harness.Server(seg_extra=["--metrics-port", str(port)]) as srv:
+            self.assertIn("libmicrohttpd", self.mapped(srv))
+            self.assertEqual(value(scrape(port), "memcached_up"), 1)
+            srv.stop_clean("server with --metrics-port")
+
+
 class MetricsStartErrors(unittest.TestCase):
     """A --metrics-port that cannot be served stops the start (posix: the
     port's host is this test's own loopback)."""
