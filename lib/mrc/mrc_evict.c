@@ -203,14 +203,14 @@ fits(struct mini *c, uint64_t left, uint32_t size)
 	return ((mini_rand(c) >> 32) * size >> 32) < left;
 }
 
-/* Compacts the run into at most `max` units of destinations in its
- * place in the chain (the last one taking what is past its end,
- * mini_settle); the items that do not survive leave the cache. */
+/* Compacts the run (`held`: its memory, run_held) into at most `max`
+ * units of destinations in its place in the chain (the last one taking
+ * what is past its end, mini_settle); the items that do not survive leave
+ * the cache. */
 static void
 merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
-	  unsigned max, struct engine_merge_cut cut, uint64_t cap, int64_t now)
+	  unsigned max, struct engine_merge_cut cut, uint64_t cap, uint64_t held, int64_t now)
 {
-	const uint64_t held = run_held(c, run, n); /* the run's memory */
 	const uint32_t chi = c->seg[run[0]].chain;
 	struct mini_chain *ch = &c->chains[chi];
 	const uint32_t prev = c->seg[run[0]].prev, next = c->seg[run[n - 1]].next;
@@ -342,9 +342,10 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 	for (;;) {
 		const uint32_t chi = sparsest_chain(c);
 		struct mini_chain *ch;
-		uint64_t live, cap, held;
+		uint64_t live, cap, held, keep;
 		unsigned n, units, max;
 		struct engine_merge_cut cut;
+		bool cold = false;
 
 		if (chi == MRC_NONE)
 			return false;
@@ -356,7 +357,8 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 		held = run_held(c, run, n);
 		/* a segment's worth less than the run's memory (a run of one,
 		 * as much) */
-		cut = merge_cut(c, run, n, n > 1 ? held - cap : held, now);
+		keep = n > 1 ? held - cap : held;
+		cut = merge_cut(c, run, n, keep, now);
 		if (n == 1 && cut.read_bytes > 0) {
 			ch->cold = false;
 			ch->unread = 0;
@@ -364,8 +366,7 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 		}
 		if (cut.read_bytes > 0) {
 			ch->unread = 0;
-		} else if ((ch->unread += held) <
-			   (uint64_t)n * c->seg_bytes_full) {
+		} else if ((ch->unread += held) < (uint64_t)n * c->seg_bytes_full) {
 			/* Nothing read, but in fewer items than a run at full
 			 * scale holds: seg_merge.c's run of thousands of items
 			 * with none read is a cold chain; a run of a few sampled
@@ -375,13 +376,12 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 			 * with nothing read add up to a full-scale run's bytes,
 			 * as one run does at rate 1.0; until then, unread items
 			 * fill the destinations as when little was read. */
-			cut = (struct engine_merge_cut){ 0, n > 1 ? held - cap : held, 0 };
-			ch->cold = false;
-			merge_run(c, keys, run, n, max, cut, cap, now);
-			return true;
+			cut = (struct engine_merge_cut){ 0, keep, 0 };
+		} else {
+			cold = true;
 		}
-		ch->cold = cut.read_bytes == 0;
-		merge_run(c, keys, run, n, max, cut, cap, now);
+		ch->cold = cold;
+		merge_run(c, keys, run, n, max, cut, cap, held, now);
 		return true;
 	}
 }
