@@ -58,6 +58,19 @@ mini_rand(struct mini *c)
 	return c->rng;
 }
 
+/* Adds `segments` (a fraction, either sign) to what the cache owes,
+ * taking a free segment for each whole one owed and giving one back for
+ * each whole one repaid. */
+static void
+owe(struct mini *c, double segments)
+{
+	c->owed += segments;
+	for (; c->owed >= 1.0 - 1e-9; c->owed -= 1.0)
+		c->nfree--;
+	for (; c->owed < -1e-9; c->owed += 1.0)
+		c->nfree++;
+}
+
 uint32_t
 mini_settle(struct mini *c, uint32_t seg)
 {
@@ -76,11 +89,7 @@ mini_settle(struct mini *c, uint32_t seg)
 	}
 	/* (again after more went in: only the difference is owed) */
 	h->over = h->used - h->cap;
-	c->owed += ((double)h->over - (double)was_over) / (double)unit;
-	for (; c->owed >= 1.0 - 1e-9; c->owed -= 1.0)
-		c->nfree--;
-	for (; c->owed < -1e-9; c->owed += 1.0)
-		c->nfree++;
+	owe(c, ((double)h->over - (double)was_over) / (double)unit);
 	return extra;
 }
 
@@ -90,11 +99,8 @@ mini_repay(struct mini *c, uint32_t seg)
 	const struct mini_seg *h = &c->seg[seg];
 
 	c->nfree += h->units;
-	if (h->over == 0)
-		return;
-	c->owed -= (double)h->over / (double)mini_unit(h);
-	for (; c->owed < -1e-9; c->owed += 1.0)
-		c->nfree++;
+	if (h->over != 0)
+		owe(c, -(double)h->over / (double)mini_unit(h));
 }
 
 void
