@@ -430,9 +430,10 @@ main(int argc, char **argv)
 	       info.memory, 100.0 * (double)info.memory / (double)memory, here);
 	printf("| memory | predicted | measured | error |\n|---:|---:|---:|---:|\n");
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
-		const double d = fabs(pts[i].miss_ratio -
-				      (real[i] = pts[i].current ? here
-								: replay(pts[i].bytes, ev, 0, NULL, NULL)));
+		double d;
+
+		real[i] = pts[i].current ? here : replay(pts[i].bytes, ev, 0, NULL, NULL);
+		d = fabs(pts[i].miss_ratio - real[i]);
 
 		if (real[i] < 0) {
 			printf("| %.0f MiB | %.4f | (under lib/seg's least memory) | |\n",
