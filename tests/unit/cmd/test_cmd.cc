@@ -16,15 +16,11 @@
 
 #include "cmd/cmd.h"
 #include "seg/seg.h"
+#include "../fake_clock.h"
 
 namespace {
 
 using namespace std::string_literals;
-
-struct FakeClock {
-	std::atomic<int64_t> now{ 1700000000 };
-	static int64_t read(void *arg) { return static_cast<FakeClock *>(arg)->now.load(); }
-};
 
 struct ServerStats {
 	uint64_t total_connections = 7;

@@ -19,15 +19,9 @@
 #include "baseline/baseline.h"
 #include "seg/seg.h"
 #include "../test_rand.h"
+#include "../fake_clock.h"
 
 namespace {
-
-constexpr int64_t kStart = 1700000000;
-
-struct FakeClock {
-	std::atomic<int64_t> now{kStart};
-	static int64_t read(void *arg) { return static_cast<FakeClock *>(arg)->now.load(); }
-};
 
 typedef struct engine *(*engine_create_fn)(const struct engine_config *cfg, char *err,
 					    size_t errlen);

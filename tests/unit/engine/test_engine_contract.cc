@@ -15,18 +15,11 @@
 
 #include "baseline/baseline.h"
 #include "seg/seg.h"
+#include "../fake_clock.h"
 
 namespace {
 
 // Unix-like seconds, far from 0 so absolute exptimes (> 30 days) work.
-constexpr int64_t kStart = 1700000000;
-
-struct FakeClock {
-	std::atomic<int64_t> now{kStart};
-	static int64_t read(void *arg) { return static_cast<FakeClock *>(arg)->now.load(); }
-	void advance(int64_t s) { now += s; }
-};
-
 typedef struct engine *(*engine_create_fn)(const struct engine_config *cfg, char *err,
 					    size_t errlen);
 
@@ -34,19 +27,6 @@ struct EngineKind {
 	const char *name;
 	engine_create_fn create;
 };
-
-engine_config test_config(size_t memory, FakeClock *clock)
-{
-	engine_config cfg;
-	std::memset(&cfg, 0, sizeof(cfg));
-	cfg.memory = memory;
-	cfg.eviction = ENGINE_EVICT_MERGE;
-	if (clock != nullptr) {
-		cfg.clock = FakeClock::read;
-		cfg.clock_arg = clock;
-	}
-	return cfg;
-}
 
 class EngineContract : public testing::TestWithParam<EngineKind> {
 protected:

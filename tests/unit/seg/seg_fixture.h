@@ -12,16 +12,13 @@
 #include <cstdint>
 
 #include "seg/seg.h"
+#include "../fake_clock.h"
 
 namespace seg_fixture {
 
 // The engine clock, moved by the test (atomic: the torture test's threads
 // move it while the engine reads it).
-struct FakeClock {
-	std::atomic<int64_t> now{1700000000};
-	static int64_t read(void *arg) { return static_cast<FakeClock *>(arg)->now.load(); }
-	void advance(int64_t s) { now += s; }
-};
+using ::FakeClock;
 
 // What the tests vary; the rest of engine_config is 0 (engine defaults).
 struct SegConfig {
