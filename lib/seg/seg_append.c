@@ -11,8 +11,7 @@
 #include <rte_common.h>
 #include <rte_prefetch.h>
 
-#include "seg/seg_private.h"
-#include "seg/seg_item.h"
+#include "seg/seg_chunk.h"
 #include "engine/engine_ttl_bucket.h"
 
 _Static_assert(TTL_BUCKETS == ENGINE_TTL_BUCKETS, "lib/seg's TTL chains are engine_ttl_bucket()'s");

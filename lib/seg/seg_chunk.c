@@ -33,8 +33,7 @@
  * end, and its tail is given back before the segment is sealed), so lib/mrc's
  * miniature cache still follows lib/seg item by item.
  */
-#include "seg/seg_private.h"
-#include "seg/seg_item.h"
+#include "seg/seg_chunk.h"
 
 /* Bytes a chunk reserves: a 64th of a segment, at most 2 KiB (~25 items of
  * 80 bytes: a 25th of the compare-and-swaps), at least 64. It is also what
@@ -47,18 +46,6 @@ chunk_bytes(const struct seg_engine *e)
 
 	k = k > 2048 ? 2048 : k < 64 ? 64 : k;
 	return k & ~((1u << e->off_shift) - 1);
-}
-
-void
-seg_chunk_mark(struct seg_worker *w, int32_t seg)
-{
-	atomic_store(&w->mark->seg, (uint64_t)seg + 1);
-}
-
-void
-seg_chunk_unmark(struct seg_worker *w)
-{
-	atomic_store_explicit(&w->mark->seg, 0, memory_order_release);
 }
 
 void
@@ -89,17 +76,13 @@ fits(const struct seg_engine *e, uint32_t pos, uint32_t span, uint32_t end)
 }
 
 bool
-seg_chunk_take(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg, uint64_t life,
-	       uint32_t span, uint32_t *off, uint64_t *rmw, unsigned *lost)
+seg_chunk_take_more(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg, uint64_t life,
+		    uint32_t span, uint32_t cur, uint32_t *off, uint64_t *rmw, unsigned *lost)
 {
 	struct seg_engine *e = w->e;
 	struct seg_hdr *h = &e->hdr[seg];
-	/* seq_cst: the appender's half of the mark's Dekker pattern */
-	uint32_t cur = atomic_load(&h->write_off);
 	bool mine = ref->chunk_life == life;
 
-	if (cur & SEG_WOFF_SEALED)
-		return false;
 	if (!mine || !fits(e, ref->chunk_pos, span, ref->chunk_end)) {
 		uint32_t base, end;
 

@@ -501,19 +501,8 @@ seg_iter_next(const struct seg_engine *e, struct seg_chain_iter *it,
 	return NULL;
 }
 
-/* ---- seg_chunk.c: a worker's chunks of open segments, its append mark ---- */
-void seg_chunk_mark(struct seg_worker *w, int32_t seg); /* seq_cst */
-void seg_chunk_unmark(struct seg_worker *w);            /* release */
-/* Under w's mark on seg (life checked, not sealed): span bytes of ref's
- * chunk there, reserving one or more of it by a CAS of write_off. */
-bool seg_chunk_take(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg, uint64_t life,
-		    uint32_t span, uint32_t *off, uint64_t *rmw, unsigned *lost);
-/* ref's chunk ends: its unused tail back to the segment if still its last
- * bytes, else dead under a filler (marked: w's mark is on that segment). */
-void seg_chunk_give_back(struct seg_worker *w, struct seg_open_ref *ref, bool marked);
+/* ---- seg_chunk.c (the rest in seg_chunk.h, for seg_append.c) ---- */
 void seg_chunks_give_back_all(struct seg_worker *w); /* before evicting, leaving */
-/* Fillers over [from, to): walkers step over them (seg_item.h). */
-void seg_chunk_fill(const struct seg_engine *e, int32_t seg, uint32_t from, uint32_t to);
 
 /* ---- seg_segment.c ---- */
 int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w);

@@ -10,6 +10,7 @@
 // census (seg_test_check).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -220,6 +221,45 @@ TEST_F(SegChunk, AWalkStepsOverAChunkSealedUnderItsWorker)
 	engine_worker_destroy(b);
 }
 
+// Between any two appends, every byte of an open segment up to write_off is
+// an item or a filler, also inside a chunk a worker is still appending to
+// while another worker's chunk lies after it: the filler moves past each
+// item (seg_chunk.h). The census walks every open and sealed segment and
+// fails where the walk meets bytes nothing covers. Items of every size up
+// to 150 bytes leave every tail length a chunk can have, 8 and 9 among
+// them (one and two value-length bytes); then b seals the segment under
+// w's chunk, and the walk still reaches the end.
+TEST_F(SegChunk, EveryAppendLeavesTheSegmentWalkable)
+{
+	make(16u << 20, ENGINE_EVICT_MERGE, 64u << 10);
+	struct engine_worker *b = engine_worker_create(e);
+	ASSERT_NE(b, nullptr);
+	ASSERT_EQ(set(w, "first", v), ENGINE_OK);
+	const uint32_t seg = at("first").seg;
+	int in_seg = 0;
+	for (int i = 0; i < 400; i++) {
+		const std::string k = "w" + std::to_string(i);
+
+		ASSERT_EQ(set(w, k, std::string(1 + (i * 37) % 150, 'x')), ENGINE_OK);
+		in_seg += at(k).seg == seg;
+		if (i % 9 == 0) {
+			ASSERT_EQ(set(b, "b" + std::to_string(i), std::string(1 + i % 40, 'y')),
+				  ENGINE_OK);
+		}
+		ASSERT_EQ(check(), "") << "after " << k;
+	}
+	ASSERT_GT(in_seg, 200); // most of them in the shared segment, between b's
+	for (int i = 0; i < 2000 && !at("first").sealed; i++)
+		ASSERT_EQ(set(b, "s" + std::to_string(i), v), ENGINE_OK);
+	ASSERT_TRUE(at("first").sealed);
+	EXPECT_EQ(check(), "");
+	ASSERT_EQ(set(w, "next", v), ENGINE_OK); // w leaves its chunk there
+	EXPECT_EQ(check(), "");
+	for (int i = 0; i < 400; i++)
+		EXPECT_TRUE(hit("w" + std::to_string(i))) << i;
+	engine_worker_destroy(b);
+}
+
 // A filler parses as one item exactly as long as the bytes it covers, at
 // every size where its value length takes another byte, and no stored item
 // (with client flags or without) reads as a filler.
@@ -240,6 +280,17 @@ TEST(SegFiller, ParsesAsTheBytesItCovers)
 		ASSERT_EQ(item_parse(buf.data(), n, &iv), 1) << n;
 		EXPECT_EQ(iv.total, n);
 		EXPECT_TRUE(item_is_filler(buf.data(), &iv)) << n;
+	}
+	// the head a chunk's filler moves by, over bytes of an item before
+	for (uint32_t n = SEG_FILLER_MIN; n <= SEG_FILLER_HEAD_MAX; n++) {
+		struct item_view iv = {};
+
+		std::fill(buf.begin(), buf.end(), 0xa5);
+		item_write_filler_head(buf.data(), n);
+		ASSERT_EQ(item_parse(buf.data(), n, &iv), 1) << n;
+		EXPECT_EQ(iv.total, n);
+		EXPECT_TRUE(item_is_filler(buf.data(), &iv)) << n;
+		EXPECT_EQ(item_parse(buf.data(), n - 1, &iv), 0) << n; // not shorter
 	}
 	for (uint32_t klen : { 1u, 16u, 250u })
 		for (uint32_t vlen : { 0u, 15u, 63u, 64u, 9000u })
