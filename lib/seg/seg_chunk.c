@@ -148,7 +148,58 @@ seg_chunk_give_back(struct seg_worker *w, struct seg_open_ref *ref, bool marked)
 void
 seg_chunks_give_back_all(struct seg_worker *w)
 {
-	for (unsigned t = 0; t < TTL_CHAINS; t++)
-		if (w->open[t].chunk_life)
-			seg_chunk_give_back(w, &w->open[t], false);
+	for (unsigned i = 0; i < SEG_WORKER_REFS; i++)
+		if (w->open[i].chunk_life)
+			seg_chunk_give_back(w, &w->open[i], false);
+	if (w->borrowed.chunk_life)
+		seg_chunk_give_back(w, &w->borrowed, false);
+}
+
+/* A segment of w's own that it opened for ref's bucket, still in that life,
+ * becomes an ordinary sealed one: no one else appends to it. */
+static void
+seal_own(struct seg_worker *w, const struct seg_open_ref *ref)
+{
+	struct seg_hdr *h;
+	uint8_t open = SEG_OPEN;
+
+	if (ref->seg == SEG_NONE)
+		return;
+	h = &w->e->hdr[ref->seg];
+	if (atomic_load(&h->gen) == ref->gen) {
+		atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
+		atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
+	}
+}
+
+/* No bucket's tag: the first use of a slot retags it. */
+#define NO_BUCKET UINT16_MAX
+
+void
+seg_refs_init(struct seg_worker *w)
+{
+	for (unsigned i = 0; i < SEG_WORKER_REFS; i++)
+		w->open[i] = (struct seg_open_ref){ .seg = SEG_NONE, .tb = NO_BUCKET };
+	w->borrowed = (struct seg_open_ref){ .seg = SEG_NONE, .tb = NO_BUCKET };
+}
+
+/* Two buckets in one slot, written in turn, take it over from each other:
+ * the chunk's tail goes back (when still last in its segment), a segment of
+ * the worker's own is sealed and the bucket writes to the shared one again
+ * (it has to lose races there to have one of its own again). */
+void
+seg_ref_retag(struct seg_worker *w, struct seg_open_ref *ref, unsigned tb)
+{
+	if (ref->chunk_life)
+		seg_chunk_give_back(w, ref, false);
+	seal_own(w, ref);
+	*ref = (struct seg_open_ref){ .seg = SEG_NONE, .tb = (uint16_t)tb };
+}
+
+void
+seg_refs_close(struct seg_worker *w)
+{
+	seg_chunks_give_back_all(w);
+	for (unsigned i = 0; i < SEG_WORKER_REFS; i++)
+		seal_own(w, &w->open[i]);
 }

@@ -25,6 +25,41 @@ seg_chunk_unmark(struct seg_worker *w)
 	atomic_store_explicit(&w->mark->seg, 0, memory_order_release);
 }
 
+/* The slot of bucket tb among a worker's refs: Fibonacci hashing, which
+ * spreads any run of neighbouring buckets over distinct slots. */
+static inline unsigned
+seg_ref_slot(unsigned tb)
+{
+	_Static_assert(SEG_WORKER_REFS == 128, "the shift below takes 7 bits");
+	return (tb * 0x9e3779b1u) >> 25;
+}
+
+/* The slot passes to tb: what it held for another bucket ends (seg_chunk.c). */
+void seg_ref_retag(struct seg_worker *w, struct seg_open_ref *ref, unsigned tb);
+
+/* w's ref for bucket tb, taken over from the bucket that had its slot if
+ * need be. Nothing may be marked: a ref's chunk given back marks its own
+ * segment. */
+static inline struct seg_open_ref *
+seg_ref_of(struct seg_worker *w, unsigned tb)
+{
+	struct seg_open_ref *ref = &w->open[seg_ref_slot(tb)];
+
+	if (__builtin_expect(ref->tb != tb, 0))
+		seg_ref_retag(w, ref, tb);
+	return ref;
+}
+
+/* w's ref for bucket tb if it has one, else the one for borrowed chunks:
+ * taking a slot over is for seg_ref_of, before anything is marked. */
+static inline struct seg_open_ref *
+seg_ref_find(struct seg_worker *w, unsigned tb)
+{
+	struct seg_open_ref *ref = &w->open[seg_ref_slot(tb)];
+
+	return ref->tb == tb ? ref : &w->borrowed;
+}
+
 /* seg_chunk_take's other cases: a chunk to reserve (none here yet, or the
  * item does not fit it), or a filler too long for one head (seg_chunk.c). */
 bool seg_chunk_take_more(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg,

@@ -351,17 +351,22 @@ struct seg_engine {
 /* Where a worker appends for one TTL bucket. Its own open segment only for
  * a bucket it writes to a lot (it met other workers appending to the shared
  * one) on a heap with segments to spare: one per worker per bucket is more
- * than a small heap has. */
+ * than a small heap has. A worker keeps SEG_WORKER_REFS, tagged with their
+ * bucket (seg_chunk.h): 1,025 of them made a worker 33 KB. */
 struct seg_open_ref {
 	uint64_t gen;        /* the segment's gen when this worker opened it */
 	int32_t seg;
-	uint16_t contention; /* appends to the shared segment that lost a race */
+	uint16_t tb;         /* the TTL bucket it is for */
+	uint8_t contention;  /* appends to the shared segment that lost a race */
 	bool own;            /* use a segment of its own for this bucket */
 	/* [chunk_pos, chunk_end) reserved ahead where its appends for this
 	 * bucket go, in life seg_open_pack(seg, gen) (0 = none): seg_chunk.c */
 	uint64_t chunk_life;
 	uint32_t chunk_pos, chunk_end;
-}; /* 32 bytes: a worker holds 1025 of them */
+}; /* 32 bytes */
+/* A worker's refs, direct-mapped by a hash of the bucket: a run of
+ * neighbouring buckets (TTLs with jitter) lands in distinct ones. */
+#define SEG_WORKER_REFS 128
 /* Races lost on a shared segment before a worker opens its own. */
 #define SEG_OWN_AFTER_CONTENTION 64
 /* Own open segments only with this many segments per possible worker. */
@@ -394,7 +399,10 @@ struct seg_worker {
 	uint64_t rng;
 	uint64_t spare_bucket; /* link value of a reserved overflow bucket, or 0 */
 	bool own_always;       /* tests: never a shared open segment */
-	struct seg_open_ref open[TTL_CHAINS];
+	struct seg_open_ref open[SEG_WORKER_REFS];
+	/* the chunk in another bucket's segment, borrowed, when that bucket
+	 * has no ref here (seg_chunk.h) */
+	struct seg_open_ref borrowed;
 };
 
 #define W_COUNT(w, name) engine_count(&(w)->base, ENGINE_C_##name)
@@ -503,6 +511,9 @@ seg_iter_next(const struct seg_engine *e, struct seg_chain_iter *it,
 
 /* ---- seg_chunk.c (the rest in seg_chunk.h, for seg_append.c) ---- */
 void seg_chunks_give_back_all(struct seg_worker *w); /* before evicting, leaving */
+void seg_refs_init(struct seg_worker *w);
+/* Leaving: chunks given back, its own open segments sealed. */
+void seg_refs_close(struct seg_worker *w);
 
 /* ---- seg_segment.c ---- */
 int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "seg/seg_private.h"
+#include "seg/seg_chunk.h"
 #include "seg/seg_restart_file.h"
 #include "seg/seg_item.h"
 #include "seg/seg_test.h"
@@ -27,6 +27,12 @@ void
 seg_test_own_open(struct engine_worker *w)
 {
 	((struct seg_worker *)w)->own_always = true;
+}
+
+unsigned
+seg_test_ref_slot(unsigned tb)
+{
+	return seg_ref_slot(tb);
 }
 
 int
