@@ -21,12 +21,18 @@
  * cleared sees the item's bytes and the filler after them.
  *
  * A chunk is walkable at every clear of the mark: [items][filler]. Its
- * filler is rewritten after each item, so no byte inside write_off is ever
- * left as an earlier life's garbage, which would stop (or derail) the walk
- * of a segment sealed by another worker while this one holds a chunk in it.
+ * filler's head moves past each item as it is placed (seg_chunk.h: nine
+ * bytes, whatever the tail's length up to SEG_FILLER_HEAD_MAX; the body
+ * under it is never read), so no byte inside write_off is ever left as an
+ * earlier life's garbage, which would stop (or derail) the walk of a
+ * segment sealed by another worker while this one holds a chunk in it.
  * A filler needs SEG_FILLER_MIN bytes; an item that would leave fewer in
  * its chunk does not fit it, except at the segment's end (a walk stops at
  * the bytes there, zeroed: they cannot parse).
+ *
+ * A worker's chunks and own open segments are kept per TTL bucket in
+ * SEG_WORKER_REFS tagged slots, not one for each bucket; a bucket that
+ * finds its slot held by another takes it over (seg_ref_retag).
  *
  * One worker appending alone places every item exactly where an append of
  * its own bytes would (the chunk grows in place while write_off is still its
