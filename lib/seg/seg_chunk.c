@@ -200,6 +200,10 @@ seg_ref_retag(struct seg_worker *w, struct seg_open_ref *ref, unsigned tb)
 		seg_chunk_give_back(w, ref, false);
 	seal_own(w, ref);
 	*ref = (struct seg_open_ref){ .seg = SEG_NONE, .tb = (uint16_t)tb };
+	/* A chunk borrowed in tb's segment before tb had a slot would lie
+	 * (its tail dead) before the chunk the slot takes there next. */
+	if (w->borrowed.chunk_life)
+		seg_chunk_give_back(w, &w->borrowed, false);
 }
 
 void
