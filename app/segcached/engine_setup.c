@@ -25,11 +25,12 @@
 
 /* Engine workers: one per posix worker thread or native worker lcore,
  * plus 8, and at least this many, so that a restart with another -t up
- * to 24 keeps the geometry (the workers' state comes out of -m, and the
- * segments with it). Each is 33,160 bytes (its TTL buckets' open-segment
- * and chunk state, its live-count slots): 1.06 MB for 32, 1.7% of -m 64;
- * 64 of them no longer let a -m 2 server start. */
-#define ENGINE_WORKERS_MIN 32
+ * to 56 keeps the geometry (the workers' state comes out of -m, and the
+ * segments with it). A seg worker is 4,488 bytes (its 128 TTL-bucket
+ * open-segment and chunk refs), taken out of -m: 0.29 MB for 64, 0.45% of
+ * -m 64. (With a ref for each of the 1,025 buckets it was 33,160 bytes,
+ * and 64 of them left a -m 2 server unable to start.) */
+#define ENGINE_WORKERS_MIN 64
 
 static void
 area_persist(void *arg, const void *addr, size_t len)

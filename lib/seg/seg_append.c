@@ -11,8 +11,7 @@
 #include <rte_common.h>
 #include <rte_prefetch.h>
 
-#include "seg/seg_private.h"
-#include "seg/seg_item.h"
+#include "seg/seg_chunk.h"
 #include "engine/engine_ttl_bucket.h"
 
 _Static_assert(TTL_BUCKETS == ENGINE_TTL_BUCKETS, "lib/seg's TTL chains are engine_ttl_bucket()'s");
@@ -74,9 +73,9 @@ raise_exp_max(struct seg_hdr *h, int64_t exp)
 enum { RESERVED, NO_ROOM };
 
 static int
-try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
-	    const struct ttl_place *t, uint32_t span, bool shared, unsigned *lost,
-	    struct seg_wloc *out)
+try_reserve(struct seg_worker *w, struct seg_open_ref *tref, int32_t seg, uint64_t gen,
+	    uint64_t gen_mask, const struct ttl_place *t, uint32_t span, bool shared,
+	    unsigned *lost, struct seg_wloc *out)
 {
 	struct seg_engine *e = w->e;
 	struct seg_hdr *h = &e->hdr[seg];
@@ -84,9 +83,9 @@ try_reserve(struct seg_worker *w, int32_t seg, uint64_t gen, uint64_t gen_mask,
 	 * borrows the segment for (another bucket's) go into the same chunk, in
 	 * order. Read before the mark: the gen check below says whether it was
 	 * this life's (the caller had the gen from a release store after
-	 * seg_init_open set the bucket). */
+	 * seg_init_open set the bucket). tref is the ref of t's bucket. */
 	const unsigned tb = __atomic_load_n(&h->ttl_bucket, __ATOMIC_RELAXED);
-	struct seg_open_ref *ref = &w->open[tb < TTL_CHAINS ? tb : t->tb];
+	struct seg_open_ref *ref = tb == tref->tb ? tref : seg_ref_find(w, tb);
 	/* a shared segment's header line is written by every sharer; the
 	 * mark is on the worker's own line and not counted */
 	uint64_t rmw = 0;
@@ -168,17 +167,16 @@ open_segment(struct seg_worker *w, const struct ttl_place *t, int64_t exp_base, 
 /* Reserves span bytes in the worker's own open segment for t's bucket,
  * opening a new one when it is full or the expiry does not fit its window. */
 static int
-reserve_own(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t span,
-	    struct seg_wloc *out)
+reserve_own(struct seg_worker *w, struct seg_open_ref *ref, const struct ttl_place *t,
+	    int64_t now, uint32_t span, struct seg_wloc *out)
 {
 	struct seg_engine *e = w->e;
-	struct seg_open_ref *ref = &w->open[t->tb];
 	unsigned lost = 0;
 
 	for (;;) {
 		if (ref->seg != SEG_NONE) {
-			if (try_reserve(w, ref->seg, ref->gen, UINT64_MAX, t, span, false, &lost,
-					out) == RESERVED)
+			if (try_reserve(w, ref, ref->seg, ref->gen, UINT64_MAX, t, span, false,
+					&lost, out) == RESERVED)
 				return ENGINE_OK;
 			/* Sealed less than half full: the bucket is not busy
 			 * enough for a segment of this worker's own. */
@@ -245,8 +243,8 @@ ring_add(struct seg_worker *w, uint64_t packed)
  * bucket has none goes into one of another bucket whose expiry grid
  * holds it, rather than seal one of them nearly empty. */
 static bool
-borrow_shared(struct seg_worker *w, const struct ttl_place *t, uint32_t span,
-	      struct seg_wloc *out)
+borrow_shared(struct seg_worker *w, struct seg_open_ref *tref, const struct ttl_place *t,
+	      uint32_t span, struct seg_wloc *out)
 {
 	struct seg_engine *e = w->e;
 	const uint64_t gen_mask = (1ull << SEG_OPEN_GEN_BITS) - 1;
@@ -260,8 +258,8 @@ borrow_shared(struct seg_worker *w, const struct ttl_place *t, uint32_t span,
 		uint64_t p = atomic_load(&e->open_ring[i]);
 
 		if (shared_live(e, p) &&
-		    try_reserve(w, seg_open_seg(p), p >> (64 - SEG_OPEN_GEN_BITS), gen_mask, t,
-				span, true, &lost, out) == RESERVED)
+		    try_reserve(w, tref, seg_open_seg(p), p >> (64 - SEG_OPEN_GEN_BITS), gen_mask,
+				t, span, true, &lost, out) == RESERVED)
 			return true;
 	}
 	if (t->tb == TTL_NEVER)
@@ -294,8 +292,8 @@ borrow_shared(struct seg_worker *w, const struct ttl_place *t, uint32_t span,
 		struct ttl_place cut = *t;
 
 		cut.exp = best_end < t->exp ? best_end : t->exp;
-		if (try_reserve(w, seg_open_seg(best), best >> (64 - SEG_OPEN_GEN_BITS), gen_mask,
-				&cut, span, true, &lost, out) == RESERVED)
+		if (try_reserve(w, tref, seg_open_seg(best), best >> (64 - SEG_OPEN_GEN_BITS),
+				gen_mask, &cut, span, true, &lost, out) == RESERVED)
 			return true;
 	}
 	return false;
@@ -306,12 +304,11 @@ borrow_shared(struct seg_worker *w, const struct ttl_place *t, uint32_t span,
  * none or it is full (a shared segment's exp_base sits one unit below
  * the grid, so that workers whose clocks straddle a second fit). */
 static int
-reserve_shared(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t span,
-	       struct seg_wloc *out)
+reserve_shared(struct seg_worker *w, struct seg_open_ref *ref, const struct ttl_place *t,
+	       int64_t now, uint32_t span, struct seg_wloc *out)
 {
 	struct seg_engine *e = w->e;
 	struct seg_chain *c = &e->chain[t->tb];
-	struct seg_open_ref *ref = &w->open[t->tb];
 	const uint64_t gen_mask = (1ull << SEG_OPEN_GEN_BITS) - 1;
 	/* One unit of slack below the grid: workers' clocks straddle seconds. */
 	const int64_t base = t->tb == TTL_NEVER ? t->base : t->base - ((int64_t)1 << t->unit);
@@ -322,10 +319,11 @@ reserve_shared(struct seg_worker *w, const struct ttl_place *t, int64_t now, uin
 		int32_t seg;
 
 		if (cur) {
-			int rc = try_reserve(w, seg_open_seg(cur), cur >> (64 - SEG_OPEN_GEN_BITS),
-					     gen_mask, t, span, true, &lost, out);
+			int rc = try_reserve(w, ref, seg_open_seg(cur),
+					     cur >> (64 - SEG_OPEN_GEN_BITS), gen_mask, t, span,
+					     true, &lost, out);
 
-			if (lost && ref->contention < UINT16_MAX)
+			if (lost && ref->contention < UINT8_MAX)
 				ref->contention++;
 			if (rc == RESERVED) {
 				if (ref->contention >= SEG_OWN_AFTER_CONTENTION && e->own_open_ok)
@@ -333,7 +331,7 @@ reserve_shared(struct seg_worker *w, const struct ttl_place *t, int64_t now, uin
 				return ENGINE_OK;
 			}
 		}
-		if (borrow_shared(w, t, span, out))
+		if (borrow_shared(w, ref, t, span, out))
 			return ENGINE_OK;
 		seg = seg_acquire(e, w);
 		if (seg == SEG_NONE)
@@ -370,10 +368,12 @@ seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32
 	struct seg_engine *e = w->e;
 	const uint32_t align = (1u << e->off_shift) - 1;
 	const uint32_t span = (size + align) & ~align;
+	/* before anything is marked: taking a slot over may give a chunk back */
+	struct seg_open_ref *ref = seg_ref_of(w, t->tb);
 
-	if (!w->own_always && (!w->open[t->tb].own || !e->own_open_ok))
-		return reserve_shared(w, t, now, span, out);
-	return reserve_own(w, t, now, span, out);
+	if (!w->own_always && (!ref->own || !e->own_open_ok))
+		return reserve_shared(w, ref, t, now, span, out);
+	return reserve_own(w, ref, t, now, span, out);
 }
 
 void

@@ -21,20 +21,25 @@
  * cleared sees the item's bytes and the filler after them.
  *
  * A chunk is walkable at every clear of the mark: [items][filler]. Its
- * filler is rewritten after each item, so no byte inside write_off is ever
- * left as an earlier life's garbage, which would stop (or derail) the walk
- * of a segment sealed by another worker while this one holds a chunk in it.
+ * filler's head moves past each item as it is placed (seg_chunk.h: nine
+ * bytes, whatever the tail's length up to SEG_FILLER_HEAD_MAX; the body
+ * under it is never read), so no byte inside write_off is ever left as an
+ * earlier life's garbage, which would stop (or derail) the walk of a
+ * segment sealed by another worker while this one holds a chunk in it.
  * A filler needs SEG_FILLER_MIN bytes; an item that would leave fewer in
  * its chunk does not fit it, except at the segment's end (a walk stops at
  * the bytes there, zeroed: they cannot parse).
+ *
+ * A worker's chunks and own open segments are kept per TTL bucket in
+ * SEG_WORKER_REFS tagged slots, not one for each bucket; a bucket that
+ * finds its slot held by another takes it over (seg_ref_retag).
  *
  * One worker appending alone places every item exactly where an append of
  * its own bytes would (the chunk grows in place while write_off is still its
  * end, and its tail is given back before the segment is sealed), so lib/mrc's
  * miniature cache still follows lib/seg item by item.
  */
-#include "seg/seg_private.h"
-#include "seg/seg_item.h"
+#include "seg/seg_chunk.h"
 
 /* Bytes a chunk reserves: a 64th of a segment, at most 2 KiB (~25 items of
  * 80 bytes: a 25th of the compare-and-swaps), at least 64. It is also what
@@ -47,18 +52,6 @@ chunk_bytes(const struct seg_engine *e)
 
 	k = k > 2048 ? 2048 : k < 64 ? 64 : k;
 	return k & ~((1u << e->off_shift) - 1);
-}
-
-void
-seg_chunk_mark(struct seg_worker *w, int32_t seg)
-{
-	atomic_store(&w->mark->seg, (uint64_t)seg + 1);
-}
-
-void
-seg_chunk_unmark(struct seg_worker *w)
-{
-	atomic_store_explicit(&w->mark->seg, 0, memory_order_release);
 }
 
 void
@@ -89,17 +82,13 @@ fits(const struct seg_engine *e, uint32_t pos, uint32_t span, uint32_t end)
 }
 
 bool
-seg_chunk_take(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg, uint64_t life,
-	       uint32_t span, uint32_t *off, uint64_t *rmw, unsigned *lost)
+seg_chunk_take_more(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg, uint64_t life,
+		    uint32_t span, uint32_t cur, uint32_t *off, uint64_t *rmw, unsigned *lost)
 {
 	struct seg_engine *e = w->e;
 	struct seg_hdr *h = &e->hdr[seg];
-	/* seq_cst: the appender's half of the mark's Dekker pattern */
-	uint32_t cur = atomic_load(&h->write_off);
 	bool mine = ref->chunk_life == life;
 
-	if (cur & SEG_WOFF_SEALED)
-		return false;
 	if (!mine || !fits(e, ref->chunk_pos, span, ref->chunk_end)) {
 		uint32_t base, end;
 
@@ -165,7 +154,62 @@ seg_chunk_give_back(struct seg_worker *w, struct seg_open_ref *ref, bool marked)
 void
 seg_chunks_give_back_all(struct seg_worker *w)
 {
-	for (unsigned t = 0; t < TTL_CHAINS; t++)
-		if (w->open[t].chunk_life)
-			seg_chunk_give_back(w, &w->open[t], false);
+	for (unsigned i = 0; i < SEG_WORKER_REFS; i++)
+		if (w->open[i].chunk_life)
+			seg_chunk_give_back(w, &w->open[i], false);
+	if (w->borrowed.chunk_life)
+		seg_chunk_give_back(w, &w->borrowed, false);
+}
+
+/* A segment of w's own that it opened for ref's bucket, still in that life,
+ * becomes an ordinary sealed one: no one else appends to it. */
+static void
+seal_own(struct seg_worker *w, const struct seg_open_ref *ref)
+{
+	struct seg_hdr *h;
+	uint8_t open = SEG_OPEN;
+
+	if (ref->seg == SEG_NONE)
+		return;
+	h = &w->e->hdr[ref->seg];
+	if (atomic_load(&h->gen) == ref->gen) {
+		atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
+		atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
+	}
+}
+
+/* No bucket's tag: the first use of a slot retags it. */
+#define NO_BUCKET UINT16_MAX
+
+void
+seg_refs_init(struct seg_worker *w)
+{
+	for (unsigned i = 0; i < SEG_WORKER_REFS; i++)
+		w->open[i] = (struct seg_open_ref){ .seg = SEG_NONE, .tb = NO_BUCKET };
+	w->borrowed = (struct seg_open_ref){ .seg = SEG_NONE, .tb = NO_BUCKET };
+}
+
+/* Two buckets in one slot, written in turn, take it over from each other:
+ * the chunk's tail goes back (when still last in its segment), a segment of
+ * the worker's own is sealed and the bucket writes to the shared one again
+ * (it has to lose races there to have one of its own again). */
+void
+seg_ref_retag(struct seg_worker *w, struct seg_open_ref *ref, unsigned tb)
+{
+	if (ref->chunk_life)
+		seg_chunk_give_back(w, ref, false);
+	seal_own(w, ref);
+	*ref = (struct seg_open_ref){ .seg = SEG_NONE, .tb = (uint16_t)tb };
+	/* A chunk borrowed in tb's segment before tb had a slot would lie
+	 * (its tail dead) before the chunk the slot takes there next. */
+	if (w->borrowed.chunk_life)
+		seg_chunk_give_back(w, &w->borrowed, false);
+}
+
+void
+seg_refs_close(struct seg_worker *w)
+{
+	seg_chunks_give_back_all(w);
+	for (unsigned i = 0; i < SEG_WORKER_REFS; i++)
+		seal_own(w, &w->open[i]);
 }

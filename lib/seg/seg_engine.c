@@ -211,8 +211,7 @@ seg_worker_create(struct engine *eng)
 		w->mark = &e->append_marks[i];
 		w->live_add_seg = SEG_NONE;
 		w->rng = 0x9e3779b97f4a7c15ull * (i + 1) ^ (uint64_t)time(NULL);
-		for (unsigned t = 0; t < TTL_CHAINS; t++)
-			w->open[t].seg = SEG_NONE;
+		seg_refs_init(w);
 		e->workers[i] = w;
 		break;
 	}
@@ -229,19 +228,7 @@ seg_worker_destroy(struct engine_worker *ew)
 	seg_live_flush(w);
 	/* The tails of its chunks go back (those still last in their
 	 * segments), then its open segments become ordinary sealed ones. */
-	seg_chunks_give_back_all(w);
-	for (unsigned t = 0; t < TTL_CHAINS; t++) {
-		struct seg_hdr *h;
-		uint8_t open = SEG_OPEN;
-
-		if (w->open[t].seg == SEG_NONE)
-			continue;
-		h = &e->hdr[w->open[t].seg];
-		if (atomic_load(&h->gen) == w->open[t].gen) {
-			atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
-			atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
-		}
-	}
+	seg_refs_close(w);
 	/* Its spare overflow bucket goes back to the free list (it leaked,
 	 * 64 bytes of heap per worker destroyed). */
 	if (w->spare_bucket)

@@ -183,6 +183,30 @@ item_write_filler(uint8_t *p, uint32_t total)
 	memset(p + 2 + vb, 0, ITEM_FLAGS_LEN + 1); /* flags 0, key byte 0 */
 }
 
+/* The largest filler item_write_filler_head writes: two value-length
+ * bytes. A chunk (at most 2 KiB) leaves no more after an item. */
+#define SEG_FILLER_HEAD_MAX (9u + (1u << 13) - 1)
+
+/* The same filler as item_write_filler, for SEG_FILLER_MIN <= total <=
+ * SEG_FILLER_HEAD_MAX, in at most two stores: its value length always in
+ * two bytes (item_parse reads any width; one for total 8, as its header is
+ * all it has), so moving a chunk's filler past the item just placed costs
+ * what writing nine bytes does. */
+static inline void
+item_write_filler_head(uint8_t *p, uint32_t total)
+{
+	const uint32_t vlen = total - 9;
+	uint8_t h[9] = { 0, 1, ITEM_LONG_FLAGS, 0, 0, 0, 0, 0, 0 };
+
+	if (total == SEG_FILLER_MIN) {
+		memcpy(p, h, 8); /* one value-length byte, value length 0 */
+		return;
+	}
+	h[2] = (uint8_t)(0x80 | ITEM_LONG_FLAGS | (vlen & 0x3f));
+	h[3] = (uint8_t)(vlen >> 6); /* < 0x80: the last length byte */
+	memcpy(p, h, sizeof(h));
+}
+
 /* Is the item parsed at p (as v) a filler? */
 static inline bool
 item_is_filler(const uint8_t *p, const struct item_view *v)

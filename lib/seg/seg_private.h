@@ -351,17 +351,22 @@ struct seg_engine {
 /* Where a worker appends for one TTL bucket. Its own open segment only for
  * a bucket it writes to a lot (it met other workers appending to the shared
  * one) on a heap with segments to spare: one per worker per bucket is more
- * than a small heap has. */
+ * than a small heap has. A worker keeps SEG_WORKER_REFS, tagged with their
+ * bucket (seg_chunk.h): 1,025 of them made a worker 33 KB. */
 struct seg_open_ref {
 	uint64_t gen;        /* the segment's gen when this worker opened it */
 	int32_t seg;
-	uint16_t contention; /* appends to the shared segment that lost a race */
+	uint16_t tb;         /* the TTL bucket it is for */
+	uint8_t contention;  /* appends to the shared segment that lost a race */
 	bool own;            /* use a segment of its own for this bucket */
 	/* [chunk_pos, chunk_end) reserved ahead where its appends for this
 	 * bucket go, in life seg_open_pack(seg, gen) (0 = none): seg_chunk.c */
 	uint64_t chunk_life;
 	uint32_t chunk_pos, chunk_end;
-}; /* 32 bytes: a worker holds 1025 of them */
+}; /* 32 bytes */
+/* A worker's refs, direct-mapped by a hash of the bucket: a run of
+ * neighbouring buckets (TTLs with jitter) lands in distinct ones. */
+#define SEG_WORKER_REFS 128
 /* Races lost on a shared segment before a worker opens its own. */
 #define SEG_OWN_AFTER_CONTENTION 64
 /* Own open segments only with this many segments per possible worker. */
@@ -394,7 +399,10 @@ struct seg_worker {
 	uint64_t rng;
 	uint64_t spare_bucket; /* link value of a reserved overflow bucket, or 0 */
 	bool own_always;       /* tests: never a shared open segment */
-	struct seg_open_ref open[TTL_CHAINS];
+	struct seg_open_ref open[SEG_WORKER_REFS];
+	/* the chunk in another bucket's segment, borrowed, when that bucket
+	 * has no ref here (seg_chunk.h) */
+	struct seg_open_ref borrowed;
 };
 
 #define W_COUNT(w, name) engine_count(&(w)->base, ENGINE_C_##name)
@@ -501,19 +509,11 @@ seg_iter_next(const struct seg_engine *e, struct seg_chain_iter *it,
 	return NULL;
 }
 
-/* ---- seg_chunk.c: a worker's chunks of open segments, its append mark ---- */
-void seg_chunk_mark(struct seg_worker *w, int32_t seg); /* seq_cst */
-void seg_chunk_unmark(struct seg_worker *w);            /* release */
-/* Under w's mark on seg (life checked, not sealed): span bytes of ref's
- * chunk there, reserving one or more of it by a CAS of write_off. */
-bool seg_chunk_take(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg, uint64_t life,
-		    uint32_t span, uint32_t *off, uint64_t *rmw, unsigned *lost);
-/* ref's chunk ends: its unused tail back to the segment if still its last
- * bytes, else dead under a filler (marked: w's mark is on that segment). */
-void seg_chunk_give_back(struct seg_worker *w, struct seg_open_ref *ref, bool marked);
+/* ---- seg_chunk.c (the rest in seg_chunk.h, for seg_append.c) ---- */
 void seg_chunks_give_back_all(struct seg_worker *w); /* before evicting, leaving */
-/* Fillers over [from, to): walkers step over them (seg_item.h). */
-void seg_chunk_fill(const struct seg_engine *e, int32_t seg, uint32_t from, uint32_t to);
+void seg_refs_init(struct seg_worker *w);
+/* Leaving: chunks given back, its own open segments sealed. */
+void seg_refs_close(struct seg_worker *w);
 
 /* ---- seg_segment.c ---- */
 int32_t seg_pool_pop(struct seg_engine *e, struct seg_worker *w);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "seg/seg_private.h"
+#include "seg/seg_chunk.h"
 #include "seg/seg_restart_file.h"
 #include "seg/seg_item.h"
 #include "seg/seg_test.h"
@@ -27,6 +27,12 @@ void
 seg_test_own_open(struct engine_worker *w)
 {
 	((struct seg_worker *)w)->own_always = true;
+}
+
+unsigned
+seg_test_ref_slot(unsigned tb)
+{
+	return seg_ref_slot(tb);
 }
 
 int
@@ -129,11 +135,23 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 			const uint32_t end = seg_valid_end(e, (int32_t)s),
 				       align = (1u << e->off_shift) - 1;
 			struct item_view iv;
+			uint32_t off = 0;
 
-			for (uint32_t off = 0;
-			     off < end && item_parse(seg_data(e, s) + off, end - off, &iv);
+			for (; off < end && item_parse(seg_data(e, s) + off, end - off, &iv);
 			     off += (iv.total + align) & ~align)
 				c->items_written += !item_is_filler(seg_data(e, s) + off, &iv);
+			/* Bytes that do not parse before the end: a gap no
+			 * filler covers, where every walk (expiry, merge,
+			 * dump, the restart save) stops short of the items
+			 * after it. Only a chunk that ends the segment may
+			 * leave fewer bytes than a filler there. */
+			if (off < end && !(end == e->seg_size && end - off < SEG_FILLER_MIN)) {
+				snprintf(err, errlen,
+					 "segment %u (state %u): its walk stops at %u of %u "
+					 "(bytes no item or filler covers)",
+					 s, st, off, end);
+				goto out;
+			}
 		}
 		switch (st) {
 		case SEG_FREE:

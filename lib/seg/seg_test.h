@@ -44,6 +44,10 @@ void seg_test_set_hook(seg_test_hook_fn fn, void *arg);
  * ones workers share), as a busy worker on a large heap does. */
 void seg_test_own_open(struct engine_worker *w);
 
+/* The slot among a worker's open-segment refs that TTL bucket tb takes
+ * (two buckets with the same one take it over from each other). */
+unsigned seg_test_ref_slot(unsigned tb);
+
 struct seg_census {
 	uint32_t free, open, sealed, reclaim, hash;
 	uint32_t sealed_empty; /* sealed segments in a chain with no live item */

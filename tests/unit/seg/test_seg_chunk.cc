@@ -10,6 +10,7 @@
 // census (seg_test_check).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -220,6 +221,110 @@ TEST_F(SegChunk, AWalkStepsOverAChunkSealedUnderItsWorker)
 	engine_worker_destroy(b);
 }
 
+// Between any two appends, every byte of an open segment up to write_off is
+// an item or a filler, also inside a chunk a worker is still appending to
+// while another worker's chunk lies after it: the filler moves past each
+// item (seg_chunk.h). The census walks every open and sealed segment and
+// fails where the walk meets bytes nothing covers. Items of every size up
+// to 150 bytes leave every tail length a chunk can have, 8 and 9 among
+// them (one and two value-length bytes); then b seals the segment under
+// w's chunk, and the walk still reaches the end.
+TEST_F(SegChunk, EveryAppendLeavesTheSegmentWalkable)
+{
+	make(16u << 20, ENGINE_EVICT_MERGE, 64u << 10);
+	struct engine_worker *b = engine_worker_create(e);
+	ASSERT_NE(b, nullptr);
+	ASSERT_EQ(set(w, "first", v), ENGINE_OK);
+	const uint32_t seg = at("first").seg;
+	int in_seg = 0;
+	for (int i = 0; i < 400; i++) {
+		const std::string k = "w" + std::to_string(i);
+
+		ASSERT_EQ(set(w, k, std::string(1 + (i * 37) % 150, 'x')), ENGINE_OK);
+		in_seg += at(k).seg == seg;
+		if (i % 9 == 0) {
+			ASSERT_EQ(set(b, "b" + std::to_string(i), std::string(1 + i % 40, 'y')),
+				  ENGINE_OK);
+		}
+		ASSERT_EQ(check(), "") << "after " << k;
+	}
+	ASSERT_GT(in_seg, 200); // most of them in the shared segment, between b's
+	for (int i = 0; i < 2000 && !at("first").sealed; i++)
+		ASSERT_EQ(set(b, "s" + std::to_string(i), v), ENGINE_OK);
+	ASSERT_TRUE(at("first").sealed);
+	EXPECT_EQ(check(), "");
+	ASSERT_EQ(set(w, "next", v), ENGINE_OK); // w leaves its chunk there
+	EXPECT_EQ(check(), "");
+	for (int i = 0; i < 400; i++)
+		EXPECT_TRUE(hit("w" + std::to_string(i))) << i;
+	engine_worker_destroy(b);
+}
+
+// Two TTL buckets (of 8 s TTL steps) whose refs take the same slot of the
+// worker's table (seg_chunk.h), TTLs with their bucket's lowest value.
+static void same_slot_ttls(int64_t *a, int64_t *b)
+{
+	for (unsigned i = 1; i < 256; i++)
+		for (unsigned j = i + 1; j < 256; j++)
+			if (seg_test_ref_slot(i) == seg_test_ref_slot(j)) {
+				*a = 8 * (int64_t)i;
+				*b = 8 * (int64_t)j;
+				return;
+			}
+	FAIL() << "no two buckets below 256 share a slot";
+}
+
+// Buckets written in turn that share a ref slot take it over from each
+// other: the chunk's tail goes back to its segment each time, so one worker
+// alone still places its items back to back (no dead tail between them).
+TEST_F(SegChunk, ATakenOverRefGivesItsTailBack)
+{
+	make(16u << 20, ENGINE_EVICT_MERGE, 64u << 10);
+	int64_t ta = 0, tb = 0;
+	same_slot_ttls(&ta, &tb);
+	ASSERT_GT(tb, ta);
+	struct seg_test_place prev = {};
+	for (int i = 0; i < 100; i++) {
+		const std::string ka = "a" + std::to_string(i), kb = "b" + std::to_string(i);
+
+		ASSERT_EQ(set(w, ka, v, ENGINE_SET, ta), ENGINE_OK);
+		ASSERT_EQ(set(w, kb, v, ENGINE_SET, tb), ENGINE_OK);
+		const struct seg_test_place pa = at(ka), pb = at(kb);
+		ASSERT_NE(pa.seg, pb.seg);
+		if (i > 0 && pa.seg == prev.seg) {
+			EXPECT_EQ(pa.off, prev.off + prev.span) << i;
+		}
+		EXPECT_EQ(pa.write_off, pa.off + pa.span) << i; // given back when b took it
+		prev = pa;
+	}
+	for (int i = 0; i < 100; i++)
+		EXPECT_TRUE(hit("a" + std::to_string(i)) && hit("b" + std::to_string(i))) << i;
+	EXPECT_EQ(check(), "");
+}
+
+// A worker's own open segment for a bucket whose slot another bucket takes
+// over is sealed where its last item ends (it would stay open with no
+// writer otherwise); the bucket's next item opens another.
+TEST_F(SegChunk, ATakenOverRefSealsItsOwnSegment)
+{
+	make(16u << 20, ENGINE_EVICT_MERGE, 64u << 10);
+	int64_t ta = 0, tb = 0;
+	same_slot_ttls(&ta, &tb);
+	seg_test_own_open(w);
+	ASSERT_EQ(set(w, "a0", v, ENGINE_SET, ta), ENGINE_OK);
+	struct seg_test_place pa = at("a0");
+	EXPECT_FALSE(pa.sealed);
+	ASSERT_EQ(set(w, "b0", v, ENGINE_SET, tb), ENGINE_OK);
+	pa = at("a0");
+	EXPECT_TRUE(pa.sealed);
+	EXPECT_EQ(pa.write_off, pa.off + pa.span);
+	ASSERT_EQ(set(w, "a1", v, ENGINE_SET, ta), ENGINE_OK);
+	EXPECT_NE(at("a1").seg, pa.seg);
+	EXPECT_TRUE(at("b0").sealed); // and b's in turn
+	EXPECT_TRUE(hit("a0") && hit("a1") && hit("b0"));
+	EXPECT_EQ(check(), "");
+}
+
 // A filler parses as one item exactly as long as the bytes it covers, at
 // every size where its value length takes another byte, and no stored item
 // (with client flags or without) reads as a filler.
@@ -240,6 +345,17 @@ TEST(SegFiller, ParsesAsTheBytesItCovers)
 		ASSERT_EQ(item_parse(buf.data(), n, &iv), 1) << n;
 		EXPECT_EQ(iv.total, n);
 		EXPECT_TRUE(item_is_filler(buf.data(), &iv)) << n;
+	}
+	// the head a chunk's filler moves by, over bytes of an item before
+	for (uint32_t n = SEG_FILLER_MIN; n <= SEG_FILLER_HEAD_MAX; n++) {
+		struct item_view iv = {};
+
+		std::fill(buf.begin(), buf.begin() + 16, 0xa5); // over the last head
+		item_write_filler_head(buf.data(), n);
+		ASSERT_EQ(item_parse(buf.data(), n, &iv), 1) << n;
+		EXPECT_EQ(iv.total, n);
+		EXPECT_TRUE(item_is_filler(buf.data(), &iv)) << n;
+		EXPECT_EQ(item_parse(buf.data(), n - 1, &iv), 0) << n; // not shorter
 	}
 	for (uint32_t klen : { 1u, 16u, 250u })
 		for (uint32_t vlen : { 0u, 15u, 63u, 64u, 9000u })

@@ -62,7 +62,9 @@ constexpr unsigned kKeys = 600;           // overlapping key space, over 64 head
 constexpr int64_t kFarExptime = 2147483646;
 constexpr size_t kBuf = 70u << 10;        // larger than any item (64 KiB segments)
 constexpr unsigned kBatchMax = 16;        // keys in a reader's batched get
-const int64_t kTtls[] = {0, 50000, 0, 3000, -1, 200, kFarExptime, 30, 7, 1, 2, 3};
+// 200 s and 1352 s: two TTL buckets (25, 169) whose refs share a slot of a
+// worker's table (seg_chunk.h), so writers take it over from each other.
+const int64_t kTtls[] = {0, 50000, 0, 3000, -1, 200, kFarExptime, 1352, 30, 7, 1, 2, 3};
 constexpr unsigned kShortTtls = 3;        // the last ones of kTtls: 1, 2 and 3 s
 constexpr unsigned kMergeKeys = 4000;     // the key space under merge (see the test)
 constexpr size_t kPrefillValue = 500;     // bytes of payload per key in prefill()
@@ -489,6 +491,8 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 
 	slow = std::max(1u, env_unsigned("SEG_TORTURE_SLOW", 1));
 	char err[256] = "";
+	// TTLs of 8 s steps below 2048 s are buckets ttl / 8 (engine_ttl_bucket)
+	ASSERT_EQ(seg_test_ref_slot(200 / 8), seg_test_ref_slot(1352 / 8));
 
 	// 2.5 MiB in 64 KiB segments (about 30) and 64 head buckets: every
 	// writer keeps several TTL buckets open, eviction runs all the time,
