@@ -221,7 +221,9 @@ get_one(struct seg_worker *w, const struct seg_key *k, int64_t now, const struct
 		seg_sample(w->e, k, ENGINE_ACCESS_GET, false, NULL, now);
 		return ENGINE_MISS;
 	}
-	seg_fill_item(w->e, &r, it);
+	/* a sink's value_buf was handed the item, filled from this very read */
+	if (dst->sink == NULL)
+		seg_fill_item(w->e, &r, it);
 	if (!r.copied) {
 		/* A get for the meta data only (mg without v: lib/cmd counts
 		 * its hit) is a hit to the sampler too; a buffer too small is
@@ -730,7 +732,7 @@ seg_op_get_batch(struct engine_worker *ew, const struct engine_key *keys, unsign
 		seg_flush_if_due(e, now);
 		prefetch_group(e, kb, m, k);
 		for (unsigned i = 0; i < m; i++) {
-			struct read_dst dst = { .sink = sink, .idx = base + i };
+			struct read_dst dst = { .sink = sink, .idx = base + i, .item = &it };
 			enum engine_status st = ENGINE_INVALID;
 
 			if (key_ok(kb[i].klen))
