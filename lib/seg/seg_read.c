@@ -36,7 +36,7 @@ dst_for(const struct seg_engine *e, const struct read_dst *d, const struct seg_r
 	return d->sink->value_buf(d->sink->arg, d->idx, d->item);
 }
 
-static int
+static inline __attribute__((always_inline)) int
 read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint64_t *slot,
 	  uint64_t v, bool locked, struct seg_read *r)
 {
