@@ -113,7 +113,7 @@ admin_servable(const struct proto_req *req)
 	return cmd_table[req->cmd].flags & CMD_F_ADMIN;
 }
 
-size_t
+__attribute__((hot)) size_t
 cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *out,
 	    unsigned *actions)
 {

@@ -35,7 +35,7 @@ cmd_reply(struct cmd_conn *c, bool noreply, const char *line)
 		cmd_fail(c);
 }
 
-size_t
+__attribute__((hot)) size_t
 cmd_value_header(char *h, const char *key, size_t klen, const struct engine_item *it,
 		 bool with_cas)
 {
@@ -108,7 +108,7 @@ cmd_status_reply(enum cmd_dialect d, enum engine_status rc, unsigned answers)
 	return &status_replies[d][rc];
 }
 
-void
+__attribute__((hot)) void
 cmd_udp_cap(struct cmd_conn *c, size_t mark)
 {
 	size_t max = c->s->udp_reply_max;

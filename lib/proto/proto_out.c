@@ -119,7 +119,7 @@ proto_out_end_loan(struct proto_out *o)
 	return true;
 }
 
-char *
+__attribute__((hot)) char *
 proto_out_reserve(struct proto_out *o, size_t n)
 {
 	size_t want, cap;
@@ -261,7 +261,7 @@ proto_dec_len(uint64_t v)
 	return n;
 }
 
-size_t
+__attribute__((hot)) size_t
 proto_u64_to_dec(uint64_t v, char *p)
 {
 	size_t n;

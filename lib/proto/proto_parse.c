@@ -95,35 +95,7 @@ proto_parser_abort_line(struct proto_parser *p)
 		p->state = PROTO_PS_SWALLOW_LINE;
 }
 
-/* ---- the tokenizer -------------------------------------------------------- */
-
-/* memcached's tokenizer: split on ' ' only, empty tokens skipped, at most
- * PROTO_TOKENS_MAX - 1 tokens (the rest of the line stays unsplit, which
- * only matters for counting). Returns memcached's "ntokens": the tokens
- * plus the terminal one. */
-size_t
-proto_tokenize(const char *s, size_t len, struct proto_tok *t)
-{
-	size_t n = 0, i = 0;
-
-	while (i < len && n < PROTO_TOKENS_MAX - 1) {
-		size_t start;
-
-		while (i < len && s[i] == ' ')
-			i++;
-		if (i == len)
-			break;
-		start = i;
-		while (i < len && s[i] != ' ')
-			i++;
-		t[n].p = s + start;
-		t[n].len = i - start;
-		n++;
-	}
-	return n + 1;
-}
-
-/* ---- get, gets, gat, gats ------------------------------------------------ */
+/* ---- a token's end ----------------------------------------------------------- */
 
 /* The bytes of an 8-byte word x that equal the byte b: their top bits
  * set, and possibly bits above the lowest such byte (a borrow), never
@@ -138,7 +110,8 @@ word_bytes_eq(uint64_t x, uint8_t b)
 
 /* The first j >= i below len where buf[j] is ' ', or also '\n' or NUL
  * when line_ends: eight bytes a step while eight are left, then one by
- * one (a key takes ~12 steps of the byte loop otherwise, two scans a get). */
+ * one (a key takes ~12 steps of the byte loop otherwise, three scans a get:
+ * the tokenizer's, parse_get's check, mget_next's). */
 static inline size_t
 find_key_end(const char *buf, size_t i, size_t len, bool line_ends)
 {
@@ -159,6 +132,35 @@ find_key_end(const char *buf, size_t i, size_t len, bool line_ends)
 			break;
 	return i;
 }
+
+/* ---- the tokenizer -------------------------------------------------------- */
+
+/* memcached's tokenizer: split on ' ' only, empty tokens skipped, at most
+ * PROTO_TOKENS_MAX - 1 tokens (the rest of the line stays unsplit, which
+ * only matters for counting). Returns memcached's "ntokens": the tokens
+ * plus the terminal one. */
+__attribute__((hot)) size_t
+proto_tokenize(const char *s, size_t len, struct proto_tok *t)
+{
+	size_t n = 0, i = 0;
+
+	while (i < len && n < PROTO_TOKENS_MAX - 1) {
+		size_t start;
+
+		while (i < len && s[i] == ' ')
+			i++;
+		if (i == len)
+			break;
+		start = i;
+		i = find_key_end(s, i, len, false);
+		t[n].p = s + start;
+		t[n].len = i - start;
+		n++;
+	}
+	return n + 1;
+}
+
+/* ---- get, gets, gat, gats ------------------------------------------------ */
 
 static void
 mget_begin(struct proto_parser *p, enum proto_cmd cmd, bool touch, int64_t exptime)
@@ -190,7 +192,7 @@ mget_end(struct proto_parser *p, struct proto_req *req)
 /* The next key of a get line, starting at buf[0]. A line that arrived
  * whole was checked before the first key; a streamed line (longer than
  * PROTO_LINE_MAX, still arriving) is checked key by key. */
-static enum proto_status
+static __attribute__((hot)) enum proto_status
 mget_next(struct proto_parser *p, const char *buf, size_t len,
 	  struct proto_req *req, size_t *consumed)
 {
@@ -341,7 +343,7 @@ parse_get(struct proto_parser *p, enum proto_cmd cmd, bool touch, const char *bu
 /* A get line longer than PROTO_LINE_MAX without its newline yet: memcached
  * buffers it whole (unbounded); we answer key by key instead. Any other
  * line that long closes the connection, as in memcached. */
-static enum proto_status
+static __attribute__((cold)) enum proto_status
 start_stream(struct proto_parser *p, const char *buf, size_t len,
 	     struct proto_req *req, size_t *consumed)
 {
@@ -421,7 +423,7 @@ parse_store(struct proto_parser *p, enum proto_cmd cmd, bool with_cas,
 
 /* ---- the other classic commands -------------------------------------------- */
 
-static enum proto_status
+static __attribute__((noinline)) enum proto_status
 parse_delete(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	     struct proto_req *req)
 {
@@ -443,7 +445,7 @@ parse_delete(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	return PROTO_REQ;
 }
 
-static enum proto_status
+static __attribute__((noinline)) enum proto_status
 parse_arith(enum proto_cmd cmd, const struct proto_tok *t,
 	    size_t ntokens, struct proto_req *req)
 {
@@ -459,7 +461,7 @@ parse_arith(enum proto_cmd cmd, const struct proto_tok *t,
 	return PROTO_REQ;
 }
 
-static enum proto_status
+static __attribute__((noinline)) enum proto_status
 parse_touch(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	    struct proto_req *req)
 {
@@ -475,7 +477,7 @@ parse_touch(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	return PROTO_REQ;
 }
 
-static enum proto_status
+static __attribute__((cold)) enum proto_status
 parse_flush_all(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 		struct proto_req *req)
 {
@@ -496,7 +498,7 @@ parse_flush_all(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	return PROTO_REQ;
 }
 
-static enum proto_status
+static __attribute__((cold)) enum proto_status
 parse_verbosity(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 		struct proto_req *req)
 {
@@ -511,7 +513,7 @@ parse_verbosity(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	return PROTO_REQ;
 }
 
-static enum proto_status
+static __attribute__((cold)) enum proto_status
 parse_shutdown(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
 	       struct proto_req *req)
 {
@@ -533,7 +535,7 @@ parse_shutdown(enum proto_cmd cmd, const struct proto_tok *t, size_t ntokens,
  * first letter), any two-letter word starting with 'm' (its meta command
  * dispatch) and the commands it knows that we do not still get ERROR, as
  * from memcached. */
-static bool
+static __attribute__((cold)) bool
 looks_like_http(const struct proto_tok *t, size_t ntokens)
 {
 	static const char *const known[] = {
@@ -557,7 +559,7 @@ looks_like_http(const struct proto_tok *t, size_t ntokens)
 
 /* One line: its command word, the word's token counts, then the parse
  * function of its syntax (one case per enum proto_syntax). */
-static enum proto_status
+static __attribute__((hot)) enum proto_status
 parse_line(struct proto_parser *p, const char *buf, size_t len,
 	   struct proto_req *req, size_t *consumed)
 {
@@ -637,7 +639,7 @@ parse_line(struct proto_parser *p, const char *buf, size_t len,
 	return PROTO_REQ;
 }
 
-enum proto_status
+__attribute__((hot)) enum proto_status
 proto_parse(struct proto_parser *p, const char *buf, size_t len,
 	    struct proto_req *req, size_t *consumed)
 {

@@ -716,7 +716,7 @@ seg_op_prefetch(struct engine_worker *ew, const struct engine_key *keys, unsigne
 /* Groups of keys: prefetch_group, then the gets themselves, each exactly
  * a single get's (get_one: lock-free read, copy, gen check after the
  * copy, retries, counters), in order. */
-void
+__attribute__((hot)) void
 seg_op_get_batch(struct engine_worker *ew, const struct engine_key *keys, unsigned n,
 		 const struct engine_get_sink *sink)
 {

@@ -16,7 +16,7 @@
 
 #define LOCKLESS_TRIES 3
 
-void
+__attribute__((hot)) void
 seg_fill_item(const struct seg_engine *e, const struct seg_read *r, struct engine_item *it)
 {
 	it->flags = r->iv.flags;
@@ -93,7 +93,7 @@ seg_lookup(struct seg_engine *e, const struct seg_key *k, bool locked, struct se
 	return lookup(e, k, locked, r);
 }
 
-void
+__attribute__((hot)) void
 seg_bump_freq(struct seg_worker *w, const struct seg_read *r)
 {
 	unsigned f = slot_freq(r->v);
@@ -130,7 +130,7 @@ unlink_expired(struct seg_worker *w, const struct seg_key *k, const struct seg_r
 /* A consistent snapshot of the live item for k, with its value copied to
  * dst when it is wanted there (r->copied). Returns FOUND or NOT_FOUND
  * (missing or expired; *expired tells which). */
-int
+__attribute__((hot)) int
 seg_read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 	      const struct read_dst *dst, struct seg_read *r, bool *expired)
 {
