@@ -28,6 +28,7 @@
 
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
+#include "seg/seg_read.h"
 
 static const struct read_dst no_dst;
 
@@ -214,7 +215,7 @@ get_one(struct seg_worker *w, const struct seg_key *k, int64_t now, const struct
 	struct seg_read r;
 	bool expired;
 
-	if (seg_read_item(w, k, now, dst, &r, &expired) != FOUND) {
+	if (seg_read_item_into(w, k, now, dst, it, &r, &expired) != FOUND) {
 		W_COUNT(w, cmd_get);
 		W_COUNT(w, get_misses);
 		if (expired)
@@ -733,7 +734,7 @@ seg_op_get_batch(struct engine_worker *ew, const struct engine_key *keys, unsign
 		seg_flush_if_due(e, now);
 		prefetch_group(e, kb, m, k);
 		for (unsigned i = 0; i < m; i++) {
-			struct read_dst dst = { .sink = sink, .idx = base + i, .item = &it };
+			struct read_dst dst = { .sink = sink, .idx = base + i };
 			enum engine_status st = ENGINE_INVALID;
 
 			if (key_ok(kb[i].klen))

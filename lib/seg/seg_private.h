@@ -686,9 +686,6 @@ struct read_dst {
 	size_t cap;
 	const struct engine_get_sink *sink;
 	unsigned idx;
-	/* with a sink: where the item handed to its value_buf is filled,
-	 * which is the get's own (the caller then does not fill it again) */
-	struct engine_item *item;
 };
 
 static inline uint64_t

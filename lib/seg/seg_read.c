@@ -13,6 +13,7 @@
 #include <rte_common.h>
 
 #include "seg/seg_private.h"
+#include "seg/seg_read.h"
 #include "seg/seg_item.h"
 #include "engine/engine_merge_cut.h"
 
@@ -56,12 +57,13 @@ seg_fill_item(const struct seg_engine *e, const struct seg_read *r, struct engin
 
 /* Where r's value goes, or NULL when it is not wanted or does not fit. */
 static void *
-dst_for(const struct seg_engine *e, const struct read_dst *d, const struct seg_read *r)
+dst_for(const struct seg_engine *e, const struct read_dst *d, const struct seg_read *r,
+	struct engine_item *it)
 {
 	if (d->sink == NULL)
 		return d->buf != NULL && r->iv.vlen <= d->cap ? d->buf : NULL;
-	seg_fill_item(e, r, d->item);
-	return d->sink->value_buf(d->sink->arg, d->idx, d->item);
+	seg_fill_item(e, r, it);
+	return d->sink->value_buf(d->sink->arg, d->idx, it);
 }
 
 static inline __attribute__((always_inline)) int
@@ -91,7 +93,7 @@ read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint64_t *slot,
 	return FOUND;
 }
 
-/* seg_lookup's walk, inlined into seg_read_item (every get's path: a call
+/* seg_lookup's walk, inlined into seg_read_item_into (every get's path: a call
  * there cost ~25 instructions a get, its saves and restores) */
 static inline __attribute__((always_inline)) int
 lookup(struct seg_engine *e, const struct seg_key *k, bool locked, struct seg_read *r)
@@ -159,8 +161,9 @@ unlink_expired(struct seg_worker *w, const struct seg_key *k, const struct seg_r
  * dst when it is wanted there (r->copied). Returns FOUND or NOT_FOUND
  * (missing or expired; *expired tells which). */
 __attribute__((hot)) int
-seg_read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
-	      const struct read_dst *dst, struct seg_read *r, bool *expired)
+seg_read_item_into(struct seg_worker *w, const struct seg_key *k, int64_t now,
+		   const struct read_dst *dst, struct engine_item *it, struct seg_read *r,
+		   bool *expired)
 {
 	struct seg_engine *e = w->e;
 
@@ -186,7 +189,7 @@ seg_read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 			return NOT_FOUND;
 		}
 		if (res == FOUND) {
-			void *buf = dst_for(e, dst, r);
+			void *buf = dst_for(e, dst, r, it);
 
 			r->copied = buf != NULL;
 			if (buf != NULL)
@@ -203,4 +206,13 @@ seg_read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 			return res;
 		W_COUNT(w, read_retries);
 	}
+}
+
+int
+seg_read_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
+	      const struct read_dst *dst, struct seg_read *r, bool *expired)
+{
+	struct engine_item it;
+
+	return seg_read_item_into(w, k, now, dst, &it, r, expired);
 }
