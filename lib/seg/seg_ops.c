@@ -66,7 +66,7 @@ slot_expiry_locked(const struct seg_engine *e, uint64_t v)
 
 /* Links the item at wl (or, with wl NULL, removes the key's item) under
  * the bucket lock, if the mode's condition holds. */
-static int
+static __attribute__((hot)) int
 link_item(struct seg_worker *w, const struct seg_key *k, const struct seg_wloc *wl,
 	  enum link_mode mode, const struct link_expect *expect, uint64_t cas_in,
 	  int64_t now, uint64_t *cas_out)
@@ -465,7 +465,7 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 	}
 }
 
-enum engine_status
+__attribute__((hot)) enum engine_status
 seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 	     const void *key, size_t klen, const void *val, size_t vlen,
 	     uint32_t flags, int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
