@@ -10,7 +10,7 @@
 
 #include "cmd/cmd_private.h"
 
-bool
+__attribute__((hot)) bool
 cmd_batch_takes(const struct cmd_conn *c, const struct proto_req *req)
 {
 	/* The admin port refuses gets, and so does UDP a command it does not
@@ -28,7 +28,7 @@ cmd_batch_takes(const struct cmd_conn *c, const struct proto_req *req)
 	       !proto_meta_has(&req->meta, 'l');
 }
 
-bool
+__attribute__((hot)) bool
 cmd_batch_add(struct cmd_conn *c, struct cmd_batch *b, const struct proto_req *req,
 	      size_t done)
 {
@@ -84,7 +84,7 @@ header_len(const struct batch_run *r, unsigned i, const struct engine_item *it)
 	return cmd_value_header_len(k->klen, it, e->cmd == PROTO_CMD_GETS);
 }
 
-static void *
+static __attribute__((hot)) void *
 batch_value_buf(void *arg, unsigned i, const struct engine_item *it)
 {
 	struct batch_run *r = arg;
@@ -147,7 +147,7 @@ mg_done(struct cmd_conn *c, const struct cmd_batch_entry *e, const struct engine
 	}
 }
 
-static bool
+static __attribute__((hot)) bool
 batch_done(void *arg, unsigned i, enum engine_status st, const struct engine_item *it)
 {
 	struct batch_run *r = arg;
@@ -214,7 +214,7 @@ next:
 	return true;
 }
 
-enum cmd_batch_result
+__attribute__((hot)) enum cmd_batch_result
 cmd_batch_run(struct cmd_conn *c, struct cmd_batch *b, size_t *done)
 {
 	struct batch_run r = { .c = c, .b = b, .done = done, .result = CMD_BATCH_DONE,

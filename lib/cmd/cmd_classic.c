@@ -60,7 +60,7 @@ cmd_exec_get(struct cmd_conn *c, const struct proto_req *req)
 
 /* ---- storage ------------------------------------------------------------------ */
 
-void
+__attribute__((hot)) void
 cmd_exec_store(struct cmd_conn *c, const struct proto_req *req)
 {
 	static const enum engine_store_mode modes[] = {

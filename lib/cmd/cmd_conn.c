@@ -78,7 +78,7 @@ cmd_conn_set_admin(struct cmd_conn *c)
 /* Runs req by its row of the command table. A parse error is answered
  * here, honouring noreply where the command takes it (meta errors are never
  * quiet), unless the command answers it itself (CMD_F_OWN_ERROR). */
-static void
+static __attribute__((hot)) void
 exec(struct cmd_conn *c, const struct proto_req *req)
 {
 	const struct cmd_def *d = &cmd_table[req->cmd];
@@ -113,7 +113,7 @@ admin_servable(const struct proto_req *req)
 	return cmd_table[req->cmd].flags & CMD_F_ADMIN;
 }
 
-size_t
+__attribute__((hot)) size_t
 cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *out,
 	    unsigned *actions)
 {

@@ -35,7 +35,24 @@ cmd_reply(struct cmd_conn *c, bool noreply, const char *line)
 		cmd_fail(c);
 }
 
-size_t
+/* A header's number: one or two digits (flags, a short value's length)
+ * in line, longer ones by proto_u64_to_dec(). */
+static inline size_t
+put_dec(char *p, uint64_t v)
+{
+	if (v < 10) {
+		p[0] = (char)('0' + v);
+		return 1;
+	}
+	if (v < 100) {
+		p[0] = (char)('0' + v / 10);
+		p[1] = (char)('0' + v % 10);
+		return 2;
+	}
+	return proto_u64_to_dec(v, p);
+}
+
+__attribute__((hot)) size_t
 cmd_value_header(char *h, const char *key, size_t klen, const struct engine_item *it,
 		 bool with_cas)
 {
@@ -46,9 +63,9 @@ cmd_value_header(char *h, const char *key, size_t klen, const struct engine_item
 	memcpy(h + n, key, klen);
 	n += klen;
 	h[n++] = ' ';
-	n += proto_u64_to_dec(it->flags, h + n);
+	n += put_dec(h + n, it->flags);
 	h[n++] = ' ';
-	n += proto_u64_to_dec(it->vlen, h + n);
+	n += put_dec(h + n, it->vlen);
 	if (with_cas) {
 		h[n++] = ' ';
 		n += proto_u64_to_dec(it->cas, h + n);
@@ -108,7 +125,7 @@ cmd_status_reply(enum cmd_dialect d, enum engine_status rc, unsigned answers)
 	return &status_replies[d][rc];
 }
 
-void
+__attribute__((hot)) void
 cmd_udp_cap(struct cmd_conn *c, size_t mark)
 {
 	size_t max = c->s->udp_reply_max;

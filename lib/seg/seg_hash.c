@@ -40,7 +40,7 @@
 
 /* rte_hash_crc() over the key, with loads that do not assume alignment
  * (keys sit at any byte offset in a segment or a request buffer). */
-static inline uint32_t
+static inline __attribute__((hot)) uint32_t
 key_crc(const uint8_t *p, uint32_t len, uint32_t h)
 {
 	for (; len >= 8; p += 8, len -= 8) {
@@ -70,7 +70,7 @@ key_crc(const uint8_t *p, uint32_t len, uint32_t h)
 	return h;
 }
 
-void
+__attribute__((hot)) void
 seg_key_init(const struct seg_engine *e, struct seg_key *k, const void *key, size_t klen)
 {
 	uint32_t h = key_crc(key, (uint32_t)klen, HASH_SEED);

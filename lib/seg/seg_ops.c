@@ -28,6 +28,7 @@
 
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
+#include "seg/seg_read.h"
 
 static const struct read_dst no_dst;
 
@@ -65,7 +66,7 @@ slot_expiry_locked(const struct seg_engine *e, uint64_t v)
 
 /* Links the item at wl (or, with wl NULL, removes the key's item) under
  * the bucket lock, if the mode's condition holds. */
-static int
+static __attribute__((hot)) int
 link_item(struct seg_worker *w, const struct seg_key *k, const struct seg_wloc *wl,
 	  enum link_mode mode, const struct link_expect *expect, uint64_t cas_in,
 	  int64_t now, uint64_t *cas_out)
@@ -205,15 +206,16 @@ static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t
 			  int64_t exptime, void *buf, size_t cap, struct engine_item *it);
 
 /* A plain get of k into dst, after op_start(): the status engine_get()
- * returns, with its counters. */
-static enum engine_status
+ * returns, with its counters. Inlined into both callers: it is every
+ * get's path, and its call cost ~20 instructions a get. */
+static inline __attribute__((always_inline)) enum engine_status
 get_one(struct seg_worker *w, const struct seg_key *k, int64_t now, const struct read_dst *dst,
 	struct engine_item *it)
 {
 	struct seg_read r;
 	bool expired;
 
-	if (seg_read_item(w, k, now, dst, &r, &expired) != FOUND) {
+	if (seg_read_item_into(w, k, now, dst, it, &r, &expired) != FOUND) {
 		W_COUNT(w, cmd_get);
 		W_COUNT(w, get_misses);
 		if (expired)
@@ -221,7 +223,9 @@ get_one(struct seg_worker *w, const struct seg_key *k, int64_t now, const struct
 		seg_sample(w->e, k, ENGINE_ACCESS_GET, false, NULL, now);
 		return ENGINE_MISS;
 	}
-	seg_fill_item(w->e, &r, it);
+	/* a sink's value_buf was handed the item, filled from this very read */
+	if (dst->sink == NULL)
+		seg_fill_item(w->e, &r, it);
 	if (!r.copied) {
 		/* A get for the meta data only (mg without v: lib/cmd counts
 		 * its hit) is a hit to the sampler too; a buffer too small is
@@ -461,7 +465,7 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 	}
 }
 
-enum engine_status
+__attribute__((hot)) enum engine_status
 seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 	     const void *key, size_t klen, const void *val, size_t vlen,
 	     uint32_t flags, int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
@@ -713,7 +717,7 @@ seg_op_prefetch(struct engine_worker *ew, const struct engine_key *keys, unsigne
 /* Groups of keys: prefetch_group, then the gets themselves, each exactly
  * a single get's (get_one: lock-free read, copy, gen check after the
  * copy, retries, counters), in order. */
-void
+__attribute__((hot)) void
 seg_op_get_batch(struct engine_worker *ew, const struct engine_key *keys, unsigned n,
 		 const struct engine_get_sink *sink)
 {

@@ -239,6 +239,43 @@ TEST(ProtoParse, GetKeyTooLongRejectsTheWholeLine)
 		  (std::vector<Req>{ E(PROTO_CMD_GET, kBad), Get(PROTO_CMD_GET, "c", true) }));
 }
 
+/* Keys are scanned eight bytes a step (find_key_end): every key length
+ * across the word boundaries, bytes either side of the terminators'
+ * values, and a NUL at every place in the second key. */
+TEST(ProtoParse, GetKeysOfEveryLengthAndByte)
+{
+	const std::string bytes = "k\x01\x09\x0b\x1f\x21\x80\xa0\xff\x2a\x0c\x1e\r"s;
+
+	for (size_t l1 = 1; l1 <= 20; l1++)
+		for (size_t l2 = 1; l2 <= 20; l2++) {
+			std::string k1, k2;
+
+			for (size_t i = 0; i < l1; i++)
+				k1 += bytes[(i * 7 + l1) % bytes.size()];
+			for (size_t i = 0; i < l2; i++)
+				k2 += bytes[(i * 5 + l2 + 3) % (bytes.size() - 1)];
+			EXPECT_EQ(reqs("get " + k1 + " " + k2 + "\r\n"),
+				  (std::vector<Req>{ Get(PROTO_CMD_GET, k1, false),
+						     Get(PROTO_CMD_GET, k2, true) }))
+				<< l1 << " " << l2;
+			EXPECT_EQ(reqs("get " + k1 + "  " + k2 + "\n"),
+				  (std::vector<Req>{ Get(PROTO_CMD_GET, k1, false),
+						     Get(PROTO_CMD_GET, k2, true) }))
+				<< l1 << " " << l2;
+			for (size_t nul = 1; nul < l2; nul++) {
+				std::string line = "get " + k1 + " " + k2 + "\r\n";
+
+				line[4 + l1 + 1 + nul] = '\0';
+				EXPECT_EQ(reqs(line),
+					  (std::vector<Req>{ Get(PROTO_CMD_GET, k1, false),
+							     Get(PROTO_CMD_GET, k2.substr(0, nul),
+								 false),
+							     Get(PROTO_CMD_GET, "", true) }))
+					<< l1 << " " << l2 << " " << nul;
+			}
+		}
+}
+
 TEST(ProtoParse, StorageCommands)
 {
 	EXPECT_EQ(reqs("set k 5 10 3\r\nabc\r\n"),

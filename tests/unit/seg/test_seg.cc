@@ -238,6 +238,73 @@ TEST_F(Seg, OverflowChainsHoldEveryKey)
 	EXPECT_EQ(stats().curr_items, 20000u);
 }
 
+/* lib/seg/seg_table.h (C only): the table hash of a key; keys with the
+ * same hash share their chain and their tag. */
+extern "C" uint32_t seg_hash_of(const void *key, size_t klen);
+
+/* A key is compared whole whatever its length (seg_read.c compares 8 to
+ * 32 bytes by overlapping words): for keys of several lengths, two keys
+ * that differ only in the 8 bytes at one place (the first word, the last,
+ * a middle one) and share their hash, so their chain and tag: the one
+ * never stored misses, and each stored one reads back as its own. */
+TEST_F(Seg, KeysSharingChainAndTagAreComparedWhole)
+{
+	const size_t lens[] = { 5, 8, 12, 17, 24, 33 };
+	unsigned pairs = 0, searches = 0;
+
+	make(32u << 20, ENGINE_EVICT_MERGE);
+	for (size_t len : lens) {
+		/* the places: the whole key when it is shorter than a word, else
+		 * the first word, a middle one and the last, each once */
+		std::vector<size_t> ats = { 0 };
+
+		for (size_t x : { len < 8 ? 0 : (len - 8) / 2, len < 8 ? 0 : len - 8 })
+			if (std::find(ats.begin(), ats.end(), x) == ats.end())
+				ats.push_back(x);
+		for (size_t at : ats) {
+			auto key = [&](uint64_t i) {
+				std::string k(len, 'x');
+				/* splitmix64: 64 bits that vary (CRC is linear: keys
+				 * differing in 32 bits or fewer never collide) */
+				uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull;
+
+				z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+				z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+				z ^= z >> 31;
+				for (size_t j = 0; j < 8 && at + j < len; j++)
+					k[at + j] = (char)(z >> (8 * j));
+				return k;
+			};
+			std::vector<std::pair<uint32_t, uint64_t>> h;
+			std::string a, b;
+
+			searches++;
+			/* a birthday search over 2^32 hashes: ~4.6 pairs expected */
+			for (uint64_t i = 0; i < 200000; i++) {
+				std::string k = key(i);
+
+				h.emplace_back(seg_hash_of(k.data(), k.size()), i);
+			}
+			std::sort(h.begin(), h.end());
+			for (size_t i = 1; i < h.size() && a.empty(); i++)
+				if (h[i].first == h[i - 1].first && key(h[i].second) != key(h[i - 1].second)) {
+					a = key(h[i - 1].second);
+					b = key(h[i].second);
+				}
+			if (a.empty())
+				continue;
+			pairs++;
+			ASSERT_EQ(set(a, "a" + std::to_string(len)), ENGINE_OK);
+			ASSERT_EQ(get(b), "<MISS>") << len << " " << at;
+			ASSERT_EQ(set(b, "b" + std::to_string(len)), ENGINE_OK);
+			ASSERT_EQ(get(a), "a" + std::to_string(len)) << len << " " << at;
+			ASSERT_EQ(get(b), "b" + std::to_string(len)) << len << " " << at;
+		}
+	}
+	/* each search finds a pair with probability ~0.99 */
+	EXPECT_GE(pairs, searches - 2);
+}
+
 TEST_F(Seg, ReadsTakeNoLocks)
 {
 	for (int i = 0; i < 1000; i++)
