@@ -40,16 +40,7 @@ cmd_reply(struct cmd_conn *c, bool noreply, const char *line)
 static inline size_t
 put_dec(char *p, uint64_t v)
 {
-	if (v < 10) {
-		p[0] = (char)('0' + v);
-		return 1;
-	}
-	if (v < 100) {
-		p[0] = (char)('0' + v / 10);
-		p[1] = (char)('0' + v % 10);
-		return 2;
-	}
-	return proto_u64_to_dec(v, p);
+	return v < 100 ? proto_u64_to_dec_under_100(v, p) : proto_u64_to_dec(v, p);
 }
 
 __attribute__((hot)) size_t

@@ -269,15 +269,8 @@ proto_u64_to_dec(uint64_t v, char *p)
 	/* a get reply's flags (mostly 0) and a small value's length take
 	 * one or two digits: written without the loops (about 60
 	 * instructions a get, two numbers) */
-	if (v < 10) {
-		p[0] = (char)('0' + v);
-		return 1;
-	}
-	if (v < 100) {
-		p[0] = (char)('0' + v / 10);
-		p[1] = (char)('0' + v % 10);
-		return 2;
-	}
+	if (v < 100)
+		return proto_u64_to_dec_under_100(v, p);
 	n = proto_dec_len(v);
 
 	for (size_t i = n; i > 0; i--) {

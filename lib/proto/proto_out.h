@@ -133,6 +133,20 @@ void proto_out_place_header(struct proto_out *o, size_t gap, const void *hdr, si
 
 /* Decimal digits of v written at p (no terminator); returns the count. */
 size_t proto_u64_to_dec(uint64_t v, char *p);
+/* The same for v < 100, in line: a get reply's flags (mostly 0) and a
+ * short value's length, written without proto_u64_to_dec()'s loops or
+ * its call. */
+static inline size_t
+proto_u64_to_dec_under_100(uint64_t v, char *p)
+{
+	if (v < 10) {
+		p[0] = (char)('0' + v);
+		return 1;
+	}
+	p[0] = (char)('0' + v / 10);
+	p[1] = (char)('0' + v % 10);
+	return 2;
+}
 size_t proto_i64_to_dec(int64_t v, char *p);
 /* Number of decimal digits of v. */
 size_t proto_dec_len(uint64_t v);
