@@ -275,10 +275,13 @@ def commit_id():
     except OSError:
         pass
     try:
+        # --dirty refreshes the index: on a fresh clone beside a build on a
+        # busy host that took over 10 s once (CI), and the label is not
+        # worth a failed suite
         p = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
-                           capture_output=True, text=True, timeout=10)
+                           capture_output=True, text=True, timeout=60)
         return p.stdout.strip() if p.returncode == 0 else "unknown"
-    except OSError:
+    except (OSError, subprocess.TimeoutExpired):
         return "unknown"
 
 
