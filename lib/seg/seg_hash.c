@@ -31,6 +31,7 @@
  * stripe, and resolves its chain under that lock.
  */
 #include <rte_hash_crc.h>
+#include <rte_prefetch.h>
 
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
@@ -145,7 +146,7 @@ key_at(struct seg_engine *e, uint64_t v, const struct seg_key *k)
 
 	if (!item_parse(p, e->seg_size - off, &iv))
 		return false;
-	return iv.klen == k->klen && memcmp(p + iv.hdr_len, k->key, k->klen) == 0;
+	return iv.klen == k->klen && !seg_key_differs(p + iv.hdr_len, k->key, k->klen);
 }
 
 _Atomic uint64_t *
@@ -213,11 +214,25 @@ seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k)
 	struct seg_chain_iter it;
 	uint64_t v;
 
+	bool room = false;
+
 	seg_iter_init(&it, seg_hash_chain(e, k));
-	while (seg_iter_next(e, &it, &v))
-		if (v == 0 || slot_tag(v) == k->tag) /* empty, or maybe our key */
+	while (seg_iter_next(e, &it, &v)) {
+		if (v != 0 && slot_tag(v) == k->tag) { /* maybe our key */
+			/* The set's link_item compares this item's key under the
+			 * lock: a miss there comes after the item is written, one
+			 * dependent miss after the bucket's. Prefetched now, it
+			 * loads while the item is reserved and written. A stale
+			 * slot only costs the prefetch: the heap stays mapped. */
+			rte_prefetch0(seg_item_at(e, v));
 			return true;
-	return false;
+		}
+		/* An empty slot is room, but the key's item may be further on
+		 * (a hole left by a removal): walk on to prefetch it. Not an
+		 * extra miss: link_item walks the same buckets for the key. */
+		room |= v == 0;
+	}
+	return room;
 }
 
 /* Seqlock write side: odd while a chain is rearranged. The release fence

@@ -214,4 +214,31 @@ item_is_filler(const uint8_t *p, const struct item_view *v)
 	return !(p[0] & ITEM_SHORT) && (p[2] & ITEM_LONG_FLAGS) && v->flags == 0;
 }
 
+/* Whether the len bytes at a and b differ: a key of 8 to 32 bytes (most
+ * keys) is compared by overlapping 8-byte words in line, not by a call to
+ * memcmp() (~18 instructions a get, and its code out of the I-cache).
+ * The get's read and the set's search under the lock both use it. */
+static inline bool
+seg_key_differs(const uint8_t *a, const void *b, size_t len)
+{
+	const uint8_t *q = (const uint8_t *)b;
+	uint64_t x0, x1, y0, y1;
+
+	if (len < 8 || len > 32)
+		return memcmp(a, b, len) != 0;
+	if (len > 16) {
+		memcpy(&x0, a + 8, 8);
+		memcpy(&y0, q + 8, 8);
+		memcpy(&x1, a + len - 16, 8);
+		memcpy(&y1, q + len - 16, 8);
+		if ((x0 ^ y0) | (x1 ^ y1))
+			return true;
+	}
+	memcpy(&x0, a, 8);
+	memcpy(&y0, q, 8);
+	memcpy(&x1, a + len - 8, 8);
+	memcpy(&y1, q + len - 8, 8);
+	return ((x0 ^ y0) | (x1 ^ y1)) != 0;
+}
+
 #endif /* SEGCACHED_SEG_ITEM_H */

@@ -145,9 +145,9 @@ seg_live_add(struct seg_worker *w, uint64_t v, uint32_t size)
 }
 
 void
-seg_live_remove(struct seg_worker *w, uint64_t v)
+seg_live_remove(struct seg_worker *w, uint64_t v, uint32_t span)
 {
-	live_note(w, (int32_t)slot_seg(v), -seg_live_pack(1, (int32_t)seg_item_span(w->e, v)),
+	live_note(w, (int32_t)slot_seg(v), -seg_live_pack(1, (int32_t)span),
 		  false);
 }
 

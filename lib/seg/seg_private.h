@@ -549,7 +549,7 @@ uint32_t seg_item_span(const struct seg_engine *e, uint64_t v);
  * slots or applied at once. The caller keeps that segment's life from
  * ending: it holds the item's bucket lock or its append mark there. */
 void seg_live_add(struct seg_worker *w, uint64_t v, uint32_t size);
-void seg_live_remove(struct seg_worker *w, uint64_t v);
+void seg_live_remove(struct seg_worker *w, uint64_t v, uint32_t span); /* span: seg_item_span */
 void seg_live_flush(struct seg_worker *w); /* all of w's (the owner only) */
 /* What all workers hold for seg in its life gen: exact at rest; and seg's
  * live count with those changes. */
@@ -606,7 +606,7 @@ seg_hash_moved_since(const struct seg_bucket *head, uint64_t moves)
 	       (atomic_load_explicit(&head->slot[0], memory_order_relaxed) & ~BUCKET_INFO_LOCK) !=
 		       moves;
 }
-/* Lock-free hint: has k's chain an empty slot (or a slot k may own)? */
+/* Lock-free hint: has k's chain room (a slot k may own: its item prefetched)? */
 bool seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k);
 /* Takes the bucket lock itself: clears the slot that points at (seg, off)
  * if there is one and the segment is still in the life `gen` (else the

@@ -19,32 +19,6 @@
 
 #define LOCKLESS_TRIES 3
 
-/* Whether the len bytes at a and b differ: a key of 8 to 32 bytes (most
- * keys) is compared by overlapping 8-byte words in line, not by a call to
- * memcmp() (~18 instructions a get, and its code out of the I-cache). */
-static inline bool
-key_differs(const uint8_t *a, const void *b, size_t len)
-{
-	const uint8_t *q = b;
-	uint64_t x0, x1, y0, y1;
-
-	if (len < 8 || len > 32)
-		return memcmp(a, b, len) != 0;
-	if (len > 16) {
-		memcpy(&x0, a + 8, 8);
-		memcpy(&y0, q + 8, 8);
-		memcpy(&x1, a + len - 16, 8);
-		memcpy(&y1, q + len - 16, 8);
-		if ((x0 ^ y0) | (x1 ^ y1))
-			return true;
-	}
-	memcpy(&x0, a, 8);
-	memcpy(&y0, q, 8);
-	memcpy(&x1, a + len - 8, 8);
-	memcpy(&y1, q + len - 8, 8);
-	return ((x0 ^ y0) | (x1 ^ y1)) != 0;
-}
-
 __attribute__((hot)) void
 seg_fill_item(const struct seg_engine *e, const struct seg_read *r, struct engine_item *it)
 {
@@ -80,7 +54,7 @@ read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint64_t *slot,
 			       (v & SLOT_NO_FREQ))
 		return RETRY;
 	if (!item_parse(p, e->seg_size - off, &r->iv) || r->iv.klen != k->klen ||
-	    key_differs(p + r->iv.hdr_len, k->key, k->klen)) {
+	    seg_key_differs(p + r->iv.hdr_len, k->key, k->klen)) {
 		atomic_thread_fence(memory_order_acquire);
 		return atomic_load_explicit(&h->gen, memory_order_relaxed) == gen ? NOT_FOUND
 										 : RETRY;

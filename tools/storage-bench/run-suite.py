@@ -14,7 +14,7 @@ machine's drift cancels); then the fill experiment (64 MiB, keys 1..N,
 
 usage: tools/storage-bench/run-suite.py [--bench PATH] [--out FILE] [--ops N]
                                          [--keys N] [--repeat N] [--memory LIST]
-                                         [--no-write]
+                                         [--mix LIST] [--no-write]
 """
 import argparse
 import datetime
@@ -103,6 +103,9 @@ def main():
     ap.add_argument('--repeat', type=int, default=5, help='rounds per configuration (5)')
     ap.add_argument('--memory', default='256M,1G',
                     help='memory budgets of the throughput runs, comma-separated (256M,1G)')
+    ap.add_argument('--mix', default='90:10:0',
+                    help='get:set:delete mixes of the throughput runs, comma-separated '
+                    '(90:10:0; e.g. 90:10:0,50:50:0 adds the write-heavy rows)')
     ap.add_argument('--no-write', action='store_true', help='print the section, write nothing')
     a = ap.parse_args()
     bench = a.bench
@@ -112,25 +115,31 @@ def main():
     load_start = loadavg()
     rows = []
     notes = []
-    for memory in a.memory.split(','):
-        for threads in (1, 2):
-            for dist in ('zipf:0.99', 'uniform'):
-                cmd = [bench, '--engine', 'both', '--threads', str(threads), '--dist', dist,
-                       '--keys', str(a.keys), '--value-size', '64', '--mix', '90:10:0',
-                       '-m', memory, '--ops', str(a.ops), '--repeat', str(a.repeat), '--json']
-                d = run_json(cmd, timeout=1800)
-                rows.append((memory, threads, dist, cmd, d))
-                # A comparison is only fair if every key was resident in both.
-                for r in d['runs']:
-                    if (r['warmup']['evictions'] or r['warmup']['failed'] or r['set_failed']
-                            or r['errors'] or r['time_limited']):
-                        notes.append('%s, %d thread(s), %s, -m %s, round %d: warm-up evictions '
-                                     '%d, failed warm-up sets %d, failed sets %d, errors %d%s' % (
-                                         r['engine'], threads, dist, memory, r['round'],
-                                         r['warmup']['evictions'], r['warmup']['failed'],
-                                         r['set_failed'], r['errors'],
-                                         ', stopped by the time limit'
-                                         if r['time_limited'] else ''))
+    mixes = a.mix.split(',')
+    for mix in mixes:
+        if not re.fullmatch(r'\d+:\d+:\d+', mix):
+            raise SystemExit('--mix: %r is not GET:SET:DELETE' % mix)
+    configs = [(mix, memory, threads, dist) for mix in mixes
+               for memory in a.memory.split(',') for threads in (1, 2)
+               for dist in ('zipf:0.99', 'uniform')]
+    for mix, memory, threads, dist in configs:
+        cmd = [bench, '--engine', 'both', '--threads', str(threads), '--dist', dist,
+               '--keys', str(a.keys), '--value-size', '64', '--mix', mix,
+               '-m', memory, '--ops', str(a.ops), '--repeat', str(a.repeat), '--json']
+        d = run_json(cmd, timeout=1800)
+        rows.append((memory, threads, dist, cmd, d, mix))
+        # A comparison is only fair if every key was resident in both.
+        for r in d['runs']:
+            if (r['warmup']['evictions'] or r['warmup']['failed'] or r['set_failed']
+                    or r['errors'] or r['time_limited']):
+                notes.append('%s, %d thread(s), %s, mix %s, -m %s, round %d: warm-up '
+                             'evictions %d, failed warm-up sets %d, failed sets %d, '
+                             'errors %d%s' % (
+                                 r['engine'], threads, dist, mix, memory, r['round'],
+                                 r['warmup']['evictions'], r['warmup']['failed'],
+                                 r['set_failed'], r['errors'],
+                                 ', stopped by the time limit'
+                                 if r['time_limited'] else ''))
 
     fill_cmd = [bench, '--engine', 'both', '--fill', '-m', '64M', '--value-size', '1', '--json']
     fill = run_json(fill_cmd, timeout=1800)
@@ -158,7 +167,8 @@ def main():
     w('')
     w('### Throughput')
     w('')
-    w('%d keys (16-byte zero-padded decimal), 64-byte values, 90%% get / 10%% set, all keys '
+    w('%d keys (16-byte zero-padded decimal), 64-byte values, get:set:delete mix as in the '
+      'first column (%%), all keys '
       'loaded before timing, memory budget `-m` as given (the same for both engines; each '
       'sizes its hash table from it); %d timed operations per run; %d rounds per row, both '
       'engines in each round, alternating which goes first. **seg/baseline** is the median of the '
@@ -168,15 +178,15 @@ def main():
       'memory added by engine creation and warm-up, per item (first round of each engine).'
       % (a.keys, a.ops, a.repeat))
     w('')
-    w('| memory | threads | key popularity | seg Mops/s | baseline Mops/s | **seg/baseline** | '
+    w('| mix | memory | threads | key popularity | seg Mops/s | baseline Mops/s | **seg/baseline** | '
       'seg locks/op | baseline locks/op | hit ratio seg / baseline | '
       'RSS growth B/item seg / baseline |')
-    w('|---|---|---|---|---|---|---|---|---|---|')
-    for memory, threads, dist, cmd, d in rows:
+    w('|---|---|---|---|---|---|---|---|---|---|---|')
+    for memory, threads, dist, cmd, d, mix in rows:
         s = d['summary']
         rr = s.get('seg_over_baseline_per_round', [])
-        w('| %s | %d | %s | %s | %s | **%s** (%s–%s) | %s | %s | %s / %s | %s / %s |' % (
-            memory, threads, dist, fmt(s['seg']['mops_median']), fmt(s['baseline']['mops_median']),
+        w('| %s | %s | %d | %s | %s | %s | **%s** (%s–%s) | %s | %s | %s / %s | %s / %s |' % (
+            mix, memory, threads, dist, fmt(s['seg']['mops_median']), fmt(s['baseline']['mops_median']),
             fmt(s.get('seg_over_baseline_median')), fmt(min(rr) if rr else None),
             fmt(max(rr) if rr else None), fmt(s['seg']['locks_per_op'], '.4f'),
             fmt(s['baseline']['locks_per_op'], '.4f'), fmt(s['seg']['hit_ratio'], '.4f'),
@@ -189,7 +199,7 @@ def main():
         for n in notes:
             w('- ' + n)
         w('')
-    gen = [d.get('generator_ns_per_op') for _, _, _, _, d in rows]
+    gen = [r[4].get('generator_ns_per_op') for r in rows]
     w('Every operation above includes the workload generator (random numbers, the key\'s '
       'decimal form; zipf ids are drawn before timing): %s–%s ns/op measured alone, the same '
       'for both engines.' % (fmt(min(gen), '.1f'), fmt(max(gen), '.1f')))
@@ -225,15 +235,16 @@ def main():
       % (build_type(bench), build_type(bench)))
     w('')
     w('```sh')
-    for _, _, _, cmd, _ in rows:
-        w(cmdline(cmd))
+    for r in rows:
+        w(cmdline(r[3]))
     w(cmdline(fill_cmd))
     for _, cmd, _ in mc:
         w(cmdline(cmd))
     w('```')
     w('')
     w('or all of it, rewriting this section: `tools/storage-bench/run-suite.py` '
-      '(`--ops`, `--keys`, `--repeat` to change the defaults).')
+      '(`--ops`, `--keys`, `--repeat`, `--memory`, `--mix` to change the defaults; this '
+      'table: `%s`).' % cmdline(['tools/storage-bench/run-suite.py'] + sys.argv[1:]))
     w(END)
     section = '\n'.join(out) + '\n'
 
