@@ -13,7 +13,7 @@
 
 #include "net/net_cksum.h"
 
-uint64_t
+__attribute__((hot)) uint64_t
 net_cksum_add(const void *buf, size_t len, uint64_t sum)
 {
 	const uint8_t *p = buf;
