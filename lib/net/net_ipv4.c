@@ -23,6 +23,8 @@ ip_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
 		if (f == RTE_MBUF_F_RX_IP_CKSUM_BAD)
 			return false;
 	}
+	if (likely(ihl == sizeof(*ip)))
+		return net_cksum_20(ip) == 0xffff;
 	return rte_raw_cksum(ip, ihl) == 0xffff;
 }
 
