@@ -44,7 +44,7 @@ cmd_conn_destroy(struct cmd_conn *c)
 	free(c);
 }
 
-void
+__attribute__((hot)) void
 cmd_conn_reset(struct cmd_conn *c)
 {
 	proto_parser_reset(&c->parser);

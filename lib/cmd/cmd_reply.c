@@ -28,7 +28,7 @@ cmd_put(struct cmd_conn *c, const void *p, size_t n)
 	return false;
 }
 
-void
+__attribute__((hot)) void
 cmd_reply(struct cmd_conn *c, bool noreply, const char *line)
 {
 	if (!noreply && !proto_out_line(c->out, line))

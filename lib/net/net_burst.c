@@ -95,7 +95,7 @@ median(uint32_t *v, unsigned n)
 	return v[n / 2];
 }
 
-bool
+__attribute__((hot)) bool
 net_burst_choose(struct net_stack *s, uint16_t n, bool *timed)
 {
 	struct net_rx_adapt *a = &s->rx_adapt;

@@ -23,10 +23,14 @@ ip_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
 		if (f == RTE_MBUF_F_RX_IP_CKSUM_BAD)
 			return false;
 	}
+	if (likely(ihl == sizeof(*ip)))
+		return net_cksum_20(ip) == 0xffff;
 	return rte_raw_cksum(ip, ihl) == 0xffff;
 }
 
-static void
+/* Cold: pings are rare next to the traffic served, and in line its reply
+ * building would sit among net_ipv4_input's hot lines. */
+static __attribute__((cold)) void
 icmp_input(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 	   uint16_t l4_len)
 {
@@ -96,7 +100,15 @@ source_allowed(const struct net_stack *s, uint32_t src)
 	return false;
 }
 
-void
+/* Out of line for the same reason as icmp_input: a dropped packet is
+ * the rare case on the path every packet takes. */
+static __attribute__((cold, noinline)) void
+ipv4_drop(struct rte_mbuf *m)
+{
+	rte_pktmbuf_free(m);
+}
+
+__attribute__((hot)) void
 net_ipv4_input(struct net_stack *s, struct rte_mbuf *m)
 {
 	struct rte_ipv4_hdr *ip;
@@ -165,5 +177,5 @@ net_ipv4_input(struct net_stack *s, struct rte_mbuf *m)
 		NET_INC(s, drop_ip_proto);
 	}
 drop:
-	rte_pktmbuf_free(m);
+	ipv4_drop(m);
 }

@@ -485,7 +485,14 @@ net_l4_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
 		if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 			return false;
 	}
-	return net_cksum_fold(net_cksum_add(l4, l4_len, rte_ipv4_phdr_cksum(ip, 0))) == 0xffff;
+	/* The pseudo-header's sum unfolded, in memory order: l4_len is the
+	 * IP total length less the header's, the length that
+	 * rte_ipv4_phdr_cksum() would take, which builds the pseudo-header
+	 * on the stack and sums it with rte_raw_cksum's loop. */
+	uint64_t phdr = (uint64_t)ip->src_addr + ip->dst_addr +
+			rte_cpu_to_be_16(ip->next_proto_id) + rte_cpu_to_be_16(l4_len);
+
+	return net_cksum_fold(net_cksum_add(l4, l4_len, phdr)) == 0xffff;
 }
 
 /* net_arp.c */

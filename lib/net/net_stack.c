@@ -85,7 +85,7 @@ net_stack_now(const struct net_stack *s)
 	return s->now;
 }
 
-static uint64_t
+static __attribute__((hot)) uint64_t
 read_clock(struct net_stack *s)
 {
 	if (s->cfg.clock != NULL)
@@ -246,7 +246,7 @@ net_stack_destroy(struct net_stack *s)
 
 /* --- input --- */
 
-static void
+static __attribute__((hot)) void
 eth_input(struct net_stack *s, struct rte_mbuf *m)
 {
 	const struct rte_ether_hdr *eth;
@@ -281,7 +281,7 @@ drop:
 	rte_pktmbuf_free(m);
 }
 
-void
+__attribute__((hot)) void
 net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n)
 {
 	s->now = read_clock(s);
@@ -311,10 +311,11 @@ net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n)
 		if (timed)
 			net_burst_account(s, prepare, rte_rdtsc() - t0, m);
 	}
-	net_tcp_release_pending(s);
+	if (!TAILQ_EMPTY(&s->release_list))
+		net_tcp_release_pending(s);
 }
 
-void
+__attribute__((hot)) void
 net_stack_poll(struct net_stack *s)
 {
 	/* After input in the same loop its time serves: the burst took
@@ -326,5 +327,6 @@ net_stack_poll(struct net_stack *s)
 	net_wheel_run(s, &s->wheel, s->now);
 	net_tcp_wake_buf_waiters(s);
 	net_tcp_output_all(s);
-	net_tcp_release_pending(s);
+	if (!TAILQ_EMPTY(&s->release_list))
+		net_tcp_release_pending(s);
 }

@@ -22,7 +22,7 @@ udp_listening(const struct net_stack *s, uint16_t port)
 	return false;
 }
 
-void
+__attribute__((hot)) void
 net_udp_input(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip,
 	      uint16_t l4_len)
 {
@@ -78,7 +78,7 @@ drop:
 	rte_pktmbuf_free(m);
 }
 
-size_t
+__attribute__((hot)) size_t
 net_udp_max_payload(const struct net_stack *s)
 {
 	return s->cfg.mtu - sizeof(struct rte_ipv4_hdr) - sizeof(struct rte_udp_hdr);
@@ -106,7 +106,7 @@ cksum_piece(const void *b, size_t len, size_t off, uint64_t sum)
 	return sum + (uint16_t)((f << 8) | (f >> 8));
 }
 
-int
+__attribute__((hot)) int
 net_udp_sendv(struct net_stack *s, const struct net_udp_peer *peer,
 	      const struct iovec *iov, unsigned n)
 {

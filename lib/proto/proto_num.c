@@ -26,7 +26,7 @@ struct scan {
 	size_t end;      /* index of the end pointer; 0 when nothing converted */
 };
 
-static void
+static __attribute__((hot)) void
 scan_number(const char *s, size_t len, uint64_t max, struct scan *sc)
 {
 	size_t i = 0;
@@ -77,7 +77,7 @@ has_minus(const char *s, size_t len)
 	return false;
 }
 
-bool
+__attribute__((hot)) bool
 proto_strtol32(const char *s, size_t len, int32_t *out)
 {
 	struct scan sc;
@@ -96,7 +96,7 @@ proto_strtol32(const char *s, size_t len, int32_t *out)
 	return true;
 }
 
-bool
+__attribute__((hot)) bool
 proto_strtoul32(const char *s, size_t len, uint32_t *out)
 {
 	struct scan sc;

@@ -170,7 +170,7 @@ proto_out_append(struct proto_out *o, const void *p, size_t n)
 	return true;
 }
 
-bool
+__attribute__((hot)) bool
 proto_out_line(struct proto_out *o, const char *s)
 {
 	size_t n = strlen(s);
@@ -211,7 +211,7 @@ proto_out_stat_u64(struct proto_out *o, const char *name, uint64_t v)
 	return proto_out_stat(o, name, num);
 }
 
-void
+__attribute__((hot)) void
 proto_out_consume(struct proto_out *o, size_t n)
 {
 	if (o->kept_len > 0) {

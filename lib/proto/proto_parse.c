@@ -74,7 +74,7 @@ proto_grammar_add(struct proto_grammar *g, const struct proto_word *w)
 
 /* ---- the parser's state ------------------------------------------------------ */
 
-void
+__attribute__((hot)) void
 proto_parser_init(struct proto_parser *p, const struct proto_grammar *g, size_t value_max)
 {
 	memset(p, 0, sizeof(*p));
@@ -82,7 +82,7 @@ proto_parser_init(struct proto_parser *p, const struct proto_grammar *g, size_t 
 	p->value_max = value_max;
 }
 
-void
+__attribute__((hot)) void
 proto_parser_reset(struct proto_parser *p)
 {
 	proto_parser_init(p, p->grammar, p->value_max);

@@ -20,7 +20,7 @@ put_be16(unsigned char *p, uint16_t v)
 	p[1] = (unsigned char)v;
 }
 
-int
+__attribute__((hot)) int
 proto_udp_parse(const void *dgram, size_t len, struct proto_udp_hdr *h)
 {
 	const unsigned char *p = dgram;
@@ -36,7 +36,7 @@ proto_udp_parse(const void *dgram, size_t len, struct proto_udp_hdr *h)
 	return PROTO_UDP_HDR_LEN;
 }
 
-void
+__attribute__((hot)) void
 proto_udp_write_hdr(void *dst, uint16_t req_id, uint16_t seq, uint16_t total)
 {
 	unsigned char *p = dst;
@@ -47,7 +47,7 @@ proto_udp_write_hdr(void *dst, uint16_t req_id, uint16_t seq, uint16_t total)
 	put_be16(p + 6, 0);
 }
 
-unsigned
+__attribute__((hot)) unsigned
 proto_udp_count(size_t len, size_t max_payload)
 {
 	size_t n;
@@ -60,7 +60,7 @@ proto_udp_count(size_t len, size_t max_payload)
 	return n > UINT16_MAX ? 0 : (unsigned)n;
 }
 
-size_t
+__attribute__((hot)) size_t
 proto_udp_frame_iov(const void *resp, size_t len, size_t max_payload, uint16_t req_id,
 		    unsigned seq, unsigned total, uint8_t hdr[PROTO_UDP_HDR_LEN],
 		    struct iovec iov[2])

@@ -566,7 +566,7 @@ udp_respond(struct native_worker *w, const struct net_udp_peer *peer, uint16_t r
 	proto_out_consume(o, len);
 }
 
-static void
+static __attribute__((hot)) void
 on_udp_recv(void *app, const struct net_udp_peer *peer, const uint8_t *data, size_t len)
 {
 	struct native_worker *w = app;

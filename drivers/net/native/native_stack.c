@@ -132,7 +132,7 @@ link_is_up(uint16_t port)
 /* An empty RX burst in this many looks at the link again (see worker_main). */
 #define LINK_CHECK_IDLE_LOOPS 1024
 
-static int
+static __attribute__((hot)) int
 worker_main(void *arg)
 {
 	struct native_worker *w = arg;
