@@ -72,7 +72,7 @@ raise_exp_max(struct seg_hdr *h, int64_t exp)
  * sealed. *lost counts the chunk reservations that lost a race. */
 enum { RESERVED, NO_ROOM };
 
-static int
+static __attribute__((hot)) int
 try_reserve(struct seg_worker *w, struct seg_open_ref *tref, int32_t seg, uint64_t gen,
 	    uint64_t gen_mask, const struct ttl_place *t, uint32_t span, bool shared,
 	    unsigned *lost, struct seg_wloc *out)
@@ -361,7 +361,7 @@ reserve_shared(struct seg_worker *w, struct seg_open_ref *ref, const struct ttl_
  * with segments to spare, in one of its own, from the worker's chunk there
  * (seg_chunk.c). Returns with the worker's append mark on the segment: the
  * caller links the item (or abandons it) and then calls seg_append_done(). */
-int
+__attribute__((hot)) int
 seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t size,
 	    struct seg_wloc *out)
 {
@@ -376,7 +376,7 @@ seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32
 	return reserve_own(w, ref, t, now, span, out);
 }
 
-void
+__attribute__((hot)) void
 seg_append_done(struct seg_worker *w, const struct seg_wloc *wl)
 {
 	(void)wl;
@@ -407,7 +407,7 @@ seg_append_abandon(struct seg_worker *w, const struct seg_wloc *wl)
 }
 
 /* Writes header and key; returns where the value goes. */
-uint8_t *
+__attribute__((hot)) uint8_t *
 seg_write_head(const struct seg_wloc *wl, const struct seg_key *k, uint32_t vlen,
 	       uint32_t flags)
 {

@@ -208,7 +208,7 @@ seg_hash_find_loc_locked(struct seg_engine *e, const struct seg_key *k,
 	return NULL;
 }
 
-bool
+__attribute__((hot)) bool
 seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k)
 {
 	struct seg_chain_iter it;

@@ -98,7 +98,7 @@ slot_take(struct seg_live_slot *s, uint64_t life, int64_t delta)
 	atomic_store_explicit(&s->life, life, memory_order_release);
 }
 
-static void
+static __attribute__((hot)) void
 live_note(struct seg_worker *w, int32_t seg, int64_t delta, bool add)
 {
 	struct seg_engine *e = w->e;
@@ -138,13 +138,13 @@ live_note(struct seg_worker *w, int32_t seg, int64_t delta, bool add)
 	slot_take(s, life, delta);
 }
 
-void
+__attribute__((hot)) void
 seg_live_add(struct seg_worker *w, uint64_t v, uint32_t size)
 {
 	live_note(w, (int32_t)slot_seg(v), seg_live_pack(1, (int32_t)size), true);
 }
 
-void
+__attribute__((hot)) void
 seg_live_remove(struct seg_worker *w, uint64_t v, uint32_t span)
 {
 	live_note(w, (int32_t)slot_seg(v), -seg_live_pack(1, (int32_t)span),
