@@ -366,8 +366,7 @@ seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32
 	    struct seg_wloc *out)
 {
 	struct seg_engine *e = w->e;
-	const uint32_t align = (1u << e->off_shift) - 1;
-	const uint32_t span = (size + align) & ~align;
+	const uint32_t span = item_span(size, e->off_shift);
 	/* before anything is marked: taking a slot over may give a chunk back */
 	struct seg_open_ref *ref = seg_ref_of(w, t->tb);
 

@@ -57,7 +57,6 @@ dump_segment(struct seg_engine *e, int32_t seg, uint64_t gen, uint32_t *off,
 	     engine_dump_fn fn, void *arg, int64_t now)
 {
 	const struct seg_hdr *h = &e->hdr[seg];
-	const uint32_t align = (1u << e->off_shift) - 1;
 	const uint8_t *data = seg_data(e, seg);
 	const uint32_t end = seg_valid_end(e, seg);
 	const unsigned cls = seg_dump_class(__atomic_load_n(&h->ttl_bucket, __ATOMIC_RELAXED));
@@ -92,7 +91,7 @@ dump_segment(struct seg_engine *e, int32_t seg, uint64_t gen, uint32_t *off,
 			if (!seg_expired(d.expires_at, now) && !fn(arg, &d))
 				return false;
 		}
-		*off += (iv.total + align) & ~align;
+		*off += item_span(iv.total, e->off_shift);
 	}
 	return true;
 }

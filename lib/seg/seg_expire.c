@@ -14,7 +14,6 @@ unsigned
 seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
 {
 	const uint32_t end = seg_valid_end(e, seg);
-	const uint32_t align = (1u << e->off_shift) - 1;
 	const uint8_t *data = seg_data(e, seg);
 	const uint64_t gen = atomic_load(&e->hdr[seg].gen); /* claimed: stable */
 	unsigned live = 0, unfetched = 0;
@@ -27,7 +26,7 @@ seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
 		if (!item_parse(data + off, end - off, &iv))
 			break;
 		if (item_is_filler(data + off, &iv)) {
-			off += (iv.total + align) & ~align;
+			off += item_span(iv.total, e->off_shift);
 			continue;
 		}
 		seg_key_init(e, &k, data + off + iv.hdr_len, iv.klen);
@@ -37,7 +36,7 @@ seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)
 			live++;
 			unfetched += slot_freq(v) == 0;
 		}
-		off += (iv.total + align) & ~align;
+		off += item_span(iv.total, e->off_shift);
 	}
 	if (why == UNLINK_EVICTED) {
 		atomic_fetch_add_explicit(&e->n_evictions, live, memory_order_relaxed);

@@ -207,6 +207,17 @@ item_write_filler_head(uint8_t *p, uint32_t total)
 	memcpy(p, h, sizeof(h));
 }
 
+/* The bytes an item of `total` bytes takes in a segment whose slot offsets
+ * count units of 1 << off_shift: rounded up to where the next item may
+ * start (what walks step by and live counts add). */
+static inline uint32_t
+item_span(uint32_t total, unsigned off_shift)
+{
+	const uint32_t align = (1u << off_shift) - 1;
+
+	return (total + align) & ~align;
+}
+
 /* Is the item parsed at p (as v) a filler? */
 static inline bool
 item_is_filler(const uint8_t *p, const struct item_view *v)

@@ -76,7 +76,6 @@ item_walk_init(struct seg_engine *e, struct item_walk *it, int32_t seg)
 static const struct walked_item *
 item_walk_next(struct seg_engine *e, struct item_walk *it)
 {
-	const uint32_t align = (1u << e->off_shift) - 1;
 	const struct walked_item *wi;
 
 	while (!it->done && it->count < ITEMS_AHEAD) {
@@ -88,7 +87,7 @@ item_walk_next(struct seg_engine *e, struct item_walk *it)
 			break;
 		}
 		n->off = off;
-		n->span = (n->iv.total + align) & ~align;
+		n->span = item_span(n->iv.total, e->off_shift);
 		if (item_is_filler(it->data + off, &n->iv)) { /* no item: seg_chunk.c */
 			it->next_off = off + n->span;
 			continue;

@@ -60,14 +60,13 @@ slot_cas_locked(const struct seg_engine *e, uint64_t v)
 static int64_t
 slot_expiry_locked(const struct seg_engine *e, uint64_t v, uint32_t *span)
 {
-	const uint32_t align = (1u << e->off_shift) - 1;
 	struct item_view iv;
 	uint32_t off = slot_off(v) << e->off_shift;
 
 	*span = 0;
 	if (!item_parse(seg_item_at(e, v), e->seg_size - off, &iv))
 		return -1;
-	*span = (iv.total + align) & ~align;
+	*span = item_span(iv.total, e->off_shift);
 	return seg_item_expiry(&e->hdr[slot_seg(v)], iv.exp_delta);
 }
 
@@ -184,9 +183,7 @@ op_start(struct seg_worker *w, struct seg_key *k, const void *key, size_t klen,
 static inline uint32_t
 stored_size(const struct seg_engine *e, uint32_t klen, const struct engine_item *it)
 {
-	const uint32_t align = (1u << e->off_shift) - 1;
-
-	return (item_size(klen, it->vlen, it->flags) + align) & ~align;
+	return item_span(item_size(klen, it->vlen, it->flags), e->off_shift);
 }
 
 /* A sampled key's request goes to the engine's sampler (lib/mrc, through

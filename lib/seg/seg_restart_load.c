@@ -304,7 +304,7 @@ check_item(struct scan_job *j, uint64_t b, uint64_t v, uint32_t *span, bool *exp
 		return false;
 	}
 	*expired = seg_expired(seg_item_expiry(h, iv.exp_delta), j->now);
-	*span = (iv.total + (1u << e->off_shift) - 1) & ~((1u << e->off_shift) - 1);
+	*span = item_span(iv.total, e->off_shift);
 	return true;
 }
 

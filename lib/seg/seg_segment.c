@@ -254,11 +254,10 @@ seg_item_span(const struct seg_engine *e, uint64_t v)
 {
 	uint32_t off = slot_off(v) << e->off_shift;
 	struct item_view iv;
-	uint32_t align = (1u << e->off_shift) - 1;
 
 	if (!item_parse(seg_data(e, slot_seg(v)) + off, e->seg_size - off, &iv))
 		return 0;
-	return (iv.total + align) & ~align;
+	return item_span(iv.total, e->off_shift);
 }
 
 void

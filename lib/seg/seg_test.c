@@ -132,13 +132,12 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 		}
 		c->live_items += (uint32_t)items;
 		if (st == SEG_OPEN || st == SEG_SEALED) {
-			const uint32_t end = seg_valid_end(e, (int32_t)s),
-				       align = (1u << e->off_shift) - 1;
+			const uint32_t end = seg_valid_end(e, (int32_t)s);
 			struct item_view iv;
 			uint32_t off = 0;
 
 			for (; off < end && item_parse(seg_data(e, s) + off, end - off, &iv);
-			     off += (iv.total + align) & ~align)
+			     off += item_span(iv.total, e->off_shift))
 				c->items_written += !item_is_filler(seg_data(e, s) + off, &iv);
 			/* Bytes that do not parse before the end: a gap no
 			 * filler covers, where every walk (expiry, merge,
