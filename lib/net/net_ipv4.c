@@ -100,14 +100,6 @@ source_allowed(const struct net_stack *s, uint32_t src)
 	return false;
 }
 
-/* Out of line for the same reason as icmp_input: a dropped packet is
- * the rare case on the path every packet takes. */
-static __attribute__((cold, noinline)) void
-ipv4_drop(struct rte_mbuf *m)
-{
-	rte_pktmbuf_free(m);
-}
-
 __attribute__((hot)) void
 net_ipv4_input(struct net_stack *s, struct rte_mbuf *m)
 {
@@ -177,5 +169,5 @@ net_ipv4_input(struct net_stack *s, struct rte_mbuf *m)
 		NET_INC(s, drop_ip_proto);
 	}
 drop:
-	ipv4_drop(m);
+	net_drop_cold(m);
 }

@@ -450,6 +450,9 @@ struct rte_mbuf *net_tx_alloc_recycled(struct net_stack *s);
  * its own); NULL when the pool is empty. */
 struct rte_mbuf *net_tx_alloc_extra(struct net_stack *s);
 void net_tx_push(struct net_stack *s, struct rte_mbuf *m);
+/* Frees a dropped packet, out of line: rte_pktmbuf_free() in line is
+ * most of a hot function's code, for the path a drop rarely takes. */
+void net_drop_cold(struct rte_mbuf *m) __attribute__((cold, noinline));
 /* The IPv4 header's checksum of a frame about to leave: the port's
  * offload when it has one (l2_len, l3_len and the flags set), or software. */
 void net_ipv4_cksum(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip);
@@ -513,7 +516,16 @@ void net_udp_input(struct net_stack *s, struct rte_mbuf *m,
 /* net_tcp.c: the connection table */
 int net_tcp_init(struct net_stack *s, char *err, size_t errlen);
 void net_tcp_fini(struct net_stack *s);
-void net_tcp_release_pending(struct net_stack *s);
+void net_tcp_release_list(struct net_stack *s);
+/* Frees the connections closed during the current event: a list check in
+ * line, as every burst and poll makes it and the list is nearly always
+ * empty. */
+static inline void
+net_tcp_release_pending(struct net_stack *s)
+{
+	if (!TAILQ_EMPTY(&s->release_list))
+		net_tcp_release_list(s);
+}
 /* net_tcp_listen.c: a segment arrives */
 void net_tcp_input(struct net_stack *s, struct rte_mbuf *m,
 		   struct rte_ipv4_hdr *ip, uint16_t l4_len);

@@ -311,8 +311,7 @@ net_stack_input(struct net_stack *s, struct rte_mbuf **pkts, uint16_t n)
 		if (timed)
 			net_burst_account(s, prepare, rte_rdtsc() - t0, m);
 	}
-	if (!TAILQ_EMPTY(&s->release_list))
-		net_tcp_release_pending(s);
+	net_tcp_release_pending(s);
 }
 
 __attribute__((hot)) void
@@ -327,6 +326,5 @@ net_stack_poll(struct net_stack *s)
 	net_wheel_run(s, &s->wheel, s->now);
 	net_tcp_wake_buf_waiters(s);
 	net_tcp_output_all(s);
-	if (!TAILQ_EMPTY(&s->release_list))
-		net_tcp_release_pending(s);
+	net_tcp_release_pending(s);
 }

@@ -293,7 +293,7 @@ tcp_conn_release(struct net_stack *s, struct net_conn *c, enum net_close_reason 
 }
 
 void
-net_tcp_release_pending(struct net_stack *s)
+net_tcp_release_list(struct net_stack *s)
 {
 	struct net_conn *c;
 

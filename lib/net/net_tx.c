@@ -71,12 +71,9 @@ net_tx_alloc_extra(struct net_stack *s)
 	return m;
 }
 
-/* Out of line: rte_pktmbuf_free() in line is most of net_tx_push's code,
- * which would sit among the hot lines for a path a full array takes. */
-static __attribute__((cold, noinline)) void
-tx_push_full(struct net_stack *s, struct rte_mbuf *m)
+void
+net_drop_cold(struct rte_mbuf *m)
 {
-	NET_INC(s, tx_queue_full);
 	rte_pktmbuf_free(m);
 }
 
@@ -86,7 +83,8 @@ net_tx_push(struct net_stack *s, struct rte_mbuf *m)
 	uint32_t i;
 
 	if (unlikely(!net_tx_room(s))) {
-		tx_push_full(s, m);
+		NET_INC(s, tx_queue_full);
+		net_drop_cold(m);
 		return;
 	}
 	i = s->tx_head + s->tx_count;
