@@ -36,17 +36,6 @@ run_cap(const struct mini *c, const uint32_t *run, unsigned n)
 	return cap;
 }
 
-/* The memory of the run's segments, bytes (mini_settle: units and what
- * is past their ends). */
-static uint64_t
-run_held(const struct mini *c, const uint32_t *run, unsigned n)
-{
-	uint64_t b = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		b += c->seg[run[i]].cap + c->seg[run[i]].over;
-	return b;
-}
 
 /* The units of the run's segments (one each, but for grown ones). */
 static unsigned
@@ -59,6 +48,33 @@ run_units(const struct mini *c, const uint32_t *run, unsigned n)
 	return u;
 }
 
+/* The memory segment s holds: its units, and what its last item took
+ * past their end (mini_settle). What its live bytes are measured
+ * against: lib/seg's segments hold no more than their size, so there the
+ * two are one; here a merged destination holds its run's straddling
+ * items whole, and counted against its units alone it looked up to half
+ * as dense again as it is (densities of 1,300 to 1,500 in 1,024 on
+ * Twitter-shaped B at -m 1G), so merge passed over the chains it had
+ * merged and sent its passes to the others: a chain of 40 segments fell
+ * to 5 in the trace's next 100 seconds and grew back, where lib/seg's
+ * chains kept their size within a few segments. */
+static uint64_t
+mem_held(const struct mini_seg *h)
+{
+	return h->cap + h->over;
+}
+
+/* The memory of the run's segments, bytes. */
+static uint64_t
+run_held(const struct mini *c, const uint32_t *run, unsigned n)
+{
+	uint64_t b = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		b += mem_held(&c->seg[run[i]]);
+	return b;
+}
+
 /* seg_merge.c find_sparse: a sealed segment under 3/4 live, going on
  * where the last look stopped, at most RUN_SCAN_MAX a call. */
 static uint32_t
@@ -68,7 +84,7 @@ find_sparse(const struct mini *c, struct mini_chain *ch)
 	uint32_t found = MRC_NONE;
 
 	for (unsigned i = 0; i < RUN_SCAN_MAX && s != MRC_NONE; i++) {
-		if (sealed(c, s) && c->seg[s].live < c->seg[s].cap / 4 * 3) {
+		if (sealed(c, s) && c->seg[s].live < mem_held(&c->seg[s]) / 4 * 3) {
 			found = s;
 			break;
 		}
@@ -139,15 +155,20 @@ run_walk(const struct mini *c, struct mini_chain *ch, uint32_t *run, uint64_t *l
 	return n ? n : run_walk1(c, ch, true, run, live);
 }
 
-/* The chain whose run is sparsest (seg_merge.c sparsest_chain). */
+/* The chain whose run is sparsest, live bytes against the memory they
+ * hold (seg_merge.c sparsest_chain); equal chains take turns, the search
+ * starting after the last chain chosen. Merged destinations are full
+ * (1,024 in 1,024), and many chains' runs are: always taking the first
+ * of them, merge drained one chain while the others grew. */
 static uint32_t
 sparsest_chain(struct mini *c)
 {
 	uint32_t best = MRC_NONE, run[MERGE_RUN_MAX];
 	uint64_t best_density = UINT64_MAX;
 
-	for (uint32_t ch = 0; ch < c->nchains; ch++) {
-		uint64_t live, d, cap = 0;
+	for (uint32_t i = 0; i < c->nchains; i++) {
+		const uint32_t ch = (c->merge_cursor + i) % c->nchains;
+		uint64_t live, d;
 		unsigned n;
 
 		if (c->chains[ch].tb == MINI_NO_CHAIN)
@@ -155,14 +176,14 @@ sparsest_chain(struct mini *c)
 		n = run_walk(c, &c->chains[ch], run, &live);
 		if (n == 0)
 			continue;
-		for (unsigned i = 0; i < n; i++)
-			cap += c->seg[run[i]].cap;
-		d = live * 1024 / cap;
+		d = live * 1024 / run_held(c, run, n);
 		if (d < best_density) {
 			best_density = d;
 			best = ch;
 		}
 	}
+	if (best != MRC_NONE)
+		c->merge_cursor = (best + 1) % c->nchains;
 	return best;
 }
 

@@ -167,6 +167,10 @@ struct mini {
 	uint64_t ring_seq[MINI_OPEN_RING_MAX];
 	struct mini_chain *chains;
 	uint32_t nchains, free_chain;
+	/* Where the next search for the sparsest chain starts: after the
+	 * last chain chosen, so that equal chains take turns (seg_merge.c's
+	 * merge_cursor). */
+	uint32_t merge_cursor;
 	enum engine_eviction eviction;
 	uint64_t rng;
 	/* Sampled gets and misses, scaled to the rate now: counts taken at
