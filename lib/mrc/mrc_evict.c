@@ -156,29 +156,41 @@ run_walk(const struct mini *c, struct mini_chain *ch, uint32_t *run, uint64_t *l
 }
 
 /* The chain whose run is sparsest, live bytes against the memory they
- * hold (seg_merge.c sparsest_chain); equal chains take turns, the search
- * starting after the last chain chosen. Merged destinations are full
- * (1,024 in 1,024), and many chains' runs are: always taking the first
- * of them, merge drained one chain while the others grew. */
+ * hold, and among runs within DENSITY_BAND of that, the one written
+ * longest ago (seg_merge.c sparsest_chain); equal ones take turns, the
+ * search starting after the last chain chosen. */
+#define DENSITY_BAND 64
 static uint32_t
 sparsest_chain(struct mini *c)
 {
 	uint32_t best = MRC_NONE, run[MERGE_RUN_MAX];
-	uint64_t best_density = UINT64_MAX;
+	uint64_t sparsest = UINT64_MAX, oldest = UINT64_MAX;
 
-	for (uint32_t i = 0; i < c->nchains; i++) {
-		const uint32_t ch = (c->merge_cursor + i) % c->nchains;
-		uint64_t live, d;
+	for (uint32_t ch = 0; ch < c->nchains; ch++) {
+		struct mini_chain *h = &c->chains[ch];
+		uint64_t live;
 		unsigned n;
 
-		if (c->chains[ch].tb == MINI_NO_CHAIN)
+		h->look_density = UINT64_MAX;
+		if (h->tb == MINI_NO_CHAIN)
 			continue;
-		n = run_walk(c, &c->chains[ch], run, &live);
+		n = run_walk(c, h, run, &live);
 		if (n == 0)
 			continue;
-		d = live * 1024 / run_held(c, run, n);
-		if (d < best_density) {
-			best_density = d;
+		h->look_density = live * 1024 / run_held(c, run, n);
+		h->look_touched = UINT64_MAX;
+		for (unsigned i = 0; i < n; i++)
+			if (c->seg[run[i]].touched < h->look_touched)
+				h->look_touched = c->seg[run[i]].touched;
+		if (h->look_density < sparsest)
+			sparsest = h->look_density;
+	}
+	for (uint32_t i = 0; sparsest != UINT64_MAX && i < c->nchains; i++) {
+		const uint32_t ch = (c->merge_cursor + i) % c->nchains;
+		const struct mini_chain *h = &c->chains[ch];
+
+		if (h->look_density < sparsest + DENSITY_BAND && h->look_touched < oldest) {
+			oldest = h->look_touched;
 			best = ch;
 		}
 	}
@@ -310,7 +322,8 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 				ndest++;
 				c->seg[dest] = (struct mini_seg){
 					.head = MRC_NONE, .tail = MRC_NONE, .prev = last,
-					.next = MRC_NONE, .seq = seq, .cap = cap, .units = 1,
+					.next = MRC_NONE, .seq = seq, .touched = ++c->seq,
+					.cap = cap, .units = 1,
 					.state = MINI_SEALED, .chain = (uint16_t)chi };
 				if (last != MRC_NONE)
 					c->seg[last].next = dest;

@@ -285,7 +285,7 @@ open_seg(struct mini *c, struct mrc_key *keys, const struct place *p, int64_t no
 	chain = &c->chains[ch];
 	h = &c->seg[s];
 	*h = (struct mini_seg){ .head = MRC_NONE, .tail = MRC_NONE, .prev = chain->tail,
-				.next = MRC_NONE, .seq = ++c->seq, .state = MINI_OPEN, .units = 1,
+				.next = MRC_NONE, .seq = ++c->seq, .touched = c->seq, .state = MINI_OPEN, .units = 1,
 				.exp_base = p->exp_base, .unit = p->unit, .chain = (uint16_t)ch };
 	h->cap = (uint64_t)((double)c->seg_bytes_full * rate + 0.5);
 	if (h->cap == 0)

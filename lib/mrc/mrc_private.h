@@ -107,6 +107,8 @@ struct mini_seg {
 	uint32_t head, tail;   /* items, in append order */
 	uint32_t prev, next;   /* chain links; free list through next */
 	uint64_t seq;          /* opening order (FIFO) */
+	uint64_t touched;      /* when written: opened, or made a merge
+				* destination (lib/seg's gen: merge's age) */
 	int64_t exp_max;       /* latest expiry of an item in it; 0 = never */
 	int64_t exp_base;      /* its expiry grid (seg_append.c), MINI_EXP_NEVER */
 	uint8_t unit;          /* log2 of the grid's unit, seconds */
@@ -136,6 +138,10 @@ struct mini_chain {
 	/* Bytes of its runs merged in a row with nothing read (mrc_evict.c
 	 * merge_pass: how cold a chain is, at full scale). */
 	uint64_t unread;
+	/* Its next run as the last search for the sparsest chain saw it:
+	 * live bytes per 1024 of memory held, and its oldest segment's
+	 * `touched` (mrc_evict.c sparsest_chain). */
+	uint64_t look_density, look_touched;
 };
 #define MINI_NO_CHAIN UINT16_MAX
 
