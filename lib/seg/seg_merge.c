@@ -325,7 +325,7 @@ run_density(struct seg_engine *e, struct seg_chain *c)
  * gave every chain the same passes whatever its size, so a TTL few keys
  * had fell to the two segments a run needs and its items were merged
  * away young: Twitter-shaped B's 7-day keys (5% of the gets) missed 0.80
- * at 256 MiB against 0.37 to 0.52 for the other long TTLs. Equal runs
+ * at 256 MiB against 0.37 to 0.49 for the other long TTLs. Equal runs
  * still take turns (the scan starts after the last chain chosen). */
 static struct seg_chain *
 sparsest_chain(struct seg_engine *e, struct seg_worker *w)
