@@ -24,6 +24,12 @@
  * logarithmic counter, so that hot keys stop writing their slot's cache
  * line): lib/seg's seg_bump_freq, and lib/mrc's model of it. */
 #define ENGINE_FREQ_EXACT 4u
+/* Which chain a merge pass takes (lib/seg's sparsest_chain, and the
+ * miniature caches' model of it): runs whose live bytes per 1024 of
+ * segment differ by less than this are equally dense (merged destinations
+ * and segments written whole are 93% to 100% live, by how their last item
+ * fit), and the one written longest ago goes first. */
+#define ENGINE_MERGE_DENSITY_BAND 64u
 
 struct engine_merge_cut {
 	unsigned cutoff;

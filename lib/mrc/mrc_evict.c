@@ -156,10 +156,9 @@ run_walk(const struct mini *c, struct mini_chain *ch, uint32_t *run, uint64_t *l
 }
 
 /* The chain whose run is sparsest, live bytes against the memory they
- * hold, and among runs within DENSITY_BAND of that, the one written
- * longest ago (seg_merge.c sparsest_chain); equal ones take turns, the
- * search starting after the last chain chosen. */
-#define DENSITY_BAND 64
+ * hold, and among runs within ENGINE_MERGE_DENSITY_BAND of that, the one
+ * written longest ago (seg_merge.c sparsest_chain); equal ones take turns,
+ * the search starting after the last chain chosen. */
 static uint32_t
 sparsest_chain(struct mini *c)
 {
@@ -189,7 +188,7 @@ sparsest_chain(struct mini *c)
 		const uint32_t ch = (c->merge_cursor + i) % c->nchains;
 		const struct mini_chain *h = &c->chains[ch];
 
-		if (h->look_density < sparsest + DENSITY_BAND && h->look_touched < oldest) {
+		if (h->look_density < sparsest + ENGINE_MERGE_DENSITY_BAND && h->look_touched < oldest) {
 			oldest = h->look_touched;
 			best = ch;
 		}

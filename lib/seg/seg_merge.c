@@ -232,8 +232,8 @@ run_grows(const struct seg_engine *e, unsigned n, uint64_t live, uint64_t more)
  * one segment fewer holds it, and a run of mostly dead copies (hot keys
  * rewritten) is compacted whole instead of into destinations that would
  * stay mostly empty. Claims the segments into run[] when run is not
- * NULL. Returns how many; *live sums their live bytes. Caller holds the
- * chain lock. */
+ * NULL. Returns how many; *live sums their live bytes, *oldest_gen (when
+ * not NULL) is their lowest gen. Caller holds the chain lock. */
 static unsigned
 run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run,
 	 uint64_t *live, uint64_t *oldest_gen)
@@ -243,7 +243,8 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 	unsigned n = 0;
 
 	*live = 0;
-	*oldest_gen = UINT64_MAX;
+	if (oldest_gen)
+		*oldest_gen = UINT64_MAX;
 	while (seg != SEG_NONE && n < MERGE_RUN_MAX &&
 	       atomic_load(&e->hdr[seg].state) == SEG_SEALED) {
 		const uint64_t live_here = seg_live(e, seg);
@@ -256,8 +257,12 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 			run[n] = seg;
 		n++;
 		*live += live_here;
-		if (atomic_load(&e->hdr[seg].gen) < *oldest_gen)
-			*oldest_gen = atomic_load(&e->hdr[seg].gen);
+		if (oldest_gen) {
+			const uint64_t gen = atomic_load(&e->hdr[seg].gen);
+
+			if (gen < *oldest_gen)
+				*oldest_gen = gen;
+		}
 		seg = e->hdr[seg].next;
 	}
 	return n;
@@ -269,22 +274,18 @@ run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run
 static unsigned
 claim_run(struct seg_engine *e, struct seg_chain *c, int32_t *run)
 {
-	uint64_t live, gen;
+	uint64_t live;
 	unsigned n = 0;
 
 	for (int from_head = 0; from_head < 2 && n < run_min(c); from_head++) {
 		for (unsigned i = 0; i < n; i++)
 			atomic_store(&e->hdr[run[i]].state, SEG_SEALED);
-		n = run_walk(e, c, from_head, run, &live, &gen);
+		n = run_walk(e, c, from_head, run, &live, NULL);
 	}
 	return n;
 }
 
 #define DENSITY_NONE UINT32_MAX
-/* Runs whose densities differ by less than this (in 1024) are equally
- * dense: merged destinations and segments written whole are 93% to 100%
- * live, by how their last item fit. */
-#define DENSITY_BAND 64
 
 /* What a pass over a chain's next run would take: its live bytes per
  * 1024 bytes of segment, or DENSITY_NONE when it would take none (a
@@ -319,12 +320,12 @@ run_density(struct seg_engine *e, struct seg_chain *c)
  * large values fill segments with dead bytes much faster than cold keys
  * fill them with live ones.
  *
- * Among runs equally dense (DENSITY_BAND of the sparsest), the one
- * written longest ago: every chain's data then meets merge at the same
- * age, and a chain gets passes as it gets writes. Taking turns instead
- * gave every chain the same passes whatever its size, so a TTL few keys
- * had fell to the two segments a run needs and its items were merged
- * away young: Twitter-shaped B's 7-day keys (5% of the gets) missed 0.80
+ * Among runs equally dense (within ENGINE_MERGE_DENSITY_BAND of the
+ * sparsest), the one written longest ago: every chain's data then meets
+ * merge at the same age, and a chain gets passes as it gets writes.
+ * Taking turns instead gave every chain the same passes whatever its
+ * size, so a TTL few keys had fell to the two segments a run needs and
+ * its items were merged away young: Twitter-shaped B's 7-day keys (5% of the gets) missed 0.80
  * at 256 MiB against 0.37 to 0.49 for the other long TTLs. Equal runs
  * still take turns (the scan starts after the last chain chosen). */
 static struct seg_chain *
@@ -357,7 +358,7 @@ sparsest_chain(struct seg_engine *e, struct seg_worker *w)
 	for (unsigned i = 0; i < TTL_CHAINS; i++) {
 		const unsigned at = (e->merge_cursor + i) % TTL_CHAINS;
 
-		if (density[at] < sparsest + DENSITY_BAND && gen[at] < oldest) {
+		if (density[at] < sparsest + ENGINE_MERGE_DENSITY_BAND && gen[at] < oldest) {
 			oldest = gen[at];
 			best_at = at;
 		}

@@ -518,7 +518,7 @@ TEST(MrcMini, MergeKeepsTheChainsShares)
 {
 	const unsigned ttl[2] = { 3600, 86400 };
 	unsigned tb[2];
-	// segments of 512 sampled bytes, items of 200 to 700
+	// segments of 512 sampled bytes, items of 100 to 400
 	struct mrc *m = make_mrc(4096, 64, 4096, ENGINE_EVICT_MERGE, 1.0 / 8);
 	ASSERT_NE(m, nullptr);
 	const std::vector<std::string> keys = sampled_keys(m, 1500);
@@ -534,15 +534,11 @@ TEST(MrcMini, MergeKeepsTheChainsShares)
 
 		for (unsigned i = 0; i < keys.size(); i++) {
 			const uint32_t size = 100 + (i * 37) % 300;
-			struct engine_access a;
+			const bool set = round == 0 || rng() % 8 == 0;
+			struct engine_access a = access_of(
+				keys[i], set ? ENGINE_ACCESS_SET : ENGINE_ACCESS_GET, true, size, now);
 
-			if (round == 0 || rng() % 8 == 0) {
-				a = access_of(keys[i], ENGINE_ACCESS_SET, true, size, now);
-				a.expires_at = now + ttl[i % 2];
-			} else {
-				a = access_of(keys[i], ENGINE_ACCESS_GET, true, size, now);
-				a.expires_at = now + ttl[i % 2];
-			}
+			a.expires_at = now + ttl[i % 2];
 			// (the lower keys read more often, in both buckets alike)
 			if (a.op == ENGINE_ACCESS_SET || rng() % keys.size() >= i / 2)
 				mrc_access(m, &a);
@@ -560,8 +556,9 @@ TEST(MrcMini, MergeKeepsTheChainsShares)
 	}
 	// The caches of 128 segments and more (2x to 4x: still evicting)
 	// never let one chain fall below a tenth of the other (0.19 to 0.45
-	// of it at worst); before, all of them did, to under 1%. (The smaller ones hold a few segments a
-	// chain, where one segment more or less is that much already.)
+	// of it at worst); before, all of them did, to under 1%. (The smaller
+	// ones hold a few segments a chain, where one segment more or less is
+	// that much already.)
 	for (unsigned c = 0; c < MRC_SIZES; c++)
 		if (m->mini[c].nseg >= 128) {
 			EXPECT_GE(worst[c], 0.1) << "cache " << c;
