@@ -430,13 +430,6 @@ static inline void engine_get_batch(struct engine_worker *w, const struct engine
 				    unsigned n, const struct engine_get_sink *sink)
 { w->engine->ops->get_batch(w, keys, n, sink); }
 
-/* engine_get_batch() into the caller's buffers: key i's value goes to
- * bufs[i] (caps[i] bytes; NULL with 0 for meta data only), its status to
- * st[i] and its item to its[i], as engine_get() would fill them. */
-void engine_get_batch_into(struct engine_worker *w, const struct engine_key *keys, unsigned n,
-			   void *const *bufs, const size_t *caps, struct engine_item *its,
-			   enum engine_status *st);
-
 /* A hint that gets of these keys follow soon: start loading what their
  * lookups will read (hash buckets, then the items found in them), so the
  * cache misses of requests that arrive together overlap though each is

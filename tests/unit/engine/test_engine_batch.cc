@@ -331,9 +331,9 @@ TEST_P(EngineBatch, PrefetchChangesNothing)
 	EXPECT_EQ(x.counter(ENGINE_C_cmd_get), before.counters[ENGINE_C_cmd_get] + keys.size() - 2);
 }
 
-// engine_get_batch_into(): caller buffers, statuses and items per key; a
-// batch over the group size is taken in groups, in order.
-TEST_P(EngineBatch, IntoCallerBuffers)
+// A batch over the group size is taken in groups, in order: three whole
+// groups and part of a fourth, each key with a buffer of its own.
+TEST_P(EngineBatch, SeveralGroupsInOrder)
 {
 	FakeClock clock;
 	Engine x(GetParam().create, 16u << 20, &clock);
@@ -349,27 +349,20 @@ TEST_P(EngineBatch, IntoCallerBuffers)
 				       vals[i].data(), vals[i].size(), i, 0, 0, nullptr),
 			  ENGINE_OK);
 	}
-	std::vector<struct engine_key> ks(n);
-	std::vector<std::vector<char>> bufs(n, std::vector<char>(64));
-	std::vector<void *> bp(n);
 	std::vector<size_t> caps(n, 64);
-	std::vector<struct engine_item> its(n);
-	std::vector<enum engine_status> st(n, ENGINE_INVALID);
-	for (unsigned i = 0; i < n; i++) {
-		ks[i] = {keys[i].data(), keys[i].size()};
-		bp[i] = bufs[i].data();
-	}
-	engine_get_batch_into(x.w, ks.data(), n, bp.data(), caps.data(), its.data(), st.data());
+	std::string order_error;
+	std::vector<Result> got = get_batch(x.w, keys, caps, &order_error);
+	ASSERT_EQ(order_error, "");
 	for (unsigned i = 0; i < n; i++) {
 		if (i % 4 == 3) {
-			EXPECT_EQ(st[i], ENGINE_MISS) << i;
+			EXPECT_EQ(got[i].st, ENGINE_MISS) << i;
 		} else if (vals[i].size() > 64) {
-			EXPECT_EQ(st[i], ENGINE_BUF_SMALL) << i;
-			EXPECT_EQ(its[i].vlen, vals[i].size()) << i;
+			EXPECT_EQ(got[i].st, ENGINE_BUF_SMALL) << i;
+			EXPECT_EQ(got[i].it.vlen, vals[i].size()) << i;
 		} else {
-			ASSERT_EQ(st[i], ENGINE_OK) << i;
-			EXPECT_EQ(its[i].flags, i);
-			EXPECT_EQ(std::string(bufs[i].data(), its[i].vlen), vals[i]) << i;
+			ASSERT_EQ(got[i].st, ENGINE_OK) << i;
+			EXPECT_EQ(got[i].it.flags, i);
+			EXPECT_EQ(got[i].value, vals[i]) << i;
 		}
 	}
 }
