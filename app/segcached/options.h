@@ -16,6 +16,7 @@
 
 #include "drivers/net/stack.h"
 #include "engine/engine.h"
+#include "engine/engine_config.h"
 
 /* sysexits.h EX_USAGE: what a bad option or config file exits with. */
 #define OPTIONS_EXIT_USAGE 64

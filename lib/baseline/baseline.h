@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "engine/engine.h"
+#include "engine/engine_config.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -42,6 +42,7 @@
 #include <rte_spinlock.h>
 
 #include "engine/engine.h"
+#include "engine/engine_config.h"
 
 extern int bl_logtype;
 #define BL_LOG(level, fmt, ...)                                                \

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
+#include "engine/engine_config.h"
 #include "proto/proto.h"
 #include "proto/proto_out.h"
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cmd/cmd_private.h"
+#include "engine/engine_dump.h"
 
 /* A chunk's size where the output has no backpressure mark (tests). */
 #define DUMP_CHUNK (64u << 10)

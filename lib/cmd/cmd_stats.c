@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd/cmd_private.h"
+#include "engine/engine_dump.h"
 
 static uint64_t
 ld(const uint64_t *p)

@@ -6,6 +6,8 @@
  * wrappers.
  */
 #include "engine/engine.h"
+#include "engine/engine_config.h"
+#include "engine/engine_dump.h"
 
 #include <errno.h>
 #include <string.h>

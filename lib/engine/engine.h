@@ -11,6 +11,18 @@
  * calls (stats, expire, flush) may come from any thread.
  *
  * Semantics are memcached's (protocol.txt); see docs/protocol.md.
+ *
+ * This header is the keyed interface every user of an engine needs: the
+ * statuses, the ops table, struct engine and struct engine_worker, and the
+ * inline wrappers that call through the table. The rest is in headers of
+ * its own, included by the files that use it:
+ *   engine_stats.h   the per-worker counters and struct engine_stats
+ *                    (included here: a worker holds its counters)
+ *   engine_config.h  struct engine_config, the clock, eviction policies
+ *                    (for whoever creates an engine or names a policy)
+ *   engine_dump.h    engine_dump(), its items and cursor (lib/cmd's key
+ *                    dumps and the tests)
+ *   engine_access.h  the sampled access stream lib/mrc reads
  */
 #ifndef SEGCACHED_ENGINE_H
 #define SEGCACHED_ENGINE_H
@@ -18,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "engine/engine_stats.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,43 +64,6 @@ enum engine_store_mode {
 	ENGINE_CAS,
 };
 
-/* Eviction policies. Their names, help text and the engines that have
- * each are one table, engine_eviction_policies (engine_eviction.c): adding
- * a policy is a value here, its row there, and its code in the engines
- * that list it. */
-enum engine_eviction {
-	ENGINE_EVICT_MERGE,  /* default for lib/seg: merge-based (Segcache paper) */
-	ENGINE_EVICT_FIFO,   /* oldest segment first */
-	ENGINE_EVICT_RANDOM, /* a random segment */
-	ENGINE_EVICT_NONE,   /* memcached -M: refuse writes when memory is full */
-	ENGINE_EVICT_COUNT,  /* not a policy: how many there are */
-};
-
-/* The engines, as bits of a policy's `engines`. */
-#define ENGINE_KIND_SEG (1u << 0)      /* lib/seg */
-#define ENGINE_KIND_BASELINE (1u << 1) /* lib/baseline */
-
-struct engine_eviction_policy {
-	enum engine_eviction id;
-	const char *name;  /* on the command line, in config files and stats */
-	const char *help;  /* one line for --help */
-	unsigned engines;  /* ENGINE_KIND_* bits of the engines that have it */
-};
-
-/* The table, ENGINE_EVICT_COUNT rows, in enum order. */
-extern const struct engine_eviction_policy engine_eviction_policies[ENGINE_EVICT_COUNT];
-/* The policy called `name`, or NULL. */
-const struct engine_eviction_policy *engine_eviction_by_name(const char *name);
-/* The row of `ev`, or NULL for a value that is no policy. */
-const struct engine_eviction_policy *engine_eviction_of(enum engine_eviction ev);
-/* The name of `ev`, or "unknown". */
-const char *engine_eviction_name(enum engine_eviction ev);
-/* Whether `ev` is a policy that an engine of `kind` (ENGINE_KIND_*) has. */
-bool engine_eviction_supported(enum engine_eviction ev, unsigned kind);
-/* The names joined by '|' ("merge|fifo|random|none") into buf, as many
- * whole names as fit; returns buf. */
-char *engine_eviction_names(char *buf, size_t len);
-
 /* What a read returns besides the value bytes. */
 struct engine_item {
 	uint32_t flags;      /* client flags */
@@ -96,155 +73,18 @@ struct engine_item {
 	bool fetched_before; /* the item was read before this access (meta 'h') */
 };
 
-/* Engine clock: seconds on the unix time scale. NULL in the config selects
- * a monotonic clock anchored to the wall clock at creation (like memcached,
- * so wall-clock steps do not mass-expire the cache). Tests pass their own. */
-typedef int64_t (*engine_clock_fn)(void *arg);
-
-struct engine_config {
-	size_t memory;       /* total budget: heap + hash table + metadata, bytes */
-	size_t segment_size; /* lib/seg segment size; 0 = 1 MiB */
-	size_t item_max;     /* largest item (key + value + header); 0 = 1 MiB */
-	enum engine_eviction eviction;
-	unsigned max_workers; /* most engine_worker objects alive at once; 0 = 16 */
-	bool cas_disabled;    /* memcached -C */
-	unsigned hash_power;  /* log2 of hash buckets; 0 = sized from memory */
-	/* lib/seg: how many times its starting buckets the hash table may grow
-	 * to online: 1 (no growth), 2, 4, 8 or 16; 0 = 16. It sizes the restart
-	 * area of a file-backed heap (seg_restart_area_bytes()). */
-	unsigned hash_grow;
-	engine_clock_fn clock;
-	void *clock_arg;
-	/* Optional caller-provided heap region (hugepages, PMEM). NULL: the
-	 * engine maps anonymous memory itself. See seg_heap_bytes(). */
-	void *heap;
-	size_t heap_len;
-};
-
-/* Counters kept per worker (no atomics on the data path) and summed by
- * engine_stats(). One table, used by both engines and by `stats`. */
-#define ENGINE_WORKER_COUNTERS(X)                                                       \
-	X(cmd_get, "keys looked up by get/gets/gat/gats")                               \
-	X(get_hits, "lookups that found the key")                                       \
-	X(get_misses, "lookups that did not")                                           \
-	X(get_expired, "misses because the item had expired")                           \
-	X(get_flushed, "misses because of flush_all")                                   \
-	X(cmd_set, "store attempts: set/add/replace/append/prepend/cas")                \
-	X(set_stored, "store attempts that stored")                                     \
-	X(set_not_stored, "add on a present key, replace/append/prepend on a missing one") \
-	X(set_too_large, "items over the item size limit")                              \
-	X(set_no_memory, "stores refused: no memory could be reclaimed")                \
-	X(cas_hits, "cas that stored")                                                  \
-	X(cas_misses, "cas on a missing key")                                           \
-	X(cas_badval, "cas on an item changed since it was read")                       \
-	X(cmd_touch, "touch and gat requests")                                          \
-	X(touch_hits, "touches that found the key")                                     \
-	X(touch_misses, "touches that did not")                                         \
-	X(delete_hits, "deletes that found the key")                                    \
-	X(delete_misses, "deletes that did not")                                        \
-	X(incr_hits, "incr that found the key")                                         \
-	X(incr_misses, "incr on a missing key")                                         \
-	X(decr_hits, "decr that found the key")                                         \
-	X(decr_misses, "decr on a missing key")                                         \
-	X(total_items, "items ever stored")                                             \
-	X(lock_bucket, "hash bucket lock acquisitions (held for ns)")                   \
-	X(lock_segment, "segment-level lock acquisitions: pool, chain, evict")          \
-	X(evict_waits, "evict_lock found held: waited for another thread's eviction")   \
-	X(read_retries, "lock-free reads retried after a concurrent reuse")               \
-	X(udp_refused, "UDP requests refused: not a read, and --udp-writes is off")      \
-	X(udp_capped, "UDP replies replaced by an error: over --udp-reply-max")          \
-	X(rmw_segment, "atomic RMWs on segment headers: live counts, own open segment") \
-	X(rmw_open_shared, "atomic RMWs on a shared open segment: write_off (a chunk), exp_max") \
-	X(rmw_bucket, "atomic RMWs on hash slots outside the bucket lock: frequency bumps") \
-	X(rmw_global, "atomic RMWs on engine-wide lines: gen counter, expired count")   \
-	X(evict_passes, "evict_lock passes taken by this worker to find a free segment")  \
-	X(evict_ns, "nanoseconds this worker held evict_lock")                           \
-	X(set_bytes, "bytes of the items sets stored, as in the heap (lib/mrc's share)")
-
-enum engine_worker_counter {
-#define ENGINE_COUNTER_ENUM(name, desc) ENGINE_C_##name,
-	ENGINE_WORKER_COUNTERS(ENGINE_COUNTER_ENUM)
-#undef ENGINE_COUNTER_ENUM
-	ENGINE_C_MAX
-};
-
-/* The classes a dump reports (engine_dump_item.cls): 1..ENGINE_CLASSES-1. */
-#define ENGINE_CLASSES 6
-
-/* Engine-wide state, filled by engine_stats(). Fields an engine does not
- * have stay 0. */
-struct engine_stats {
-	uint64_t counters[ENGINE_C_MAX]; /* summed over all workers, live and gone */
-	uint64_t curr_items;
-	uint64_t bytes;          /* bytes of live items (header + key + value) */
-	uint64_t limit_maxbytes; /* the memory budget */
-	uint64_t evictions;      /* live items removed to make room */
-	uint64_t expired;        /* expired items removed by sweep/eviction */
-	uint64_t reclaimed;      /* items whose memory was reused after expiry or delete */
-	uint64_t evicted_unfetched;
-	uint64_t expired_unfetched; /* expired items that were never read */
-	uint64_t flushes;        /* flush_all executions */
-	uint64_t locks_other;    /* lock acquisitions outside workers (sweep, flush) */
-	/* lib/seg segment accounting */
-	uint64_t seg_size;
-	uint64_t seg_total;
-	uint64_t seg_free;
-	uint64_t seg_open;
-	uint64_t seg_sealed;
-	uint64_t seg_hash;       /* segments lent to hash overflow buckets */
-	uint64_t seg_parked;     /* free segments held out of use by cache_memlimit */
-	uint64_t seg_expired;    /* segments freed by expiration */
-	uint64_t seg_evicted;    /* segments freed by eviction */
-	uint64_t seg_merged;     /* merge passes */
-	uint64_t seg_merge_reused; /* emptied run members reopened as merge destinations */
-	uint64_t hash_buckets;   /* primary buckets */
-	uint64_t hash_power;     /* log2 of hash_buckets, rounded down */
-	uint64_t hash_power_init; /* log2 of the primary buckets at start */
-	uint64_t hash_grow_max;   /* times hash_power_init's buckets the table may reach; 0 = fixed */
-	uint64_t hash_is_expanding; /* 1 while the table grows */
-	uint64_t hash_chain_mean_x100; /* items per chain, sampled, in hundredths */
-	uint64_t hash_chain_max; /* longest chain in the sample, items */
-	uint64_t hash_overflow;  /* overflow buckets in use */
-	uint64_t hash_overflow_free; /* overflow buckets given back, for reuse */
-	uint64_t seg_open_shared;    /* open segments that workers share */
-	uint64_t seg_open_bytes;     /* bytes appended so far to open segments */
-	uint64_t heap_bytes;
-	uint64_t table_bytes;
-	uint64_t table_grown_bytes; /* of table_bytes, what growth added beyond -m (lib/seg) */
-	uint64_t meta_bytes;
-	/* per class (lib/seg: TTL range; `stats items`, `stats slabs`) */
-	struct {
-		uint64_t items, bytes, segments;
-		int64_t oldest; /* creation of its oldest segment; 0 = none */
-	} classes[ENGINE_CLASSES];
-};
-
 struct engine;
 struct engine_worker;
+struct engine_dump_item;   /* engine_dump.h */
+struct engine_dump_cursor; /* engine_dump.h */
+struct engine_access;      /* engine_access.h */
 
-/* One live item, as a dump reports it (engine_dump). */
-struct engine_dump_item {
-	const void *key;     /* valid only during the callback */
-	size_t klen;
-	uint32_t vlen;
-	uint32_t size;       /* bytes it takes in the engine: header, key, value */
-	int64_t expires_at;  /* engine clock seconds; 0 = never */
-	int64_t written_at;  /* engine clock seconds; lib/seg: its segment's creation */
-	uint64_t cas;
-	bool fetched;        /* read since it was written */
-	unsigned cls;        /* the engine's class (lib/seg: the TTL range, 1..5) */
-};
-
-/* Where a dump goes on; zero it to start at the beginning. */
-struct engine_dump_cursor {
-	uint64_t pos;        /* engine's own: lib/seg, segment << 32 | offset */
-	uint64_t gen;        /* lib/seg: the segment's gen when pos was recorded */
-	bool done;           /* every item has been offered */
-};
-
-/* Takes one item; false: not now (the dump stops and offers it again on
- * the next call). */
+/* A dump's consumer (engine_dump.h): takes one item; false: not now (the
+ * dump stops and offers it again on the next call). */
 typedef bool (*engine_dump_fn)(void *arg, const struct engine_dump_item *d);
+
+/* Takes one sampled request (engine_access.h, engine_attach_sampler). */
+typedef void (*engine_sample_fn)(void *arg, const struct engine_access *a);
 
 /* One key of a batched get (engine_get_batch). */
 struct engine_key {
@@ -300,72 +140,23 @@ struct engine_ops {
 	void (*flush_all)(struct engine *e, int64_t delay);
 	unsigned (*expire)(struct engine *e);
 	void (*stats)(struct engine *e, struct engine_stats *st);
-	/* Optional (NULL: the engine has none); see engine_set_memory() and
-	 * engine_dump() below. */
+	/* Optional (NULL: the engine has none); see engine_set_memory() below
+	 * and engine_dump() (engine_dump.h). */
 	int (*set_memory)(struct engine *e, size_t bytes);
 	void (*dump)(struct engine *e, struct engine_dump_cursor *cur, engine_dump_fn fn,
 		     void *arg);
 };
 
-/* A keyed request of a sampled key, as the engine saw it (lib/mrc's
- * miniature caches replay these): which operation, whether the key was
- * there, the item's bytes in the heap and its expiry. */
-enum engine_access_op {
-	ENGINE_ACCESS_GET,    /* get/gets/gat/gats and batched gets */
-	ENGINE_ACCESS_SET,    /* a stored item (set/add/replace/cas/append/prepend) */
-	ENGINE_ACCESS_DELETE, /* the key's item is gone (delete, or a store that
-			       * removed it: expired at once, too large) */
-};
-
-struct engine_access {
-	const void *key;
-	uint32_t klen;
-	uint32_t sample_hash; /* engine_sample_hash() of the engine's key hash */
-	uint32_t size;        /* the item's bytes in the heap (hits and sets) */
-	bool hit;             /* GET: found; DELETE: there was an item */
-	uint8_t op;           /* enum engine_access_op */
-	int64_t expires_at;   /* hits and sets: 0 = never */
-	int64_t now;          /* engine clock */
-};
-
-typedef void (*engine_sample_fn)(void *arg, const struct engine_access *a);
-
 /* Every engine object starts with this. sample_below is 0 (nothing
  * sampled) unless a sampler is attached (engine_attach_sampler): a keyed
  * request whose engine_sample_hash() is below it goes to sample_fn, and
- * the sampler lowers it as its sample fills. */
+ * the sampler lowers it as its sample fills (engine_access.h). */
 struct engine {
 	const struct engine_ops *ops;
 	uint64_t sample_below;
 	engine_sample_fn sample_fn;
 	void *sample_arg;
 };
-
-/* The sampling hash of a key from the hash the engine computed for its
- * table anyway: a multiplicative remix, so that sampling by the high
- * bits does not follow the table's bucket bits. */
-static inline uint32_t
-engine_sample_hash(uint32_t key_hash)
-{
-	return key_hash * 2654435761u;
-}
-
-/* Whether a key of this hash is sampled: the one comparison that an
- * unsampled key pays. */
-static inline bool
-engine_sampled(const struct engine *e, uint32_t key_hash)
-{
-	return engine_sample_hash(key_hash) < __atomic_load_n(&e->sample_below, __ATOMIC_RELAXED);
-}
-
-/* Attaches a sampler (before workers serve requests); fn NULL detaches. */
-static inline void
-engine_attach_sampler(struct engine *e, engine_sample_fn fn, void *arg, uint64_t below)
-{
-	e->sample_fn = fn;
-	e->sample_arg = arg;
-	__atomic_store_n(&e->sample_below, fn ? below : 0, __ATOMIC_RELEASE);
-}
 
 /* Every worker object starts with this. */
 struct engine_worker {
@@ -546,19 +337,7 @@ static inline void engine_stats(struct engine *e, struct engine_stats *st)
  * once). */
 int engine_set_memory(struct engine *e, size_t bytes);
 
-/* Offers the live items from *cur on to fn, without locks held across
- * items (lib/seg reads segments lock-free, checking each item's generation,
- * so writers are never held up), until fn declines one or the items run
- * out (cur->done). Items written, deleted or moved during a dump may be
- * offered or not, and an item moved by merge eviction may be offered
- * twice. Does nothing where the engine has no dump (engine_can_dump). */
-void engine_dump(struct engine *e, struct engine_dump_cursor *cur, engine_dump_fn fn, void *arg);
-static inline bool engine_can_dump(const struct engine *e) { return e->ops->dump != NULL; }
-
 /* Helpers shared by the engines (engine.c). */
-
-/* The default clock: monotonic seconds on the unix time scale. */
-int64_t engine_clock_default(void *arg);
 
 /* Converts a memcached exptime to an absolute expiry in engine clock
  * seconds: 0 = never (returns 0); negative = already expired (returns -1);

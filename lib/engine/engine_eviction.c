@@ -6,7 +6,7 @@
  * the storage benchmark and the engines' config checks all read it, so a
  * policy added here is known everywhere at once.
  */
-#include "engine/engine.h"
+#include "engine/engine_config.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
+#include "engine/engine_access.h"
+#include "engine/engine_config.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,6 +10,7 @@
 #define SEGCACHED_SEG_H
 
 #include "engine/engine.h"
+#include "engine/engine_config.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -29,6 +29,7 @@
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
 #include "seg/seg_read.h"
+#include "engine/engine_access.h"
 
 static const struct read_dst no_dst;
 

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "engine/engine.h"
+#include "engine/engine_config.h"
 
 constexpr int64_t kStart = 1700000000;
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
+#include "engine/engine_config.h"
 
 enum sb_engine_kind {
 	SB_ENGINE_SEG,

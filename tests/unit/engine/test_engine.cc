@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "engine/engine_config.h"
 
 TEST(EngineExptime, NeverExpires) { EXPECT_EQ(engine_expiry_from_exptime(0, 1000), 0); }
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "seg/seg.h"
+#include "engine/engine_dump.h"
 #include "seg_fixture.h"
 
 namespace {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "seg/seg.h"
+#include "engine/engine_dump.h"
 #include "seg/seg_test.h"
 #include "seg_fixture.h"
 
