@@ -6,7 +6,9 @@
  */
 #include <string.h>
 
-#include "net/net_private.h"
+#include <rte_common.h>
+
+#include "net/net_buf.h"
 
 uint32_t
 net_sndbuf_append(struct net_sndbuf *b, uint8_t *base, uint32_t cap, const void *data,

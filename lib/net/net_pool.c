@@ -11,7 +11,7 @@
 
 #include <rte_malloc.h>
 
-#include "net/net_private.h"
+#include "net/net_pool.h"
 
 int
 net_pool_init(struct net_pool *p, const char *name, size_t size, uint32_t max, int socket_id)

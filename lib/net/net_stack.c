@@ -13,7 +13,9 @@
 #include <rte_prefetch.h>
 #include <rte_random.h>
 
+#include "net/net_conn.h"
 #include "net/net_private.h"
+#include "net/net_tcp.h"
 #include "util/util_err.h"
 
 RTE_LOG_REGISTER(net_logtype, segcached.net, NOTICE);

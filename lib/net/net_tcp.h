@@ -17,12 +17,20 @@
  *                     RSTs
  *   net_tcp_cookie.c  ISNs and SYN cookies (keyed SipHash)
  *   net_tcp.c         the connection table: slots, the 4-tuple hash, buffer
- *                     pairs
+ *                     pairs, the release list that net_stack.c empties after
+ *                     every event
  */
 #ifndef SEGCACHED_NET_TCP_H
 #define SEGCACHED_NET_TCP_H
 
+#include "net/net_conn.h"
 #include "net/net_private.h"
+
+/* Sequence number comparisons (RFC 9293 modular arithmetic). */
+static inline bool seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
+static inline bool seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
+static inline bool seq_gt(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
+static inline bool seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
 
 /* A parsed incoming segment. */
 struct tcp_seg {
@@ -71,8 +79,6 @@ tcp_bufs_tail(const struct net_stack *s, uint8_t *bufs)
 	return (struct net_bufs_tail *)(bufs + s->bufs_tail_off);
 }
 
-/* Take a buffer pair for c if it holds none; false when none can be had
- * (counted: the caller drops or refuses the bytes). */
 /* A connection accepted on cfg.reserved_port (the administration port). */
 static inline bool
 tcp_conn_reserved(const struct net_stack *s, const struct net_conn *c)
@@ -89,6 +95,8 @@ tcp_bufs_allowed(const struct net_stack *s, const struct net_conn *c)
 	return s->buf_pool.n_made - s->buf_pool.n_free < s->buf_cap || tcp_conn_reserved(s, c);
 }
 
+/* Take a buffer pair for c if it holds none; false when none can be had
+ * (counted: the caller drops or refuses the bytes). */
 static inline bool
 tcp_bufs_attach(struct net_stack *s, struct net_conn *c)
 {
@@ -194,6 +202,17 @@ tcp_touch_idle(struct net_stack *s, struct net_conn *c)
 }
 
 /* net_tcp.c */
+void net_tcp_release_list(struct net_stack *s);
+/* Frees the connections closed during the current event: a list check in
+ * line, as every burst and poll makes it (net_stack.c) and the list is
+ * nearly always empty. */
+static inline void
+net_tcp_release_pending(struct net_stack *s)
+{
+	if (!TAILQ_EMPTY(&s->release_list))
+		net_tcp_release_list(s);
+}
+
 struct net_conn *tcp_conn_lookup(struct net_stack *s, const struct net_conn_key *k);
 struct net_listener *tcp_listener(struct net_stack *s, uint16_t port);
 /* A free slot (or a recycled TIME_WAIT one) for k; NULL when none. Without

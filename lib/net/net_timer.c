@@ -12,7 +12,7 @@
  * earlier is an O(1) list move. Timers further away than the wheel span
  * stay in their slot and are skipped until their round comes.
  */
-#include "net/net_private.h"
+#include "net/net_timer.h"
 
 void
 net_wheel_init(struct net_wheel *w, uint64_t now_us, net_timer_cb cb)
