@@ -51,7 +51,9 @@
 
 #include "baseline/baseline.h"
 #include "baseline/bl_flush.h"
+#include "baseline/bl_alloc.h"
 #include "baseline/bl_private.h"
+#include "baseline/bl_reclaim.h"
 #include "util/util_err.h"
 
 RTE_LOG_REGISTER(bl_logtype, segcached.baseline, NOTICE);

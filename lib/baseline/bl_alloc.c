@@ -28,7 +28,8 @@
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
-#include "baseline/bl_private.h"
+#include "baseline/bl_alloc.h"
+#include "baseline/bl_reclaim.h"
 #include "util/util_err.h"
 
 #define BL_CLASS_MIN 40        /* header + a 1-byte key + a few value bytes */

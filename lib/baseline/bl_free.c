@@ -10,7 +10,7 @@
  * Allocation evicts through the defer queue and the defer queue frees
  * through here, so this stands below both bl_alloc.c and bl_reclaim.c.
  */
-#include "baseline/bl_private.h"
+#include "baseline/bl_free.h"
 
 /* Marks a page as having free objects, after the object went back. An
  * unconditional read-modify-write: it orders the put before it (a plain

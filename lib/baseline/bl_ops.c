@@ -14,7 +14,10 @@
  */
 #include <errno.h>
 
+#include "baseline/bl_alloc.h"
+#include "baseline/bl_free.h"
 #include "baseline/bl_op.h"
+#include "baseline/bl_reclaim.h"
 
 #define BL_LINK_IDLE_ROUNDS 64
 #define BL_LINK_ROUNDS (1u << 20)

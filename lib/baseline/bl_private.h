@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
  *
- * Internals of the rte_hash baseline engine, shared by its source files.
+ * Internals of the rte_hash baseline engine, shared by its source files:
+ * its item, engine and worker, the helpers every operation uses, and the
+ * engine_ops rows. Each part's own calls are in its header: bl_alloc.h,
+ * bl_free.h, bl_reclaim.h, bl_flush.h, bl_op.h.
  *
  * Concurrency rules (every file relies on them):
  *  1. Readers are lock-free: they go RCU-online (rte_rcu_qsbr), look the key
@@ -70,32 +73,9 @@ enum bl_item_state {
 	BL_DEAD,     /* unlinked, waiting for a grace period */
 };
 
-/* Why an item was unlinked; decides the counters it feeds when freed. */
-enum bl_retire_reason {
-	BL_R_REPLACED,
-	BL_R_DELETED,
-	BL_R_EXPIRED, /* expired or flushed */
-	BL_R_EVICTED,
-};
-
-/* One defer-queue entry: the item and, when the key left the table, the
- * rte_hash key position to free with it (-1 when the key was updated in
- * place and keeps its slot). */
-struct bl_retire {
-	struct bl_item *it;
-	int32_t pos;
-	uint32_t reason;
-};
-
 #define BL_CLASS_MAX 64
 #define BL_SMALL_MAX 16384     /* sizes up to this map through a table */
 #define BL_STRIPES 1024        /* striped writer locks, one cache line each */
-#define BL_SAMPLES 5           /* items sampled per eviction (Redis-style LRU) */
-#define BL_EVICT_BATCH 8       /* victims unlinked per eviction pass */
-#define BL_RECLAIM_BATCH 32    /* deferred frees between opportunistic reclaims */
-#define BL_RECLAIM_MAX 256     /* entries freed per reclaim call */
-#define BL_MP_FLAGS (RTE_MEMPOOL_F_NO_CACHE_ALIGN | RTE_MEMPOOL_F_NO_SPREAD | \
-		     RTE_MEMPOOL_F_NO_IOVA_CONTIG)
 
 /* A page: one rte_mempool holding per_page objects of one class. The
  * mempool's private data holds the page's index in bl_engine.pages. */
@@ -314,105 +294,10 @@ bl_cas_visible(const struct bl_engine *e, const struct bl_item *it)
 	return e->cas_disabled ? 0 : it->cas;
 }
 
-/* xorshift64*: cheap per-worker randomness for sampling. */
-static inline uint32_t
-bl_rand(struct bl_worker *w)
-{
-	uint64_t x = w->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	w->rng = x;
-	return (uint32_t)((x * 0x2545F4914F6CDD1DULL) >> 32);
-}
-
-/* Uniform in [0, n) without a division (Lemire's multiply-shift). */
-static inline uint32_t
-bl_rand_below(struct bl_worker *w, uint32_t n)
-{
-	return (uint32_t)(((uint64_t)bl_rand(w) * n) >> 32);
-}
-
 /* Relaxed add to a counter that stats() reads from another thread. */
 #define BL_ADD(field, v) __atomic_store_n(&(field), (field) + (v), __ATOMIC_RELAXED)
 
-/* --- bl_alloc.c: size classes, pages, eviction ------------------------ */
-
-/* Sets up the size classes and the page table for heap_budget. */
-int bl_alloc_init(struct bl_engine *e, char *err, size_t errlen);
-void bl_alloc_fini(struct bl_engine *e);
-
-static inline unsigned
-bl_class_of(const struct bl_engine *e, size_t size)
-{
-	unsigned lo = 0, hi;
-
-	if (likely(size <= BL_SMALL_MAX))
-		return e->small_class[(size + 7) >> 3];
-	hi = e->nclasses - 1;
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (e->classes[mid].size >= size)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
-/* An item of class cls in state BL_FRESH, evicting if memory is full; NULL
- * when nothing can be reclaimed. held: the stripe the caller holds (its
- * key's item must not be evicted), or NULL. Restores the caller's RCU
- * state (it may go offline while waiting). */
-struct bl_item *bl_item_alloc(struct bl_worker *w, unsigned cls,
-			      const struct bl_stripe *held);
-
-/* Unlinks up to want victims from class cls (or from any class when cls
- * is negative, to free hash table slots) and defers their freeing. With
- * ENGINE_EVICT_NONE only expired or flushed items are taken. Caller
- * offline. Returns how many were unlinked. */
-unsigned bl_evict(struct bl_worker *w, int cls, const struct bl_stripe *held,
-		  unsigned want);
-
-/* Last resort before NO_MEMORY: walks part of the table for expired or
- * flushed items of class cls (any class when negative), which sampling
- * misses when only a few are left, and unlinks up to want of them. Caller
- * offline. Returns how many were unlinked. */
-unsigned bl_reap_dead(struct bl_worker *w, int cls, unsigned want);
-
-/* Unlinks it if it is still the item linked under fp, taking the stripe
- * with a try-lock (caller online). On success *pos is the freed key
- * position and the item is BL_DEAD; the caller defers it. */
-bool bl_unlink_if_current(struct bl_worker *w, struct bl_item *it,
-			  uint64_t fp, int32_t *pos);
-
-/* --- bl_free.c: objects back into their pages ------------------------- */
-
-/* Returns an item that was never linked. */
-void bl_item_free_now(struct bl_engine *e, struct bl_item *it);
-/* Returns an item after its grace period (defer-queue callback). */
-void bl_item_release(struct bl_engine *e, struct bl_item *it);
-
-/* --- bl_reclaim.c: deferred freeing ----------------------------------- */
-
-int bl_reclaim_init(struct bl_engine *e, char *err, size_t errlen);
-void bl_reclaim_fini(struct bl_engine *e);
-/* Defers freeing it (and key position pos >= 0) past a grace period.
- * Caller offline; it may hold a stripe lock, since nobody online waits for
- * one (rule 3), but waits here when the queue is full. */
-void bl_defer(struct bl_worker *w, struct bl_item *it, int32_t pos,
-	      enum bl_retire_reason why);
-/* Frees what readers have released. wait: wait for reclaim_lock rather
- * than give up. Returns the number freed; *pending (may be NULL) gets what
- * is still waiting. Caller offline. */
-unsigned bl_reclaim(struct bl_worker *w, bool wait, unsigned *pending);
-/* Short pause that turns into sched_yield() as round grows: used while
- * waiting for other threads to leave their read-side sections. */
-void bl_backoff(unsigned round);
-
-/* --- bl_ops.c: the operations ------------------------------------------ */
+/* --- bl_ops.c, bl_batch.c: the operations, engine_ops's rows ------------ */
 
 enum engine_status bl_get(struct engine_worker *w, const void *key, size_t klen,
 			  int64_t touch_exptime, void *buf, size_t cap, struct engine_item *it);

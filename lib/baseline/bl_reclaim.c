@@ -21,7 +21,8 @@
 #include <rte_malloc.h>
 #include <rte_pause.h>
 
-#include "baseline/bl_private.h"
+#include "baseline/bl_free.h"
+#include "baseline/bl_reclaim.h"
 #include "util/util_err.h"
 
 /* Defer-queue callback: the grace period of these entries is over. Runs
