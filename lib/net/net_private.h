@@ -3,9 +3,10 @@
  *
  * lib/net internals shared by its files; nothing here is API: struct
  * net_stack and what every layer calls of another (TX, ARP, IPv4, UDP, the
- * entry points into TCP). What one part keeps to itself has a header of
- * its own: net_timer.h, net_buf.h, net_pool.h, net_conn.h (the connection
- * slot) and net_tcp.h (TCP's files among themselves).
+ * entry points into TCP). The parts have headers of their own:
+ * net_timer.h and net_pool.h (included here: the stack holds a wheel and
+ * pools), net_buf.h and net_conn.h (the connection slot), net_tcp.h (TCP's
+ * files among themselves).
  */
 #ifndef SEGCACHED_NET_PRIVATE_H
 #define SEGCACHED_NET_PRIVATE_H
