@@ -13,6 +13,7 @@
  */
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
+
 #include "engine/engine_dump.h"
 
 #define LOOKUP_TRIES 3

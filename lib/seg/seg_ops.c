@@ -29,6 +29,7 @@
 #include "seg/seg_private.h"
 #include "seg/seg_item.h"
 #include "seg/seg_read.h"
+
 #include "engine/engine_access.h"
 
 static const struct read_dst no_dst;
@@ -188,9 +189,10 @@ stored_size(const struct seg_engine *e, uint32_t klen, const struct engine_item 
 }
 
 /* A sampled key's request goes to the engine's sampler (lib/mrc, through
- * engine.h): an unsampled key pays the one comparison of engine_sampled()
- * (the item's size is worked out only for a sampled key: computed by
- * every caller, it had cost every get and set some 24 instructions).
+ * engine_access.h): an unsampled key pays the one comparison of
+ * engine_sampled() (the item's size is worked out only for a sampled key:
+ * computed by every caller, it had cost every get and set some 24
+ * instructions).
  * it: the item found or stored (its size and expiry), NULL for none. */
 static inline void
 seg_sample(const struct seg_engine *e, const struct seg_key *k, enum engine_access_op op,
