@@ -47,10 +47,9 @@ void server_stats_conns(void *arg, struct proto_out *out);
  * the engine (unless --no-mrc), stopped after the stack. */
 void server_mrc_start(struct server *srv);
 void server_mrc_stop(struct server *srv);
-/* The server's get miss ratio since start, and its gets (cmd_get, not
+/* The server's get miss ratio since start (cmd_get and get_misses, not
  * reset by `stats reset`: the curve is since start too). */
 double server_mrc_measured(struct server *srv);
-uint64_t server_mrc_gets(struct server *srv);
 /* Gives the curve the server's bytes written by sets (the control
  * thread, once a second): FIFO and random caches scale by its share. */
 void server_mrc_note_writes(struct server *srv);

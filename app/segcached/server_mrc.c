@@ -71,15 +71,6 @@ server_mrc_stop(struct server *srv)
 	srv->mrc = NULL;
 }
 
-uint64_t
-server_mrc_gets(struct server *srv)
-{
-	struct engine_stats es;
-
-	engine_stats(srv->es.engine, &es);
-	return es.counters[ENGINE_C_cmd_get];
-}
-
 void
 server_mrc_note_writes(struct server *srv)
 {
