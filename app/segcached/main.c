@@ -6,7 +6,7 @@
  *   segcached [segcached options]
  *   segcached [EAL options] -- [segcached options]
  *
- * (eal_args.h tells the two lines apart.) Start-up order: segcached's
+ * (eal/eal_args.h tells the two lines apart.) Start-up order: segcached's
  * options and the EAL's core list (bad ones exit 64 before anything
  * starts), the EAL (64 when it refuses its options), the heap and engine,
  * the network stack; then this thread becomes the control thread until a
@@ -32,12 +32,14 @@
 #include <rte_log.h>
 #include <rte_lcore.h>
 
-#include "eal_args.h"
-#include "eal_start.h"
-#include "eal_trim.h"
-#include "log.h"
-#include "options.h"
-#include "server.h"
+#include "control.h"
+#include "eal/eal_args.h"
+#include "eal/eal_start.h"
+#include "eal/eal_trim.h"
+#include "log/log.h"
+#include "observe/observe.h"
+#include "options/options.h"
+#include "server/server.h"
 
 RTE_LOG_REGISTER(segcached_logtype, segcached.app, NOTICE);
 

@@ -6,7 +6,7 @@
  * defaults added, and the exit statuses.
  */
 #include "options_private.h"
-#include "eal_args.h"
+#include "eal/eal_args.h"
 
 #include <stdio.h>
 #include <string.h>

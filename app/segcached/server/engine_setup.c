@@ -24,7 +24,7 @@
 #include <rte_malloc.h>
 
 #include "baseline/baseline.h"
-#include "log.h"
+#include "log/log.h"
 #include "seg/seg.h"
 #include "util/util_err.h"
 
