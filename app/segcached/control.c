@@ -11,8 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "server.h"
+#include "control.h"
+#include "log/log.h"
+#include "observe/observe.h"
+#include "server/server.h"
 
 /* SIGINT/SIGTERM stop the server, as in memcached; SIGUSR1 is memcached's
  * graceful-stop signal and also what `shutdown` sends to this thread. */

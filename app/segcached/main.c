@@ -6,7 +6,7 @@
  *   segcached [segcached options]
  *   segcached [EAL options] -- [segcached options]
  *
- * (eal_args.h tells the two lines apart.) Start-up order: segcached's
+ * (eal/eal_args.h tells the two lines apart.) Start-up order: segcached's
  * options and the EAL's core list (bad ones exit 64 before anything
  * starts), the EAL (64 when it refuses its options), the heap and engine,
  * the network stack; then this thread becomes the control thread until a
@@ -32,12 +32,14 @@
 #include <rte_log.h>
 #include <rte_lcore.h>
 
-#include "eal_args.h"
-#include "eal_start.h"
-#include "eal_trim.h"
-#include "log.h"
-#include "options.h"
-#include "server.h"
+#include "control.h"
+#include "eal/eal_args.h"
+#include "eal/eal_start.h"
+#include "eal/eal_trim.h"
+#include "log/log.h"
+#include "observe/observe.h"
+#include "options/options.h"
+#include "server/server.h"
 
 RTE_LOG_REGISTER(segcached_logtype, segcached.app, NOTICE);
 
@@ -285,16 +287,104 @@ startup_watch_end(pthread_t t)
 	pthread_join(t, NULL);
 }
 
-/* Completes the EAL's command line: the --eal words, the host's defaults
- * on a line without `--`, ours; checks its core list. 0, or an exit
- * status. */
+/* How far start-up got: what clean_up() undoes, in reverse. */
+enum startup_reached {
+	REACHED_NOTHING,
+	REACHED_EAL_ARGS, /* the command line split: eal_args_free() */
+	REACHED_EAL,      /* the EAL runs (its arguments freed): rte_eal_cleanup() */
+	REACHED_ENGINE,   /* the engine and its heap: saved, then destroyed */
+	REACHED_STACK,    /* the curve started, the stack created (or not) and
+			   * maybe started: destroyed, the curve stopped */
+	REACHED_SERVING,  /* the stack serves, /metrics and telemetry are up:
+			   * stopped and detached first */
+};
+
+/* Start-up's state, from step to step and for clean_up(). */
+struct startup {
+	struct server srv;
+	const char *prog;
+	int argc;
+	char **argv;
+	struct eal_args ea;
+	struct eal_trim trim;
+	pthread_t watch;
+	enum startup_reached reached;
+};
+
+/* A start-up step returns STEP_NEXT to go on, or the status to exit with. */
+#define STEP_NEXT (-1)
+
+/* The command line, split into the EAL's words and segcached's. */
 static int
-eal_args_resolve(struct eal_args *ea, struct server *srv, const char *prog)
+split_command_line(struct startup *s)
 {
+	if (eal_args_split(&s->ea, s->argc, s->argv) < 0) {
+		fprintf(stderr, "%s: out of memory\n", s->prog);
+		return EXIT_FAILURE;
+	}
+	s->reached = REACHED_EAL_ARGS;
+	return STEP_NEXT;
+}
+
+/* segcached's options, the config file's first: a bad one exits 64 with
+ * the reason and a hint. */
+static int
+read_options(struct startup *s)
+{
+	struct options *o = &s->srv.opt;
+	const struct eal_args *ea = &s->ea;
+	char err[512];
+
+	options_defaults(o);
+	if (options_parse(o, ea->app_argc, ea->app_argv, err, sizeof(err)) < 0 ||
+	    (!o->help && !o->version && options_finalize(o, err, sizeof(err)) < 0)) {
+		fprintf(stderr, "%s: %s\n", s->prog, err);
+		/* "unknown option -a": the EAL's letters are not read here. */
+		if (!ea->has_separator && strncmp(err, "unknown option -", 16) == 0 &&
+		    err[16] != '-' && err[16] != '\0' && err[17] == '\0')
+			fprintf(stderr,
+				"  If -%c is an EAL option: on a line without '--' give it "
+				"with --eal '-%c ...'.\n", err[16], err[16]);
+		fprintf(stderr, "Try '%s --help'.\n", s->prog);
+		return OPTIONS_EXIT_USAGE;
+	}
+	if (!ea->has_separator && listen_is_core_list(o->listen)) {
+		fprintf(stderr,
+			"%s: -l %s: memcached's -l is the addresses to listen on, and this is "
+			"a core list: give cores with --lcores %s (or -l before a '--'), every "
+			"address with -l 0.0.0.0\n",
+			s->prog, o->listen, o->listen);
+		return OPTIONS_EXIT_USAGE;
+	}
+	return STEP_NEXT;
+}
+
+/* --help and --version answer and exit 0. */
+static int
+answer_help_or_version(struct startup *s)
+{
+	if (s->srv.opt.help) {
+		options_usage(stdout, s->prog);
+		return 0;
+	}
+	if (s->srv.opt.version) {
+		printf("segcached %s\n", SEGCACHED_VERSION);
+		return 0;
+	}
+	return STEP_NEXT;
+}
+
+/* Completes the EAL's command line: the --eal words, the host's defaults
+ * on a line without `--`, ours; checks its core list (64 when bad). */
+static int
+complete_eal_args(struct startup *s)
+{
+	struct server *srv = &s->srv;
+	struct eal_args *ea = &s->ea;
 	char err[512];
 
 	if (eal_args_add_words(ea, srv->opt.eal) < 0) {
-		fprintf(stderr, "%s: out of memory\n", prog);
+		fprintf(stderr, "%s: out of memory\n", s->prog);
 		return EXIT_FAILURE;
 	}
 	/* Before the EAL pins this thread to the main lcore. */
@@ -305,214 +395,241 @@ eal_args_resolve(struct eal_args *ea, struct server *srv, const char *prog)
 	if (!ea->has_separator)
 		eal_args_add_host_defaults(ea, &srv->startup_cpus);
 	if (eal_args_check_lcores(ea, &srv->startup_cpus, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: %s\n", prog, err);
+		fprintf(stderr, "%s: %s\n", s->prog, err);
 		return OPTIONS_EXIT_USAGE;
 	}
 	/* The baseline engine allocates its items from the EAL: give it the
 	 * budget plus room for its index when the EAL runs on --no-huge. */
 	eal_args_add_defaults(ea, srv->opt.stack == STACK_POSIX, eal_memory_mb(&srv->opt, ea));
-	return 0;
-}
-
-int
-main(int argc, char **argv)
-{
-	static struct server srv; /* large; and reachable from callbacks */
-	const char *prog = prog_name(argv[0]);
-	struct eal_args ea;
-	struct eal_trim trim;
-	pthread_t watch;
-	char err[512], bad[128];
-	int rc;
-
-	log_stamp_begin();
-	if (eal_args_split(&ea, argc, argv) < 0) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return EXIT_FAILURE;
-	}
-	options_defaults(&srv.opt);
-	if (options_parse(&srv.opt, ea.app_argc, ea.app_argv, err, sizeof(err)) < 0 ||
-	    (!srv.opt.help && !srv.opt.version &&
-	     options_finalize(&srv.opt, err, sizeof(err)) < 0)) {
-		fprintf(stderr, "%s: %s\n", prog, err);
-		/* "unknown option -a": the EAL's letters are not read here. */
-		if (!ea.has_separator && strncmp(err, "unknown option -", 16) == 0 &&
-		    err[16] != '-' && err[16] != '\0' && err[17] == '\0')
-			fprintf(stderr,
-				"  If -%c is an EAL option: on a line without '--' give it "
-				"with --eal '-%c ...'.\n", err[16], err[16]);
-		fprintf(stderr, "Try '%s --help'.\n", prog);
-		eal_args_free(&ea);
-		return OPTIONS_EXIT_USAGE;
-	}
-	if (!ea.has_separator && listen_is_core_list(srv.opt.listen)) {
-		fprintf(stderr,
-			"%s: -l %s: memcached's -l is the addresses to listen on, and this is "
-			"a core list: give cores with --lcores %s (or -l before a '--'), every "
-			"address with -l 0.0.0.0\n",
-			prog, srv.opt.listen, srv.opt.listen);
-		eal_args_free(&ea);
-		return OPTIONS_EXIT_USAGE;
-	}
-	if (srv.opt.help) {
-		options_usage(stdout, prog);
-		eal_args_free(&ea);
-		return 0;
-	}
-	if (srv.opt.version) {
-		printf("segcached %s\n", SEGCACHED_VERSION);
-		eal_args_free(&ea);
-		return 0;
-	}
-	rc = eal_args_resolve(&ea, &srv, prog);
-	if (rc != 0) {
-		eal_args_free(&ea);
-		return rc;
-	}
-	if (srv.opt.verbosity > 0) {
+	if (srv->opt.verbosity > 0) {
 		char line[1024];
 
-		eal_args_format(&ea, line, sizeof(line));
+		eal_args_format(ea, line, sizeof(line));
 		APP_LOG(NOTICE, "EAL options: %s", line);
 	}
+	return STEP_NEXT;
+}
+
+/* Signals blocked in every thread to come, and the start-up watch. */
+static int
+watch_startup(struct startup *s)
+{
 	/* Before the EAL starts its threads, so they inherit the mask. */
 	control_block_signals();
-	srv.control_thread = pthread_self();
-	if (startup_watch_begin(&watch) != 0) {
-		fprintf(stderr, "%s: cannot start a thread\n", prog);
-		eal_args_free(&ea);
+	s->srv.control_thread = pthread_self();
+	if (startup_watch_begin(&s->watch) != 0) {
+		fprintf(stderr, "%s: cannot start a thread\n", s->prog);
 		return EXIT_FAILURE;
 	}
+	return STEP_NEXT;
+}
 
-	/* The files mapped before the EAL loads its drivers. */
-	(void)eal_trim_snapshot(&trim);
-	rc = eal_start(&ea, bad, sizeof(bad));
-	if (rc < 0) {
-		bool no_huge = eal_args_has(&ea, "--no-huge");
-		char line[1024];
+/* Why the EAL did not start, on stderr: 64 for options it refused, 1
+ * otherwise. */
+static int
+eal_refused(struct startup *s, const char *bad)
+{
+	const char *prog = s->prog;
+	bool no_huge = eal_args_has(&s->ea, "--no-huge");
+	char line[1024];
 
-		eal_trim_free(&trim);
-		eal_args_format(&ea, line, sizeof(line));
-		/* The EAL fails with EACCES when it finds no hugepages, with
-		 * EINVAL when it refuses its options (a usage mistake; its
-		 * parser also fails, rarely, when it cannot create its runtime
-		 * directory, which then exits 64 too). */
-		if (rte_errno == EINVAL) {
-			/* One line, without the EAL's usage (eal_start()). */
-			if (bad[0] != '\0')
-				fprintf(stderr,
-					"%s: the DPDK EAL has no option %s (EAL options: %s): "
-					"correct or remove it; EAL options go before '--', or "
-					"in --eal '...' on a line without one "
-					"('%s --help --' lists them)\n",
-					prog, bad, line, prog);
-			else
-				fprintf(stderr,
-					"%s: the DPDK EAL refused a value (its EAL: line above "
-					"names the option; EAL options: %s): correct it "
-					"('%s --help --' lists the EAL's options)\n",
-					prog, line, prog);
-			eal_args_free(&ea);
-			return OPTIONS_EXIT_USAGE;
-		}
-		if (!no_huge && rte_errno == EACCES && eal_args_free_hugepages() <= 0)
+	eal_args_format(&s->ea, line, sizeof(line));
+	/* The EAL fails with EACCES when it finds no hugepages, with
+	 * EINVAL when it refuses its options (a usage mistake; its
+	 * parser also fails, rarely, when it cannot create its runtime
+	 * directory, which then exits 64 too). */
+	if (rte_errno == EINVAL) {
+		/* One line, without the EAL's usage (eal_start()). */
+		if (bad[0] != '\0')
 			fprintf(stderr,
-				"%s: cannot initialise the DPDK EAL: no free hugepages.\n"
-				"  Reserve some, e.g. `dpdk-hugepages.py -p 2M --setup 2G` (or\n"
-				"  echo 1024 > "
-				"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages),\n"
-				"  or add the EAL option --no-huge for a try-out "
-				"(see docs/operations.md).\n",
-				prog);
+				"%s: the DPDK EAL has no option %s (EAL options: %s): "
+				"correct or remove it; EAL options go before '--', or "
+				"in --eal '...' on a line without one "
+				"('%s --help --' lists them)\n",
+				prog, bad, line, prog);
 		else
 			fprintf(stderr,
-				"%s: cannot initialise the DPDK EAL: %s (EAL options: %s)\n"
-				"  On a host without hugepages add --no-huge "
-				"(see docs/operations.md).\n",
-				prog, rte_strerror(rte_errno), line);
-		eal_args_free(&ea);
-		return EXIT_FAILURE;
+				"%s: the DPDK EAL refused a value (its EAL: line above "
+				"names the option; EAL options: %s): correct it "
+				"('%s --help --' lists the EAL's options)\n",
+				prog, line, prog);
+		return OPTIONS_EXIT_USAGE;
 	}
-	eal_args_free(&ea);
+	if (!no_huge && rte_errno == EACCES && eal_args_free_hugepages() <= 0)
+		fprintf(stderr,
+			"%s: cannot initialise the DPDK EAL: no free hugepages.\n"
+			"  Reserve some, e.g. `dpdk-hugepages.py -p 2M --setup 2G` (or\n"
+			"  echo 1024 > "
+			"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages),\n"
+			"  or add the EAL option --no-huge for a try-out "
+			"(see docs/operations.md).\n",
+			prog);
+	else
+		fprintf(stderr,
+			"%s: cannot initialise the DPDK EAL: %s (EAL options: %s)\n"
+			"  On a host without hugepages add --no-huge "
+			"(see docs/operations.md).\n",
+			prog, rte_strerror(rte_errno), line);
+	return EXIT_FAILURE;
+}
+
+/* The EAL; then its log stamps, the telemetry commands, -v's levels, and
+ * on the posix stack the EAL's unused drivers given back. */
+static int
+start_eal(struct startup *s)
+{
+	struct server *srv = &s->srv;
+	char bad[128];
+
+	/* The files mapped before the EAL loads its drivers. */
+	(void)eal_trim_snapshot(&s->trim);
+	if (eal_start(&s->ea, bad, sizeof(bad)) < 0) {
+		eal_trim_free(&s->trim);
+		return eal_refused(s, bad);
+	}
+	eal_args_free(&s->ea);
+	s->reached = REACHED_EAL;
 	log_stamp_eal_ready();
 	if (server_telemetry_register() != 0 || stack_telemetry_register() != 0)
 		APP_LOG(WARNING, "telemetry commands /segcached/* could not be registered");
 	/* -v overrides the level; without it --log-level (EAL) decides. */
-	if (srv.opt.verbosity > 0)
-		control_set_verbosity(srv.opt.verbosity);
-	if (srv.opt.stack == STACK_POSIX) {
-		size_t trimmed = eal_trim_release(&trim);
+	if (srv->opt.verbosity > 0)
+		control_set_verbosity(srv->opt.verbosity);
+	if (srv->opt.stack == STACK_POSIX) {
+		size_t trimmed = eal_trim_release(&s->trim);
 
 		if (trimmed > 0)
 			APP_LOG(INFO, "posix stack: %zu KiB of the EAL's drivers, which it does "
 				"not use, given back", trimmed >> 10);
 	} else {
-		eal_trim_free(&trim);
+		eal_trim_free(&s->trim);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &srv.started_mono);
+	return STEP_NEXT;
+}
 
-	if (engine_setup_create(&srv.es, &srv.opt, &srv.startup_cpus, stack_memory_bytes(&srv.opt),
-				err, sizeof(err)) < 0) {
+/* The heap and the engine, a warm cache loaded; the start-up watch ends,
+ * and a stop it was asked for during the load exits 0. */
+static int
+create_engine(struct startup *s)
+{
+	struct server *srv = &s->srv;
+	struct engine_stats st;
+	char err[512];
+
+	clock_gettime(CLOCK_MONOTONIC, &srv->started_mono);
+	if (engine_setup_create(&srv->es, &srv->opt, &srv->startup_cpus,
+				stack_memory_bytes(&srv->opt), err, sizeof(err)) < 0) {
 		APP_LOG(ERR, "%s", err);
-		rte_eal_cleanup();
 		return EXIT_FAILURE;
 	}
+	s->reached = REACHED_ENGINE;
 	/* The engine is up and a warm cache loaded: from here a signal
 	 * stops the server gracefully, saving the cache again. */
-	startup_watch_end(watch);
-	if (engine_setup_stop_asked()) {
-		/* Asked during the load: a finished load is saved again, a
-		 * stopped one left the file as it was. Nothing was served. */
-		engine_setup_save(&srv.es);
-		engine_setup_destroy(&srv.es);
-		rte_eal_cleanup();
+	startup_watch_end(s->watch);
+	/* Asked during the load: a finished load is saved again, a stopped
+	 * one left the file as it was (clean_up). Nothing was served. */
+	if (engine_setup_stop_asked())
 		return 0;
-	}
-	{
-		struct engine_stats st;
+	engine_stats(srv->es.engine, &st);
+	srv->segment_size = st.seg_size;
+	return STEP_NEXT;
+}
 
-		engine_stats(srv.es.engine, &st);
-		srv.segment_size = st.seg_size;
-	}
-	server_mrc_start(&srv);
-	fill_cmd_settings(&srv);
-	rc = start_stack(&srv);
+/* The miss-ratio curve, the request executor's settings, the network
+ * stack and /metrics. On failure nothing was served: a cache taken back
+ * from the heap file is saved again (clean_up), so a start that fails (a
+ * port in use) does not cost the next start its warm cache. */
+static int
+start_serving(struct startup *s)
+{
+	struct server *srv = &s->srv;
+	int rc;
+
+	server_mrc_start(srv);
+	s->reached = REACHED_STACK;
+	fill_cmd_settings(srv);
+	rc = start_stack(srv);
 	if (rc == 0)
-		rc = metrics_http_start(&srv);
-	if (rc != 0) {
-		stack_destroy(srv.stack);
-		server_mrc_stop(&srv);
-		/* Nothing was served: a cache taken back from the heap file is
-		 * saved again, so a start that fails (a port in use) does not
-		 * cost the next start its warm cache. */
-		engine_setup_save(&srv.es);
-		engine_setup_destroy(&srv.es);
-		rte_eal_cleanup();
+		rc = metrics_http_start(srv);
+	if (rc != 0)
 		return rc;
-	}
-	server_telemetry_attach(&srv);
-	stack_telemetry_attach(srv.stack);
-	log_sizing(&srv);
+	s->reached = REACHED_SERVING;
+	server_telemetry_attach(srv);
+	stack_telemetry_attach(srv->stack);
+	log_sizing(srv);
 	APP_LOG(NOTICE,
 		"segcached %s ready: engine %s, memory %zu MiB, item size max %zu, %u %s, "
 		"max %u connections",
-		SEGCACHED_VERSION, srv.es.engine->ops->name,
-		srv.opt.memory >> 20, srv.opt.item_max,
-		stack_workers(srv.stack), srv.stack->ops->workers_noun, srv.opt.max_conns);
+		SEGCACHED_VERSION, srv->es.engine->ops->name,
+		srv->opt.memory >> 20, srv->opt.item_max,
+		stack_workers(srv->stack), srv->stack->ops->workers_noun, srv->opt.max_conns);
+	return STEP_NEXT;
+}
 
-	(void)control_run(&srv);
+/* Start-up, in order. */
+static int (*const startup_steps[])(struct startup *s) = {
+	split_command_line,
+	read_options,
+	answer_help_or_version,
+	complete_eal_args,
+	watch_startup,
+	start_eal,
+	create_engine,
+	start_serving,
+};
 
-	metrics_http_stop(&srv);
-	stack_telemetry_detach(srv.stack);
-	server_telemetry_detach();
-	stack_stop(srv.stack);
-	stack_destroy(srv.stack);
-	srv.stack = NULL;
-	server_mrc_stop(&srv);
-	/* Every worker is gone and in-flight requests are done: a heap file
-	 * keeps the cache for the next start. */
-	engine_setup_save(&srv.es);
-	engine_setup_destroy(&srv.es);
-	rte_eal_cleanup();
-	return 0;
+/* Undoes what start-up reached, in reverse; after a served run, from the
+ * stop of /metrics to the EAL's clean-up. */
+static void
+clean_up(struct startup *s)
+{
+	struct server *srv = &s->srv;
+
+	switch (s->reached) {
+	case REACHED_SERVING:
+		metrics_http_stop(srv);
+		stack_telemetry_detach(srv->stack);
+		server_telemetry_detach();
+		stack_stop(srv->stack);
+		/* fall through */
+	case REACHED_STACK:
+		stack_destroy(srv->stack);
+		srv->stack = NULL;
+		server_mrc_stop(srv);
+		/* fall through */
+	case REACHED_ENGINE:
+		/* Every worker is gone and in-flight requests are done: a heap
+		 * file keeps the cache for the next start. */
+		engine_setup_save(&srv->es);
+		engine_setup_destroy(&srv->es);
+		/* fall through */
+	case REACHED_EAL:
+		rte_eal_cleanup();
+		break;
+	case REACHED_EAL_ARGS:
+		eal_args_free(&s->ea);
+		break;
+	case REACHED_NOTHING:
+		break;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct startup s; /* large; and reachable from callbacks */
+	int rc = STEP_NEXT;
+
+	log_stamp_begin();
+	s.prog = prog_name(argv[0]);
+	s.argc = argc;
+	s.argv = argv;
+	for (size_t i = 0; i < RTE_DIM(startup_steps) && rc == STEP_NEXT; i++)
+		rc = startup_steps[i](&s);
+	if (rc == STEP_NEXT) {
+		(void)control_run(&s.srv);
+		rc = 0;
+	}
+	clean_up(&s);
+	return rc;
 }

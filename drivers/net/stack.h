@@ -89,7 +89,7 @@ struct stack_config {
 
 struct stack;
 
-/* One of a stack's own figures, for /metrics (app/segcached/metrics.c):
+/* One of a stack's own figures, for /metrics (app/segcached/observe/metrics.c):
  * the counters `stats` has no name for (drops, retransmissions, the
  * port's missed packets). */
 struct stack_counter {

@@ -243,7 +243,7 @@ def mappings(pid):
 class EalDriversGivenBack(ServerCase):
     """Issue 23: the EAL of a shared DPDK build loads every driver in its
     plugin directory, and the posix stack calls none of them. Once it
-    serves, no page of their code is resident (app/segcached/eal_trim.c
+    serves, no page of their code is resident (app/segcached/eal/eal_trim.c
     drops them after the EAL's start; a driver the stack did use, the
     mempool ring driver of an mbuf pool for one, would be paged back in),
     and the EAL is given the posix stack's 8 MiB on --no-huge."""

@@ -3,14 +3,19 @@
 # Copyright (c) 2026 The segcached authors
 """The tree's shape, kept (docs/architecture.md, "The shape of lib/").
 
-Checks every C file under lib/ and drivers/:
-  - at most MAX_LINES lines: a file has one job, and one job fits;
+Checks every C file under lib/, drivers/, app/ and tools/:
+  - at most MAX_LINES lines, and a header under lib/ at most
+    MAX_LIB_HEADER_LINES: a file has one job, and one job fits;
   - its first comment says that job: after the SPDX and copyright lines,
     at least one line of words;
   - its includes of the project's own headers run downward only: a
     library includes itself and the libraries below it (ALLOWED), never
     one above, so lib/seg knows nothing of protocols and lib/proto
-    nothing of storage.
+    nothing of storage; app/ and tools/ sit above every library and
+    driver, and nothing under lib/ or drivers/ includes them;
+  - no include circle: no header includes itself, directly or through
+    others, and no two folders include each other, directly or through
+    others (folder A's files include folder B's and B's include A's).
 Prints every violation and exits 1 if there is any.
 """
 import os
@@ -18,8 +23,14 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOPS = ("lib", "drivers", "app", "tools")
 MAX_LINES = 800
-# What each folder may include besides itself (DESIGN.md's layout table).
+MAX_LIB_HEADER_LINES = 400
+# What each folder may include besides itself, by the layout rule: a
+# library includes itself and those below it. A name is an include's
+# folder as written, lib/ left out ("seg" is lib/seg). A rule covers its
+# folder and every folder under it that has no rule of its own, and those
+# folders are one: each may include the others.
 ALLOWED = {
     "lib/util": set(),
     "lib/engine": {"util"},
@@ -36,24 +47,69 @@ ALLOWED = {
     "drivers/net/native": {"util", "cmd", "proto", "engine", "net", "drivers/net",
                            "drivers/net/dpdk"},
 }
+
+
+def rule_name(rule):
+    """How ALLOWED names a rule's folder: "lib/seg" -> "seg"."""
+    return rule[len("lib/"):] if rule.startswith("lib/") else rule
+
+
+# The server and the tools may include every library and driver; a tool
+# also its own folder, and loadgen storage-bench's zipf sampler and RNG.
+EVERY_LIBRARY = {rule_name(r) for r in ALLOWED}
+ALLOWED.update({
+    "app/segcached": EVERY_LIBRARY,
+    "tools/storage-bench": EVERY_LIBRARY,
+    "tools/mrc-accuracy": EVERY_LIBRARY,
+    "tools/net-bench": EVERY_LIBRARY,
+    "tools/loadgen": EVERY_LIBRARY | {"tools/storage-bench"},
+})
 INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
 
 
-def own_folder(path):
-    return os.path.dirname(path)
+def rule_of(folder):
+    """The ALLOWED rule that covers a folder: its own, or the nearest
+    folder above it that has one; None when none does."""
+    while folder:
+        if folder in ALLOWED:
+            return folder
+        folder = os.path.dirname(folder)
+    return None
 
 
-def include_target(inc):
-    """The folder an include names: "seg/seg.h" -> "seg",
-    "drivers/net/dpdk/dpdk_port.h" -> "drivers/net/dpdk"."""
-    return os.path.dirname(inc) or "."
+def resolve(path, inc, files):
+    """The project file an include of `path` names, or None (a system or
+    dependency header). Tried as the compiler's -I would find it: from
+    the including file's folder and each folder above it (the project
+    root, app/segcached/, ... are include folders), then lib/; an include
+    found nowhere there is the one file under the includer's rule whose
+    path ends in it (a subfolder given to the compiler with
+    include_directories)."""
+    folder = os.path.dirname(path)
+    while True:
+        cand = os.path.normpath(os.path.join(folder, inc))
+        if cand in files:
+            return cand
+        if not folder:
+            break
+        folder = os.path.dirname(folder)
+    cand = os.path.normpath(os.path.join("lib", inc))
+    if cand in files:
+        return cand
+    rule = rule_of(os.path.dirname(path))
+    ends = [f for f in files if f.endswith("/" + inc) and rule is not None and
+            f.startswith(rule + "/")]
+    return ends[0] if len(ends) == 1 else None
 
 
-def check(path, text):
+def check_text(path, text):
     problems = []
     lines = text.count("\n")
     if lines > MAX_LINES:
         problems.append("%d lines, over %d: split it by job" % (lines, MAX_LINES))
+    elif path.startswith("lib/") and path.endswith(".h") and lines > MAX_LIB_HEADER_LINES:
+        problems.append("%d lines, over %d for a header under lib/: split it by job" %
+                        (lines, MAX_LIB_HEADER_LINES))
     m = re.match(r"/\*(.*?)\*/", text, re.S)
     words = []
     if m:
@@ -64,39 +120,137 @@ def check(path, text):
                 words.append(ln)
     if not words:
         problems.append("its first comment does not say what the file is for")
-    folder = own_folder(path)
-    allowed = ALLOWED.get(folder)
-    mine = folder[len("lib/"):] if folder.startswith("lib/") else folder
-    for inc in INCLUDE.findall(text):
-        target = include_target(inc)
-        if target in (".", mine) or allowed is None:
-            continue
-        if target not in allowed:
-            problems.append('includes "%s": %s may not depend on %s' % (inc, folder, target))
     return problems
 
 
+def check_includes(path, includes):
+    """includes: (as written, the file it names). The downward rule."""
+    problems = []
+    rule = rule_of(os.path.dirname(path))
+    for inc, target in includes:
+        trule = rule_of(os.path.dirname(target))
+        if trule == rule:
+            continue
+        if trule is None or rule_name(trule) not in ALLOWED[rule]:
+            problems.append('includes "%s": %s may not depend on %s' %
+                            (inc, rule, trule or os.path.dirname(target)))
+    return problems
+
+
+def circles(graph):
+    """One circle of each strongly connected part of `graph` (node ->
+    set of nodes) that has one, as a list of nodes, first node repeated
+    at the end; a node that names itself is a circle too."""
+    index, low, on_stack, stack, parts = {}, {}, set(), [], []
+
+    def connect(v):
+        # Tarjan's, iterative: the include graph can be deep.
+        work = [(v, iter(sorted(graph.get(v, ()))))]
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    advanced = True
+                    break
+                if w in on_stack:
+                    low[node] = min(low[node], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                part = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    part.add(w)
+                    if w == node:
+                        break
+                if len(part) > 1 or node in graph.get(node, ()):
+                    parts.append(part)
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    found = []
+    for part in parts:
+        start = min(part)
+        # The shortest way from start back to itself, inside the part.
+        prev, queue, end = {}, [start], None
+        while queue and end is None:
+            nxt = []
+            for v in queue:
+                for w in sorted(graph.get(v, ())):
+                    if w not in part:
+                        continue
+                    if w == start:
+                        end = v
+                        break
+                    if w not in prev:
+                        prev[w] = v
+                        nxt.append(w)
+                if end is not None:
+                    break
+            queue = nxt
+        way = [start]
+        v = end
+        while v != start:
+            way.append(v)
+            v = prev[v]
+        way.append(start)
+        way.reverse()
+        found.append(way)
+    return sorted(found)
+
+
 def main():
+    files = set()
+    for top in TOPS:
+        for dirpath, _, names in os.walk(os.path.join(ROOT, top)):
+            for f in names:
+                if f.endswith((".c", ".h")):
+                    files.add(os.path.relpath(os.path.join(dirpath, f), ROOT))
     bad = 0
-    seen = 0
-    for top in ("lib", "drivers"):
-        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
-            for f in sorted(files):
-                if not f.endswith((".c", ".h")):
-                    continue
-                path = os.path.relpath(os.path.join(dirpath, f), ROOT)
-                if own_folder(path) not in ALLOWED:
-                    print("%s: folder %s is not in ALLOWED (tests/shape/check_shape.py)" %
-                          (path, own_folder(path)))
-                    bad += 1
-                    continue
-                seen += 1
-                with open(os.path.join(ROOT, path), encoding="utf-8") as fh:
-                    for p in check(path, fh.read()):
-                        print("%s: %s" % (path, p))
-                        bad += 1
-    print("%d files checked, %d problems" % (seen, bad))
-    return 1 if bad or seen == 0 else 0
+    headers = {}  # file -> the project's headers it includes
+    folders = {}  # folder -> the other folders its files include
+    for path in sorted(files):
+        folder = os.path.dirname(path)
+        with open(os.path.join(ROOT, path), encoding="utf-8") as fh:
+            text = fh.read()
+        includes = []
+        for inc in INCLUDE.findall(text):
+            target = resolve(path, inc, files)
+            if target is not None:
+                includes.append((inc, target))
+        headers[path] = {t for _, t in includes}
+        folders.setdefault(folder, set()).update(
+            os.path.dirname(t) for _, t in includes if os.path.dirname(t) != folder)
+        problems = check_text(path, text)
+        if rule_of(folder) is None:
+            problems.append("folder %s has no rule in ALLOWED (tests/shape/check_shape.py)" %
+                            folder)
+        else:
+            problems += check_includes(path, includes)
+        for p in problems:
+            print("%s: %s" % (path, p))
+            bad += 1
+    for way in circles(headers):
+        print("include circle: %s" % " -> ".join(way))
+        bad += 1
+    for way in circles(folders):
+        print("folder circle: %s" % " -> ".join(way))
+        bad += 1
+    print("%d files checked, %d problems" % (len(files), bad))
+    return 1 if bad or not files else 0
 
 
 if __name__ == "__main__":

@@ -196,7 +196,7 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 	uint64_t gets = 0, misses = 0;
 
 	cfg.memory = memory;
-	/* the segment size `segcached -m <memory>` gives itself (options.c:
+	/* the segment size `segcached -m <memory>` gives itself (options_finalize:
 	 * smaller segments for a small heap) */
 	cfg.segment_size = seg_segment_size_for(memory);
 	cfg.eviction = ev;

@@ -26,8 +26,9 @@
 
 #include <microhttpd.h>
 
-#include "log.h"
-#include "server.h"
+#include "log/log.h"
+#include "observe.h"
+#include "server/server.h"
 
 /* A scraper or two, and an operator's curl: a few connections at once,
  * each given a bounded time (a stalled client cannot keep one for ever). */

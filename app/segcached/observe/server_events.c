@@ -11,8 +11,9 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "log.h"
-#include "server.h"
+#include "log/log.h"
+#include "observe.h"
+#include "server/server.h"
 #include "util/util_ratelimit.h"
 
 static struct {

@@ -13,7 +13,7 @@
 
 #include "engine/engine.h"
 #include "drivers/mem/mem_region.h"
-#include "options.h"
+#include "options/options.h"
 #include "seg/seg.h"
 
 struct engine_setup {

@@ -19,7 +19,8 @@
 
 #include <rte_telemetry.h>
 
-#include "server.h"
+#include "observe.h"
+#include "server/server.h"
 #include "util/util_heap.h"
 
 static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;

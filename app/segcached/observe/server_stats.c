@@ -8,7 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server.h"
+#include "observe.h"
+#include "server/server.h"
 
 static uint64_t
 timeval_us(struct timeval tv)

@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
-#include "server.h"
+#include "log/log.h"
+#include "observe.h"
+#include "server/server.h"
 
 void
 server_mrc_start(struct server *srv)
@@ -27,7 +28,7 @@ server_mrc_start(struct server *srv)
 	cfg.seg_size = (uint32_t)st.seg_size;
 	cfg.nseg = (uint32_t)st.seg_total;
 	cfg.eviction = srv->opt.eviction;
-	/* A segment size that options.c chose for a small -m (not given) would
+	/* A segment size that options_finalize chose for a small -m (not given) would
 	 * be chosen afresh at another size. */
 	const bool seg_size_derived = !srv->opt.item_max_given &&
 				      srv->opt.segment_size == seg_segment_size_for(srv->opt.memory);
@@ -69,15 +70,6 @@ server_mrc_stop(struct server *srv)
 	engine_attach_sampler(srv->es.engine, NULL, NULL, 0);
 	mrc_destroy(srv->mrc);
 	srv->mrc = NULL;
-}
-
-uint64_t
-server_mrc_gets(struct server *srv)
-{
-	struct engine_stats es;
-
-	engine_stats(srv->es.engine, &es);
-	return es.counters[ENGINE_C_cmd_get];
 }
 
 void

@@ -3,8 +3,8 @@
  *
  * segcached's own options: the words after `--` on the command line and the
  * entries of the optional config file. All of them live in one table in
- * options.c (name, letter, argument, help, parser); memcached's options keep
- * memcached's letters and meaning.
+ * options_table.c (name, letter, argument, help, parser); memcached's options
+ * keep memcached's letters and meaning.
  */
 #ifndef SEGCACHED_OPTIONS_H
 #define SEGCACHED_OPTIONS_H
@@ -99,7 +99,7 @@ struct options {
 	bool mrc_disabled;        /* --no-mrc: no miss-ratio curve, no hot keys */
 };
 
-/* Fills o with the defaults. */
+/* Fills o with the defaults (options_defaults.c). */
 void options_defaults(struct options *o);
 
 /* Parses segcached's arguments (argv[0] is a program name, then options),
@@ -109,13 +109,11 @@ int options_parse(struct options *o, int argc, char **argv, char *err,
 		  size_t errlen);
 
 /* Checks the options against each other and derives dependent values
- * (segment size large enough for -I). Returns 0 or -1 with a message. */
+ * (segment size large enough for -I; options_defaults.c). Returns 0 or -1
+ * with a message. */
 int options_finalize(struct options *o, char *err, size_t errlen);
 
-/* Prints the option table as help text. */
+/* Prints the option table as help text (options_usage.c). */
 void options_usage(FILE *f, const char *prog);
-
-/* Parsers shared with tests of the table; exposed for clarity, not reuse. */
-int options_parse_size(const char *s, size_t bare_unit, size_t *out);
 
 #endif /* SEGCACHED_OPTIONS_H */

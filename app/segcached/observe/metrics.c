@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server.h"
+#include "observe.h"
+#include "server/server.h"
 #include "util/util_heap.h"
 
 /* HELP text and label values: backslash and newline escaped (and '"' in

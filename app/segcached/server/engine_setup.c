@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The storage engine the options ask for, on the heap they ask for: the
+ * heap checked against the memory the host has, a heap file's saved cache
+ * taken back at start (stoppable by a signal) and saved again at a
+ * graceful stop.
  */
 #include "engine_setup.h"
 
@@ -19,7 +24,7 @@
 #include <rte_malloc.h>
 
 #include "baseline/baseline.h"
-#include "log.h"
+#include "log/log.h"
 #include "seg/seg.h"
 #include "util/util_err.h"
 

@@ -7,7 +7,7 @@
  * (options_hint.c).
  */
 #include "options_private.h"
-#include "eal_args.h"
+#include "eal/eal_args.h"
 
 #include <ctype.h>
 #include <getopt.h>

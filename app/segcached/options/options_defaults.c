@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * The options before any is read (options_defaults) and once all are
+ * (options_finalize): the checks across options and the values they
+ * derive.
+ */
+#include "options_private.h"
+
+#include <string.h>
+
+#include "seg/seg.h"
+#include "util/util_err.h"
+
+void
+options_defaults(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->tcp_port = 11211;
+	o->udp_port = 0;
+	strcpy(o->listen, "127.0.0.1");
+	o->memory = 64 * MIB;
+	o->max_conns = 1024;
+	o->item_max = MIB;
+	o->threads = 4;
+	o->backlog = 1024;
+	o->stack = STACK_POSIX;
+	o->eviction = ENGINE_EVICT_MERGE;
+	o->engine = SERVER_ENGINE_SEG;
+	o->heap = HEAP_AUTO;
+	o->port_id = -1;
+	o->link_timeout = 10;
+	o->udp_reply_max = 4096;
+	o->request_timeout = 30;
+}
+
+
+int
+options_finalize(struct options *o, char *err, size_t errlen)
+{
+	if (o->tcp_port == 0 && o->udp_port == 0)
+		return util_fail(err, errlen,
+			    "--port 0 and --udp-port 0: nothing to listen on");
+	if (o->stack == STACK_NATIVE && o->ip_addr == 0)
+		return util_fail(err, errlen,
+			    "--stack native needs --ip ADDR/PREFIX "
+			    "(the server's address on the port)");
+	if (o->stack == STACK_POSIX && o->ip_addr != 0)
+		return util_fail(err, errlen,
+			    "--ip applies to --stack native only (the posix stack listens on -l)");
+	if (o->stack == STACK_POSIX && o->tcp_buffer_memory != 0)
+		return util_fail(err, errlen,
+			    "--tcp-buffer-memory applies to --stack native only (the posix "
+			    "stack's buffers are the kernel's: sysctl net.ipv4.tcp_mem)");
+	if (o->admin_port != 0 && o->admin_port == o->tcp_port)
+		return util_fail(err, errlen,
+			    "--admin-port %u is the client port (-p): give it a port of its own",
+			    o->admin_port);
+	if (o->metrics_port != 0 && o->stack == STACK_POSIX &&
+	    (o->metrics_port == o->tcp_port || o->metrics_port == o->admin_port))
+		return util_fail(err, errlen,
+			    "--metrics-port %u is the %s port: give it a port of its own",
+			    o->metrics_port, o->metrics_port == o->tcp_port ? "client (-p)" : "admin");
+	if (o->evictions_disabled)
+		o->eviction = ENGINE_EVICT_NONE;
+	if (o->heap == HEAP_FILE && o->heap_file[0] == '\0')
+		return util_fail(err, errlen, "--heap file needs --heap-file PATH");
+	if (o->heap_file[0] != '\0' && o->heap != HEAP_FILE)
+		return util_fail(err, errlen, "--heap-file and --heap %s contradict each other",
+			    o->heap == HEAP_ANON ? "anon" :
+			    o->heap == HEAP_HUGEPAGE ? "hugepage" : "auto");
+	/* lib/seg's largest item (a 22-bit value length, seg_item.h): a bad
+	 * value like any other, refused before anything starts. */
+	if (o->engine == SERVER_ENGINE_SEG && o->item_max > OPTIONS_SEG_ITEM_MAX)
+		return util_fail(err, errlen,
+			    "--max-item-size %zu is above the seg engine's largest, 4m (%u)",
+			    o->item_max, OPTIONS_SEG_ITEM_MAX);
+	/* A small Segcache heap gets smaller segments, and -I follows them
+	 * unless it was given (seg_segment_size_for says why). */
+	if (o->engine == SERVER_ENGINE_SEG && o->segment_size == 0 && !o->item_max_given &&
+	    seg_segment_size_for(o->memory) < o->item_max) {
+		o->segment_size = seg_segment_size_for(o->memory);
+		o->item_max = o->segment_size;
+	}
+	/* An item must fit in one segment. Without --segment-size the
+	 * engine grows the segment to fit -I, as memcached's -I grows its
+	 * slab page; an explicit segment size that is too small is an error. */
+	if (o->segment_size != 0 && o->item_max > o->segment_size)
+		return util_fail(err, errlen,
+			    "--max-item-size %zu is larger than --segment-size %zu",
+			    o->item_max, o->segment_size);
+	if (o->item_max > o->memory / 2)
+		return util_fail(err, errlen,
+			    "--max-item-size %zu is more than half of --memory %zu",
+			    o->item_max, o->memory);
+	return 0;
+}
+
