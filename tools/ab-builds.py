@@ -13,7 +13,7 @@ median, never an absolute number from separate runs.
 --storage: tools/storage-bench (both engines through engine.h, no network),
   one workload per --storage-args (default: seg and baseline, 1 thread,
   zipf 0.99 and uniform, 90% gets, 64-byte values); ratio of Mops/s.
---memif: tools/loadgen/memif-run.sh, segcached --stack native against
+--memif: tools/loadgen/scripts/memif-run.sh, segcached --stack native against
   segcached-loadgen over net_memif, TCP gets; each build's server with the
   NEW build's generator (the generator is held fixed); ratio of keys/s and
   of the server's own cost per key (server_busy_ns_per_key, lower is
@@ -59,7 +59,7 @@ def memif_round(build, gen_build, env, multiget):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "run.json")
         e = dict(os.environ, **env)
-        subprocess.run([os.path.join(ROOT, "tools/loadgen/memif-run.sh"), build, "tcp",
+        subprocess.run([os.path.join(ROOT, "tools/loadgen/scripts/memif-run.sh"), build, "tcp",
                         multiget, out, gen_build], env=e, capture_output=True, text=True,
                        timeout=120, check=True)
         d = json.load(open(out))

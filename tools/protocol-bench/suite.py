@@ -13,7 +13,8 @@ Twitter-shaped points segcached also at the memory memcached used.
   2. a Twitter-shaped workload (workload.py twitter) at 16 MB (200,000
      objects, 1.2 M requests) and 256 MB (1,000,000 objects, 3 M requests),
      1 and 4 threads: objects kept and miss ratio (replay.py);
-  3. each --trace file (twitter/cache-trace CSV) at the same four points;
+  3. each --trace file (twitter/cache-trace CSV) at the same four points
+     (none without --trace);
   4. zipf 0.99, 100-byte values, a working set of 4x the memory (-m 32,
      4 threads, 3 M gets): hit ratio of merge against FIFO (and memcached).
 
@@ -42,7 +43,6 @@ import steady_fill
 BEGIN = '<!-- protocol-bench:begin (written by tools/protocol-bench/suite.py) -->'
 END = '<!-- protocol-bench:end -->'
 HERE = 'tools/protocol-bench/'
-SAMPLE_TRACE = '/work/shared/traces/twitter_sample.csv'
 ZIPF_MEMORY = 32
 ZIPF_VALUE = 100
 
@@ -111,14 +111,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--segcached', default=servers.DEFAULT_SEGCACHED)
     ap.add_argument('--trace', action='append',
-                    help='a twitter/cache-trace CSV to replay (repeat; default: %s)' % SAMPLE_TRACE)
+                    help='a twitter/cache-trace CSV to replay (repeat; none by default: '
+                         'e.g. twitter_sample.csv, the first 100 requests of a Twitter '
+                         'production trace as published in a CacheLib example)')
     ap.add_argument('--note', default='', help='a line put under the heading (e.g. pre-fix)')
     ap.add_argument('--quick', action='store_true', help='a tenth of the requests (smoke run)')
     ap.add_argument('--out', default=os.path.join(servers.ROOT, 'docs', 'performance.md'))
     ap.add_argument('--no-write', action='store_true', help='print the section only')
     a = ap.parse_args()
     scale = 10 if a.quick else 1
-    traces = a.trace or [SAMPLE_TRACE]
+    traces = a.trace or []
+    if not traces:
+        log('no --trace: the suite replays no trace file (step 3 left out)')
     seg = os.path.relpath(a.segcached, servers.ROOT) if a.segcached.startswith(servers.ROOT) \
         else a.segcached
     started = datetime.datetime.now(datetime.timezone.utc)

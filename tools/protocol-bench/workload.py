@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The segcached authors
 """Seeded synthetic workloads in the twitter/cache-trace CSV format
-(`timestamp,key,key_size,value_size,client_id,op,ttl`, see
-/work/shared/traces/README.md), so one replayer handles them and real traces.
+(`timestamp,key,key_size,value_size,client_id,op,ttl`, the layout of
+Twitter's published production cache traces), so one replayer handles them
+and real traces.
 
 twitter: the shape of Twitter's production clusters (Yang et al., OSDI '20):
   * zipf popularity (--alpha, default 1.0) over --objects objects, ranks

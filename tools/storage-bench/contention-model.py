@@ -35,7 +35,7 @@ they keep losing races on). The model:
 Usage:
   contention-model.py DIR [DIR...]          fit on seg runs in DIR, predict
   contention-model.py DIR --compare OUT     ... and print the prediction
-      beside OUT's measurements (tools/loadgen/scaling-run.sh's output
+      beside OUT's measurements (tools/loadgen/scripts/scaling-run.sh's output
       directory: OUT/storage/sb-<get>-<set>-<dist>-seg-t<N>.json)
   --json  print the model's inputs and predictions as one JSON document
 """

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The minimal streaming JSON writer (json.h): commas placed, strings
+ * escaped.
  */
 #include "json.h"
 

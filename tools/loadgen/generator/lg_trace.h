@@ -5,7 +5,7 @@
  * layouts are accepted, told apart by the number of columns:
  *   5 columns: time,key,size,op,ttl
  *   7 columns: time,key,key_size,value_size,client_id,op,ttl
- *              (the twitter/cache-trace format, /work/shared/traces/)
+ *              (the twitter/cache-trace format of Twitter's published traces)
  * time is in seconds (integers or fractions) from any origin; op is get,
  * gets, set, add, replace, cas, append, prepend, delete, incr or decr:
  * gets are replayed as get, every write as set (size = value size), and

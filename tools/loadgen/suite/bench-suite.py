@@ -25,16 +25,16 @@ get's value and version checked against the sets acknowledged before it:
 a stale value invalidates the run) on the matrix's most write-heavy, most
 skewed workload.
 
-    tools/loadgen/bench-suite.py --build build [--duration 3] [--rounds 3]
+    tools/loadgen/suite/bench-suite.py --build build [--duration 3] [--rounds 3]
 
 Scaling (--scaling): server cores 1, 2, 4, ... up to half the CPUs in use
 (the generator gets as many cores as the server, see bench_setups.py), for
 segcached native (N lcores, one memif queue pair each), segcached posix -t N
 and memcached -t N; TCP 90/10 uniform unless told otherwise.
 
-    tools/loadgen/bench-suite.py --build build --scaling
+    tools/loadgen/suite/bench-suite.py --build build --scaling
 
-From a bundle (tools/loadgen/make-bundle.sh) on a host without meson or
+From a bundle (tools/loadgen/scripts/make-bundle.sh) on a host without meson or
 DPDK: --segcached, --loadgen, --memcached and --pmd-dir instead of --build
 (the bundle's run-suite.sh passes them).
 
@@ -70,7 +70,9 @@ from bench_setups import SERVERS, Setup, Tools, split_cores
 import bench_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+# The repository (HERE is tools/loadgen/suite; a bundle's tools/ gives its
+# binaries and COMMIT, so this is not used there)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 DISTS = {"uniform": [], "zipf": ["--zipf", "0.99"]}
 # Per run, besides warm-up and measurement: server start, preload, stop.
 RUN_OVERHEAD_S = 1.5

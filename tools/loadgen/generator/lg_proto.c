@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The memcached text protocol as the generator speaks it (lg_proto.h):
+ * requests built, responses parsed and checked, the UDP frame header and
+ * the UDP flows' ports and request ids.
  */
 #include "lg_proto.h"
 

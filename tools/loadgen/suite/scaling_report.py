@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The segcached authors
-"""Gathers what tools/loadgen/scaling-run.sh left in its output directory
+"""Gathers what tools/loadgen/scripts/scaling-run.sh left in its output directory
 into OUT/scaling.json (the host: lscpu, uname, load average before and
 after; every step's status; every storage-bench and end-to-end result),
 OUT/scaling.md (the tables) and, where matplotlib is installed, the PNGs
@@ -10,7 +10,7 @@ pipelining depth: depth 1 solid, depth 4 dashed) and
 OUT/scaling-storage.png (Mops/s vs threads, one line per engine, one panel
 per workload). Runs on the measuring host or later anywhere else:
 
-    tools/loadgen/scaling_report.py OUT [--doc docs/performance.md --marker NAME]
+    tools/loadgen/suite/scaling_report.py OUT [--doc docs/performance.md --marker NAME]
 """
 import argparse
 import glob
@@ -276,7 +276,7 @@ def main():
         have_mpl = True
     except ImportError:
         have_mpl = False
-        png_note = ["", "(no matplotlib here: no PNG; run tools/loadgen/scaling_report.py "
+        png_note = ["", "(no matplotlib here: no PNG; run tools/loadgen/suite/scaling_report.py "
                     "on this directory where it is installed)"]
     if storage and have_mpl:
         plot_storage(storage, ncpus, os.path.join(out, "scaling-storage.png"))

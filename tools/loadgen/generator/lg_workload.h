@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../storage-bench/rng.h"
-#include "../storage-bench/zipf.h"
+#include "../../storage-bench/rng.h"
+#include "../../storage-bench/zipf.h"
 
 #define LG_KEY_MAX 250
 #define LG_MGET_MAX 32

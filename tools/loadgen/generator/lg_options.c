@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * segcached-loadgen's command line (lg_options.h): the usage text and the
+ * parser that checks every option.
  */
 #include "lg_options.h"
 

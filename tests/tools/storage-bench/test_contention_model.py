@@ -9,7 +9,10 @@ import subprocess
 import sys
 import tempfile
 
-MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'contention-model.py')
+# The model under test, tools/storage-bench/contention-model.py (this file
+# is tests/tools/storage-bench/).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+MODEL = os.path.join(ROOT, 'tools', 'storage-bench', 'contention-model.py')
 failures = []
 
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The trace replay input (lg_trace.h): a CSV parsed whole, its keys
+ * interned.
  */
 #include "lg_trace.h"
 

@@ -7,7 +7,7 @@
 # taskset are all it asks of the host; scaling-run.sh also timeout, nproc
 # and lscpu; packing needs python3, ldd and pkg-config here):
 #
-#   tools/loadgen/make-bundle.sh BUILD_DIR BUNDLE_DIR
+#   tools/loadgen/scripts/make-bundle.sh BUILD_DIR BUNDLE_DIR
 #   BUNDLE_DIR/run-suite.sh --scaling --out BUNDLE_DIR/out   # on the other host
 #   BUNDLE_DIR/tools/scaling-run.sh BUNDLE_DIR OUT   # the whole 16-core run (docs/performance.md)
 #
@@ -26,6 +26,8 @@ fi
 build=$1
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
+# The suite's Python (tools/loadgen/suite); the bundle holds it flat in tools/.
+suite=$(cd "$here/../suite" && pwd)
 pmd_src=$(pkg-config --variable=pmdadir libdpdk 2>/dev/null || true)
 [ -n "$pmd_src" ] || pmd_src=/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0
 memcached=$(command -v memcached || echo /usr/bin/memcached)
@@ -102,8 +104,8 @@ EOF
 	chmod 755 "$out/bin/$exe"
 done
 
-cp "$here/bench-suite.py" "$here/bench_procs.py" "$here/bench_setups.py" \
-	"$here/bench_report.py" "$here/scaling-run.sh" "$here/scaling_report.py" "$out/tools/"
+cp "$suite/bench-suite.py" "$suite/bench_procs.py" "$suite/bench_setups.py" \
+	"$suite/bench_report.py" "$here/scaling-run.sh" "$suite/scaling_report.py" "$out/tools/"
 git -C "$here" describe --always --dirty > "$out/tools/COMMIT" 2>/dev/null ||
 	echo unknown > "$out/tools/COMMIT"
 cat > "$out/run-suite.sh" <<'EOF'

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The lib/net transport (lg_net.h): port set-up, a net_stack and its
+ * connections per worker lcore, RSS-chosen local ports, sends and receives.
  */
 #include "lg_net.h"
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The run's clock (lg_control.h): the phases from preload to stop on the
+ * main thread, the preload's report, and the workers' results gathered.
  */
 #include "lg_control.h"
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * What the generator asks for (lg_workload.h): keys, Poisson gaps and
+ * the self-checking value bytes.
  */
 #include "lg_workload.h"
 

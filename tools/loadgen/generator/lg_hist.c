@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The log-linear latency histogram (lg_hist.h): bucket of a value, merge,
+ * quantiles.
  */
 #include "lg_hist.h"
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * Results (lg_report.h): the progress line, the summary and the JSON file.
  */
 #include "lg_report.h"
 

@@ -5,7 +5,7 @@
 (ops/s vs server cores, one line per server), apart from the measurement so
 that results measured on another host render the same way:
 
-    tools/loadgen/bench_report.py OUT/results.json [--png docs/x.png]
+    tools/loadgen/suite/bench_report.py OUT/results.json [--png docs/x.png]
         [--doc docs/performance.md --marker NAME]
 
 --doc replaces the text between the lines <!-- NAME:begin --> and

@@ -50,7 +50,7 @@ UDP_AS_MEMCACHED = ["--udp-writes", "--udp-reply-max", "0"]
 
 class Tools:
     """The binaries and where DPDK finds its drivers; from a build tree or
-    from a bundle (tools/loadgen/make-bundle.sh)."""
+    from a bundle (tools/loadgen/scripts/make-bundle.sh)."""
 
     def __init__(self, segcached, loadgen, memcached, pmd_dir, huge, memory_mb, nice,
                  fold=None):

@@ -5,7 +5,7 @@
 # no hugepages), for A/B comparisons of two builds in one session: run it
 # alternately with each build's server and the same generator.
 #
-# usage: tools/loadgen/memif-run.sh SERVER_BUILD tcp|udp MULTIGET OUT.json [GENERATOR_BUILD]
+# usage: tools/loadgen/scripts/memif-run.sh SERVER_BUILD tcp|udp MULTIGET OUT.json [GENERATOR_BUILD]
 #   SERVER_BUILD, GENERATOR_BUILD: meson build directories (the generator's
 #   defaults to the server's). From the environment: KEYS (100000),
 #   DURATION (3), CONNS (16) and DEPTH (4), SERVER_MEM (-m, 256), RATE (requests/s, open loop;
@@ -13,7 +13,7 @@
 #
 # When the server has the busy_cycles counter, OUT.json also gets the
 # server's own cost, from its telemetry between the generator's first
-# "measure" progress line and its report (native-cost.py):
+# "measure" progress line and its report (suite/native-cost.py):
 # server_busy_ns_per_key and server_keys_per_busy_core_s. On a host where
 # the generator shares the CPUs, keys/s end to end measure the pair; these
 # measure the server.
@@ -39,7 +39,7 @@ timeout 40 "$gen_build/tools/loadgen/segcached-loadgen" -l 0,1 --main-lcore 1 --
 	--depth "${DEPTH:-4}" $udp $rate \
 	--keys "${KEYS:-100000}" --value-size "${VALUE_SIZE:-64}" --get-ratio 1.0 --multiget "$multiget" \
 	--warmup 1 --duration "${DURATION:-3}" --json "$out" 2>&1 | {
-	tel=/var/run/dpdk/mrs$$/dpdk_telemetry.v2 cost=$(dirname "$0")/native-cost.py
+	tel=/var/run/dpdk/mrs$$/dpdk_telemetry.v2 cost=$(dirname "$0")/../suite/native-cost.py
 	snap=""
 	while IFS= read -r line; do
 		case "$line" in

@@ -13,7 +13,7 @@ telemetry socket: TSC cycles its lcores spent in busy loop iterations
 Two snapshots around a measurement give the server's own cost per
 request, whatever the generator beside it could drive: on a host where
 both share the CPUs, requests/s end to end measure the pair, this
-measures the server (tools/loadgen/memif-run.sh records it).
+measures the server (tools/loadgen/scripts/memif-run.sh records it).
 """
 import json
 import socket

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The kernel-socket transport (lg_sock.h): one epoll thread per worker
+ * over non-blocking TCP connections or connected UDP sockets.
  */
 #include "lg_sock.h"
 #include "lg_epoll.h"

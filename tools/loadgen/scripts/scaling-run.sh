@@ -4,15 +4,15 @@
 #
 # The whole scaling run for a 16-core host that has no DPDK, meson or
 # memcached and gives about 9 minutes, as one command over a bundle
-# (tools/loadgen/make-bundle.sh). Every step has its own time limit, cut
+# (tools/loadgen/scripts/make-bundle.sh). Every step has its own time limit, cut
 # to what is left of --budget, so that a hang in one cannot eat the rest;
 # everything lands in OUT: the host's description (lscpu, uname, load
 # average before and after), storage-bench JSON, the end-to-end suite's
 # JSON and logs, then scaling.json (all of it), scaling.md and the PNGs
 # (scaling_report.py; without matplotlib on the host, render the PNGs
-# later with tools/loadgen/scaling_report.py OUT).
+# later with tools/loadgen/suite/scaling_report.py OUT).
 #
-#   tools/loadgen/scaling-run.sh BUNDLE OUT [--fold-cpus N] [--quick] [--budget S]
+#   tools/loadgen/scripts/scaling-run.sh BUNDLE OUT [--fold-cpus N] [--quick] [--budget S]
 #
 # Steps, in order of weight (a budget cut short drops the last ones):
 #  1. storage-bench, seg and baseline engines, each in a process of its
@@ -62,7 +62,7 @@ done
 for f in bin/segcached bin/segcached-loadgen bin/segcached-storage-bench bin/memcached \
 	run-suite.sh pmds tools/scaling_report.py; do
 	[ -e "$bundle/$f" ] || { echo "$0: $bundle/$f missing: make the bundle with" \
-		"tools/loadgen/make-bundle.sh BUILD $bundle" >&2; exit 1; }
+		"tools/loadgen/scripts/make-bundle.sh BUILD $bundle" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "$0: needs root (as run-suite.sh)" >&2; exit 1; }
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 7))' 2>/dev/null ||

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The segcached authors
+ *
+ * The transport-independent workers and connections (lg_session.h): what
+ * to send when, answers matched to requests, open-loop lateness, results.
  */
 #include "lg_session.h"
 

@@ -12,13 +12,15 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The suite's modules, in tools/loadgen/suite (this file is tests/tools/loadgen/).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "tools", "loadgen", "suite"))
 import bench_procs  # noqa: E402
 import bench_report  # noqa: E402
 import scaling_report  # noqa: E402
 
 META = {
-    "mode": "scaling", "command": "python3 tools/loadgen/bench-suite.py --scaling",
+    "mode": "scaling", "command": "python3 tools/loadgen/suite/bench-suite.py --scaling",
     "commit": "abc1234", "hugepages": False, "keys": 1000, "key_size": 16,
     "value_size": 64, "settings": [{"depth": 4, "conns": 16}], "duration_s": 3,
     "warmup_s": 1, "rounds": 3, "started": "2026-11-23 08:00:00 UTC",
