@@ -11,7 +11,7 @@ veth pair between them. The server's end has no kernel address: segcached
 drives it through net_af_packet and answers as 198.18.0.2 with its own
 stack; IPv6 and forwarding are off in both namespaces, so nothing leaves
 them. Checksum offload is off on both ends: otherwise Linux hands af_packet
-TCP/UDP packets whose checksums are not filled in yet (DESIGN.md §5).
+TCP/UDP packets whose checksums are not filled in yet: lib/net drops them.
 
 Everything is removed again on exit, also when a test fails or is killed
 by a signal.
