@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The segcached authors
-"""Round-trip latency through a cache_memlimit cut (docs/performance.md,
+"""Round-trip latency through a cache_memlimit cut (docs/bench/journal/memory.md,
 "cache_memlimit while serving").
 
     tools/memlimit-latency.py PORT [LIMIT_MB]

@@ -18,7 +18,7 @@ const uint16_t mrc_size_eighths[MRC_SIZES] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32 
 /* MRC_RECORDS_PER_KEY: item records per sampled key, in all the caches
  * together (the pool, mrc_private.h). A key holds a record in each cache
  * that holds its item, and dead ones wait for collection. On the
- * Twitter-shaped and zipf traces of docs/performance.md the ten caches
+ * Twitter-shaped and zipf traces of docs/bench/journal/mrc-accuracy.md the ten caches
  * hold 4 to 5 per key; a workload that needs more (every key in every
  * cache) gets a sample of fewer keys, shed when the pool runs dry
  * (make_records). */

@@ -114,7 +114,7 @@ class MrcTest(unittest.TestCase):
         # a pass misses nearly everything there), less than 4x holds.
         # FIFO: with merge eviction a sample this small (about 150 keys at
         # 1% of 16 MB) can keep an item through a cycle by chance, and a
-        # read item then makes the merge model keep it (docs/performance.md).
+        # read item then makes the merge model keep it (docs/bench/journal/mrc-accuracy.md).
         with harness.Server(memory_mb=16, seg_extra=["--eviction", "fifo"]) as srv:
             c = srv.connect()
             keys = [b"cyc:%d" % i for i in range(5000)]

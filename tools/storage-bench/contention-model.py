@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Predicts lib/seg's throughput at 1..64 threads from storage-bench's
-contention counters (docs/performance.md, "Contention model").
+contention counters (docs/bench/journal/contention-model.md).
 
 Inputs: storage-bench --json files (one or more runs each) of the seg
 engine at 1 and 2 threads for a mix and distribution. From the 1-thread

@@ -418,7 +418,7 @@ json_run(struct jw *j, const struct sb_run_result *r)
 	jw_u64(j, "locks_other", m.locks_other);
 	jw_u64(j, "evict_waits", m.evict_waits);
 	jw_u64(j, "evictions", m.timed_evictions);
-	jw_object(j, "contention"); /* per operation; docs/performance.md */
+	jw_object(j, "contention"); /* per operation; docs/bench/journal/contention-model.md */
 	jw_dbl(j, "shared_rmw_per_op", m.shared_rmw_per_op);
 	jw_dbl(j, "lock_bucket_per_op", ratio((double)m.lock_bucket, (double)r->ops));
 	jw_dbl(j, "lock_segment_per_op", ratio((double)m.lock_segment, (double)r->ops));

@@ -8,7 +8,7 @@
  * no option to skip it) and the libraries those need (ibverbs, mlx5,
  * crypto, ...): on Debian's DPDK 22.11, 128 drivers, about 11 MB resident
  * of drivers and 5 MB of their libraries once their constructors ran,
- * measured after start-up at -m 16 (docs/performance.md, "Memory a user
+ * measured after start-up at -m 16 (docs/bench/journal/memory.md, "Memory a user
  * sees"). The posix stack calls none of them: once the EAL is up, the
  * pages of their read-only mappings that are still the file's own (no
  * private copy in the mapping: Anonymous 0 in smaps) are dropped from

@@ -242,7 +242,7 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	nc.tx_cksum_offload = nat->port.tx_cksum;
 	/* Without a copy only where the CPU then never reads the bytes: with
 	 * the checksum in software it reads them anyway, and a copy of bytes
-	 * in cache costs what the second mbuf does (docs/performance.md). */
+	 * in cache costs what the second mbuf does (docs/bench/journal/native-hot-path.md). */
 	nc.tx_zero_copy_min =
 		nat->port.tx_multi_seg && nat->port.tx_cksum ? NATIVE_TX_ZERO_COPY_MIN : 0;
 	nc.tx_tso_max = nat->port.tx_tso ? NATIVE_TX_TSO_MAX : 0;

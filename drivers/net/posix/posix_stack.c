@@ -585,7 +585,7 @@ posix_stack_counters(const struct stack *st, stack_counter_fn *fn, void *arg)
  * EAL (its buffers are the C heap's), so only the EAL's own structures,
  * about 150 KiB resident. Without -m the EAL reserves 64 MiB, and its
  * table of 4 KiB pages for them costs 0.7 MiB of RSS at every -m
- * (docs/performance.md, "Memory a user sees"); 8 MiB leaves room. */
+ * (docs/bench/journal/memory.md, "Memory a user sees"); 8 MiB leaves room. */
 #define POSIX_EAL_MEMORY_MB 8
 
 static unsigned

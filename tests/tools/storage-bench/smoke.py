@@ -83,7 +83,7 @@ def check_run(r, cfg, label):
 
 
 def check_contention(r, c, cfg, label):
-    """The contention block (docs/performance.md "Contention model") is
+    """The contention block (docs/bench/journal/contention-model.md) is
     the engine's counters over the operations, and lib/seg counts every
     shared-line read-modify-write of a store."""
     k = r['contention']

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Checks tools/storage-bench/contention-model.py against inputs whose
 answers are known: storage-bench JSON written here with chosen throughput
-and counters, fitted and compared the way docs/performance.md runs it."""
+and counters, fitted and compared the way docs/bench/journal/contention-model.md runs it."""
 import json
 import os
 import subprocess

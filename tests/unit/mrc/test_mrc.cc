@@ -390,7 +390,7 @@ TEST(MrcMini, CloseToSegAtRateOneMerge)
 // the server's copy's TTL, which put refills of one TTL into the shorter
 // TTL buckets below it, a chain per second of age: chains of nearly empty
 // segments that the server does not have (0.16 against the server's 0.12
-// at -m on the Twitter-shaped B trace at rate 1.0; docs/performance.md).
+// at -m on the Twitter-shaped B trace at rate 1.0; docs/bench/journal/mrc-accuracy.md).
 TEST(MrcMini, RefillsWithTheKeysTtl)
 {
 	int64_t now = 1700000000;
@@ -596,7 +596,7 @@ TEST(MrcCurve, AdjustedForTheSampleShare)
 // miss as the server measured them, not all hit. A hot key outside the
 // sample that the server misses on every get (deleted, expired, never
 // stored) made SHARDS-adj count its gets as hits at every size and put
-// the curve at half the server's miss ratio (docs/performance.md).
+// the curve at half the server's miss ratio (docs/bench/journal/mrc-accuracy.md).
 TEST(MrcCurve, CorrectedWithTheServersMisses)
 {
 	struct mrc *m = make_mrc(64);

@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The segcached authors
  *
  * segcached-loadgen: a memcached load generator over lib/net (DPDK) or
- * kernel sockets. See docs/performance.md ("The load generator").
+ * kernel sockets. See docs/bench/suite.md.
  */
 #include <pthread.h>
 #include <stdio.h>

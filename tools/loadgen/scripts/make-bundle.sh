@@ -9,7 +9,7 @@
 #
 #   tools/loadgen/scripts/make-bundle.sh BUILD_DIR BUNDLE_DIR
 #   BUNDLE_DIR/run-suite.sh --scaling --out BUNDLE_DIR/out   # on the other host
-#   BUNDLE_DIR/tools/scaling-run.sh BUNDLE_DIR OUT   # the whole 16-core run (docs/performance.md)
+#   BUNDLE_DIR/tools/scaling-run.sh BUNDLE_DIR OUT   # the whole 16-core run (docs/bench/suite.md)
 #
 # bin/ holds wrappers that start the real binaries (libexec/) through the
 # bundled dynamic loader with --library-path lib/, so neither the host's

@@ -88,7 +88,7 @@ fi
 if [ $quick = 1 ]; then
 	sb_seconds=0.2 sb_keys=100000 e2e_seconds=0.5 e2e_warmup=0.3 e2e_rounds=1
 else
-	# Sized to at most 335 s on an idle 16-CPU host (docs/performance.md):
+	# Sized to at most 335 s on an idle 16-CPU host (docs/bench/suite.md):
 	# 60 storage steps of 0.5 s measured plus ~2 s of set-up each, 30
 	# suite runs (15 points at two depths) of 1.5 s plus ~3 s each, 48 s
 	# for a collapsing baseline. The second depth doubled the suite's

@@ -6,7 +6,7 @@
 that results measured on another host render the same way:
 
     tools/loadgen/suite/bench_report.py OUT/results.json [--png docs/x.png]
-        [--doc docs/performance.md --marker NAME]
+        [--doc docs/bench/suite.md --marker NAME]
 
 --doc replaces the text between the lines <!-- NAME:begin --> and
 <!-- NAME:end --> of that file with the report; without it the report goes

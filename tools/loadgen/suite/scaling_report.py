@@ -10,7 +10,7 @@ pipelining depth: depth 1 solid, depth 4 dashed) and
 OUT/scaling-storage.png (Mops/s vs threads, one line per engine, one panel
 per workload). Runs on the measuring host or later anywhere else:
 
-    tools/loadgen/suite/scaling_report.py OUT [--doc docs/performance.md --marker NAME]
+    tools/loadgen/suite/scaling_report.py OUT [--doc docs/bench/suite.md --marker NAME]
 """
 import argparse
 import glob
