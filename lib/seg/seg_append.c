@@ -11,7 +11,14 @@
 #include <rte_common.h>
 #include <rte_prefetch.h>
 
+#include "seg/seg_append.h"
 #include "seg/seg_chunk.h"
+#include "seg/seg_evict.h"
+#include "seg/seg_hash.h"
+#include "seg/seg_item.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_table.h"
 #include "engine/engine_ttl_bucket.h"
 
 _Static_assert(TTL_BUCKETS == ENGINE_TTL_BUCKETS, "lib/seg's TTL chains are engine_ttl_bucket()'s");

@@ -11,8 +11,11 @@
  */
 #include <sys/types.h>
 
-#include "seg/seg_private.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_merge.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
 #include "engine/engine_merge_cut.h"
 
 

@@ -12,9 +12,10 @@
 
 #include <rte_common.h>
 
-#include "seg/seg_private.h"
-#include "seg/seg_read.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_read.h"
+#include "seg/seg_struct.h"
 #include "engine/engine_merge_cut.h"
 
 #define LOCKLESS_TRIES 3

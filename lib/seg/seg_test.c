@@ -9,9 +9,15 @@
 #include <string.h>
 
 #include "seg/seg_chunk.h"
-#include "seg/seg_restart_file.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_live.h"
+#include "seg/seg_read.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_table.h"
 #include "seg/seg_test.h"
+#include "seg/seg_restart_file.h"
 
 seg_test_hook_fn seg_test_hook;
 void *seg_test_hook_arg;
