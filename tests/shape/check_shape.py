@@ -24,6 +24,7 @@ ALLOWED = {
     "lib/util": set(),
     "lib/engine": {"util"},
     "lib/seg": {"engine", "util"},
+    "lib/seg/restart": {"seg", "engine", "util"},
     "lib/mrc": {"engine", "util"},
     "lib/baseline": {"engine", "util"},
     "lib/proto": {"util"},

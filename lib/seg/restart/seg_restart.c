@@ -53,7 +53,7 @@
 #include "seg/seg_segment.h"
 #include "seg/seg_struct.h"
 #include "seg/seg_table.h"
-#include "seg/seg_restart_file.h"
+#include "seg/restart/seg_restart_file.h"
 #include "util/util_err.h"
 
 static size_t

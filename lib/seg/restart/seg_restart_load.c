@@ -24,7 +24,7 @@
 #include "seg/seg_segment.h"
 #include "seg/seg_struct.h"
 #include "seg/seg_table.h"
-#include "seg/seg_restart_file.h"
+#include "seg/restart/seg_restart_file.h"
 #include "util/util_err.h"
 
 /* Has the caller asked the load to stop (seg_restart_area.cancel)? */

@@ -5,7 +5,7 @@
  * TTL chains, saved table) and the calls seg_restart.c (save),
  * seg_restart_load.c (load) and seg_restart_check.c (verdict) share. Kept
  * apart from the engine's headers: only the restart files (and the unit
- * tests' hooks into an area, seg_test.c) need it.
+ * tests' hooks into an area, seg_restart_test.c) need it.
  */
 #ifndef SEGCACHED_SEG_RESTART_FILE_H
 #define SEGCACHED_SEG_RESTART_FILE_H
