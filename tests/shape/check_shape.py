@@ -25,7 +25,7 @@ ALLOWED = {
     "lib/engine": {"util"},
     "lib/seg": {"engine", "util"},
     "lib/seg/restart": {"seg", "engine", "util"},
-    "lib/mrc": {"engine", "util"},
+    "lib/mrc": {"seg", "engine", "util"},
     "lib/baseline": {"engine", "util"},
     "lib/proto": {"util"},
     "lib/cmd": {"proto", "engine", "util"},
