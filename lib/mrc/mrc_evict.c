@@ -10,13 +10,13 @@
 #include <string.h>
 
 #include "mrc/mrc_private.h"
-#include "engine/engine_merge_cut.h"
+#include "seg/seg_merge_cut.h"
 
 #define MERGE_N 2
 #define MERGE_GROW_MAX 4
 #define MERGE_RUN_MAX 16
 #define RUN_SCAN_MAX 32
-#define FREQ_LEVELS ENGINE_FREQ_LEVELS
+#define FREQ_LEVELS SEG_FREQ_LEVELS
 
 static bool
 sealed(const struct mini *c, uint32_t s)
@@ -156,7 +156,7 @@ run_walk(const struct mini *c, struct mini_chain *ch, uint32_t *run, uint64_t *l
 }
 
 /* The chain whose run is sparsest, live bytes against the memory they
- * hold, and among runs within ENGINE_MERGE_DENSITY_BAND of that, the one
+ * hold, and among runs within SEG_MERGE_DENSITY_BAND of that, the one
  * written longest ago (seg_merge.c sparsest_chain); equal ones take turns,
  * the search starting after the last chain chosen. */
 static uint32_t
@@ -188,7 +188,7 @@ sparsest_chain(struct mini *c)
 		const uint32_t ch = (c->merge_cursor + i) % c->nchains;
 		const struct mini_chain *h = &c->chains[ch];
 
-		if (h->look_density < sparsest + ENGINE_MERGE_DENSITY_BAND && h->look_touched < oldest) {
+		if (h->look_density < sparsest + SEG_MERGE_DENSITY_BAND && h->look_touched < oldest) {
 			oldest = h->look_touched;
 			best = ch;
 		}
@@ -200,7 +200,7 @@ sparsest_chain(struct mini *c)
 
 
 /* seg_merge.c merge_cutoff: which of the run's live items survive. */
-static struct engine_merge_cut
+static struct seg_merge_cut
 merge_cut(const struct mini *c, const uint32_t *run, unsigned n, uint64_t keep, int64_t now)
 {
 	uint64_t bytes[FREQ_LEVELS] = { 0 }, live = 0;
@@ -208,7 +208,7 @@ merge_cut(const struct mini *c, const uint32_t *run, unsigned n, uint64_t keep, 
 	for (unsigned r = 0; r < n; r++)
 		live += c->seg[run[r]].live;
 	if (n > 1 && live <= keep)
-		return (struct engine_merge_cut){ 0, UINT64_MAX, live };
+		return (struct seg_merge_cut){ 0, UINT64_MAX, live };
 	for (unsigned r = 0; r < n; r++)
 		for (uint32_t i = c->seg[run[r]].head; i != MRC_NONE; i = c->item[i].next) {
 			const struct mini_item *it = &c->item[i];
@@ -216,7 +216,7 @@ merge_cut(const struct mini *c, const uint32_t *run, unsigned n, uint64_t keep, 
 			if (it->live && !(it->exp != 0 && it->exp <= now))
 				bytes[it->freq] += it->size;
 		}
-	return engine_merge_cut_pick(bytes, keep);
+	return seg_merge_cut_pick(bytes, keep);
 }
 
 /* Whether an item of `size` bytes is kept where `left` bytes remain to be
@@ -241,7 +241,7 @@ fits(struct mini *c, uint64_t left, uint32_t size)
  * the cache. */
 static void
 merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
-	  unsigned max, struct engine_merge_cut cut, uint64_t cap, uint64_t held, int64_t now)
+	  unsigned max, struct seg_merge_cut cut, uint64_t cap, uint64_t held, int64_t now)
 {
 	const uint32_t chi = c->seg[run[0]].chain;
 	struct mini_chain *ch = &c->chains[chi];
@@ -377,7 +377,7 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 		struct mini_chain *ch;
 		uint64_t live, cap, held, keep;
 		unsigned n, units, max;
-		struct engine_merge_cut cut;
+		struct seg_merge_cut cut;
 		bool cold = false;
 
 		if (chi == MRC_NONE)
@@ -409,7 +409,7 @@ merge_pass(struct mini *c, struct mrc_key *keys, int64_t now)
 			 * with nothing read add up to a full-scale run's bytes,
 			 * as one run does at rate 1.0; until then, unread items
 			 * fill the destinations as when little was read. */
-			cut = (struct engine_merge_cut){ 0, keep, 0 };
+			cut = (struct seg_merge_cut){ 0, keep, 0 };
 		} else {
 			cold = true;
 		}

@@ -17,17 +17,17 @@
 #include <string.h>
 
 #include "mrc/mrc_private.h"
-#include "engine/engine_merge_cut.h"
-#include "engine/engine_ttl_bucket.h"
+#include "seg/seg_merge_cut.h"
+#include "seg/seg_ttl_bucket.h"
 
-_Static_assert(MINI_TTL_BUCKETS == ENGINE_TTL_BUCKETS, "the miniature caches' TTL buckets are the server's");
+_Static_assert(MINI_TTL_BUCKETS == SEG_TTL_BUCKETS, "the miniature caches' TTL buckets are the server's");
 
 unsigned
 mini_ttl_bucket(int64_t exp, int64_t now)
 {
 	if (exp == 0)
 		return MINI_TTL_NEVER;
-	return engine_ttl_bucket(exp > now ? exp - now : 0).tb; /* as seg_ttl_place() */
+	return seg_ttl_bucket(exp > now ? exp - now : 0).tb; /* as seg_ttl_place() */
 }
 
 int
@@ -150,12 +150,12 @@ static struct place
 place_of(int64_t exp, int64_t now)
 {
 	struct place p = { .tb = MINI_TTL_NEVER, .exp_base = MINI_EXP_NEVER };
-	struct engine_ttl_bucket b;
+	struct seg_ttl_bucket b;
 	int64_t base, cap;
 
 	if (exp == 0)
 		return p;
-	b = engine_ttl_bucket(exp > now ? exp - now : 0);
+	b = seg_ttl_bucket(exp > now ? exp - now : 0);
 	p.tb = b.tb;
 	p.unit = b.unit;
 	base = (now + b.lo) & ~(((int64_t)1 << p.unit) - 1);
@@ -463,14 +463,14 @@ mini_drop(struct mini *c, struct mrc_key *keys, uint32_t id)
 	remove_item(c, keys, id);
 }
 
-/* seg_bump_freq(): exact below ENGINE_FREQ_EXACT, then with probability
+/* seg_bump_freq(): exact below SEG_FREQ_EXACT, then with probability
  * 1/freq, saturating. */
 static void
 bump_freq(struct mini *c, struct mini_item *it)
 {
 	if (it->freq == UINT8_MAX)
 		return;
-	if (it->freq >= ENGINE_FREQ_EXACT && (((mini_rand(c) >> 32) * it->freq) >> 32) != 0)
+	if (it->freq >= SEG_FREQ_EXACT && (((mini_rand(c) >> 32) * it->freq) >> 32) != 0)
 		return;
 	it->freq++;
 }

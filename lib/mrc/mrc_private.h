@@ -63,7 +63,7 @@ uint64_t mrc_sampler_next_threshold(const struct mrc_sampler *s);
 void mrc_sampler_remove(struct mrc_sampler *s, uint32_t id);
 
 /* ---- miniature caches (mrc_mini.c, mrc_evict.c) ------------------------ */
-/* TTL buckets as lib/seg's (seg_private.h): 4 ranges of 256, 8 s to
+/* TTL buckets as lib/seg's (seg/seg_hdr.h): 4 ranges of 256, 8 s to
  * 32768 s wide, and one for items that never expire. */
 #define MINI_TTL_BUCKETS 1024
 #define MINI_TTL_NEVER MINI_TTL_BUCKETS

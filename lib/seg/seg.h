@@ -47,7 +47,7 @@ size_t seg_segment_size_for(size_t memory);
 unsigned seg_reclaim(struct engine *e);
 
 
-/* ---- warm restart (seg_restart.c) ---------------------------------------
+/* ---- warm restart (restart/seg_restart.c) -------------------------------
  * A heap in a file (PMEM on a DAX file system, or /dev/shm) survives the
  * process. Beside the heap, in the same file, lies a restart area: a
  * versioned header, the segment headers, the TTL chains and a copy of the

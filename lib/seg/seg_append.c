@@ -11,23 +11,30 @@
 #include <rte_common.h>
 #include <rte_prefetch.h>
 
+#include "seg/seg_append.h"
 #include "seg/seg_chunk.h"
-#include "engine/engine_ttl_bucket.h"
+#include "seg/seg_evict.h"
+#include "seg/seg_hash.h"
+#include "seg/seg_item.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_table.h"
+#include "seg/seg_ttl_bucket.h"
 
-_Static_assert(TTL_BUCKETS == ENGINE_TTL_BUCKETS, "lib/seg's TTL chains are engine_ttl_bucket()'s");
+_Static_assert(TTL_BUCKETS == SEG_TTL_BUCKETS, "lib/seg's TTL chains are seg_ttl_bucket()'s");
 
 /* Chooses the TTL bucket of an item expiring at expires_at (0 = never). */
 void
 seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t)
 {
-	struct engine_ttl_bucket b;
+	struct seg_ttl_bucket b;
 	int64_t cap;
 
 	if (expires_at == 0) {
 		*t = (struct ttl_place){ .tb = TTL_NEVER, .base = EXP_NEVER };
 		return;
 	}
-	b = engine_ttl_bucket(expires_at - now);
+	b = seg_ttl_bucket(expires_at - now);
 	t->tb = b.tb;
 	t->lo = b.lo;
 	t->unit = b.unit;

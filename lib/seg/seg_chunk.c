@@ -40,6 +40,8 @@
  * miniature cache still follows lib/seg item by item.
  */
 #include "seg/seg_chunk.h"
+#include "seg/seg_item.h"
+#include "seg/seg_struct.h"
 
 /* Bytes a chunk reserves: a 64th of a segment, at most 2 KiB (~25 items of
  * 80 bytes: a 25th of the compare-and-swaps), at least 64. It is also what

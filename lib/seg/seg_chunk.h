@@ -5,13 +5,19 @@
  * append mark, and taking an item's bytes from the chunk it already has
  * (inline, for seg_append.c: the one-chunk-per-many-items path costs a
  * bounds check and the nine bytes of the filler that moves past the item).
- * The rest, reserving a chunk and giving its tail back, is in seg_chunk.c.
+ * The rest, reserving a chunk and giving its tail back, is in seg_chunk.c,
+ * as are a worker's refs set up and closed and its chunks all given back.
  */
 #ifndef SEG_CHUNK_H
 #define SEG_CHUNK_H
 
-#include "seg/seg_private.h"
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "seg/seg_hdr.h"
 #include "seg/seg_item.h"
+#include "seg/seg_struct.h"
 
 static inline void
 seg_chunk_mark(struct seg_worker *w, int32_t seg)
@@ -100,5 +106,10 @@ seg_chunk_take(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg, uint
 void seg_chunk_give_back(struct seg_worker *w, struct seg_open_ref *ref, bool marked);
 /* Fillers over [from, to): walkers step over them (seg_item.h). */
 void seg_chunk_fill(const struct seg_engine *e, int32_t seg, uint32_t from, uint32_t to);
+
+void seg_chunks_give_back_all(struct seg_worker *w); /* before evicting, leaving */
+void seg_refs_init(struct seg_worker *w);
+/* Leaving: chunks given back, its own open segments sealed. */
+void seg_refs_close(struct seg_worker *w);
 
 #endif

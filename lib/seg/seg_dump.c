@@ -11,8 +11,13 @@
  * later; a segment reused meanwhile is skipped. Calls seg_read.c and
  * seg_hash.c.
  */
-#include "seg/seg_private.h"
+#include "seg/seg_dump.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_live.h"
+#include "seg/seg_read.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
 
 #include "engine/engine_dump.h"
 

@@ -10,8 +10,19 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "seg/seg_private.h"
+#include "seg/seg_chunk.h"
+#include "seg/seg_dump.h"
+#include "seg/seg_engine.h"
+#include "seg/seg_evict.h"
+#include "seg/seg_flush.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_live.h"
+#include "seg/seg_memlimit.h"
+#include "seg/seg_ops.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_table.h"
 #include "util/util_err.h"
 
 #define DEFAULT_ITEM_MAX (1u << 20)

@@ -12,8 +12,14 @@
  * find the pool refilled. Calls seg_merge.c, seg_flush.c, seg_expire.c
  * and below.
  */
-#include "seg/seg_private.h"
-#include "seg/seg_item.h"
+#include "seg/seg_chunk.h"
+#include "seg/seg_evict.h"
+#include "seg/seg_expire.h"
+#include "seg/seg_flush.h"
+#include "seg/seg_live.h"
+#include "seg/seg_merge.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
 
 unsigned
 seg_expire_all(struct seg_engine *e)

@@ -7,8 +7,12 @@
  * seg_evict.c reclaim through it; it calls seg_hash.c and seg_segment.c
  * only.
  */
-#include "seg/seg_private.h"
+#include "seg/seg_expire.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_live.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
 
 unsigned
 seg_unlink_all(struct seg_engine *e, int32_t seg, enum seg_unlink_reason why)

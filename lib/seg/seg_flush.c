@@ -5,8 +5,12 @@
  * now or when a delayed flush falls due. Calls seg_expire.c
  * (seg_reclaim_whole) and below.
  */
-#include "seg/seg_private.h"
-#include "seg/seg_item.h"
+#include "seg/seg_expire.h"
+#include "seg/seg_flush.h"
+#include "seg/seg_hash.h"
+#include "seg/seg_merge.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
 
 void
 seg_flush_now(struct seg_engine *e)

@@ -33,8 +33,11 @@
 #include <rte_hash_crc.h>
 #include <rte_prefetch.h>
 
-#include "seg/seg_private.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_table.h"
 
 #define HASH_SEED 0x5e6cac3du
 #define TAG_SEED 0x9e3779b9u

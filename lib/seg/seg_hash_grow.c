@@ -30,8 +30,10 @@
 
 #include <rte_common.h>
 
-#include "seg/seg_private.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_table.h"
 
 /* Grow while overflow buckets exceed one per GROW_LOAD_DIV head buckets:
  * with uniform hashing that is about 4.5 items a chain, most chains in

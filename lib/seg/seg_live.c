@@ -56,7 +56,8 @@
  *    which the save (refused unless at rest) and the census need; a
  *    snapshot while workers run, as the counts always were.
  */
-#include "seg/seg_private.h"
+#include "seg/seg_live.h"
+#include "seg/seg_struct.h"
 
 /* Applies a change to a segment's count if it is still in that life. */
 static void

@@ -14,7 +14,9 @@
  */
 #include <errno.h>
 
-#include "seg/seg_private.h"
+#include "seg/seg_evict.h"
+#include "seg/seg_memlimit.h"
+#include "seg/seg_struct.h"
 
 /* Segments parked per control-thread second at most: 1 GiB of 1 MiB
  * segments; a larger cut takes more seconds. */

@@ -11,9 +11,12 @@
  */
 #include <sys/types.h>
 
-#include "seg/seg_private.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
-#include "engine/engine_merge_cut.h"
+#include "seg/seg_merge.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_merge_cut.h"
 
 
 /* Segments merged per pass, at least: the run's most read items fill
@@ -108,15 +111,15 @@ item_walk_next(struct seg_engine *e, struct item_walk *it)
 	return wi;
 }
 
-/* Which items of a run survive a merge: engine_merge_cut.h. */
-_Static_assert(FREQ_LEVELS == ENGINE_FREQ_LEVELS, "slot frequencies fill the cut's levels");
+/* Which items of a run survive a merge: seg_merge_cut.h. */
+_Static_assert(FREQ_LEVELS == SEG_FREQ_LEVELS, "slot frequencies fill the cut's levels");
 
 /* Drains the run and counts its live bytes by read frequency (lock-free,
  * an estimate: the keep decision is taken again under each bucket lock),
  * then picks the cutoff so that about `keep` bytes survive. A run of two
  * or more whose live bytes fit in `keep` keeps them all: no count, which
  * would cost a hash lookup per item. */
-static struct engine_merge_cut
+static struct seg_merge_cut
 merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep,
 	     int64_t now)
 {
@@ -128,7 +131,7 @@ merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep
 		live += seg_live(e, run[r]);
 	}
 	if (n > 1 && live <= keep)
-		return (struct engine_merge_cut){ 0, UINT64_MAX, live };
+		return (struct seg_merge_cut){ 0, UINT64_MAX, live };
 	for (unsigned r = 0; r < n; r++) {
 		const struct seg_hdr *sh = &e->hdr[run[r]];
 		const struct walked_item *wi;
@@ -145,7 +148,7 @@ merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep
 					wi->span;
 		}
 	}
-	return engine_merge_cut_pick(bytes, keep);
+	return seg_merge_cut_pick(bytes, keep);
 }
 
 /* A cursor into chain c: the segment recorded, while it is still in the
@@ -320,7 +323,7 @@ run_density(struct seg_engine *e, struct seg_chain *c)
  * large values fill segments with dead bytes much faster than cold keys
  * fill them with live ones.
  *
- * Among runs equally dense (within ENGINE_MERGE_DENSITY_BAND of the
+ * Among runs equally dense (within SEG_MERGE_DENSITY_BAND of the
  * sparsest), the one written longest ago: every chain's data then meets
  * merge at the same age, and a chain gets passes as it gets writes.
  * Taking turns instead gave every chain the same passes whatever its
@@ -358,7 +361,7 @@ sparsest_chain(struct seg_engine *e, struct seg_worker *w)
 	for (unsigned i = 0; i < TTL_CHAINS; i++) {
 		const unsigned at = (e->merge_cursor + i) % TTL_CHAINS;
 
-		if (density[at] < sparsest + ENGINE_MERGE_DENSITY_BAND && gen[at] < oldest) {
+		if (density[at] < sparsest + SEG_MERGE_DENSITY_BAND && gen[at] < oldest) {
 			oldest = gen[at];
 			best_at = at;
 		}
@@ -471,7 +474,7 @@ dest_room(struct seg_engine *e, struct merge_dests *md, const int32_t *run, unsi
  * unlinks the rest. Leaves the last destination unsealed. */
 static void
 merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
-	  unsigned n, struct merge_dests *md, const struct engine_merge_cut cut, int64_t now)
+	  unsigned n, struct merge_dests *md, const struct seg_merge_cut cut, int64_t now)
 {
 	uint64_t used_at_cutoff = 0;
 	unsigned evicted = 0, expired = 0, unfetched = 0, expired_unfetched = 0;
@@ -636,7 +639,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 
 	for (;;) {
 		struct merge_dests md = { .n = 0 };
-		struct engine_merge_cut cut;
+		struct seg_merge_cut cut;
 		struct seg_chain *c;
 		int32_t reserve;
 		unsigned n, tb;

@@ -26,9 +26,14 @@
 #include <rte_common.h>
 #include <rte_prefetch.h>
 
-#include "seg/seg_private.h"
+#include "seg/seg_append.h"
+#include "seg/seg_flush.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_live.h"
+#include "seg/seg_ops.h"
 #include "seg/seg_read.h"
+#include "seg/seg_struct.h"
 
 #include "engine/engine_access.h"
 

@@ -12,10 +12,11 @@
 
 #include <rte_common.h>
 
-#include "seg/seg_private.h"
-#include "seg/seg_read.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
-#include "engine/engine_merge_cut.h"
+#include "seg/seg_read.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_merge_cut.h"
 
 #define LOCKLESS_TRIES 3
 
@@ -107,7 +108,7 @@ seg_bump_freq(struct seg_worker *w, const struct seg_read *r)
 		return;
 	/* Saturating, increasingly unlikely increments (an approximate
 	 * logarithmic counter), so hot keys stop writing their cache line. */
-	if (f >= ENGINE_FREQ_EXACT && (((seg_xorshift(&w->rng) >> 32) * f) >> 32) != 0)
+	if (f >= SEG_FREQ_EXACT && (((seg_xorshift(&w->rng) >> 32) * f) >> 32) != 0)
 		return;
 	W_COUNT(w, rmw_bucket);
 	atomic_compare_exchange_strong_explicit(r->slot, &expected,

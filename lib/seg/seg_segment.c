@@ -12,8 +12,9 @@
  * gen before and after reading an item to detect reuse, and the cas unique
  * of an item is (gen << 20 | offset), unique for the life of the engine.
  */
-#include "seg/seg_private.h"
 #include "seg/seg_item.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
 
 uint64_t
 seg_new_gen(struct seg_engine *e)

@@ -3,7 +3,7 @@
  *
  * The hash table's geometry and its online growth (linear hashing), for
  * seg_hash.c, seg_hash_grow.c and their callers. Included by
- * seg_private.h.
+ * seg_struct.h (the engine holds a struct seg_table).
  *
  * The head array is reserved up to 2^max_power buckets at start (address
  * space only: pages are touched as buckets come into use) and
@@ -22,6 +22,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SEG_GEOM_POWER_SHIFT 48
@@ -105,7 +106,7 @@ struct seg_worker;
 struct seg_bucket;
 struct seg_key;
 
-/* seg_hash_chain(e, k) (seg_private.h): the chain head k hashes to now
+/* seg_hash_chain(e, k) (seg_hash.h): the chain head k hashes to now
  * (acquire: a reader that loads it after the stripe's move count sees the
  * split that changed it). */
 /* The stripe (lock and move count) of head bucket b. */

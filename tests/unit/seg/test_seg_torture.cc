@@ -491,7 +491,7 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 
 	slow = std::max(1u, env_unsigned("SEG_TORTURE_SLOW", 1));
 	char err[256] = "";
-	// TTLs of 8 s steps below 2048 s are buckets ttl / 8 (engine_ttl_bucket)
+	// TTLs of 8 s steps below 2048 s are buckets ttl / 8 (seg_ttl_bucket)
 	ASSERT_EQ(seg_test_ref_slot(200 / 8), seg_test_ref_slot(1352 / 8));
 
 	// 2.5 MiB in 64 KiB segments (about 30) and 64 head buckets: every

@@ -10,28 +10,28 @@
  * items fill the destinations, not the first read items in offset order.
  * Unread items survive only when fewer than the destinations' worth were
  * read, and none from a run nobody read. With it, how reads are counted
- * (ENGINE_FREQ_EXACT), which the rule ranks items by.
+ * (SEG_FREQ_EXACT), which the rule ranks items by.
  */
-#ifndef SEGCACHED_ENGINE_MERGE_CUT_H
-#define SEGCACHED_ENGINE_MERGE_CUT_H
+#ifndef SEGCACHED_SEG_MERGE_CUT_H
+#define SEGCACHED_SEG_MERGE_CUT_H
 
 #include <stdint.h>
 
 /* Read frequencies counted per item (lib/seg keeps 8 bits in a slot). */
-#define ENGINE_FREQ_LEVELS 256u
+#define SEG_FREQ_LEVELS 256u
 /* Reads are counted one by one below this frequency; from it on, each
- * with probability 1/f, up to ENGINE_FREQ_LEVELS - 1 (an approximate
+ * with probability 1/f, up to SEG_FREQ_LEVELS - 1 (an approximate
  * logarithmic counter, so that hot keys stop writing their slot's cache
  * line): lib/seg's seg_bump_freq, and lib/mrc's model of it. */
-#define ENGINE_FREQ_EXACT 4u
+#define SEG_FREQ_EXACT 4u
 /* Which chain a merge pass takes (lib/seg's sparsest_chain, and the
  * miniature caches' model of it): runs whose live bytes per 1024 of
  * segment differ by less than this are equally dense (merged destinations
  * and segments written whole are 93% to 100% live, by how their last item
  * fit), and the one written longest ago goes first. */
-#define ENGINE_MERGE_DENSITY_BAND 64u
+#define SEG_MERGE_DENSITY_BAND 64u
 
-struct engine_merge_cut {
+struct seg_merge_cut {
 	unsigned cutoff;
 	uint64_t at_cutoff;
 	uint64_t read_bytes; /* live bytes read at least once (all live bytes when
@@ -39,13 +39,13 @@ struct engine_merge_cut {
 };
 
 /* The cut that keeps about `keep` of the bytes counted in bytes[freq]. */
-static inline struct engine_merge_cut
-engine_merge_cut_pick(const uint64_t bytes[ENGINE_FREQ_LEVELS], uint64_t keep)
+static inline struct seg_merge_cut
+seg_merge_cut_pick(const uint64_t bytes[SEG_FREQ_LEVELS], uint64_t keep)
 {
-	struct engine_merge_cut cut = { 1, UINT64_MAX, 0 };
+	struct seg_merge_cut cut = { 1, UINT64_MAX, 0 };
 	uint64_t above = 0;
 
-	for (unsigned f = 1; f < ENGINE_FREQ_LEVELS; f++)
+	for (unsigned f = 1; f < SEG_FREQ_LEVELS; f++)
 		cut.read_bytes += bytes[f];
 	/* A run with nothing read keeps nothing (and its chain turns cold). */
 	if (cut.read_bytes == 0)
@@ -55,7 +55,7 @@ engine_merge_cut_pick(const uint64_t bytes[ENGINE_FREQ_LEVELS], uint64_t keep)
 	 * destination a twentieth full wasted the rest of its segment, and a
 	 * chain of such destinations most of the heap). */
 	cut.cutoff = 0;
-	for (unsigned f = ENGINE_FREQ_LEVELS; f-- > 0;) {
+	for (unsigned f = SEG_FREQ_LEVELS; f-- > 0;) {
 		if (above + bytes[f] > keep) {
 			cut.cutoff = f;
 			cut.at_cutoff = keep - above;
@@ -66,4 +66,4 @@ engine_merge_cut_pick(const uint64_t bytes[ENGINE_FREQ_LEVELS], uint64_t keep)
 	return cut;
 }
 
-#endif /* SEGCACHED_ENGINE_MERGE_CUT_H */
+#endif /* SEGCACHED_SEG_MERGE_CUT_H */

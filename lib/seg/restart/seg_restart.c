@@ -45,9 +45,15 @@
 
 #include <rte_hash_crc.h>
 
-#include "seg/seg_private.h"
-#include "seg/seg_restart_file.h"
+#include "seg/seg_engine.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_live.h"
+#include "seg/seg_merge.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_table.h"
+#include "seg/restart/seg_restart_file.h"
 #include "util/util_err.h"
 
 static size_t

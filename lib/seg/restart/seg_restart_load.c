@@ -17,9 +17,14 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "seg/seg_private.h"
-#include "seg/seg_restart_file.h"
+#include "seg/seg_flush.h"
+#include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_read.h"
+#include "seg/seg_segment.h"
+#include "seg/seg_struct.h"
+#include "seg/seg_table.h"
+#include "seg/restart/seg_restart_file.h"
 #include "util/util_err.h"
 
 /* Has the caller asked the load to stop (seg_restart_area.cancel)? */

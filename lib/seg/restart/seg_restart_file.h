@@ -4,12 +4,18 @@
  * The restart area's layout on the heap file (header, segment images,
  * TTL chains, saved table) and the calls seg_restart.c (save),
  * seg_restart_load.c (load) and seg_restart_check.c (verdict) share. Kept
- * apart from seg_private.h: only the restart files need it.
+ * apart from the engine's headers: only the restart files (and the unit
+ * tests' hooks into an area, seg_restart_test.c) need it.
  */
 #ifndef SEGCACHED_SEG_RESTART_FILE_H
 #define SEGCACHED_SEG_RESTART_FILE_H
 
-#include "seg/seg_private.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seg/seg.h"
+
+struct seg_engine;
 
 /* ---- seg_restart.c: the restart area, shared with seg_restart_load.c ---- */
 /* "SEGCRSTA" */

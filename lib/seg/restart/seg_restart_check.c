@@ -12,8 +12,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "seg/seg_private.h"
-#include "seg/seg_restart_file.h"
+#include "seg/seg_hash.h"
+#include "seg/seg_read.h"
+#include "seg/seg_struct.h"
+#include "seg/restart/seg_restart_file.h"
 
 /* Records why the saved state is not used: a one-word code for `stats`
  * and a sentence for the log. */

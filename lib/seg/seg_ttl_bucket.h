@@ -8,22 +8,22 @@
  * times wider than the last's: 8 s wide below 2048 s, 128 s below 32768 s,
  * 2048 s below 524288 s, 32768 s beyond (the last bucket takes the rest).
  */
-#ifndef SEGCACHED_ENGINE_TTL_BUCKET_H
-#define SEGCACHED_ENGINE_TTL_BUCKET_H
+#ifndef SEGCACHED_SEG_TTL_BUCKET_H
+#define SEGCACHED_SEG_TTL_BUCKET_H
 
 #include <stdint.h>
 
-#define ENGINE_TTL_BUCKETS 1024u
+#define SEG_TTL_BUCKETS 1024u
 
-struct engine_ttl_bucket {
-	unsigned tb;   /* 0 .. ENGINE_TTL_BUCKETS - 1 */
+struct seg_ttl_bucket {
+	unsigned tb;   /* 0 .. SEG_TTL_BUCKETS - 1 */
 	uint8_t unit;  /* log2 of the expiry grid of its segments, seconds */
 	int64_t lo;    /* the bucket's shortest TTL */
 };
 
 /* The bucket of a TTL of ttl seconds (ttl >= 0). */
-static inline struct engine_ttl_bucket
-engine_ttl_bucket(int64_t ttl)
+static inline struct seg_ttl_bucket
+seg_ttl_bucket(int64_t ttl)
 {
 	const unsigned range = ttl < 2048 ? 0 : ttl < 32768 ? 1 : ttl < 524288 ? 2 : 3;
 	const unsigned width_shift = 3 + 4 * range;
@@ -31,9 +31,9 @@ engine_ttl_bucket(int64_t ttl)
 
 	if (idx > 255)
 		idx = 255;
-	return (struct engine_ttl_bucket){ .tb = range * 256 + (unsigned)idx,
-					   .unit = (uint8_t)(4 * range),
-					   .lo = idx << width_shift };
+	return (struct seg_ttl_bucket){ .tb = range * 256 + (unsigned)idx,
+					.unit = (uint8_t)(4 * range),
+					.lo = idx << width_shift };
 }
 
-#endif /* SEGCACHED_ENGINE_TTL_BUCKET_H */
+#endif /* SEGCACHED_SEG_TTL_BUCKET_H */

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The segcached authors
+ *
+ * Merge-based eviction (seg_merge.c): one pass over a run of a TTL
+ * chain's segments, its survivors copied into fewer, and waiting for the
+ * passes in flight.
+ */
+#ifndef SEGCACHED_SEG_MERGE_H
+#define SEGCACHED_SEG_MERGE_H
+
+#include <stdint.h>
+
+struct seg_engine;
+struct seg_worker;
+
+/* One merge pass; caller holds evict_lock, dropped while it copies (for
+ * *copy_ns ns). BUSY: nothing to claim while passes are in flight. */
+enum seg_merge_result { SEG_MERGE_NONE, SEG_MERGE_DONE, SEG_MERGE_BUSY };
+enum seg_merge_result seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now,
+				     uint64_t *copy_ns);
+void seg_merge_quiesce(struct seg_engine *e); /* under evict_lock: no pass in flight */
+
+#endif /* SEGCACHED_SEG_MERGE_H */
