@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "engine/engine.h"
+#include "engine/engine_config.h"
 
 /* The segments, their size and the head buckets seg_create() lays cfg out
  * in (before a caller's heap region caps the segments). 0, or -1. */
