@@ -15,9 +15,11 @@ Checks every C file under lib/, drivers/, app/ and tools/:
     driver, and nothing under lib/ or drivers/ includes them;
   - no include circle: no header includes itself, directly or through
     others, and no two folders include each other, directly or through
-    others (folder A's files include folder B's and B's include A's).
+    others (folder A's files include folder B's and B's include A's); the
+    first circle of each kind is printed.
 Prints every violation and exits 1 if there is any.
 """
+import graphlib
 import os
 import re
 import sys
@@ -138,79 +140,16 @@ def check_includes(path, includes):
     return problems
 
 
-def circles(graph):
-    """One circle of each strongly connected part of `graph` (node ->
-    set of nodes) that has one, as a list of nodes, first node repeated
-    at the end; a node that names itself is a circle too."""
-    index, low, on_stack, stack, parts = {}, {}, set(), [], []
-
-    def connect(v):
-        # Tarjan's, iterative: the include graph can be deep.
-        work = [(v, iter(sorted(graph.get(v, ()))))]
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        while work:
-            node, it = work[-1]
-            advanced = False
-            for w in it:
-                if w not in index:
-                    index[w] = low[w] = len(index)
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, iter(sorted(graph.get(w, ())))))
-                    advanced = True
-                    break
-                if w in on_stack:
-                    low[node] = min(low[node], index[w])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                part = set()
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    part.add(w)
-                    if w == node:
-                        break
-                if len(part) > 1 or node in graph.get(node, ()):
-                    parts.append(part)
-
-    for v in sorted(graph):
-        if v not in index:
-            connect(v)
-    found = []
-    for part in parts:
-        start = min(part)
-        # The shortest way from start back to itself, inside the part.
-        prev, queue, end = {}, [start], None
-        while queue and end is None:
-            nxt = []
-            for v in queue:
-                for w in sorted(graph.get(v, ())):
-                    if w not in part:
-                        continue
-                    if w == start:
-                        end = v
-                        break
-                    if w not in prev:
-                        prev[w] = v
-                        nxt.append(w)
-                if end is not None:
-                    break
-            queue = nxt
-        way = [start]
-        v = end
-        while v != start:
-            way.append(v)
-            v = prev[v]
-        way.append(start)
-        way.reverse()
-        found.append(way)
-    return sorted(found)
+def circle(graph):
+    """A circle of `graph` (node -> the nodes it includes) as a list of
+    nodes, the first repeated at the end (a includes b includes ... a), or
+    None. One at a time: the next shows once this one is cut."""
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as e:
+        # CycleError lists each node before the one that includes it.
+        return list(reversed(e.args[1]))
+    return None
 
 
 def main():
@@ -244,12 +183,11 @@ def main():
         for p in problems:
             print("%s: %s" % (path, p))
             bad += 1
-    for way in circles(headers):
-        print("include circle: %s" % " -> ".join(way))
-        bad += 1
-    for way in circles(folders):
-        print("folder circle: %s" % " -> ".join(way))
-        bad += 1
+    for kind, graph in (("include", headers), ("folder", folders)):
+        way = circle(graph)
+        if way is not None:
+            print("%s circle: %s" % (kind, " -> ".join(way)))
+            bad += 1
     print("%d files checked, %d problems" % (len(files), bad))
     return 1 if bad or not files else 0
 
