@@ -53,6 +53,7 @@ extern "C" {
 	X(rmw_global, "atomic RMWs on engine-wide lines: gen counter, expired count")   \
 	X(evict_passes, "evict_lock passes taken by this worker to find a free segment")  \
 	X(evict_ns, "nanoseconds this worker held evict_lock")                           \
+	X(evict_wait_ns, "nanoseconds this worker waited for evict_lock or a pass to end") \
 	X(set_bytes, "bytes of the items sets stored, as in the heap (lib/mrc's share)")
 
 enum engine_worker_counter {
@@ -79,6 +80,7 @@ struct engine_stats {
 	uint64_t expired_unfetched; /* expired items that were never read */
 	uint64_t flushes;        /* flush_all executions */
 	uint64_t locks_other;    /* lock acquisitions outside workers (sweep, flush) */
+	uint64_t evict_ns_other; /* ns evict_lock was held outside workers (control thread) */
 	/* lib/seg segment accounting */
 	uint64_t seg_size;
 	uint64_t seg_total;

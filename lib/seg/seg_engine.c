@@ -372,6 +372,7 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 	st->evicted_unfetched = atomic_load(&e->n_evicted_unfetched);
 	st->flushes = atomic_load(&e->n_flushes);
 	st->locks_other = atomic_load(&e->n_locks_other);
+	st->evict_ns_other = atomic_load(&e->n_evict_ns_other);
 	st->seg_size = e->seg_size;
 	st->seg_total = e->nseg;
 	st->seg_expired = atomic_load(&e->n_seg_expired);

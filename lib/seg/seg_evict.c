@@ -21,17 +21,59 @@
 #include "seg/seg_segment.h"
 #include "seg/seg_struct.h"
 
+/* Takes evict_lock for w (NULL: the control thread), counting the wait
+ * for a worker; returns the time it was taken, for evict_unlock(). The
+ * time it is held is the serial part of write scaling (the contention
+ * model, docs/bench/journal/contention-model.md): counted per worker, and
+ * engine-wide for the control thread. Rare enough (a segment event) that
+ * the clock reads cost nothing measurable. */
+static uint64_t
+evict_lock(struct seg_engine *e, struct seg_worker *w)
+{
+	if (pthread_mutex_trylock(&e->evict_lock) != 0) {
+		/* Another thread evicts: wait for it (and count the wait). */
+		const uint64_t from = seg_clock_ns(CLOCK_MONOTONIC);
+
+		pthread_mutex_lock(&e->evict_lock);
+		if (w) {
+			W_COUNT(w, evict_waits);
+			engine_count_add(&w->base, ENGINE_C_evict_wait_ns,
+					 seg_clock_ns(CLOCK_MONOTONIC) - from);
+		}
+	}
+	seg_count_lock(e, w, ENGINE_C_lock_segment);
+	return seg_clock_ns(CLOCK_MONOTONIC);
+}
+
+static void
+count_held(struct seg_engine *e, struct seg_worker *w, uint64_t ns)
+{
+	if (w)
+		engine_count_add(&w->base, ENGINE_C_evict_ns, ns);
+	else
+		atomic_fetch_add_explicit(&e->n_evict_ns_other, ns, memory_order_relaxed);
+}
+
+/* Drops evict_lock taken at `from` (held_ns: time within that the lock
+ * was not held, a merge pass's copies, subtracted). */
+static void
+evict_unlock(struct seg_engine *e, struct seg_worker *w, uint64_t from, uint64_t not_held_ns)
+{
+	count_held(e, w, seg_clock_ns(CLOCK_MONOTONIC) - from - not_held_ns);
+	pthread_mutex_unlock(&e->evict_lock);
+}
+
 unsigned
 seg_expire_all(struct seg_engine *e)
 {
 	int64_t now = seg_now(e);
 	unsigned n;
+	uint64_t from;
 
 	seg_flush_if_due(e, now);
-	pthread_mutex_lock(&e->evict_lock);
-	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	from = evict_lock(e, NULL);
 	n = seg_expire_locked(e, now);
-	pthread_mutex_unlock(&e->evict_lock);
+	evict_unlock(e, NULL, from, 0);
 	/* The control thread calls this every second: also keep the free
 	 * pool above its low watermark, so writers seldom evict themselves. */
 	seg_reclaim_ahead(e);
@@ -170,7 +212,7 @@ int32_t
 seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 {
 	int64_t now = seg_now(e);
-	uint64_t held_ns = 0;
+	uint64_t not_held_ns = 0, from;
 	int32_t seg;
 
 	/* What the merge estimates live from includes this worker's changes,
@@ -179,19 +221,7 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 		seg_live_flush(w);
 		seg_chunks_give_back_all(w);
 	}
-	if (pthread_mutex_trylock(&e->evict_lock) != 0) {
-		/* Another thread evicts: wait for it (and count the wait). */
-		if (w)
-			W_COUNT(w, evict_waits);
-		pthread_mutex_lock(&e->evict_lock);
-	}
-	seg_count_lock(e, w, ENGINE_C_lock_segment);
-	/* The time evict_lock is held is the serial part of write scaling
-	 * (the contention model in docs/performance.md): a merge pass's
-	 * copies, done without it, are not counted, nor are waits for passes
-	 * in flight. Rare enough that the clock reads cost nothing
-	 * measurable. */
-	uint64_t held_from = w ? seg_clock_ns(CLOCK_MONOTONIC) : 0;
+	from = evict_lock(e, w);
 	/* Somebody may have freed segments while we waited. */
 	seg = seg_pool_pop(e, w);
 	if (seg == SEG_NONE) {
@@ -201,30 +231,32 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 	}
 	while (seg == SEG_NONE) {
 		uint64_t copy_ns = 0;
-		enum seg_merge_result r = evict_step(e, w, now, w ? &copy_ns : NULL);
+		enum seg_merge_result r = evict_step(e, w, now, &copy_ns);
 
 		if (r == SEG_MERGE_NONE)
 			break;
-		held_ns -= copy_ns;
+		/* a merge pass's copies, done without it, are not counted */
+		not_held_ns += copy_ns;
 		if (r == SEG_MERGE_BUSY) {
 			/* Every run (or reserve) is taken by passes in flight:
-			 * one of them ends with segments in the pool. */
-			if (w) {
-				W_COUNT(w, evict_waits);
-				held_ns += seg_clock_ns(CLOCK_MONOTONIC) - held_from;
-			}
-			pthread_cond_wait(&e->evict_done, &e->evict_lock);
+			 * one of them ends with segments in the pool. Waiting
+			 * for it is not holding the lock. */
+			const uint64_t wait_from = seg_clock_ns(CLOCK_MONOTONIC);
+
 			if (w)
-				held_from = seg_clock_ns(CLOCK_MONOTONIC);
+				W_COUNT(w, evict_waits);
+			pthread_cond_wait(&e->evict_done, &e->evict_lock);
+			const uint64_t waited = seg_clock_ns(CLOCK_MONOTONIC) - wait_from;
+
+			not_held_ns += waited;
+			if (w)
+				engine_count_add(&w->base, ENGINE_C_evict_wait_ns, waited);
 		}
 		seg = seg_pool_pop(e, w);
 	}
-	if (w) {
+	if (w)
 		W_COUNT(w, evict_passes);
-		held_ns += seg_clock_ns(CLOCK_MONOTONIC) - held_from;
-		engine_count_add(&w->base, ENGINE_C_evict_ns, held_ns);
-	}
-	pthread_mutex_unlock(&e->evict_lock);
+	evict_unlock(e, w, from, not_held_ns);
 	return seg;
 }
 
@@ -232,6 +264,7 @@ unsigned
 seg_reclaim_ahead(struct seg_engine *e)
 {
 	unsigned steps = 0;
+	uint64_t from, copy_ns = 0;
 
 	if (e->eviction == ENGINE_EVICT_NONE ||
 	    __atomic_load_n(&e->pool_count, __ATOMIC_RELAXED) >= e->pool_low)
@@ -240,12 +273,13 @@ seg_reclaim_ahead(struct seg_engine *e)
 	if (pthread_mutex_trylock(&e->evict_lock) != 0)
 		return 0;
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
+	from = seg_clock_ns(CLOCK_MONOTONIC);
 	/* Passes in flight (BUSY) refill the pool themselves. */
 	while (steps < 2 * e->pool_low &&
 	       __atomic_load_n(&e->pool_count, __ATOMIC_RELAXED) < e->pool_low &&
-	       evict_step(e, NULL, seg_now(e), NULL) == SEG_MERGE_DONE)
+	       evict_step(e, NULL, seg_now(e), &copy_ns) == SEG_MERGE_DONE)
 		steps++;
-	pthread_mutex_unlock(&e->evict_lock);
+	evict_unlock(e, NULL, from, copy_ns);
 	return steps;
 }
 

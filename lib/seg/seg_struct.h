@@ -155,6 +155,7 @@ struct seg_engine {
 	_Atomic uint64_t n_merge_reused; /* run members reopened as merge destinations */
 	uint64_t n_merge_at_once; /* passes begun with another in flight (evict_lock) */
 	_Atomic uint64_t n_locks_other;
+	_Atomic uint64_t n_evict_ns_other; /* evict_lock held outside workers */
 };
 
 /* Where a worker appends for one TTL bucket. Its own open segment only for

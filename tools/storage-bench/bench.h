@@ -35,6 +35,8 @@ enum sb_dist {
 /* Most gets per engine_get_batch() (--batch). */
 #define SB_BATCH_MAX 64
 
+struct sb_shape;
+
 struct sb_options {
 	bool engine[SB_ENGINE_COUNT]; /* engines to run, in enum order */
 	bool fill;
@@ -55,6 +57,8 @@ struct sb_options {
 	uint64_t seed;
 	unsigned batch;      /* gets per engine_get_batch(); 1: engine_get() */
 	uint64_t fill_max_keys;
+	const struct sb_shape *shape; /* --shape: mix, sizes and TTLs per key */
+	uint32_t ttl;        /* --ttl: every set's TTL in seconds (0: none) */
 	struct engine_config ecfg;
 	bool eviction_set;
 	/* EAL arguments given before "--" (NULL: built-in defaults). */

@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "keys.h"
+#include "shapes.h"
 
 #define SB_DEFAULT_KEYS 1000000ULL
 #define SB_DEFAULT_OPS 10000000ULL
@@ -42,6 +43,9 @@ enum {
 	OPT_SEED,
 	OPT_BATCH,
 	OPT_LIST_ENGINES,
+	OPT_SHAPE,
+	OPT_TTL,
+	OPT_LIST_SHAPES,
 };
 
 static const struct option long_options[] = {
@@ -70,6 +74,9 @@ static const struct option long_options[] = {
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"list-engines", no_argument, NULL, OPT_LIST_ENGINES},
+	{"shape", required_argument, NULL, OPT_SHAPE},
+	{"ttl", required_argument, NULL, OPT_TTL},
+	{"list-shapes", no_argument, NULL, OPT_LIST_SHAPES},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -114,6 +121,10 @@ sb_usage(FILE *f)
 "                                  alternates and the median ratio is given (1)\n"
 "      --batch N                   consecutive gets go to the engine N at a\n"
 "                                  time (engine_get_batch); 1: engine_get (1)\n"
+"      --shape NAME                a production-like shape (--list-shapes): its\n"
+"                                  mix, each key's value size and TTL class\n"
+"                                  (--mix given after it overrides the mix)\n"
+"      --ttl SEC                   every set expires after SEC seconds (none)\n"
 "      --seed N                    random seed (1)\n"
 "      --no-pin                    do not pin threads to CPUs\n"
 "fill mode\n"
@@ -122,6 +133,7 @@ sb_usage(FILE *f)
 "output\n"
 "      --json                      one JSON document on stdout\n"
 "      --list-engines              print the engines this build has, and exit\n"
+"      --list-shapes               print the shapes of --shape, and exit\n"
 "  -h, --help\n"
 "\n"
 "EAL: the baseline engine needs DPDK's EAL. Without \"--\" it starts with\n"
@@ -130,6 +142,10 @@ sb_usage(FILE *f)
 "(--no-shconf, not --in-memory, which DPDK 22.11 refuses with --no-huge)\n"
 "and the bench threads register as non-EAL threads. Arguments before \"--\"\n"
 "replace those defaults entirely.\n"
+"\n"
+"The main thread is the server's control thread while the timed phase runs:\n"
+"it calls the engine's expiry (proactive expiration, reclaim ahead) once a\n"
+"second, as segcached does.\n"
 "\n"
 "example: segcached-storage-bench --engine both -t 2 --dist uniform -n 20000000\n"
 "         segcached-storage-bench --engine both --fill -m 64M --value-size 1\n");
@@ -364,6 +380,24 @@ sb_parse_options(int argc, char **argv, struct sb_options *o)
 				return fail("--value-size", optarg,
 					    "expected N or MIN-MAX, at most 67108864");
 			break;
+		case OPT_SHAPE:
+			o->shape = sb_shape_by_name(optarg);
+			if (!o->shape)
+				return fail("--shape", optarg, "not a shape (see --list-shapes)");
+			o->pct_get = o->shape->pct_get;
+			o->pct_set = o->shape->pct_set;
+			o->pct_delete = o->shape->pct_delete;
+			o->vmin = o->shape->size_min;
+			o->vmax = o->shape->size_max;
+			break;
+		case OPT_TTL:
+			if (parse_u64(optarg, 1, 30 * 86400, &v))
+				return fail("--ttl", optarg, "expected 1..2592000 seconds");
+			o->ttl = (uint32_t)v;
+			break;
+		case OPT_LIST_SHAPES:
+			sb_shapes_list(stdout);
+			exit(0);
 		case OPT_MIX:
 			if (parse_mix(optarg, o))
 				return fail("--mix", optarg,
@@ -505,6 +539,16 @@ sb_parse_options(int argc, char **argv, struct sb_options *o)
 			"segcached-storage-bench: --key-size %u is too small for up to %" PRIu64
 			" padded keys (use a larger --key-size or a smaller --fill-max-keys)\n",
 			o->key_size, o->fill_max_keys);
+		return -1;
+	}
+	if (o->shape && o->ttl) {
+		fprintf(stderr, "segcached-storage-bench: --shape gives each key its TTL: "
+			"--ttl goes without it\n");
+		return -1;
+	}
+	if (o->fill && (o->shape || o->ttl)) {
+		fprintf(stderr, "segcached-storage-bench: --fill counts what fits: "
+			"no --shape or --ttl\n");
 		return -1;
 	}
 	if (!o->fill && o->ops < o->threads) {

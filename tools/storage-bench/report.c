@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "shapes.h"
 #include "json.h"
 
 static const char *const counter_names[] = {
@@ -30,8 +31,10 @@ struct sb_metrics {
 	double rmw_segment_per_op, rmw_open_shared_per_op, rmw_bucket_per_op, rmw_global_per_op;
 	double shared_rmw_per_op;
 	double evict_passes_per_op, evict_ns_per_pass, evict_ns_per_op;
-	double serial_fraction;
-	uint64_t warm_evictions, timed_evictions;
+	double serial_fraction; /* evict_lock held, by workers and the control thread */
+	double wait_fraction;   /* workers waiting for evict_lock or a pass */
+	double expired_per_op, evicted_per_op;
+	uint64_t warm_evictions, timed_evictions, timed_expired;
 	uint64_t items;
 	double item_bytes_per_item;   /* live item bytes (header, key, value) */
 	double engine_bytes_per_item; /* heap + table + meta over items */
@@ -84,7 +87,14 @@ sb_metrics(const struct sb_run_result *r, struct sb_metrics *m)
 	m->evict_passes_per_op = ratio((double)passes, ops);
 	m->evict_ns_per_pass = ratio((double)evict_ns, (double)passes);
 	m->evict_ns_per_op = ratio((double)evict_ns, ops);
-	m->serial_fraction = ratio((double)evict_ns, r->seconds * 1e9 * r->threads);
+	const uint64_t other_ns = d->evict_ns_other - r->warmed.evict_ns_other;
+	const double thread_ns = r->seconds * 1e9 * r->threads;
+
+	m->serial_fraction = ratio((double)(evict_ns + other_ns), thread_ns);
+	m->wait_fraction = ratio((double)delta(&r->warmed, d, ENGINE_C_evict_wait_ns), thread_ns);
+	m->timed_expired = d->expired - r->warmed.expired;
+	m->expired_per_op = ratio((double)m->timed_expired, ops);
+	m->evicted_per_op = ratio((double)(d->evictions - r->warmed.evictions), ops);
 	m->warm_evictions = r->warmed.evictions - r->created.evictions;
 	m->timed_evictions = d->evictions - r->warmed.evictions;
 	m->items = d->curr_items;
@@ -137,11 +147,14 @@ sb_report_run_text(FILE *f, const struct sb_options *o,
 		", outside workers %" PRIu64 "); evict_lock waits %" PRIu64 "\n",
 		m.locks_per_op, m.lock_bucket, m.lock_segment, m.locks_other, m.evict_waits);
 	fprintf(f, "  shared-line RMWs/op %.3f (segment %.3f, shared open %.3f, slot %.3f, "
-		"global %.4f); evict_lock: %.5f passes/op, %.0f ns/pass, %.4f of thread time\n",
+		"global %.4f); evict_lock: %.5f passes/op, %.0f ns/pass, %.4f of thread time "
+		"held (%.4f waiting)\n",
 		m.shared_rmw_per_op, m.rmw_segment_per_op, m.rmw_open_shared_per_op,
 		m.rmw_bucket_per_op,
 		m.rmw_global_per_op, m.evict_passes_per_op, m.evict_ns_per_pass,
-		m.serial_fraction);
+		m.serial_fraction, m.wait_fraction);
+	fprintf(f, "  while timed: %.5f items expired/op, %.5f evicted/op\n", m.expired_per_op,
+		m.evicted_per_op);
 	fprintf(f, "  warm-up: %" PRIu64 " keys stored in %.2f s, %" PRIu64
 		" failed, %" PRIu64 " evictions; %" PRIu64 " evictions while timed\n",
 		r->warm_stored, r->warm_seconds, r->warm_failed, m.warm_evictions,
@@ -344,6 +357,8 @@ json_config(struct jw *j, const struct sb_options *o)
 	jw_u64(j, "delete", o->pct_delete);
 	jw_object_end(j);
 	jw_str(j, "dist", o->dist == SB_DIST_ZIPF ? "zipf" : "uniform");
+	jw_str(j, "shape", o->shape ? o->shape->name : "none");
+	jw_u64(j, "ttl", o->ttl);
 	if (o->dist == SB_DIST_ZIPF)
 		jw_dbl(j, "theta", o->theta);
 	else
@@ -430,7 +445,11 @@ json_run(struct jw *j, const struct sb_run_result *r)
 	jw_dbl(j, "evict_ns_per_pass", m.evict_ns_per_pass);
 	jw_dbl(j, "evict_ns_per_op", m.evict_ns_per_op);
 	jw_dbl(j, "serial_fraction", m.serial_fraction);
+	jw_dbl(j, "wait_fraction", m.wait_fraction);
+	jw_dbl(j, "expired_per_op", m.expired_per_op);
+	jw_dbl(j, "evicted_per_op", m.evicted_per_op);
 	jw_object_end(j);
+	jw_u64(j, "expired", m.timed_expired);
 	jw_array(j, "per_thread");
 	for (unsigned i = 0; i < r->threads; i++) {
 		const struct sb_thread_result *t = &r->thread[i];

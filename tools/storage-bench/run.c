@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "shapes.h"
 #include "keys.h"
 #include "rng.h"
 #include "zipf.h"
@@ -87,6 +88,8 @@ struct sb_shared {
 	pthread_barrier_t go;     /* the main thread has read the counters */
 	double deadline;          /* set by the main thread before "go" */
 	volatile int abort_run;   /* a thread failed before the barrier */
+	const struct sb_objects *obj; /* each key's size and TTL (--shape) */
+	unsigned finished;        /* threads done with the timed phase (__atomic) */
 	int not_started;          /* thread creation failed: nobody runs */
 };
 
@@ -132,10 +135,13 @@ sb_warm(struct sb_thread *t, struct engine_worker *w, char *val,
 	unsigned width = o->key_format == SB_KEY_PADDED ? o->key_size : 0;
 	char key[ENGINE_KEY_MAX + SB_ID_DIGITS_MAX];
 
+	const struct sb_objects *obj = t->sh->obj;
+
 	for (uint64_t id = lo + 1; id <= hi; id++) {
 		size_t klen = sb_key_format(id, key, width);
-		uint32_t vlen = sb_value_size(o, rng);
-		int rc = engine_store(w, ENGINE_SET, key, klen, val, vlen, 0, 0, 0,
+		uint32_t vlen = obj->size ? obj->size[id - 1] : sb_value_size(o, rng);
+		int64_t exptime = obj->ttl ? obj->ttl[id - 1] : o->ttl;
+		int rc = engine_store(w, ENGINE_SET, key, klen, val, vlen, 0, exptime, 0,
 				      NULL);
 
 		if (rc == ENGINE_OK)
@@ -151,6 +157,7 @@ enum sb_op { SB_OP_GET, SB_OP_SET, SB_OP_DELETE };
 /* One thread's workload generator. */
 struct sb_gen {
 	const struct sb_options *o;
+	const struct sb_objects *obj;
 	uint32_t *stream;             /* zipf: pre-drawn ids; NULL: uniform */
 	uint64_t stream_len, pos;
 	uint64_t get_below, set_below; /* operation thresholds on 32 bits */
@@ -160,12 +167,13 @@ struct sb_gen {
 /* For zipf, draws min(ops, SB_ZIPF_STREAM_MAX) ids. Returns -1 when out of
  * memory. */
 static int
-sb_gen_init(struct sb_gen *g, const struct sb_options *o,
+sb_gen_init(struct sb_gen *g, const struct sb_options *o, const struct sb_objects *obj,
 	    const struct zipf *z, const uint32_t *rank_to_id,
 	    uint64_t ops, uint64_t *rng)
 {
 	memset(g, 0, sizeof(*g));
 	g->o = o;
+	g->obj = obj;
 	g->get_below = ((uint64_t)o->pct_get << 32) / 100;
 	g->set_below = ((uint64_t)(o->pct_get + o->pct_set) << 32) / 100;
 	g->width = o->key_format == SB_KEY_PADDED ? o->key_size : 0;
@@ -191,7 +199,7 @@ sb_gen_fini(struct sb_gen *g)
 
 static inline enum sb_op
 sb_gen_next(struct sb_gen *g, uint64_t *rng,
-	    char *key, size_t *klen, uint32_t *vlen)
+	    char *key, size_t *klen, uint32_t *vlen, int64_t *exptime)
 {
 	uint64_t r = rng_next(rng);
 	uint32_t op = (uint32_t)r;
@@ -208,7 +216,8 @@ sb_gen_next(struct sb_gen *g, uint64_t *rng,
 	if (op < g->get_below)
 		return SB_OP_GET;
 	if (op < g->set_below) {
-		*vlen = sb_value_size(g->o, rng);
+		*vlen = g->obj->size ? g->obj->size[id - 1] : sb_value_size(g->o, rng);
+		*exptime = g->obj->ttl ? g->obj->ttl[id - 1] : g->o->ttl;
 		return SB_OP_SET;
 	}
 	return SB_OP_DELETE;
@@ -295,13 +304,14 @@ sb_timed(struct sb_thread *t, struct sb_gen *g,
 	for (i = 0; i < n; i++) {
 		size_t klen;
 		uint32_t vlen = 0;
+		int64_t exptime = 0;
 		char *kp = o->batch > 1 ? batch.key[batch.n] : key;
 		enum sb_op op;
 		int rc;
 
 		if ((i & (SB_CLOCK_STRIDE - 1)) == 0 && i && sb_now() > deadline)
 			break;
-		op = sb_gen_next(g, rng, kp, &klen, &vlen);
+		op = sb_gen_next(g, rng, kp, &klen, &vlen, &exptime);
 		if (o->batch > 1) {
 			if (op == SB_OP_GET) {
 				gets++;
@@ -326,7 +336,7 @@ sb_timed(struct sb_thread *t, struct sb_gen *g,
 			break;
 		case SB_OP_SET:
 			sets++;
-			rc = engine_store(w, ENGINE_SET, key, klen, val, vlen, 0, 0, 0,
+			rc = engine_store(w, ENGINE_SET, key, klen, val, vlen, 0, exptime, 0,
 					  NULL);
 			if (rc != ENGINE_OK)
 				set_failed++;
@@ -395,7 +405,7 @@ sb_thread_main(void *arg)
 	t->res->warm_seconds = sb_now();
 	sb_warm(t, w, val, &rng);
 	t->res->warm_seconds = sb_now() - t->res->warm_seconds;
-	if (sb_gen_init(&g, o, sh->zipf, sh->rank_to_id, sb_thread_ops(o, t->idx),
+	if (sb_gen_init(&g, o, sh->obj, sh->zipf, sh->rank_to_id, sb_thread_ops(o, t->idx),
 			&rng) != 0) {
 		fprintf(stderr, "segcached-storage-bench: out of memory for the key stream\n");
 		engine_worker_destroy(w);
@@ -405,6 +415,7 @@ sb_thread_main(void *arg)
 	pthread_barrier_wait(&sh->go);
 	if (!sh->abort_run)
 		sb_timed(t, &g, w, val, buf, &rng);
+	__atomic_add_fetch(&sh->finished, 1, __ATOMIC_RELEASE);
 	sb_gen_fini(&g);
 	engine_worker_destroy(w);
 	sb_thread_leave(sh->kind);
@@ -418,11 +429,31 @@ failed:
 	sh->abort_run = 1;
 	pthread_barrier_wait(&sh->warmed);
 	pthread_barrier_wait(&sh->go);
+	__atomic_add_fetch(&sh->finished, 1, __ATOMIC_RELEASE);
 	if (entered)
 		sb_thread_leave(sh->kind);
 	free(val);
 	free(buf);
 	return NULL;
+}
+
+/* The server's control thread while the timed phase runs: the engine's
+ * expiry (proactive expiration, then reclaim ahead) once a second, as
+ * app/segcached/control.c calls it, until every thread is done. */
+static void
+sb_control(struct sb_shared *sh, unsigned threads)
+{
+	double next = sb_now() + 1.0;
+
+	while (__atomic_load_n(&sh->finished, __ATOMIC_ACQUIRE) < threads) {
+		const struct timespec tick = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&tick, NULL);
+		if (sb_now() >= next) {
+			engine_expire(sh->engine);
+			next += 1.0;
+		}
+	}
 }
 
 /* A fixed random permutation of 1..n, so that popular zipf ranks land on
@@ -483,6 +514,7 @@ sb_run(const struct sb_options *o, enum sb_engine_kind kind,
 	struct sb_thread *threads = NULL;
 	struct zipf z;
 	uint32_t *perm = NULL;
+	struct sb_objects obj = { NULL, NULL };
 	char err[512] = "";
 	unsigned started = 0;
 	int rc = -1;
@@ -514,6 +546,11 @@ sb_run(const struct sb_options *o, enum sb_engine_kind kind,
 			goto out;
 		}
 	}
+	if (sb_objects_init(&obj, o) != 0) {
+		fprintf(stderr, "segcached-storage-bench: out of memory for the shape's keys\n");
+		goto out;
+	}
+	sh.obj = &obj;
 	sh.o = o;
 	sh.kind = kind;
 	sh.zipf = &z;
@@ -574,6 +611,7 @@ sb_run(const struct sb_options *o, enum sb_engine_kind kind,
 		r->rss_warmed = sb_rss_bytes();
 		sh.deadline = sb_now() + o->duration;
 		pthread_barrier_wait(&sh.go);
+		sb_control(&sh, started);
 	}
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(threads[i].tid, NULL);
@@ -603,6 +641,7 @@ sb_run(const struct sb_options *o, enum sb_engine_kind kind,
 	sb_sum(r);
 	r->time_limited = r->ops < r->ops_requested;
 out:
+	sb_objects_fini(&obj);
 	free(perm);
 	free(threads);
 	return rc;
@@ -633,7 +672,14 @@ sb_generator_ns(const struct sb_options *o, uint64_t ops)
 		if (!perm)
 			return -1;
 	}
-	if (sb_gen_init(&g, o, &z, perm, ops, &rng) != 0) {
+	struct sb_objects obj;
+
+	if (sb_objects_init(&obj, o) != 0) {
+		free(perm);
+		return -1;
+	}
+	if (sb_gen_init(&g, o, &obj, &z, perm, ops, &rng) != 0) {
+		sb_objects_fini(&obj);
 		free(perm);
 		return -1;
 	}
@@ -641,13 +687,16 @@ sb_generator_ns(const struct sb_options *o, uint64_t ops)
 	for (uint64_t i = 0; i < ops; i++) {
 		size_t klen;
 		uint32_t vlen = 0;
-		enum sb_op op = sb_gen_next(&g, &rng, key, &klen, &vlen);
+		int64_t exptime = 0;
+		enum sb_op op = sb_gen_next(&g, &rng, key, &klen, &vlen, &exptime);
 
 		/* Consume what was generated, as an engine would. */
-		sink += (uint64_t)op + klen + vlen + (unsigned char)key[klen - 1];
+		sink += (uint64_t)op + klen + vlen + (uint64_t)exptime +
+			(unsigned char)key[klen - 1];
 	}
 	t1 = sb_now();
 	sb_gen_fini(&g);
+	sb_objects_fini(&obj);
 	free(perm);
 	__asm__ volatile("" : : "r"(sink));
 	return (t1 - t0) * 1e9 / (double)ops;

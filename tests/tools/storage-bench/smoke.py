@@ -158,9 +158,43 @@ def memcached_case(script):
               'memcached read-back == curr_items')
 
 
+def ttl_case(exe, engines):
+    """A shape with TTLs of 1 and 2 s, run for 2.5 s: items expire while
+    it runs (the control thread's sweep and reads that meet them), and
+    every key was loaded with its shape's TTL."""
+    out = bench(exe, '--engine', engine_arg(engines), '--shape', 'tw-transient', '-k', '3000',
+                '-m', '64M', '-d', '2.5', '--json')
+    d = json.loads(out)
+    check(d['config']['shape'] == 'tw-transient', 'ttl: the shape is in the config')
+    for r in d['runs']:
+        lb = 'ttl %s' % r['engine']
+        check(r['errors'] == 0 and r['set_failed'] == 0, lb + ': no errors, no failed sets')
+        check(r['warmup']['stored'] == 3000, lb + ': every key loaded')
+        check(r['expired'] > 0, lb + ': items expired while timed')
+        check(r['contention']['expired_per_op'] > 0, lb + ': expired_per_op reported')
+        check(r['hit_ratio'] < 1, lb + ': gets miss expired keys')
+
+
+def shapes_agree_case(exe):
+    """tw-storage's TTL shares are protocol-bench's TWITTER_TTLS."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.normpath(os.path.join(here, '..', '..', '..'))
+    sys.path.insert(0, os.path.join(root, 'tools', 'protocol-bench'))
+    import workload  # noqa: E402
+    src = open(os.path.join(root, 'tools', 'storage-bench', 'shapes.c')).read()
+    block = src[src.index('"tw-storage"'):src.index('"tw-compute"')]
+    import re
+    pairs = re.findall(r'\{ (\d+), (\d+) \}', block)
+    shares = [int(p) for _, p in pairs]
+    check(shares == [round(w * 1000) for _, w in workload.TWITTER_TTLS],
+          'tw-storage TTL shares == workload.py TWITTER_TTLS')
+    check('tw-storage' in bench(exe, '--list-shapes'), '--list-shapes lists tw-storage')
+
+
 def errors_case(exe):
     for args in (['--mix', '50:40:5'], ['--memory', '12X'], ['--threads', '0'],
-                 ['--dist', 'zipf:-1'], ['--bogus'], ['--key-size', '3'], ['stray']):
+                 ['--dist', 'zipf:-1'], ['--bogus'], ['--key-size', '3'], ['stray'],
+                 ['--shape', 'nope'], ['--ttl', '0'], ['--shape', 'tw-compute', '--ttl', '5']):
         p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=30)
         check(p.returncode == 2 and p.stderr.startswith('segcached-storage-bench:')
               and p.stdout == '', 'bad option %s is refused cleanly' % args)
@@ -206,6 +240,8 @@ def main():
                             '--mix', '60:25:15', '--dist', 'uniform', '--value-size', '1-300',
                             '--key-format', 'plain'], 1)
     fill_case(exe, engines)
+    ttl_case(exe, engines)
+    shapes_agree_case(exe)
     text = bench(exe, '--engine', engine_arg(engines), '-n', '10000', '-k', '1000', '-m', '64M')
     check('Mops/s' in text, 'text report')
     if len(engines) == 2:
