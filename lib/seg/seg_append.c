@@ -14,6 +14,7 @@
 #include "seg/seg_append.h"
 #include "seg/seg_chunk.h"
 #include "seg/seg_evict.h"
+#include "seg/seg_expire.h"
 #include "seg/seg_hash.h"
 #include "seg/seg_item.h"
 #include "seg/seg_segment.h"
@@ -152,13 +153,31 @@ try_reserve(struct seg_worker *w, struct seg_open_ref *tref, int32_t seg, uint64
 	return NO_ROOM;
 }
 
+/* Due segments of its own chain that a worker opening a segment there
+ * frees first, at most: each segment opened on a chain expires up to this
+ * many, so expiry keeps pace with the writers of every chain, in
+ * parallel, whatever the control thread's sweep does once a second. */
+#define EXPIRE_ON_OPEN 2
+
+/* A free segment for an item of t: the first one that expiring t's chain
+ * frees (no global lock, seg_expire.c), else one from the pool or an
+ * eviction. */
+static int32_t
+take_segment(struct seg_worker *w, const struct ttl_place *t, int64_t now)
+{
+	int32_t seg = SEG_NONE;
+
+	seg_expire_chain(w->e, w, t->tb, now, EXPIRE_ON_OPEN, &seg);
+	return seg != SEG_NONE ? seg : seg_acquire(w->e, w);
+}
+
 /* Opens a segment for t's bucket and links it into the chain; SEG_NONE
  * when no memory could be had. */
 static int32_t
 open_segment(struct seg_worker *w, const struct ttl_place *t, int64_t exp_base, int64_t now)
 {
 	struct seg_engine *e = w->e;
-	int32_t seg = seg_acquire(e, w);
+	int32_t seg = take_segment(w, t, now);
 
 	if (seg == SEG_NONE)
 		return SEG_NONE;
@@ -340,7 +359,7 @@ reserve_shared(struct seg_worker *w, struct seg_open_ref *ref, const struct ttl_
 		}
 		if (borrow_shared(w, ref, t, span, out))
 			return ENGINE_OK;
-		seg = seg_acquire(e, w);
+		seg = take_segment(w, t, now);
 		if (seg == SEG_NONE)
 			return ENGINE_NO_MEMORY;
 		seg_spin_lock(&c->open_lock);

@@ -184,7 +184,8 @@ seg_destroy(struct engine *eng)
 {
 	struct seg_engine *e = seg_engine_of(eng);
 
-	for (unsigned i = 0; i < e->max_workers; i++)
+	/* (workers is NULL when its allocation failed in seg_create) */
+	for (unsigned i = 0; e->workers && i < e->max_workers; i++)
 		free(e->workers[i]);
 	if (e->heap_owned && e->heap)
 		munmap(e->heap, e->heap_map_len);
@@ -480,7 +481,7 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 	e->pool_low = l.nseg / 64 > 64 ? 64 : l.nseg / 64;
 	pthread_mutex_init(&e->evict_lock, NULL);
 	pthread_cond_init(&e->evict_done, NULL);
-	e->merges_in_flight = 0;
+	e->passes_in_flight = 0;
 	e->merge_spares = 0;
 	e->merge_want_spare = false;
 	pthread_mutex_init(&e->workers_lock, NULL);

@@ -2,15 +2,16 @@
  * Copyright (c) 2026 The segcached authors
  *
  * Eviction: getting a free segment (seg_acquire) from the pool or, when
- * it is empty, by expiring and then evicting by the engine's policy
- * (merge in seg_merge.c, FIFO or random here), and keeping the pool above
- * its low watermark ahead of the writers. evict_lock serializes choosing
- * what to reclaim: FIFO, random and expiry reclaim under it, a merge pass
- * only claims its run under it and copies without it, so several threads
- * merge at once (seg_merge.c). Workers that need a segment while every
- * claimable run is taken wait on evict_done for a pass to end and then
- * find the pool refilled. Calls seg_merge.c, seg_flush.c, seg_expire.c
- * and below.
+ * it is empty, by expiring (seg_expire.c, no global lock) and then
+ * evicting by the engine's policy (merge in seg_merge.c, FIFO or random
+ * here), and keeping the pool above its low watermark ahead of the
+ * writers. evict_lock serializes only choosing what to evict: every
+ * policy claims under it and reclaims without it (a merge pass copies, a
+ * FIFO or random eviction unlinks), so several threads reclaim at once,
+ * and the first segment a pass frees goes to the thread that asked, not
+ * through the pool where another could take it first. Workers that need
+ * a segment while every claimable run is taken wait on evict_done for a
+ * pass to end. Calls seg_merge.c, seg_flush.c, seg_expire.c and below.
  */
 #include "seg/seg_chunk.h"
 #include "seg/seg_evict.h"
@@ -68,12 +69,11 @@ seg_expire_all(struct seg_engine *e)
 {
 	int64_t now = seg_now(e);
 	unsigned n;
-	uint64_t from;
 
 	seg_flush_if_due(e, now);
-	from = evict_lock(e, NULL);
-	n = seg_expire_locked(e, now);
-	evict_unlock(e, NULL, from, 0);
+	/* Every due segment, chain by chain, without evict_lock: writers
+	 * that need a segment meanwhile are not held up. */
+	n = seg_expire_due(e, NULL, now, UINT32_MAX, NULL);
 	/* The control thread calls this every second: also keep the free
 	 * pool above its low watermark, so writers seldom evict themselves. */
 	seg_reclaim_ahead(e);
@@ -93,12 +93,11 @@ oldest_sealed_in_chains(struct seg_engine *e)
 		int32_t best = SEG_NONE;
 		uint64_t oldest = UINT64_MAX;
 
-		for (unsigned c = 0; c < TTL_CHAINS; c++) {
+		for (unsigned c = seg_chain_next_used(e, 0); c < TTL_CHAINS;
+		     c = seg_chain_next_used(e, c + 1)) {
 			struct seg_chain *ch = &e->chain[c];
 			int32_t seg;
 
-			if (__atomic_load_n(&ch->head, __ATOMIC_RELAXED) == SEG_NONE)
-				continue;
 			seg_spin_lock(&ch->lock);
 			atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
 			seg = ch->head;
@@ -163,10 +162,16 @@ pick_victim(struct seg_engine *e, uint8_t st, bool random)
 	}
 }
 
-static bool
-evict_one(struct seg_engine *e, bool random)
+/* Claims a victim by FIFO or random under evict_lock (held by the
+ * caller) and reclaims it without: the lock is dropped for the unlinks
+ * (*not_held_ns of them) and taken again. The segment goes to *got when
+ * got is not NULL and *got is SEG_NONE, else to the pool. */
+static enum seg_merge_result
+evict_one(struct seg_engine *e, struct seg_worker *w, bool random, uint64_t *not_held_ns,
+	  int32_t *got)
 {
 	int32_t seg = pick_victim(e, SEG_SEALED, random);
+	uint64_t from;
 
 	/* Every segment is open (many workers x TTL buckets in a small heap):
 	 * close the oldest open one rather than fail the write. */
@@ -176,37 +181,59 @@ evict_one(struct seg_engine *e, bool random)
 	if (seg == SEG_NONE)
 		seg = pick_victim(e, SEG_SEALED, random);
 	if (seg == SEG_NONE)
-		return false;
-	seg_reclaim_whole(e, seg, UNLINK_EVICTED);
+		return e->passes_in_flight > 0 ? SEG_MERGE_BUSY : SEG_MERGE_NONE;
+	e->passes_in_flight++;
+	from = seg_clock_ns(CLOCK_MONOTONIC);
+	pthread_mutex_unlock(&e->evict_lock);
+	seg_reclaim_whole(e, w, seg, UNLINK_EVICTED);
 	atomic_fetch_add_explicit(&e->n_seg_evicted, 1, memory_order_relaxed);
-	return true;
+	pthread_mutex_lock(&e->evict_lock);
+	*not_held_ns += seg_clock_ns(CLOCK_MONOTONIC) - from;
+	seg_count_lock(e, w, ENGINE_C_lock_segment);
+	e->passes_in_flight--;
+	pthread_cond_broadcast(&e->evict_done);
+	if (got && *got == SEG_NONE)
+		*got = seg;
+	else
+		seg_pool_push(e, seg);
+	return SEG_MERGE_DONE;
 }
 
 /* One eviction by the engine's policy: SEG_MERGE_DONE when it freed
- * something, SEG_MERGE_BUSY when merge passes in flight hold every run
- * (or reserve) it could take, SEG_MERGE_NONE when nothing can be evicted.
- * Caller holds evict_lock (a merge pass drops it while it copies, for
- * *copy_ns nanoseconds when copy_ns is not NULL). */
+ * something (the first segment to *got, as evict_one), SEG_MERGE_BUSY
+ * when passes in flight hold every run (or reserve) it could take, or a
+ * flush quiesces, SEG_MERGE_NONE when nothing can be evicted. Caller
+ * holds evict_lock; a pass drops it while it reclaims, for *not_held_ns
+ * nanoseconds. */
 static enum seg_merge_result
-evict_step(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t *copy_ns)
+evict_step(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t *not_held_ns,
+	   int32_t *got)
 {
 	enum seg_merge_result r;
 
+	/* flush_all waits for the passes in flight: start none meanwhile,
+	 * or it may never see them all end. */
+	if (atomic_load_explicit(&e->quiescing, memory_order_relaxed))
+		return SEG_MERGE_BUSY;
 	switch (e->eviction) {
 	case ENGINE_EVICT_MERGE:
-		r = seg_merge_pass(e, w, now, copy_ns);
+		r = seg_merge_pass(e, w, now, not_held_ns, got);
 		/* NONE only with no pass in flight: FIFO then is as before. */
-		if (r == SEG_MERGE_NONE && evict_one(e, false))
-			r = SEG_MERGE_DONE;
+		if (r == SEG_MERGE_NONE)
+			r = evict_one(e, w, false, not_held_ns, got);
 		return r;
 	case ENGINE_EVICT_FIFO:
 	case ENGINE_EVICT_RANDOM:
-		return evict_one(e, e->eviction == ENGINE_EVICT_RANDOM) ? SEG_MERGE_DONE
-									 : SEG_MERGE_NONE;
+		return evict_one(e, w, e->eviction == ENGINE_EVICT_RANDOM, not_held_ns, got);
 	default:
 		return SEG_MERGE_NONE;
 	}
 }
+
+/* Due segments a thread that needs one frees from a chain, at most, before
+ * it evicts: enough that expiry keeps up with the writers (each segment
+ * taken frees up to this many), few enough that no writer spends long. */
+#define EXPIRE_PER_NEED 2
 
 int32_t
 seg_evict_for(struct seg_engine *e, struct seg_worker *w)
@@ -221,23 +248,21 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 		seg_live_flush(w);
 		seg_chunks_give_back_all(w);
 	}
+	/* Expired data goes before live data, and takes no evict_lock. */
+	seg = SEG_NONE;
+	seg_expire_due(e, w, now, EXPIRE_PER_NEED, &seg);
+	if (seg != SEG_NONE)
+		return seg;
 	from = evict_lock(e, w);
 	/* Somebody may have freed segments while we waited. */
 	seg = seg_pool_pop(e, w);
-	if (seg == SEG_NONE) {
-		/* Expired data goes before live data. */
-		seg_expire_locked(e, now);
-		seg = seg_pool_pop(e, w);
-	}
 	while (seg == SEG_NONE) {
-		uint64_t copy_ns = 0;
-		enum seg_merge_result r = evict_step(e, w, now, &copy_ns);
+		/* a pass's reclaim, done without the lock, is not counted */
+		enum seg_merge_result r = evict_step(e, w, now, &not_held_ns, &seg);
 
 		if (r == SEG_MERGE_NONE)
 			break;
-		/* a merge pass's copies, done without it, are not counted */
-		not_held_ns += copy_ns;
-		if (r == SEG_MERGE_BUSY) {
+		if (r == SEG_MERGE_BUSY && seg == SEG_NONE) {
 			/* Every run (or reserve) is taken by passes in flight:
 			 * one of them ends with segments in the pool. Waiting
 			 * for it is not holding the lock. */
@@ -245,6 +270,7 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 
 			if (w)
 				W_COUNT(w, evict_waits);
+			SEG_TEST_POINT(SEG_TP_EVICT_WAIT);
 			pthread_cond_wait(&e->evict_done, &e->evict_lock);
 			const uint64_t waited = seg_clock_ns(CLOCK_MONOTONIC) - wait_from;
 
@@ -252,7 +278,8 @@ seg_evict_for(struct seg_engine *e, struct seg_worker *w)
 			if (w)
 				engine_count_add(&w->base, ENGINE_C_evict_wait_ns, waited);
 		}
-		seg = seg_pool_pop(e, w);
+		if (seg == SEG_NONE)
+			seg = seg_pool_pop(e, w);
 	}
 	if (w)
 		W_COUNT(w, evict_passes);
@@ -264,7 +291,7 @@ unsigned
 seg_reclaim_ahead(struct seg_engine *e)
 {
 	unsigned steps = 0;
-	uint64_t from, copy_ns = 0;
+	uint64_t from, not_held_ns = 0;
 
 	if (e->eviction == ENGINE_EVICT_NONE ||
 	    __atomic_load_n(&e->pool_count, __ATOMIC_RELAXED) >= e->pool_low)
@@ -277,9 +304,9 @@ seg_reclaim_ahead(struct seg_engine *e)
 	/* Passes in flight (BUSY) refill the pool themselves. */
 	while (steps < 2 * e->pool_low &&
 	       __atomic_load_n(&e->pool_count, __ATOMIC_RELAXED) < e->pool_low &&
-	       evict_step(e, NULL, seg_now(e), &copy_ns) == SEG_MERGE_DONE)
+	       evict_step(e, NULL, seg_now(e), &not_held_ns, NULL) == SEG_MERGE_DONE)
 		steps++;
-	evict_unlock(e, NULL, from, copy_ns);
+	evict_unlock(e, NULL, from, not_held_ns);
 	return steps;
 }
 

@@ -8,7 +8,6 @@
 #include "seg/seg_expire.h"
 #include "seg/seg_flush.h"
 #include "seg/seg_hash.h"
-#include "seg/seg_merge.h"
 #include "seg/seg_segment.h"
 #include "seg/seg_struct.h"
 
@@ -17,8 +16,9 @@ seg_flush_now(struct seg_engine *e)
 {
 	pthread_mutex_lock(&e->evict_lock);
 	atomic_fetch_add_explicit(&e->n_locks_other, 1, memory_order_relaxed);
-	/* No run half merged: every segment is in its chain or the pool. */
-	seg_merge_quiesce(e);
+	/* No run half merged, no segment half expired or evicted: every
+	 * segment is in its chain or the pool; none starts meanwhile. */
+	seg_reclaim_quiesce(e);
 	seg_hash_clear_all(e);
 	/* With the table empty, every item segment is garbage: give them all
 	 * back. Open ones too; their owners open new ones on the next write.
@@ -28,10 +28,13 @@ seg_flush_now(struct seg_engine *e)
 	for (uint32_t i = 0; i < e->nseg; i++) {
 		uint8_t st = atomic_load(&e->hdr[i].state);
 
-		if ((st == SEG_SEALED || st == SEG_OPEN) && seg_claim(e, (int32_t)i, st))
-			seg_reclaim_whole(e, (int32_t)i, UNLINK_FLUSHED);
+		if ((st == SEG_SEALED || st == SEG_OPEN) && seg_claim(e, (int32_t)i, st)) {
+			seg_reclaim_whole(e, NULL, (int32_t)i, UNLINK_FLUSHED);
+			seg_pool_push(e, (int32_t)i);
+		}
 	}
 	atomic_fetch_add_explicit(&e->n_flushes, 1, memory_order_relaxed);
+	seg_reclaim_resume(e);
 	pthread_mutex_unlock(&e->evict_lock);
 }
 

@@ -16,6 +16,7 @@
 #include "seg/seg_merge.h"
 #include "seg/seg_segment.h"
 #include "seg/seg_struct.h"
+#include "seg/seg_walk.h"
 #include "seg/seg_merge_cut.h"
 
 
@@ -46,71 +47,6 @@ seg_live(const struct seg_engine *e, int32_t seg)
 	return lb > 0 ? (uint64_t)lb : 0;
 }
 
-/* Items of a segment as a merge pass walks them, parsed and hashed
- * ITEMS_AHEAD ahead of the one handed out, with their hash bucket
- * prefetched: a pass looks up every item of its run in a table far larger
- * than the caches, and these misses, not the copies, were most of a
- * pass's time. */
-#define ITEMS_AHEAD 8
-struct item_walk {
-	const uint8_t *data;
-	uint32_t end, next_off;
-	unsigned head, count;
-	bool done;
-	struct walked_item {
-		uint32_t off, span;
-		struct item_view iv;
-		struct seg_key k;
-	} q[ITEMS_AHEAD];
-};
-
-static void
-item_walk_init(struct seg_engine *e, struct item_walk *it, int32_t seg)
-{
-	it->data = seg_data(e, seg);
-	it->end = seg_valid_end(e, seg);
-	it->next_off = 0;
-	it->head = it->count = 0;
-	it->done = false;
-}
-
-/* The next item, valid until the call after; NULL at the end (or at an
- * item that does not parse, as before). */
-static const struct walked_item *
-item_walk_next(struct seg_engine *e, struct item_walk *it)
-{
-	const struct walked_item *wi;
-
-	while (!it->done && it->count < ITEMS_AHEAD) {
-		struct walked_item *n = &it->q[(it->head + it->count) % ITEMS_AHEAD];
-		const uint32_t off = it->next_off;
-
-		if (off >= it->end || !item_parse(it->data + off, it->end - off, &n->iv)) {
-			it->done = true;
-			break;
-		}
-		n->off = off;
-		n->span = item_span(n->iv.total, e->off_shift);
-		if (item_is_filler(it->data + off, &n->iv)) { /* no item: seg_chunk.c */
-			it->next_off = off + n->span;
-			continue;
-		}
-		seg_key_init(e, &n->k, it->data + off + n->iv.hdr_len, n->iv.klen);
-		/* The chain it hashes to now, and its lock's stripe (most
-		 * often the same bucket). */
-		__builtin_prefetch(seg_hash_chain(e, &n->k));
-		__builtin_prefetch(n->k.head);
-		it->next_off = off + n->span;
-		it->count++;
-	}
-	if (it->count == 0)
-		return NULL;
-	wi = &it->q[it->head];
-	it->head = (it->head + 1) % ITEMS_AHEAD;
-	it->count--;
-	return wi;
-}
-
 /* Which items of a run survive a merge: seg_merge_cut.h. */
 _Static_assert(FREQ_LEVELS == SEG_FREQ_LEVELS, "slot frequencies fill the cut's levels");
 
@@ -134,11 +70,11 @@ merge_cutoff(struct seg_engine *e, const int32_t *run, unsigned n, uint64_t keep
 		return (struct seg_merge_cut){ 0, UINT64_MAX, live };
 	for (unsigned r = 0; r < n; r++) {
 		const struct seg_hdr *sh = &e->hdr[run[r]];
-		const struct walked_item *wi;
-		struct item_walk it;
+		const struct seg_walked *wi;
+		struct seg_walk it;
 
-		item_walk_init(e, &it, run[r]);
-		while ((wi = item_walk_next(e, &it))) {
+		seg_walk_init(e, &it, run[r]);
+		while ((wi = seg_walk_next(e, &it))) {
 			_Atomic uint64_t *slot = seg_hash_find_loc_locked(
 				e, &wi->k, (uint32_t)run[r], wi->off >> e->off_shift);
 
@@ -167,7 +103,7 @@ cursor_at(const struct seg_engine *e, const struct seg_chain *c, int32_t seg, ui
  * chain lock. */
 #define RUN_SCAN_MAX 32
 static int32_t
-find_sparse(const struct seg_engine *e, struct seg_chain *c)
+find_sparse(const struct seg_engine *e, struct seg_chain *c, bool advance)
 {
 	int32_t seg = cursor_at(e, c, c->sparse_next, c->sparse_gen);
 	int32_t found = SEG_NONE;
@@ -180,8 +116,12 @@ find_sparse(const struct seg_engine *e, struct seg_chain *c)
 		}
 		seg = e->hdr[seg].next;
 	}
-	c->sparse_next = seg;
-	c->sparse_gen = seg != SEG_NONE ? atomic_load(&e->hdr[seg].gen) : 0;
+	/* Only a claim moves the cursor: a look (run_density) that moved it
+	 * sent the claim after it to a different run from the one compared. */
+	if (advance) {
+		c->sparse_next = seg;
+		c->sparse_gen = seg != SEG_NONE ? atomic_load(&e->hdr[seg].gen) : 0;
+	}
 	return found;
 }
 
@@ -190,9 +130,9 @@ find_sparse(const struct seg_engine *e, struct seg_chain *c)
  * there evicts, and the cursor moves past its run) or, from_head, from
  * the head. Caller holds the chain lock. */
 static int32_t
-run_first(const struct seg_engine *e, struct seg_chain *c, bool from_head)
+run_first(const struct seg_engine *e, struct seg_chain *c, bool from_head, bool claiming)
 {
-	int32_t seg = from_head ? SEG_NONE : find_sparse(e, c);
+	int32_t seg = from_head ? SEG_NONE : find_sparse(e, c, claiming);
 
 	if (seg != SEG_NONE)
 		return seg;
@@ -241,7 +181,7 @@ static unsigned
 run_walk(struct seg_engine *e, struct seg_chain *c, bool from_head, int32_t *run,
 	 uint64_t *live, uint64_t *oldest_gen)
 {
-	int32_t seg = run_first(e, c, from_head);
+	int32_t seg = run_first(e, c, from_head, run != NULL);
 	const unsigned min = run_min(c);
 	unsigned n = 0;
 
@@ -342,15 +282,19 @@ sparsest_chain(struct seg_engine *e, struct seg_worker *w)
 	unsigned best_at = TTL_CHAINS;
 
 	for (unsigned at = 0; at < TTL_CHAINS; at++) {
+		density[at] = DENSITY_NONE;
+		gen[at] = UINT64_MAX;
+	}
+	/* Only the chains that hold segments: their bits in chain_used. */
+	for (unsigned at = seg_chain_next_used(e, 0); at < TTL_CHAINS;
+	     at = seg_chain_next_used(e, at + 1)) {
 		struct seg_chain *c = &e->chain[at];
-		struct run_look l = { DENSITY_NONE, UINT64_MAX };
+		struct run_look l;
 
-		if (__atomic_load_n(&c->head, __ATOMIC_RELAXED) != SEG_NONE) {
-			seg_spin_lock(&c->lock);
-			seg_count_lock(e, w, ENGINE_C_lock_segment);
-			l = run_density(e, c);
-			seg_spin_unlock(&c->lock);
-		}
+		seg_spin_lock(&c->lock);
+		seg_count_lock(e, w, ENGINE_C_lock_segment);
+		l = run_density(e, c);
+		seg_spin_unlock(&c->lock);
 		density[at] = l.density;
 		gen[at] = l.gen;
 		if (l.density < sparsest)
@@ -483,11 +427,11 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 		const int32_t src = run[r];
 		const struct seg_hdr *sh = &e->hdr[src];
 		const uint8_t *sdata = seg_data(e, src);
-		const struct walked_item *wi;
-		struct item_walk it;
+		const struct seg_walked *wi;
+		struct seg_walk it;
 
-		item_walk_init(e, &it, src); /* drained by merge_cutoff */
-		while ((wi = item_walk_next(e, &it))) {
+		seg_walk_init(e, &it, src); /* drained by merge_cutoff */
+		while ((wi = seg_walk_next(e, &it))) {
 			const struct seg_key k = wi->k;
 			const uint32_t off = wi->off, span = wi->span;
 			_Atomic uint64_t *slot;
@@ -574,7 +518,7 @@ reserve_take(struct seg_engine *e)
  * segments: a segment kept empty is memory the cache does not use, so a
  * small heap runs few passes at once. Caller holds evict_lock. */
 static void
-reserve_give(struct seg_engine *e, int32_t seg)
+reserve_give(struct seg_engine *e, int32_t seg, int32_t *got)
 {
 	if (e->merge_reserve == SEG_NONE) {
 		e->merge_reserve = seg;
@@ -582,6 +526,8 @@ reserve_give(struct seg_engine *e, int32_t seg)
 		   e->nseg >= 32 && (e->merge_spares == 0 || e->merge_spares < e->nseg / 64)) {
 		e->merge_spare[e->merge_spares++] = seg;
 		e->merge_want_spare = false;
+	} else if (got && *got == SEG_NONE) {
+		*got = seg; /* the thread that asked: not through the pool */
 	} else {
 		seg_pool_push(e, seg);
 	}
@@ -596,15 +542,8 @@ pass_end(struct seg_engine *e, struct seg_worker *w, uint64_t *copy_ns, uint64_t
 	if (copy_ns)
 		*copy_ns += seg_clock_ns(CLOCK_MONOTONIC) - from;
 	seg_count_lock(e, w, ENGINE_C_lock_segment);
-	e->merges_in_flight--;
+	e->passes_in_flight--;
 	pthread_cond_broadcast(&e->evict_done);
-}
-
-void
-seg_merge_quiesce(struct seg_engine *e)
-{
-	while (e->merges_in_flight > 0)
-		pthread_cond_wait(&e->evict_done, &e->evict_lock);
 }
 
 /* What a pass that found nothing to claim (or no reserve) returns: wait
@@ -613,7 +552,7 @@ seg_merge_quiesce(struct seg_engine *e)
 static enum seg_merge_result
 pass_none(struct seg_engine *e, bool for_reserve)
 {
-	if (e->merges_in_flight == 0)
+	if (e->passes_in_flight == 0)
 		return SEG_MERGE_NONE;
 	if (for_reserve)
 		e->merge_want_spare = true;
@@ -633,7 +572,8 @@ pass_none(struct seg_engine *e, bool for_reserve)
  * afresh: at most once per cold chain, as no chain turns cold within a
  * pass). */
 enum seg_merge_result
-seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t *copy_ns)
+seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t *copy_ns,
+	       int32_t *got)
 {
 	int32_t run[MERGE_RUN_MAX];
 
@@ -645,6 +585,9 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 		unsigned n, tb;
 		uint64_t copy_from;
 
+		/* a flush waits for the passes in flight: no new one */
+		if (atomic_load_explicit(&e->quiescing, memory_order_relaxed))
+			return SEG_MERGE_BUSY;
 		if (e->merge_reserve == SEG_NONE && e->merge_spares == 0)
 			return pass_none(e, true);
 		c = sparsest_chain(e, w);
@@ -663,10 +606,11 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 		}
 		seg_spin_unlock(&c->lock);
 		reserve = reserve_take(e);
-		e->n_merge_at_once += e->merges_in_flight > 0;
-		e->merges_in_flight++;
+		e->n_merge_at_once += e->passes_in_flight > 0;
+		e->passes_in_flight++;
 		copy_from = copy_ns ? seg_clock_ns(CLOCK_MONOTONIC) : 0;
 		pthread_mutex_unlock(&e->evict_lock);
+		SEG_TEST_POINT(SEG_TP_PASS_COPYING);
 
 		/* n - 1 destinations at most: a pass frees one segment or more. */
 		md.max = n > 1 ? n - 1 : 1;
@@ -676,7 +620,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 			atomic_store(&e->hdr[run[0]].state, SEG_SEALED);
 			__atomic_store_n(&c->merge_cold, false, __ATOMIC_RELAXED);
 			pass_end(e, w, copy_ns, copy_from);
-			reserve_give(e, reserve);
+			reserve_give(e, reserve, NULL);
 			continue;
 		}
 		__atomic_store_n(&c->merge_cold, cut.read_bytes == 0, __ATOMIC_RELAXED);
@@ -697,9 +641,9 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 				seg_retire(e, run[i]);
 			atomic_fetch_add_explicit(&e->n_seg_evicted, n, memory_order_relaxed);
 			pass_end(e, w, copy_ns, copy_from);
-			reserve_give(e, reserve);
+			reserve_give(e, reserve, got);
 			for (unsigned i = 0; i < n; i++)
-				reserve_give(e, run[i]);
+				reserve_give(e, run[i], got);
 			return SEG_MERGE_DONE;
 		}
 		dest_seal(e, &md);
@@ -718,7 +662,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 		atomic_fetch_add_explicit(&e->n_seg_evicted, n - md.n, memory_order_relaxed);
 		pass_end(e, w, copy_ns, copy_from);
 		for (unsigned i = md.n - 1; i < n; i++)
-			reserve_give(e, run[i]);
+			reserve_give(e, run[i], got);
 		return SEG_MERGE_DONE;
 	}
 }

@@ -77,6 +77,47 @@ seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t ex
 	 * from its chain) before it is linked into its chain. */
 	/* Last: readers that see this gen see the fields above. */
 	atomic_store_explicit(&h->gen, seg_new_gen(e), memory_order_release);
+	/* The writer half of the readers' seqlock for this life, as in
+	 * seg_retire: the appends that follow (by this thread or any that
+	 * takes the segment from it) are ordered after the new gen, so a
+	 * reader that read their bytes under the gen seg_retire stored loads
+	 * this one, or a later one, after its acquire fence and throws the
+	 * read away. A release store alone orders the stores before it, not
+	 * those after; x86 and ARMv8 keep this order anyway, the C11 model
+	 * does not (docs/architecture.md, "Memory ordering"). */
+	atomic_thread_fence(memory_order_release);
+}
+
+/* Under the chain's lock: its bit says whether it holds segments. */
+static void
+chain_mark(struct seg_engine *e, unsigned tb, bool used)
+{
+	const uint64_t bit = 1ull << (tb % 64);
+
+	if (used)
+		atomic_fetch_or_explicit(&e->chain_used[tb / 64], bit, memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&e->chain_used[tb / 64], ~bit, memory_order_relaxed);
+}
+
+void
+seg_chain_mark_used(struct seg_engine *e, unsigned tb)
+{
+	chain_mark(e, tb, e->chain[tb].head != SEG_NONE);
+}
+
+unsigned
+seg_chain_next_used(const struct seg_engine *e, unsigned from)
+{
+	while (from < TTL_CHAINS) {
+		uint64_t w = atomic_load_explicit(&e->chain_used[from / 64], memory_order_relaxed) &
+			     (~0ull << (from % 64));
+
+		if (w)
+			return (from & ~63u) + (unsigned)__builtin_ctzll(w);
+		from = (from & ~63u) + 64;
+	}
+	return TTL_CHAINS;
 }
 
 void
@@ -89,10 +130,12 @@ seg_chain_append(struct seg_engine *e, struct seg_worker *w, int32_t seg)
 	seg_count_lock(e, w, ENGINE_C_lock_segment);
 	h->prev = c->tail;
 	h->next = SEG_NONE;
-	if (c->tail != SEG_NONE)
+	if (c->tail != SEG_NONE) {
 		e->hdr[c->tail].next = seg;
-	else
+	} else {
 		__atomic_store_n(&c->head, seg, __ATOMIC_RELAXED);
+		chain_mark(e, h->ttl_bucket, true);
+	}
 	c->tail = seg;
 	seg_spin_unlock(&c->lock);
 }
@@ -116,6 +159,8 @@ chain_unlink(struct seg_engine *e, struct seg_chain *c, int32_t seg)
 	if (c->sparse_next == seg)
 		c->sparse_next = SEG_NONE;
 	h->prev = h->next = SEG_NONE;
+	if (c->head == SEG_NONE)
+		chain_mark(e, (unsigned)(c - e->chain), false);
 }
 
 void
@@ -164,6 +209,8 @@ seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, const int32_t *
 		e->hdr[next].prev = at;
 	else
 		c->tail = at;
+	if (c->head == SEG_NONE)
+		chain_mark(e, ttl_bucket, false);
 	/* The next merge in this chain starts after the run. */
 	c->merge_next = c->sparse_next = next;
 	c->merge_gen = c->sparse_gen = next != SEG_NONE ? atomic_load(&e->hdr[next].gen) : 0;
@@ -273,4 +320,49 @@ seg_account_remove(struct seg_engine *e, uint64_t v)
 {
 	atomic_fetch_sub_explicit(&e->hdr[slot_seg(v)].live,
 				  seg_live_pack(1, (int32_t)seg_item_span(e, v)), memory_order_relaxed);
+}
+
+bool
+seg_reclaim_begin(struct seg_engine *e)
+{
+	/* seq_cst, both: pairs with seg_reclaim_quiesce's store then load.
+	 * Either it sees this count, or this sees its flag. */
+	atomic_fetch_add(&e->reclaims_out, 1);
+	if (SEG_UNLIKELY(atomic_load(&e->quiescing))) {
+		atomic_fetch_sub(&e->reclaims_out, 1);
+		return false;
+	}
+	return true;
+}
+
+void
+seg_reclaim_end(struct seg_engine *e)
+{
+	atomic_fetch_sub_explicit(&e->reclaims_out, 1, memory_order_release);
+}
+
+void
+seg_reclaim_quiesce(struct seg_engine *e)
+{
+	unsigned spins = 0;
+
+	atomic_store(&e->quiescing, true);
+	/* Passes in flight end and broadcast; none starts meanwhile
+	 * (seg_evict.c and seg_merge.c look at `quiescing` under
+	 * evict_lock), so a flush waits at most for the passes it found. */
+	while (e->passes_in_flight > 0) {
+		SEG_TEST_POINT(SEG_TP_QUIESCE_WAIT);
+		pthread_cond_wait(&e->evict_done, &e->evict_lock);
+	}
+	/* Expiry takes no evict_lock: wait for what began before the flag. */
+	while (atomic_load_explicit(&e->reclaims_out, memory_order_acquire) > 0)
+		seg_relax(&spins);
+}
+
+void
+seg_reclaim_resume(struct seg_engine *e)
+{
+	atomic_store(&e->quiescing, false);
+	/* Workers that found it quiescing wait for a pass to end. */
+	pthread_cond_broadcast(&e->evict_done);
 }

@@ -24,6 +24,19 @@ void seg_chain_remove(struct seg_engine *e, int32_t seg);
  * (none: removes them); a dest may be a run member but not its last. */
 void seg_chain_replace_run(struct seg_engine *e, unsigned ttl_bucket, const int32_t *run,
 			   unsigned n, const int32_t *dest, unsigned ndest);
+/* Sets chain tb's bit in chain_used from its head (restart load). */
+void seg_chain_mark_used(struct seg_engine *e, unsigned tb);
+/* The first chain from `from` on that holds segments, or TTL_CHAINS. */
+unsigned seg_chain_next_used(const struct seg_engine *e, unsigned from);
+/* Reclaims without evict_lock (expiry): begin returns false while a flush
+ * or a restart save quiesces (then nothing may be claimed); each begin
+ * that returned true has its end. */
+bool seg_reclaim_begin(struct seg_engine *e);
+void seg_reclaim_end(struct seg_engine *e);
+/* Under evict_lock: stops new passes and reclaims and waits for those in
+ * flight (flush_all, restart save); resume lets them start again. */
+void seg_reclaim_quiesce(struct seg_engine *e);
+void seg_reclaim_resume(struct seg_engine *e);
 /* Closes a segment to appenders and waits for appends in flight. */
 void seg_close_and_drain(struct seg_engine *e, int32_t seg);
 /* Ends a segment's life: a new gen first (stale appenders and readers

@@ -119,6 +119,10 @@ struct seg_engine {
 	_Atomic uint32_t ovf_segs;
 
 	struct seg_chain chain[TTL_CHAINS];
+	/* The chains that hold segments, a bit each, changed under the
+	 * chain's lock when its head turns SEG_NONE or stops being so: the
+	 * sweep and the eviction policies look at these chains only. */
+	_Atomic uint64_t chain_used[(TTL_CHAINS + 63) / 64] __attribute__((aligned(64)));
 
 	/* The shared open segments, oldest first from ring_next: opening one
 	 * more seals the oldest when it is still open, so a small heap holds
@@ -127,9 +131,18 @@ struct seg_engine {
 	uint32_t open_ring_next;
 	_Atomic uint64_t open_ring[SEG_OPEN_RING_MAX];
 
+	/* Expiry runs without evict_lock, by any thread, a chain at a time:
+	 * counted here so that flush_all and a restart save can wait for it
+	 * (seg_reclaim_quiesce); while `quiescing`, none begins and no pass
+	 * is started (seg_segment.c). */
+	_Atomic unsigned reclaims_out __attribute__((aligned(64)));
+	_Atomic bool quiescing;
+
 	pthread_mutex_t evict_lock; /* choosing what to reclaim; fields below */
-	pthread_cond_t evict_done;  /* a merge pass ended: broadcast */
-	unsigned merges_in_flight;  /* passes copying without evict_lock */
+	pthread_cond_t evict_done;  /* a pass ended, or a quiesce: broadcast */
+	/* passes that claimed under evict_lock and reclaim without it: merge
+	 * passes copying, FIFO and random evictions unlinking */
+	unsigned passes_in_flight;
 	int32_t merge_reserve; /* a free segment kept as a merge destination */
 	bool merge_want_spare; /* a pass found every reserve taken */
 	unsigned merge_spares;

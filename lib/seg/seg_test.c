@@ -50,6 +50,7 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 
 	memset(c, 0, sizeof(*c));
 	c->merges_at_once = e->n_merge_at_once;
+	c->merge_spares = e->merge_spares;
 	if (!linked || !in_pool) {
 		snprintf(err, errlen, "out of memory");
 		goto out;

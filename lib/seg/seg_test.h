@@ -32,6 +32,15 @@ enum seg_test_point {
 	/* an append found its item's expiry above its segment's exp_max and
 	 * is about to raise it */
 	SEG_TP_EXP_MAX_RAISE,
+	/* a merge pass has claimed its run, dropped evict_lock and is about
+	 * to copy */
+	SEG_TP_PASS_COPYING,
+	/* flush_all (or a restart save) waits, holding evict_lock between
+	 * waits, for the passes in flight to end */
+	SEG_TP_QUIESCE_WAIT,
+	/* a worker that needs a segment waits for a pass to end (every run
+	 * or reserve taken, or a quiesce) */
+	SEG_TP_EVICT_WAIT,
 };
 
 typedef void (*seg_test_hook_fn)(enum seg_test_point at, void *arg);
@@ -54,6 +63,7 @@ struct seg_census {
 	uint64_t live_items;
 	uint64_t items_written; /* items (live or dead) in open and sealed segments */
 	uint64_t merges_at_once; /* merge passes begun while another was in flight */
+	uint32_t merge_spares;   /* reserves beyond the first, kept for passes at once */
 };
 
 /* At rest (no operation in flight): counts segments by state and checks

@@ -49,7 +49,6 @@
 #include "seg/seg_hash.h"
 #include "seg/seg_item.h"
 #include "seg/seg_live.h"
-#include "seg/seg_merge.h"
 #include "seg/seg_segment.h"
 #include "seg/seg_struct.h"
 #include "seg/seg_table.h"
@@ -191,7 +190,7 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 			return util_fail(err, errlen, "worker %u is appending: the engine is not at rest",
 					 i);
 	pthread_mutex_lock(&e->evict_lock);
-	seg_merge_quiesce(e);
+	seg_reclaim_quiesce(e);
 	h->clean = 0;
 	seg_restart_persist(a, &h->clean, sizeof(h->clean));
 	for (uint32_t i = 0; i < e->nseg; i++) {
@@ -263,6 +262,7 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 	seg_restart_persist(a, &h->clean, sizeof(h->clean));
 	rc = 0;
 out:
+	seg_reclaim_resume(e);
 	pthread_mutex_unlock(&e->evict_lock);
 	return rc;
 }

@@ -84,6 +84,7 @@ cold_reset(struct seg_engine *e, uint64_t gen_floor)
 		e->chain[i].head = e->chain[i].tail = SEG_NONE;
 		e->chain[i].merge_next = SEG_NONE;
 		atomic_store(&e->chain[i].shared_open, 0);
+		seg_chain_mark_used(e, i);
 	}
 	e->ovf_seg = SEG_NONE;
 	e->ovf_next = 0;
@@ -161,6 +162,7 @@ apply_segments(struct seg_engine *e, const struct restart_hdr *h, const struct s
 		e->chain[c].merge_next = SEG_NONE;
 		e->chain[c].merge_cold = false;
 		atomic_store(&e->chain[c].shared_open, 0);
+		seg_chain_mark_used(e, c);
 	}
 	/* The merge reserve is a free segment outside the pool; another
 	 * eviction policy than at the stop may want one or not. */
