@@ -147,6 +147,7 @@ try_reserve(struct seg_worker *w, struct seg_open_ref *tref, int32_t seg, uint64
 		atomic_fetch_or(&h->write_off, SEG_WOFF_SEALED);
 		atomic_compare_exchange_strong(&h->state, &open, SEG_SEALED);
 		rmw += 2;
+		SEG_TEST_POINT(SEG_TP_SEALING);
 	}
 	seg_chunk_unmark(w);
 	engine_count_add(&w->base, rmw_counter, rmw);

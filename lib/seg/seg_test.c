@@ -221,3 +221,23 @@ seg_test_locate(struct engine *eng, const void *key, size_t klen, struct seg_tes
 	p->sealed = !!(wo & SEG_WOFF_SEALED);
 	return 0;
 }
+
+unsigned
+seg_test_merge_spares(struct engine *eng, unsigned n)
+{
+	struct seg_engine *e = seg_engine_of(eng);
+	unsigned moved = 0;
+
+	pthread_mutex_lock(&e->evict_lock);
+	while (moved < n &&
+	       e->merge_spares < sizeof(e->merge_spare) / sizeof(e->merge_spare[0])) {
+		int32_t seg = seg_pool_pop(e, NULL);
+
+		if (seg == SEG_NONE)
+			break;
+		e->merge_spare[e->merge_spares++] = seg;
+		moved++;
+	}
+	pthread_mutex_unlock(&e->evict_lock);
+	return moved;
+}

@@ -41,6 +41,9 @@ enum seg_test_point {
 	/* a worker that needs a segment waits for a pass to end (every run
 	 * or reserve taken, or a quiesce) */
 	SEG_TP_EVICT_WAIT,
+	/* an appender sealed an open segment (full, or the item's expiry
+	 * outside its window) */
+	SEG_TP_SEALING,
 };
 
 typedef void (*seg_test_hook_fn)(enum seg_test_point at, void *arg);
@@ -81,6 +84,11 @@ struct seg_test_place {
 	int sealed;
 };
 int seg_test_locate(struct engine *e, const void *key, size_t klen, struct seg_test_place *p);
+
+/* At rest: moves n free segments from the pool to merge's spare reserves
+ * (at most its 15), so that a test can run several merge passes at once
+ * on a heap that has not made spares yet. Returns how many moved. */
+unsigned seg_test_merge_spares(struct engine *e, unsigned n);
 
 /* Mean (in hundredths) and max items per chain over every chain of the
  * hash table, now (what `stats` samples). 0, or -1 without an engine. */
