@@ -50,10 +50,11 @@ extern "C" {
 	X(rmw_segment, "atomic RMWs on segment headers: live counts, own open segment") \
 	X(rmw_open_shared, "atomic RMWs on a shared open segment: write_off (a chunk), exp_max") \
 	X(rmw_bucket, "atomic RMWs on hash slots outside the bucket lock: frequency bumps") \
-	X(rmw_global, "atomic RMWs on engine-wide lines: gen counter, expired count")   \
+	X(rmw_global, "atomic RMWs on engine-wide lines: the gen counter")               \
 	X(evict_passes, "evict_lock passes taken by this worker to find a free segment")  \
 	X(evict_ns, "nanoseconds this worker held evict_lock")                           \
 	X(evict_wait_ns, "nanoseconds this worker waited for evict_lock or a pass to end") \
+	X(expired_unlinked, "expired items this worker's reads and writes took out of the table") \
 	X(set_bytes, "bytes of the items sets stored, as in the heap (lib/mrc's share)")
 
 enum engine_worker_counter {

@@ -368,7 +368,7 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 	st->seg_parked = e->parked;
 	seg_spin_unlock(&e->pool_lock);
 	st->evictions = atomic_load(&e->n_evictions);
-	st->expired = atomic_load(&e->n_expired);
+	st->expired = atomic_load(&e->n_expired) + st->counters[ENGINE_C_expired_unlinked];
 	st->reclaimed = st->expired;
 	st->evicted_unfetched = atomic_load(&e->n_evicted_unfetched);
 	st->flushes = atomic_load(&e->n_flushes);

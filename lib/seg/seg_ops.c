@@ -146,10 +146,8 @@ link_item(struct seg_worker *w, const struct seg_key *k, const struct seg_wloc *
 		}
 	} else {
 		seg_live_remove(w, old, old_span);
-		if (!live) {
-			atomic_fetch_add_explicit(&e->n_expired, 1, memory_order_relaxed);
-			W_COUNT(w, rmw_global);
-		}
+		if (!live)
+			W_COUNT(w, expired_unlinked); /* per worker: no shared RMW */
 	}
 	atomic_store_explicit(slot, v, memory_order_release);
 	seg_live_add(w, v, wl->span);

@@ -126,10 +126,10 @@ unlink_expired(struct seg_worker *w, const struct seg_key *k, const struct seg_r
 	W_COUNT(w, lock_bucket);
 	/* Only that very item: its segment may have been freed and reused
 	 * since, with a new item at the same place. */
-	if (seg_hash_unlink_loc(e, k, slot_seg(r->v), slot_off(r->v), r->gen)) {
-		atomic_fetch_add_explicit(&e->n_expired, 1, memory_order_relaxed);
-		W_COUNT(w, rmw_global);
-	}
+	/* counted per worker (stats add them up): an engine-wide RMW per
+	 * expired hit was a shared write on a read */
+	if (seg_hash_unlink_loc(e, k, slot_seg(r->v), slot_off(r->v), r->gen))
+		W_COUNT(w, expired_unlinked);
 }
 
 /* A consistent snapshot of the live item for k, with its value copied to

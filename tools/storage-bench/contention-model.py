@@ -84,6 +84,10 @@ def load_runs(paths):
             r['theta'] = cfg.get('theta')
             r['memory'] = cfg.get('memory', 0)
             r['keys'] = cfg.get('keys', 1000000)
+            # TTL shapes (issue 34): a group per shape, fixed TTL and policy
+            r['shape'] = cfg.get('shape', 'none')
+            r['ttl'] = cfg.get('ttl', 0)
+            r['eviction'] = cfg.get('eviction', 'default')
             r['file'] = f
             runs.append(r)
     return runs
@@ -129,6 +133,13 @@ def fit(runs):
         'evict_ns_per_op': per_op(one, ('evict_ns',)),
     }
     m['serial_fraction'] = m['evict_ns_per_op'] / t1
+    # Newer builds report the serial fraction themselves, the control
+    # thread's holds of evict_lock included (its sweep and reclaim ahead):
+    # the larger of the two is the serial part.
+    sf = [r['contention']['serial_fraction'] for r in one
+          if isinstance(r.get('contention', {}).get('serial_fraction'), (int, float))]
+    if sf:
+        m['serial_fraction'] = max(m['serial_fraction'], statistics.median(sf))
     r0 = one[0]
     m['q_base'] = zipf_q_base(r0['keys'], r0['theta'] if r0['dist'].startswith('zipf') else None)
     if two:
@@ -176,18 +187,20 @@ def main():
     runs = load_runs(a.inputs)
     groups = {}
     for r in runs:
-        groups.setdefault((r['mix'], r['dist'], r['memory']), []).append(r)
+        groups.setdefault((r['mix'], r['dist'], r['memory'], r['shape'], r['ttl'],
+                           r['eviction']), []).append(r)
     if not groups:
         sys.exit('no seg runs with ops in %s' % ' '.join(a.inputs))
     doc = []
-    for (mix, dist, memory), rs in sorted(groups.items()):
+    for (mix, dist, memory, shape, ttl, eviction), rs in sorted(groups.items()):
         m = fit(rs)
         if m is None:
             print('%s %s: no 1-thread run, nothing to fit' % (mix, dist), file=sys.stderr)
             continue
         meas = measured(a.compare, mix, dist, memory) if a.compare else {}
         preds = {name: {n: predict(m, c, n) for n in THREADS} for name, c in constants(m)}
-        doc.append({'mix': mix, 'dist': dist, 'memory': memory, 'inputs': m,
+        doc.append({'mix': mix, 'dist': dist, 'memory': memory, 'shape': shape, 'ttl': ttl,
+                    'eviction': eviction, 'inputs': m,
                     'transfer_ns': dict(constants(m)),
                     'predicted_mops': {k: {n: v[n][0] for n in THREADS} for k, v in preds.items()},
                     'predicted_efficiency': {k: {n: v[n][1] for n in THREADS}
@@ -195,7 +208,9 @@ def main():
                     'measured_mops': meas})
         if a.json:
             continue
-        print('seg, get:set %s, %s, -m %dM' % (mix, dist, memory >> 20))
+        print('seg, get:set %s, %s, -m %dM%s%s, eviction %s' % (
+            mix, dist, memory >> 20, ', shape %s' % shape if shape != 'none' else '',
+            ', ttl %d s' % ttl if ttl else '', eviction))
         print('  inputs (median of %d 1-thread, %d 2-thread runs): %.3f Mops/s at 1 thread '
               '(t1 %.0f ns/op)%s' % (m['runs_1_thread'], m['runs_2_threads'], m['mops_1'],
                                      m['t1_ns'], ', %.3f at 2' % m['mops_2'] if 'mops_2' in m else ''))
