@@ -324,6 +324,9 @@ stats_segments(struct cmd_conn *c)
 	put_u64(&so, "rmw_global", e[ENGINE_C_rmw_global]);
 	put_u64(&so, "evict_passes", e[ENGINE_C_evict_passes]);
 	put_u64(&so, "evict_ns", e[ENGINE_C_evict_ns]);
+	put_u64(&so, "evict_wait_ns", e[ENGINE_C_evict_wait_ns]);
+	put_u64(&so, "evict_ns_other", es.evict_ns_other);
+	put_u64(&so, "expired_unlinked", e[ENGINE_C_expired_unlinked]);
 	finish(&so);
 }
 

@@ -28,8 +28,12 @@
 #     (bench-suite.py's default --depths 1,4: depth 1 is how most clients
 #     talk, depth 4 pipelines, and the two gave posix vs memcached 0.9-1.3x
 #     and 2.5-4.0x on 2 CPUs);
-#  3. storage-bench as in 1 with uniform keys;
-#  4. the suite at the top point over UDP (both depths too).
+#  3. storage-bench with TTLs (issue 34): the seg engine on the
+#     write-heavy Twitter-shaped mix (--shape tw-compute: 50/50, TTLs of
+#     1-8 s, so expiry, merges and evictions run all the time), merge then
+#     FIFO eviction, the same thread counts;
+#  4. storage-bench as in 1 with uniform keys;
+#  5. the suite at the top point over UDP (both depths too).
 # Exit status: 0 every step ran and every run is a result; 3 every step
 # ran, some runs are invalid (scaling.md lists them); 1 a step failed.
 #
@@ -211,9 +215,22 @@ storage() {
 	done
 }
 
+# The TTL shapes (issue 34): seg only (the baseline has no expiry to
+# speak of), each eviction policy given.
+storage_shape() {
+	shape=$1 policy=$2
+	for t in $sb_threads; do
+		name=sb-ttl-$shape-$policy-seg-t$t
+		run "$name" 40 "$bundle/bin/segcached-storage-bench" $sb_eal -- \
+			--engine seg --threads "$t" --keys "$sb_keys" --shape "$shape" \
+			--eviction "$policy" -m 256M --duration "$sb_seconds" --json \
+			> "$out/storage/$name.json" 2> "$out/logs/$name.log"
+	done
+}
+
 # In order of weight, so that a budget cut short takes the least: the zipf
 # storage runs (the write-scaling question), the TCP scaling suite, the
-# uniform storage runs, UDP at the top point. bench-suite.py stops its
+# TTL-shaped storage runs, the uniform storage runs, UDP at the top point. bench-suite.py stops its
 # servers on SIGTERM.
 storage 90:10:0 zipf:0.99
 storage 50:50:0 zipf:0.99
@@ -223,6 +240,8 @@ suite="$bundle/run-suite.sh --scaling --cpus $cpus $fold_args --duration $e2e_se
 run e2e-tcp 300 $suite --cores "$cores" --native-cores "$native_cores" \
 	--servers native,posix,memcached --transports tcp --out "$out/e2e-tcp" \
 	> "$out/logs/e2e-tcp.md" 2> "$out/logs/e2e-tcp.log"
+storage_shape tw-compute merge
+storage_shape tw-compute fifo
 storage 90:10:0 uniform
 storage 50:50:0 uniform
 # shellcheck disable=SC2086

@@ -112,8 +112,11 @@ def storage_results(out):
             continue
         c = d["config"]
         m = c.get("mix", {})
-        key = ("%s:%s:%s" % (m.get("get"), m.get("set"), m.get("delete")),
-               "zipf:%g" % c["theta"] if c.get("dist") == "zipf" else c.get("dist", ""))
+        mix = "%s:%s:%s" % (m.get("get"), m.get("set"), m.get("delete"))
+        if c.get("shape", "none") != "none":
+            # a TTL shape (issue 34): its own table, per eviction policy
+            mix += " %s %s" % (c["shape"], c.get("eviction", "default"))
+        key = (mix, "zipf:%g" % c["theta"] if c.get("dist") == "zipf" else c.get("dist", ""))
         for r in d["runs"]:
             r["problems"] = storage_problems(r)
             table.setdefault(key, {}).setdefault(r["threads"], {})[r["engine"]] = r
@@ -128,6 +131,9 @@ def storage_key_name(key):
 def step_name(key, engine, threads):
     """scaling-run.sh's name of a storage-bench step."""
     mix, dist = key
+    if " " in mix:  # a TTL shape: sb-ttl-SHAPE-POLICY-ENGINE-tN
+        _, shape, policy = mix.split(" ")
+        return "sb-ttl-%s-%s-%s-t%d" % (shape, policy, engine, threads)
     return "sb-%s-%s-%s-t%d" % ("-".join(mix.split(":")[:2]), dist.split(":")[0], engine,
                                 threads)
 
