@@ -81,18 +81,21 @@ def step_lines(st, plan):
     return out
 
 
-def storage_problems(run):
+def storage_problems(run, expiring=False):
     """Why a storage-bench run does not count: anything lost or refused.
-    Every key is loaded before the timed phase, so every get must hit."""
+    Every key is loaded before the timed phase, so every get must hit;
+    with TTLs (expiring: a --shape run) items expire and are evicted by
+    design, and only failures and errors count."""
     why = []
     w = run.get("warmup", {})
-    for what, n in (("warm-up evictions", w.get("evictions")),
-                    ("failed warm-up sets", w.get("failed")),
-                    ("failed sets", run.get("set_failed")), ("errors", run.get("errors")),
-                    ("evictions", run.get("evictions"))):
+    checks = [("failed warm-up sets", w.get("failed")), ("failed sets", run.get("set_failed")),
+              ("errors", run.get("errors"))]
+    if not expiring:
+        checks += [("warm-up evictions", w.get("evictions")), ("evictions", run.get("evictions"))]
+    for what, n in checks:
         if n:
             why.append("%s %d" % (what, n))
-    if run.get("gets") and run.get("get_hits", 0) < run["gets"]:
+    if not expiring and run.get("gets") and run.get("get_hits", 0) < run["gets"]:
         why.append("hit ratio %.4f" % (run["get_hits"] / run["gets"]))
     if not run.get("ops"):
         why.append("no operations")
@@ -118,7 +121,7 @@ def storage_results(out):
             mix += " %s %s" % (c["shape"], c.get("eviction", "default"))
         key = (mix, "zipf:%g" % c["theta"] if c.get("dist") == "zipf" else c.get("dist", ""))
         for r in d["runs"]:
-            r["problems"] = storage_problems(r)
+            r["problems"] = storage_problems(r, c.get("shape", "none") != "none")
             table.setdefault(key, {}).setdefault(r["threads"], {})[r["engine"]] = r
     return table, missing
 
