@@ -336,15 +336,6 @@ chain_reopen_member(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int6
 	seg_spin_unlock(&c->lock);
 }
 
-/* seg_account_remove for an item whose span the pass has at hand: no
- * second parse of its header. */
-static void
-account_remove_span(struct seg_engine *e, uint64_t v, uint32_t span)
-{
-	atomic_fetch_sub_explicit(&e->hdr[slot_seg(v)].live, seg_live_pack(1, (int32_t)span),
-				  memory_order_relaxed);
-}
-
 /* The destinations of a merge pass: the reserve segment first, then
  * members of the run once every item in them has been moved or dropped
  * (their memory is free again), at most `max` of them. All take the
@@ -358,6 +349,10 @@ struct merge_dests {
 	int64_t exp_max;   /* of the last one */
 	int64_t exp_base;
 	uint64_t kept;     /* bytes, in all of them */
+	/* the last one's live items and bytes (seg_live_pack), added to its
+	 * header once, when it is sealed: one RMW a destination, not one an
+	 * item */
+	int64_t live;
 };
 
 static void
@@ -378,6 +373,7 @@ dest_open(struct seg_engine *e, struct merge_dests *md, const int32_t *run, int3
 	md->seg[md->n++] = seg;
 	md->off = 0;
 	md->exp_max = 0;
+	md->live = 0;
 }
 
 /* Seals the last destination: its items are in place, its slots point
@@ -389,6 +385,10 @@ dest_seal(struct seg_engine *e, struct merge_dests *md)
 	struct seg_hdr *d = &e->hdr[md->seg[md->n - 1]];
 
 	atomic_store_explicit(&d->exp_max, md->exp_max, memory_order_relaxed);
+	/* before anyone may claim it (it is still RECLAIM): workers may have
+	 * counted removals from it already, which this add completes */
+	atomic_fetch_add_explicit(&d->live, md->live, memory_order_relaxed);
+	md->live = 0;
 	atomic_store_explicit(&d->write_off, md->off | SEG_WOFF_SEALED, memory_order_release);
 	md->kept += md->off;
 }
@@ -469,16 +469,15 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 					}
 					v = slot_make(k.tag, freq >> 1, (uint32_t)dest,
 						      md->off >> e->off_shift);
-					account_remove_span(e, atomic_load_explicit(slot,
-								memory_order_relaxed), span);
+					/* (no removal from the source's count: the
+					 * pass ends its life, which zeroes it) */
 					atomic_store_explicit(slot, v, memory_order_release);
-					seg_account_add(e, v, span);
+					md->live += seg_live_pack(1, (int32_t)span);
 					md->off += span;
 					if (freq == cut.cutoff)
 						used_at_cutoff += span;
 				} else {
 					seg_hash_remove_locked(e, k.head, slot);
-					account_remove_span(e, v, span);
 					if (seg_expired(exp, now)) {
 						expired++;
 						expired_unfetched += freq == 0;
