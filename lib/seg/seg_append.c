@@ -360,14 +360,31 @@ reserve_shared(struct seg_worker *w, struct seg_open_ref *ref, const struct ttl_
 		}
 		if (borrow_shared(w, ref, t, span, out))
 			return ENGINE_OK;
+		/* One opener per shared segment: at a rollover every sharer
+		 * finds it full at once, and each taking a segment (evicting
+		 * for it) to give all but one back did the work N times. */
+		if (atomic_exchange_explicit(&c->opening, true, memory_order_acquire)) {
+			unsigned spins = 0;
+
+			W_COUNT(w, rmw_open_shared);
+			while (atomic_load_explicit(&c->opening, memory_order_acquire) &&
+			       atomic_load_explicit(&c->shared_open, memory_order_acquire) == cur)
+				seg_relax(&spins);
+			continue;
+		}
+		W_COUNT(w, rmw_open_shared);
 		seg = take_segment(w, t, now);
-		if (seg == SEG_NONE)
+		if (seg == SEG_NONE) {
+			atomic_store_explicit(&c->opening, false, memory_order_release);
 			return ENGINE_NO_MEMORY;
+		}
 		seg_spin_lock(&c->open_lock);
 		W_COUNT(w, lock_segment);
 		if (atomic_load_explicit(&c->shared_open, memory_order_relaxed) != cur) {
-			/* Another worker opened one meanwhile: use it. */
+			/* Another worker opened one meanwhile (it took the
+			 * segment before this one asked): use it. */
 			seg_spin_unlock(&c->open_lock);
+			atomic_store_explicit(&c->opening, false, memory_order_release);
 			seg_pool_push(e, seg);
 			continue;
 		}
@@ -379,6 +396,7 @@ reserve_shared(struct seg_worker *w, struct seg_open_ref *ref, const struct ttl_
 				      seg_open_pack(seg, atomic_load(&e->hdr[seg].gen)),
 				      memory_order_release);
 		seg_spin_unlock(&c->open_lock);
+		atomic_store_explicit(&c->opening, false, memory_order_release);
 		ring_add(w, seg_open_pack(seg, atomic_load(&e->hdr[seg].gen)));
 	}
 }

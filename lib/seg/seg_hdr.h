@@ -93,6 +93,10 @@ struct seg_chain {
 	 * bucket share: seg_open_pack(), 0 = none; replaced under open_lock. */
 	seg_spinlock_t open_lock;
 	_Atomic uint64_t shared_open;
+	/* a worker is taking the segment that replaces shared_open: the
+	 * other sharers wait for it instead of each taking one (and all but
+	 * one giving it back) */
+	_Atomic bool opening;
 } __attribute__((aligned(64)));
 
 /* A shared open segment as one word: the low 40 bits of its gen (gens

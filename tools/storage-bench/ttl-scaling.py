@@ -157,6 +157,8 @@ def section(res, args):
     names = [b.split('=', 1)[0] for b in args.build]
     out = [BEGIN, '', '### Write scaling with TTLs (issue 34)', '',
            'Host: %s. `%s`.' % (res['host'], argv_shown()), '',
+           ] + (['Counted part from an earlier run on %s.' % res['counted_host'], '']
+                if res.get('counted_host') else []) + [
            'Counted, %g s a run, one run per cell: `serial_fraction` is evict_lock held '
            '(workers and the control thread) over thread time; `wait` is workers waiting '
            'for it or for a pass; expired and evicted are items per op.' % args.seconds, '',
@@ -216,6 +218,9 @@ def main():
     ap.add_argument('--json', default='docs/bench/ttl-scaling/ttl-scaling.json')
     ap.add_argument('--runs-dir', default='docs/bench/ttl-scaling/runs',
                     help='where the last build\'s bench JSON goes, for contention-model.py')
+    ap.add_argument('--counted-from', metavar='JSON',
+                    help='take the counted part (and the model) from an earlier run\'s JSON '
+                    'and only time')
     ap.add_argument('--no-write', action='store_true')
     a = ap.parse_args()
     builds = [b.split('=', 1) for b in a.build]
@@ -227,7 +232,15 @@ def main():
     runs_dir = None if a.no_write else os.path.join(ROOT, a.runs_dir)
     if runs_dir:
         os.makedirs(runs_dir, exist_ok=True)
-    for shape in shapes:
+    if a.counted_from:
+        with open(a.counted_from) as fc:
+            prev = json.load(fc)
+        res['counted'], res['model'] = prev['counted'], prev.get('model', [])
+        res['counted_host'] = prev['host']
+        shapes_counted = []
+    else:
+        shapes_counted = shapes
+    for shape in shapes_counted:
         for policy in a.policies.split(','):
             for t in (int(x) for x in a.threads.split(',')):
                 row = {'shape': shape, 'policy': policy, 'threads': t, 'by_build': {}}
@@ -236,7 +249,7 @@ def main():
                             if runs_dir and i == len(builds) - 1 else None)
                     row['by_build'][name] = counted(bench, shape, policy, t, a.seconds, save)
                 res['counted'].append(row)
-    if runs_dir:
+    if runs_dir and not a.counted_from:
         res['model'] = model(runs_dir)
     if a.rounds > 0:
         for shape in shapes:

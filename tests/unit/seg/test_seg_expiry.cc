@@ -231,9 +231,11 @@ TEST_F(SegExpiry, FlushIsNotStarvedByPassesThatKeepStarting)
 	std::thread tb([&] {
 		role = Role::B;
 		struct engine_worker *wb = engine_worker_create(e);
-		// enough writes to need a segment
+		// enough writes to need a segment, in a chain of their own (a
+		// TTL): in A's, B would wait for A's new shared segment instead
+		// (one opener per shared segment), never asking for one
 		for (int k = 0; k < 2000 && !s.b_parked.load(); k++)
-			EXPECT_EQ(set(wb, "b" + std::to_string(k), v), ENGINE_OK);
+			EXPECT_EQ(set(wb, "b" + std::to_string(k), v, 3600), ENGINE_OK);
 		engine_worker_destroy(wb);
 	});
 	for (int k = 0; k < 20000 && !s.b_parked.load() && !s.b_waits.load(); k++)
