@@ -108,7 +108,7 @@ worker_main(void *arg)
 		n = epoll_wait(w->epfd, evs, POSIX_EVENTS_BURST, timeout);
 		/* --idle-timeout: one clock read for every connection this
 		 * pass gives bytes to */
-		if (s->idle_timeout_ms != 0)
+		if (s->idle_timeout_ms != 0 || s->admin_idle_timeout_ms != 0)
 			w->now_ms = posix_now_ms();
 		if (n < 0) {
 			if (errno == EINTR)
@@ -153,6 +153,7 @@ worker_init(struct posix_stack *s, struct posix_worker *w, unsigned id,
 	pthread_mutex_init(&w->open_lock, NULL);
 	TAILQ_INIT(&w->timed);
 	TAILQ_INIT(&w->idle);
+	TAILQ_INIT(&w->admin_idle);
 
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0 || posix_inbox_open(w) < 0) {
@@ -249,6 +250,7 @@ posix_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bin
 	pthread_mutex_init(&s->sources_lock, NULL);
 	s->request_timeout_ms = (uint64_t)cfg->request_timeout_s * 1000;
 	s->idle_timeout_ms = (uint64_t)cfg->idle_timeout_s * 1000;
+	s->admin_idle_timeout_ms = (uint64_t)cfg->admin_idle_timeout_s * 1000;
 	if (cfg->n_allow > STACK_ALLOW_MAX) {
 		util_fail(err, errlen, "--allow: at most %d networks", STACK_ALLOW_MAX);
 		free(s);
