@@ -359,8 +359,15 @@ posix_start(struct stack *st, char *err, size_t errlen)
 			  "%u posix threads on %u CPU sets: worker i shares set i mod %u "
 			  "(give as many lcores as threads to give each its own)",
 			  s->nworkers, s->ncpus, s->ncpus);
-	/* Workers take no signals: the control thread handles them. */
+	/* Workers take no signals: the control thread handles them. A fault
+	 * the worker itself causes is its own: blocked, a SIGBUS in the heap
+	 * file's mapping would kill the process before its handler could say
+	 * why (drivers/mem/mem_file.h). */
 	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 0; i < s->nworkers; i++) {
 		struct posix_worker *w = &s->workers[i];
