@@ -108,6 +108,8 @@ control_run(struct server *srv)
 		server_mrc_note_writes(srv);
 		/* heap full, link down or up: logged here, rate-limited */
 		server_events_poll(srv);
+		/* /metrics connections past their time */
+		metrics_http_tick(srv);
 		/* A `verbosity` command changes the log level, as in memcached. */
 		if (cmd_verbosity(&srv->cmd) != verbosity) {
 			verbosity = cmd_verbosity(&srv->cmd);

@@ -77,6 +77,7 @@ fill_cmd_settings(struct server *srv)
 	s->shutdown_enabled = o->shutdown_enabled;
 	s->udp_writes = o->udp_writes;
 	s->udp_reply_max = o->udp_reply_max;
+	s->admin_all = o->admin_all;
 	s->verbosity = o->verbosity;
 	s->version = PROTOCOL_VERSION_STRING;
 	s->server_stats = server_stats_fill;
@@ -113,6 +114,8 @@ start_stack(struct server *srv)
 		.request_timeout_s = o->request_timeout,
 		.idle_timeout_s = o->idle_timeout,
 		.admin_port = o->admin_port,
+		.admin_listen = o->admin_listen,
+		.admin_idle_timeout_s = o->admin_idle_timeout,
 	};
 	char err[1024], line[256];
 	bool bind_failed = false;
@@ -162,6 +165,18 @@ start_stack(struct server *srv)
 	}
 	for (unsigned i = 0; stack_describe(srv->stack, i, line, sizeof(line)) != NULL; i++)
 		APP_LOG(NOTICE, "%s", line);
+	/* what the admin port lets whoever reaches it do (docs/operations.md) */
+	if (o->admin_port != 0)
+		APP_LOG(NOTICE, "admin port %u on %s: %s; at most %d connections, %d from one "
+			"address, closed after %u s of silence (0: never)", o->admin_port,
+			o->admin_listen, o->admin_all ?
+			"every administration command: counters, the key lists (stats "
+			"cachedump, stats hotkeys, lru_crawler metadump), stats conns and reset, "
+			"cache_memlimit, verbosity, shutdown (with -A)" :
+			"counters only (stats and its subcommands but cachedump, hotkeys, "
+			"conns and reset; version; quit): what lists keys or changes the "
+			"server needs --admin-commands all", STACK_ADMIN_CONNS,
+			STACK_ADMIN_CONNS_PER_SOURCE, o->admin_idle_timeout);
 	return 0;
 }
 

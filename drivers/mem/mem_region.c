@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The segcached authors
  *
  * The heap backings of mem_region.h: anonymous memory, an EAL hugepage
- * memzone, or a file mapped with libpmem2.
+ * memzone, or a file mapped with libpmem2 (opened and guarded by
+ * mem_file.c).
  */
 #include "drivers/mem/mem_region.h"
 
@@ -22,6 +23,7 @@
 #include <rte_errno.h>
 #include <rte_memory.h>
 #include <rte_memzone.h>
+#include "drivers/mem/mem_file.h"
 #include "util/util_err.h"
 
 /* Segments are laid out from the region's start; 2 MiB alignment lets the
@@ -114,9 +116,10 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	size_t have = 0, align = 1, map_len;
 	int fd, rc;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* not through a link, the server user's only (mem_file.h) */
+	fd = mem_file_open(path, r->warning, sizeof(r->warning), err, errlen);
 	if (fd < 0)
-		return util_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return -1;
 	/* One server per file: two would write the same segments, and the
 	 * saved cache of a warm restart belongs to one of them. The lock goes
 	 * with the descriptor, so a crash releases it too. */
@@ -182,6 +185,8 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	r->fd = fd;
 	fd = -1;
 	media_of(r, src);
+	/* a truncated file or a media error: a said stop, not a silent death */
+	mem_file_guard(r->addr, map_len, path);
 out:
 	pmem2_config_delete(&cfg);
 	pmem2_source_delete(&src);
@@ -238,6 +243,7 @@ mem_region_destroy(struct mem_region *r)
 		rte_memzone_free(r->mz);
 		break;
 	case MEM_REGION_FILE:
+		mem_file_unguard(r->addr);
 		pmem2_map_delete(&r->map);
 		close(r->fd);
 		break;

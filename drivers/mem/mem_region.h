@@ -54,6 +54,9 @@ struct mem_region {
 	 * the warm restart to compare (seg_restart_area). */
 	bool media_known;
 	uint64_t media_id, media_usc;
+	/* MEM_REGION_FILE: a warning about where the file is, for the
+	 * caller to log ("" when none; mem_file.h) */
+	char warning[512];
 };
 
 /* True when the EAL has hugepage memory to reserve from (call after
@@ -64,7 +67,9 @@ bool mem_region_hugepages_available(void);
  * hugepages (at most 31 characters), the path for a file (created when
  * missing and grown to len rounded up to the source's alignment, the page
  * size; a device DAX must hold len rounded up to its alignment, 2 MiB or
- * 1 GiB). Returns 0, or -1 with a message. */
+ * 1 GiB; refused when it is a link, another user's, or open to group or
+ * others, and guarded against SIGBUS: mem_file.h). Returns 0, or -1 with
+ * a message. */
 int mem_region_create(struct mem_region *r, enum mem_region_kind kind,
 		      const char *name, size_t len, char *err, size_t errlen);
 

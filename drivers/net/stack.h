@@ -31,8 +31,10 @@ struct stack_cidr {
 };
 
 #define STACK_ALLOW_MAX 32
-/* Connections the admin port (--admin-port) takes at once, beyond -c. */
+/* Connections the admin port (--admin-port) takes at once, beyond -c,
+ * and from one address: a few sources cannot lock the others out. */
 #define STACK_ADMIN_CONNS 16
+#define STACK_ADMIN_CONNS_PER_SOURCE 4
 
 /* The posix stack's own settings (stack_config.posix). */
 struct stack_posix_config {
@@ -80,6 +82,10 @@ struct stack_config {
 	unsigned request_timeout_s;    /* 0: none (cmd_session_wait()) */
 	unsigned idle_timeout_s;       /* close TCP connections silent this long; 0: never */
 	uint16_t admin_port;           /* TCP, administration only; 0: none */
+	/* posix: comma-separated hosts the admin port listens on (the native
+	 * stack serves it on its --ip address); NULL: those of the listen list */
+	const char *admin_listen;
+	unsigned admin_idle_timeout_s; /* close admin connections silent this long; 0: never */
 	/* the part of the stack that runs, by stack_ops.name */
 	union {
 		struct stack_posix_config posix;

@@ -134,3 +134,48 @@ stack_sources_count(const struct stack_sources *t, const struct stack_source *sr
 		return 0;
 	return (uint32_t)(uintptr_t)data;
 }
+
+enum stack_admin_take
+stack_admin_take(struct stack_admin_sources *t, const struct stack_source *src, uint64_t id,
+		 unsigned per_source)
+{
+	rte_spinlock_t *lock = &t->lock;
+	enum stack_admin_take r = STACK_ADMIN_FULL;
+	unsigned same = 0, i, free_slot = STACK_ADMIN_SLOTS;
+
+	rte_spinlock_lock(lock);
+	for (i = 0; i < STACK_ADMIN_SLOTS; i++) {
+		if (t->slot[i].id == 0) {
+			if (free_slot == STACK_ADMIN_SLOTS)
+				free_slot = i;
+		} else if (memcmp(t->slot[i].src.addr, src->addr, sizeof(src->addr)) == 0) {
+			same++;
+		}
+	}
+	if (same >= per_source) {
+		r = STACK_ADMIN_SOURCE_FULL;
+	} else if (free_slot < STACK_ADMIN_SLOTS) {
+		t->slot[free_slot].src = *src;
+		t->slot[free_slot].id = id;
+		t->used++;
+		r = STACK_ADMIN_TAKEN;
+	}
+	rte_spinlock_unlock(lock);
+	return r;
+}
+
+void
+stack_admin_put(struct stack_admin_sources *t, uint64_t id)
+{
+	rte_spinlock_t *lock = &t->lock;
+
+	rte_spinlock_lock(lock);
+	for (unsigned i = 0; i < STACK_ADMIN_SLOTS; i++) {
+		if (t->slot[i].id == id) {
+			t->slot[i].id = 0;
+			t->used--;
+			break;
+		}
+	}
+	rte_spinlock_unlock(lock);
+}

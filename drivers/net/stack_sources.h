@@ -22,6 +22,8 @@
 
 #include <sys/socket.h>
 
+#include <rte_spinlock.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -55,6 +57,36 @@ bool stack_sources_take(struct stack_sources *t, const struct stack_source *src,
 void stack_sources_put(struct stack_sources *t, const struct stack_source *src);
 /* Connections src holds now (tests, stats). */
 uint32_t stack_sources_count(const struct stack_sources *t, const struct stack_source *src);
+
+/* The admin port's connections (at most STACK_ADMIN_CONNS, stack.h): a
+ * few slots with their source and the connection's id, shared by every
+ * thread or lcore of a stack under a spinlock (taken only at an admin
+ * port's accept and close), so that one source holds at most
+ * STACK_ADMIN_CONNS_PER_SOURCE of them and cannot lock the others out.
+ * Zeroed memory is an empty table. */
+#define STACK_ADMIN_SLOTS 16
+
+struct stack_admin_sources {
+	rte_spinlock_t lock;            /* zeroed: free */
+	unsigned used;
+	struct {
+		struct stack_source src;
+		uint64_t id;            /* 0: a free slot */
+	} slot[STACK_ADMIN_SLOTS];
+};
+
+enum stack_admin_take {
+	STACK_ADMIN_TAKEN,
+	STACK_ADMIN_FULL,               /* every slot is held */
+	STACK_ADMIN_SOURCE_FULL,        /* src holds per_source already */
+};
+
+/* Holds a slot for connection id (not 0, unique among those open) of src. */
+enum stack_admin_take stack_admin_take(struct stack_admin_sources *t,
+				       const struct stack_source *src, uint64_t id,
+				       unsigned per_source);
+/* Connection id closed; nothing when it holds no slot. */
+void stack_admin_put(struct stack_admin_sources *t, uint64_t id);
 
 #ifdef __cplusplus
 }

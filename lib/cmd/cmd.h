@@ -120,11 +120,17 @@ struct cmd_settings {            /* server-wide, read-only after start */
 	bool flush_disabled;         /* -F */
 	bool shutdown_enabled;       /* -A */
 	/* UDP (sources are forged at no cost, replies can be thousands of
-	 * times a request): reads only (get/gets/gat/gats/mg/mn/version)
-	 * unless udp_writes, and at most udp_reply_max reply bytes per
-	 * datagram (0: no limit); over it the reply is an error line. */
+	 * times a request): only what changes nothing (get/gets, mg without
+	 * T, N or R, mn, version) unless udp_writes, and at most
+	 * udp_reply_max reply bytes per datagram, the error line included
+	 * (0: no limit); over it the reply is an error line. */
 	bool udp_writes;
 	size_t udp_reply_max;
+	/* The admin port (--admin-commands): false, counters only (stats
+	 * but its key lists and reset, version, quit); true, every
+	 * administration command too (CMD_F_ADMIN_ALL, and stats cachedump,
+	 * hotkeys, conns, reset). */
+	bool admin_all;
 	int verbosity;               /* -v count */
 	const char *version;         /* VERSION reply and `stats` version */
 	/* Fills server-level stats; may be NULL (those lines then print 0). */
@@ -176,8 +182,10 @@ bool cmd_conn_dumping(const struct cmd_conn *c);
 uint64_t cmd_conn_requests(const struct cmd_conn *c);
 
 /* The connection came in on the admin port (--admin-port): from now on
- * only the administration commands are served (stats, version,
- * verbosity, quit, shutdown, and memcached's cache_memlimit, slabs and
+ * only the administration commands are served: counters (stats, version,
+ * quit), and with cmd_settings.admin_all also those that list keys,
+ * change the server or its memory (verbosity, shutdown, stats cachedump,
+ * hotkeys, conns and reset, memcached's cache_memlimit, slabs and
  * lru_crawler lines); anything else, reading or writing items included,
  * gets "CLIENT_ERROR only administration commands on the admin port". */
 void cmd_conn_set_admin(struct cmd_conn *c);
@@ -194,7 +202,8 @@ size_t cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_
 /* The command table (cmd_table.c): one row per enum proto_cmd with its
  * name, syntax, handler and these flags. */
 #define CMD_F_UDP       (1u << 0) /* served over UDP without --udp-writes */
-#define CMD_F_ADMIN     (1u << 1) /* served on the admin port */
+#define CMD_F_ADMIN     (1u << 1) /* served on the admin port (counters) */
+#define CMD_F_ADMIN_ALL (1u << 5) /* ... with --admin-commands all only */
 #define CMD_F_NOREPLY   (1u << 2) /* takes classic noreply (an error line too) */
 #define CMD_F_WRITE     (1u << 3) /* stores, changes or removes items */
 #define CMD_F_OWN_ERROR (1u << 4) /* the handler answers a parse error itself */

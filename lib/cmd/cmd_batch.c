@@ -18,7 +18,7 @@ cmd_batch_takes(const struct cmd_conn *c, const struct proto_req *req)
 	 * after each key's reply (batch_done), as cmd_process() does. */
 	if (c->admin || req->error != NULL || req->key == NULL)
 		return false;
-	if (c->udp && !c->s->udp_writes && !(cmd_table[req->cmd].flags & CMD_F_UDP))
+	if (c->udp && !cmd_udp_servable(c, req))
 		return false;
 	if (req->cmd == PROTO_CMD_GET || req->cmd == PROTO_CMD_GETS)
 		return true;

@@ -8,6 +8,7 @@
  * cmd_fetch.c.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd/cmd_private.h"
 
@@ -96,21 +97,39 @@ exec(struct cmd_conn *c, const struct proto_req *req)
 		cmd_reply(c, false, "ERROR");
 }
 
-/* Over UDP only reads are served unless --udp-writes: a forged source
- * must not store, delete, flush or read the statistics. */
+/* stats subcommands that list keys or clients (cachedump, hotkeys,
+ * conns) or change counters (reset): not counters. */
 static bool
-udp_servable(const struct cmd_conn *c, const struct proto_req *req)
+stats_beyond_counters(const struct proto_req *req)
 {
-	return c->s->udp_writes || (cmd_table[req->cmd].flags & CMD_F_UDP);
+	static const char *const words[] = { "hotkeys", "conns", "reset" };
+
+	if (req->cmd != PROTO_CMD_STATS || req->arg == NULL)
+		return false;
+	if (req->sub == PROTO_SUB_STATS_CACHEDUMP)
+		return true;
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (req->arg_len == strlen(words[i]) && memcmp(req->arg, words[i], req->arg_len) == 0)
+			return true;
+	return false;
 }
 
 /* The admin port serves what an operator needs on a full or misbehaving
  * server, and no item: it is not counted against -c, so it must not be a
- * way around it for clients. */
-static bool
-admin_servable(const struct proto_req *req)
+ * way around it for clients. By default only counters: what lists keys
+ * or changes the server needs --admin-commands all. Returns the refusal
+ * line, or NULL when req is served. */
+static const char *
+admin_refusal(const struct cmd_conn *c, const struct proto_req *req)
 {
-	return cmd_table[req->cmd].flags & CMD_F_ADMIN;
+	unsigned f = cmd_table[req->cmd].flags;
+
+	if (!(f & (CMD_F_ADMIN | CMD_F_ADMIN_ALL)))
+		return "CLIENT_ERROR only administration commands on the admin port";
+	if (!c->s->admin_all && ((f & CMD_F_ADMIN_ALL) || stats_beyond_counters(req)))
+		return "CLIENT_ERROR the admin port serves counters only "
+		       "(this command needs --admin-commands all)";
+	return NULL;
 }
 
 __attribute__((hot)) size_t
@@ -128,6 +147,7 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 	batch.n = 0;
 	for (;;) {
 		struct proto_req req;
+		const char *refusal;
 		enum proto_status st;
 		bool queued = false;
 		size_t n;
@@ -165,7 +185,7 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 			 * multi-key get, where the get line's replies start */
 			size_t mark = c->line_mark_valid ? c->line_mark : proto_out_mark(out);
 
-			if (udp_servable(c, &req)) {
+			if (cmd_udp_servable(c, &req)) {
 				exec(c, &req);
 			} else {
 				engine_count(c->w, ENGINE_C_udp_refused);
@@ -173,9 +193,9 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 					  "CLIENT_ERROR only reads are served over UDP");
 			}
 			cmd_udp_cap(c, mark);
-		} else if (c->admin && !admin_servable(&req)) {
-			cmd_reply(c, false,
-				  "CLIENT_ERROR only administration commands on the admin port");
+		} else if (c->admin && (refusal = admin_refusal(c, &req)) != NULL) {
+			engine_count(c->w, ENGINE_C_admin_refused);
+			cmd_reply(c, false, refusal);
 		} else {
 			exec(c, &req);
 		}

@@ -5,7 +5,8 @@
  * all|hash|<classes>` (one "key=... exp=... la=... cas=... fetch=...
  * cls=... size=..." line per item, URL-encoded keys, as memcached-tool
  * reads them) and `stats cachedump <class> <limit>` ("ITEM <key> [<bytes>
- * b; <expiry> s]"). The engine offers the live items from a cursor
+ * b; <expiry> s]"; a key with a blank or control character base64-encoded
+ * with " b" after it). The engine offers the live items from a cursor
  * (engine_dump, no lock held across items); a chunk ends when the output
  * reaches its backpressure mark, and cmd_process() presents the request
  * line again for the next chunk (cmd_private.h). The class is the
@@ -72,15 +73,40 @@ url_encode(char *out, const uint8_t *p, size_t n)
 	return o;
 }
 
+/* A key a text command could have sent: no blank, control character or
+ * DEL (bytes from 0x80 up are UTF-8 text and end no line). */
+static bool
+key_is_text(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] <= ' ' || p[i] == 0x7f)
+			return false;
+	return true;
+}
+
 static size_t
 format_line(const struct cmd_dump *d, char *buf, const struct engine_dump_item *it)
 {
 	size_t n;
 
 	if (d->cachedump) {
-		n = (size_t)snprintf(buf, DUMP_LINE_MAX, "ITEM %.*s [%" PRIu32 " b; %" PRId64
-				     " s]\r\n", (int)it->klen, (const char *)it->key, it->vlen,
-				     it->expires_at);
+		/* memcached prints the key as it is; a binary key (ms with b)
+		 * holding "\r\nEND\r\n" would end the dump early and inject
+		 * lines. Such a key is sent base64 with " b" after it, as the
+		 * meta commands write one. */
+		memcpy(buf, "ITEM ", 5);
+		n = 5;
+		if (key_is_text(it->key, it->klen)) {
+			memcpy(buf + n, it->key, it->klen);
+			n += it->klen;
+		} else {
+			n += proto_base64_encode((const char *)it->key, it->klen, buf + n,
+						 DUMP_LINE_MAX - n);
+			memcpy(buf + n, " b", 2);
+			n += 2;
+		}
+		n += (size_t)snprintf(buf + n, DUMP_LINE_MAX - n, " [%" PRIu32 " b; %" PRId64
+				      " s]\r\n", it->vlen, it->expires_at);
 		return n;
 	}
 	memcpy(buf, "key=", 4);

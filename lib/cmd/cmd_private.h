@@ -120,6 +120,10 @@ void cmd_get_failed(struct cmd_conn *c);
  * from mark on (the last request's, a whole get line) becomes one error
  * line and the rest of the datagram is dropped (cmd_reply.c). */
 void cmd_udp_cap(struct cmd_conn *c, size_t mark);
+/* Is req served over UDP? Only what changes nothing (the table's
+ * CMD_F_UDP, and an mg without T, N or R) unless --udp-writes; the
+ * request loop and the batched gets both ask (cmd_reply.c). */
+bool cmd_udp_servable(const struct cmd_conn *c, const struct proto_req *req);
 
 /* ---- engine and settings access (cmd_fetch.c) ---- */
 

@@ -7,7 +7,8 @@
  * everywhere: the connection is closed (CMD_ACT_CLOSE). The cap on a UDP
  * datagram's replies (cmd_udp_cap) is here too: the request loop
  * (cmd_conn.c) and the batched gets (cmd_batch.c) both apply it, and it
- * rewrites replies, so it stays below both.
+ * rewrites replies, so it stays below both; so is the rule of what UDP
+ * serves (cmd_udp_servable), for the same two.
  */
 #include <string.h>
 
@@ -116,16 +117,49 @@ cmd_status_reply(enum cmd_dialect d, enum engine_status rc, unsigned answers)
 	return &status_replies[d][rc];
 }
 
+/* mg flags that change the item it reads (protocol.txt): T sets its
+ * TTL, N creates it on a miss, R hands out the right to recache it. */
+static bool
+mg_changes_item(const struct proto_req *req)
+{
+	const struct proto_meta *m = &req->meta;
+
+	return req->cmd == PROTO_CMD_MG && !req->error &&
+	       (m->has_ttl || m->has_vivify || m->has_recache);
+}
+
+/* Over UDP only what changes nothing is served unless --udp-writes: a
+ * forged source must not store, delete, flush, expire (gat, mg T) or
+ * read the statistics. */
+bool
+cmd_udp_servable(const struct cmd_conn *c, const struct proto_req *req)
+{
+	if (c->s->udp_writes)
+		return true;
+	return (cmd_table[req->cmd].flags & CMD_F_UDP) && !mg_changes_item(req);
+}
+
+/* The line that replaces a reply over the cap; replies are held to the
+ * cap less its length, so that the line itself never takes the
+ * datagram's replies past --udp-reply-max (it would have: 4,140 bytes). */
+#define UDP_CAPPED "SERVER_ERROR reply over the UDP size limit"
+#define UDP_CAPPED_LEN (sizeof(UDP_CAPPED) - 1 + 2)
+
 __attribute__((hot)) void
 cmd_udp_cap(struct cmd_conn *c, size_t mark)
 {
 	size_t max = c->s->udp_reply_max;
 
-	if (max == 0 || c->udp_sent + proto_out_pending(c->out) - c->udp_start <= max)
+	if (max == 0)
+		return;
+	max = max > UDP_CAPPED_LEN ? max - UDP_CAPPED_LEN : 0;
+	if (c->udp_sent + proto_out_pending(c->out) - c->udp_start <= max)
 		return;
 	proto_out_truncate(c->out, mark);
 	c->line_mark_valid = false;
 	engine_count(c->w, ENGINE_C_udp_capped);
-	cmd_reply(c, false, "SERVER_ERROR reply over the UDP size limit");
+	/* a cap below the line's own length: no room even for it */
+	if (c->s->udp_reply_max >= UDP_CAPPED_LEN)
+		cmd_reply(c, false, UDP_CAPPED);
 	*c->actions |= CMD_ACT_CLOSE;
 }

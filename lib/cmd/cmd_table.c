@@ -30,6 +30,7 @@
 
 #define UDP CMD_F_UDP
 #define ADMIN CMD_F_ADMIN
+#define ADMIN_ALL CMD_F_ADMIN_ALL
 #define NOREPLY CMD_F_NOREPLY
 #define WRITE CMD_F_WRITE
 #define OWN_ERROR CMD_F_OWN_ERROR
@@ -43,8 +44,10 @@ const struct cmd_def cmd_table[PROTO_CMD_MAX] = {
 	/* retrieval */
 	ROW(GET,	    "get",	       GET,	      3, 0, cmd_exec_get, UDP),
 	ROW(GETS,	    "gets",	       GET,	      3, 0, cmd_exec_get, UDP),
-	ROW(GAT,	    "gat",	       GAT,	      3, 0, cmd_exec_get, UDP),
-	ROW(GATS,	    "gats",	       GAT,	      3, 0, cmd_exec_get, UDP),
+	/* gat and gats change the TTL: not over UDP, where a forged source
+	 * could expire any key (gat -1) */
+	ROW(GAT,	    "gat",	       GAT,	      3, 0, cmd_exec_get, 0),
+	ROW(GATS,	    "gats",	       GAT,	      3, 0, cmd_exec_get, 0),
 	/* storage */
 	ROW(SET,	    "set",	       STORE,	      6, 7, cmd_exec_store, NOREPLY | WRITE),
 	ROW(ADD,	    "add",	       STORE,	      6, 7, cmd_exec_store, NOREPLY | WRITE),
@@ -61,17 +64,22 @@ const struct cmd_def cmd_table[PROTO_CMD_MAX] = {
 	    NOREPLY | WRITE | OWN_ERROR),
 	ROW(VERSION,	    "version",	       BARE,	      2, 0, cmd_exec_version, UDP | ADMIN),
 	ROW(VERBOSITY,	    "verbosity",       VERBOSITY,     3, 4, cmd_exec_verbosity,
-	    ADMIN | NOREPLY),
+	    ADMIN_ALL | NOREPLY),
 	ROW(QUIT,	    "quit",	       BARE,	      2, 0, cmd_exec_quit, ADMIN),
 	ROW(STATS,	    "stats",	       STATS,	      2, 0, cmd_exec_stats, ADMIN),
 	ROW(SHUTDOWN,	    "shutdown",	       SHUTDOWN,      2, 0, cmd_exec_shutdown,
-	    ADMIN | OWN_ERROR),
-	/* memcached's administration of its slab allocator and LRU crawler */
+	    ADMIN_ALL | OWN_ERROR),
+	/* memcached's administration of its slab allocator and LRU crawler:
+	 * they change memory (cache_memlimit evicts) or list keys (metadump),
+	 * so the admin port serves them only with --admin-commands all */
 	ROW(CACHE_MEMLIMIT, "cache_memlimit",  CACHE_MEMLIMIT, 2, 0, cmd_exec_cache_memlimit,
-	    ADMIN | NOREPLY),
-	ROW(SLABS,	    "slabs",	       SLABS,	      2, 0, cmd_exec_slabs, ADMIN | NOREPLY),
-	ROW(LRU_CRAWLER,    "lru_crawler",     LRU_CRAWLER,   2, 0, cmd_exec_lru_crawler, ADMIN),
+	    ADMIN_ALL | NOREPLY),
+	ROW(SLABS,	    "slabs",	       SLABS,	      2, 0, cmd_exec_slabs, ADMIN_ALL | NOREPLY),
+	ROW(LRU_CRAWLER,    "lru_crawler",     LRU_CRAWLER,   2, 0, cmd_exec_lru_crawler,
+	    ADMIN_ALL),
 	/* meta commands: their own token checks (proto_meta.c) */
+	/* mg over UDP only without the flags that change an item
+	 * (cmd_conn.c, udp_servable) */
 	ROW(MG,		    "mg",	       META,	      2, 0, cmd_exec_mg, UDP),
 	ROW(MS,		    "ms",	       META,	      2, 0, cmd_exec_ms, WRITE),
 	ROW(MD,		    "md",	       META,	      2, 0, cmd_exec_md, WRITE),

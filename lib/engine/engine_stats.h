@@ -47,6 +47,7 @@ extern "C" {
 	X(read_retries, "lock-free reads retried after a concurrent reuse")               \
 	X(udp_refused, "UDP requests refused: not a read, and --udp-writes is off")      \
 	X(udp_capped, "UDP replies replaced by an error: over --udp-reply-max")          \
+	X(admin_refused, "admin port requests refused: not counters, and --admin-commands is not all") \
 	X(rmw_segment, "atomic RMWs on segment headers: live counts, own open segment") \
 	X(rmw_open_shared, "atomic RMWs on a shared open segment: write_off (a chunk), exp_max") \
 	X(rmw_bucket, "atomic RMWs on hash slots outside the bucket lock: frequency bumps") \

@@ -159,9 +159,10 @@ const struct proto_word *proto_grammar_find(const struct proto_grammar *g, const
 enum proto_status {
 	PROTO_REQ,       /* *req holds one request */
 	PROTO_NEED_MORE, /* no complete request: present the rest again with more bytes */
-	/* close without a reply: a line over PROTO_LINE_MAX, or a line that looks
+	/* close without a reply: a line over PROTO_LINE_MAX, a line that looks
 	 * like an HTTP request (memcached hangs up on those, so that a browser
-	 * cannot be made to talk to the cache) */
+	 * cannot be made to talk to the cache), or a binary-protocol request
+	 * (first byte 0x80) */
 	PROTO_CLOSE,
 };
 

@@ -570,6 +570,11 @@ parse_line(struct proto_parser *p, const char *buf, size_t len,
 	const char *z;
 
 	*consumed = 0;
+	/* The binary protocol's magic byte: no text command starts with it,
+	 * and a binary request has no newline to wait for (memcached -B
+	 * ascii waits for one for ever). Hang up at once, as on HTTP. */
+	if (__builtin_expect(len > 0 && (uint8_t)buf[0] == 0x80, 0))
+		return PROTO_CLOSE;
 	if (!nl) {
 		if (len <= PROTO_LINE_MAX)
 			return PROTO_NEED_MORE;

@@ -30,6 +30,7 @@ import time
 import unittest
 
 import harness
+import netenv
 from test_limits import ADMIN_PORT_NATIVE
 from test_native import NativeCase, curr_connections, telemetry, wait_for
 
@@ -201,7 +202,8 @@ class RawTcp:
 class Hostile(NativeCase):
     # The admin port: stats while the clients' port is over its limit.
     server_args = {"threads": 1, "udp": True, "max_conns": 1024,
-                   "seg_extra": ["--admin-port", str(ADMIN_PORT_NATIVE)]}
+                   "seg_extra": ["--admin-port", str(ADMIN_PORT_NATIVE),
+                                 "--admin-listen", netenv.SERVER_IP]}
 
     @classmethod
     def setUpClass(cls):

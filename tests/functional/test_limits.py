@@ -38,7 +38,10 @@ import netenv
 PHASE_TIMEOUT = 120.0
 ADMIN_PORT_NATIVE = 11212
 ADMIN_CONNS = 16  # STACK_ADMIN_CONNS
+ADMIN_CONNS_PER_SOURCE = 4  # STACK_ADMIN_CONNS_PER_SOURCE
 EXTRA_NATIVE_SOURCES = ["198.18.0.3", "198.18.0.4"]
+# besides those, for the admin port's 16 (4 from each of 4 addresses) and a 17th
+ADMIN_NATIVE_SOURCES = ["198.18.0.6", "198.18.0.7"]
 
 
 def sources():
@@ -46,6 +49,14 @@ def sources():
     if harness.is_native():
         return [netenv.CLIENT_IP] + EXTRA_NATIVE_SOURCES
     return ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+
+
+def admin_sources():
+    """Five addresses: four hold the admin port's 16 connections, the
+    fifth asks for a 17th."""
+    if harness.is_native():
+        return sources() + ADMIN_NATIVE_SOURCES
+    return ["127.0.0.%d" % i for i in range(1, 6)]
 
 
 def client_iface():
@@ -57,14 +68,14 @@ def client_iface():
 
 def setUpModule():
     if harness.is_native():
-        for a in EXTRA_NATIVE_SOURCES:
+        for a in EXTRA_NATIVE_SOURCES + ADMIN_NATIVE_SOURCES:
             subprocess.run(["ip", "addr", "add", a + "/24", "dev", client_iface()],
                            check=True, timeout=30)
 
 
 def tearDownModule():
     if harness.is_native():
-        for a in EXTRA_NATIVE_SOURCES:
+        for a in EXTRA_NATIVE_SOURCES + ADMIN_NATIVE_SOURCES:
             subprocess.run(["ip", "addr", "del", a + "/24", "dev", client_iface()],
                            timeout=30)
 
@@ -132,6 +143,9 @@ class LimitsCase(unittest.TestCase):
         # go there, counted neither against -c nor against any source.
         cls.admin_port = ADMIN_PORT_NATIVE if harness.is_native() else harness.free_port()
         extra = cls.seg_extra + ["--admin-port", str(cls.admin_port)]
+        if harness.is_native():
+            # the native stack serves it on its address only when asked
+            extra += ["--admin-listen", harness.ARGS.server_ip]
         cls.srv = harness.Server(name=cls.__name__, threads=1 if harness.is_native() else
                                  cls.threads, max_conns=cls.max_conns, seg_extra=extra)
         cls.srv.start()
@@ -240,19 +254,27 @@ class AdminPort(LimitsCase):
                 self.assertGreaterEqual(int(st["rejected_connections"]), 1)
                 self.assertEqual(adm.stats(b"settings")["admin_port"], str(self.admin_port))
                 self.assertRegex(adm.cmd(b"version\r\n"), rb"^VERSION ")
-                self.assertEqual(adm.cmd(b"verbosity 0\r\n"), b"OK\r\n")
+                # counters only (issue 35): verbosity needs --admin-commands all
+                self.assertEqual(adm.cmd(b"verbosity 0\r\n"),
+                                 b"CLIENT_ERROR the admin port serves counters only "
+                                 b"(this command needs --admin-commands all)\r\n")
                 # Administration only: no item goes in or out.
                 no = b"CLIENT_ERROR only administration commands on the admin port\r\n"
                 self.assertEqual(adm.cmd(b"get k\r\n"), no)
                 self.assertEqual(adm.cmd(b"set k 0 0 1\r\nx\r\n"), no)
                 self.assertEqual(adm.cmd(b"flush_all\r\n"), no)
                 self.assertEqual(adm.cmd(b"mn\r\n"), no)
-                # At most 16 at once, the asker included.
-                more = [connect(self.admin_port) for _ in range(ADMIN_CONNS - 1)]
+                # At most 16 at once, the asker included, 4 from one
+                # address (issue 35): 4 addresses hold them all.
+                srcs = admin_sources()
+                more = [connect(self.admin_port, src)
+                        for i, src in enumerate(srcs[:4])
+                        for _ in range(ADMIN_CONNS_PER_SOURCE - (i == 0))]  # adm is srcs[0]
+                self.assertEqual(len(more), ADMIN_CONNS - 1)
                 try:
                     for m in more:
                         self.assertRegex(m.cmd(b"version\r\n"), rb"^VERSION ")
-                    seventeenth = connect(self.admin_port)
+                    seventeenth = connect(self.admin_port, srcs[4])
                     self.assertEqual(answer(seventeenth),
                                      b"ERROR Too many open connections\r\n")
                     seventeenth.close()

@@ -2,8 +2,8 @@
  * Copyright (c) 2026 The segcached authors
  *
  * GET /metrics over HTTP (--metrics-port), served by libmicrohttpd: one
- * daemon, with its own thread, per host of the listen list (-l, default
- * 127.0.0.1), on kernel sockets on both stacks (the native stack's port
+ * daemon, with its own thread, per host of --metrics-listen (default
+ * 127.0.0.1, whatever -l says), on kernel sockets on both stacks (the native stack's port
  * carries memcached traffic only; monitoring goes over the host's
  * management network). The sockets are ours (bound here, so that a port in
  * use reads as it does for -p); the daemons only accept and answer. They
@@ -11,9 +11,18 @@
  * libmicrohttpd is loaded (dlopen) only when --metrics-port asks for it:
  * linked, it brought GnuTLS, p11-kit and libcrypto into every server, and
  * their constructors' pages (3 MiB of RSS at -m 16) with them.
+ * Who may take it (issue 35): --allow's clients only (the accept policy),
+ * METRICS_CONNS_PER_SOURCE connections from one address, and each
+ * connection METRICS_CONN_TIMEOUT_S in all: libmicrohttpd's own timeout
+ * counts inactivity, which a client sending a byte every few seconds
+ * resets for ever, so the control thread's tick (metrics_http_tick) shuts
+ * down every connection older than that. URLs are taken as sent, not
+ * unescaped: /metrics%00 is not /metrics.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -33,12 +42,26 @@
 /* A scraper or two, and an operator's curl: a few connections at once,
  * each given a bounded time (a stalled client cannot keep one for ever). */
 #define METRICS_CONNS_MAX 16
+#define METRICS_CONNS_PER_SOURCE 4
 #define METRICS_CONN_TIMEOUT_S 10
 #define METRICS_DAEMONS_MAX 16
+
+/* An open connection, from libmicrohttpd's start notice to its close
+ * notice (which comes before it closes the socket, so a shutdown() under
+ * the lock never hits a reused descriptor). */
+struct metrics_conn {
+	struct metrics_conn *next, *prev;
+	int fd;
+	double start;       /* CLOCK_MONOTONIC seconds */
+	bool shut;
+};
 
 struct metrics_http {
 	struct MHD_Daemon *daemons[METRICS_DAEMONS_MAX];
 	unsigned n;
+	pthread_mutex_t lock;       /* conns */
+	struct metrics_conn *conns;
+	uint64_t timed_out;         /* connections shut for taking too long */
 };
 
 /* The libmicrohttpd functions used here, found by mhd_load(). */
@@ -51,6 +74,7 @@ static struct {
 	__typeof__(&MHD_add_response_header) add_response_header;
 	__typeof__(&MHD_queue_response) queue_response;
 	__typeof__(&MHD_destroy_response) destroy_response;
+	__typeof__(&MHD_get_connection_info) get_connection_info;
 } mhd;
 
 /* Loads libmicrohttpd (Debian's libmicrohttpd12); 0, or -1 with why. */
@@ -78,6 +102,7 @@ mhd_load(char *err, size_t errlen)
 	MHD_FIND(add_response_header, MHD_add_response_header)
 	MHD_FIND(queue_response, MHD_queue_response)
 	MHD_FIND(destroy_response, MHD_destroy_response)
+	MHD_FIND(get_connection_info, MHD_get_connection_info)
 #undef MHD_FIND
 	return 0;
 }
@@ -134,6 +159,119 @@ answer(void *cls, struct MHD_Connection *conn, const char *url, const char *meth
 	}
 	return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len,
 		     MHD_RESPMEM_MUST_FREE);
+}
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --allow: the clients' networks are /metrics' too (IPv4 only: with a
+ * list, an IPv6 peer is refused, as on the stacks). */
+static enum MHD_Result
+allowed(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	const struct server *srv = cls;
+	uint32_t addr;
+
+	(void)len;
+	if (srv->opt.n_allow == 0)
+		return MHD_YES;
+	if (sa->sa_family == AF_INET) {
+		addr = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+	} else if (sa->sa_family == AF_INET6 &&
+		   IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)sa)->sin6_addr)) {
+		const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+
+		addr = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
+	} else {
+		return MHD_NO;
+	}
+	for (unsigned i = 0; i < srv->opt.n_allow; i++)
+		if ((addr & srv->opt.allow[i].mask) == srv->opt.allow[i].addr)
+			return MHD_YES;
+	return MHD_NO;
+}
+
+/* Keeps each connection's start, for metrics_http_tick(). */
+static void
+notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+       enum MHD_ConnectionNotificationCode toe)
+{
+	struct metrics_http *m = cls;
+	struct metrics_conn *mc = *socket_context;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *info =
+			mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		mc = calloc(1, sizeof(*mc));
+		if (mc == NULL || info == NULL) {
+			free(mc);
+			return; /* untimed: libmicrohttpd's inactivity timeout still holds */
+		}
+		mc->fd = info->connect_fd;
+		mc->start = mono_now();
+		pthread_mutex_lock(&m->lock);
+		mc->next = m->conns;
+		if (m->conns != NULL)
+			m->conns->prev = mc;
+		m->conns = mc;
+		pthread_mutex_unlock(&m->lock);
+		*socket_context = mc;
+		return;
+	}
+	if (mc == NULL)
+		return;
+	pthread_mutex_lock(&m->lock);
+	if (mc->prev != NULL)
+		mc->prev->next = mc->next;
+	else
+		m->conns = mc->next;
+	if (mc->next != NULL)
+		mc->next->prev = mc->prev;
+	pthread_mutex_unlock(&m->lock);
+	free(mc);
+	*socket_context = NULL;
+}
+
+/* URLs as sent: only /metrics is served, so nothing needs decoding, and
+ * decoding would make /metrics%00 read as /metrics. */
+static size_t
+no_unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	(void)cls;
+	(void)conn;
+	return strlen(s);
+}
+
+void
+metrics_http_tick(struct server *srv)
+{
+	struct metrics_http *m = srv->metrics;
+	double now = mono_now();
+	unsigned shut = 0;
+
+	if (m == NULL)
+		return;
+	pthread_mutex_lock(&m->lock);
+	for (struct metrics_conn *mc = m->conns; mc != NULL; mc = mc->next) {
+		if (mc->shut || now - mc->start < METRICS_CONN_TIMEOUT_S)
+			continue;
+		/* the daemon sees the end of the stream and closes it */
+		shutdown(mc->fd, SHUT_RDWR);
+		mc->shut = true;
+		shut++;
+	}
+	m->timed_out += shut;
+	pthread_mutex_unlock(&m->lock);
+	if (shut > 0)
+		APP_LOG(INFO, "metrics: %u connection(s) closed: a request not answered within "
+			"%d s of connecting", shut, METRICS_CONN_TIMEOUT_S);
 }
 
 static void
@@ -210,11 +348,15 @@ serve_host(struct server *srv, struct metrics_http *m, const char *host, char *e
 		d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
 					     MHD_USE_ERROR_LOG |
 					     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-				     0, NULL, NULL, answer, srv,
+				     0, allowed, srv, answer, srv,
 				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				     MHD_OPTION_LISTEN_SOCKET, fd,
 				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNS_MAX,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				     (unsigned)METRICS_CONNS_PER_SOURCE,
 				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_CONN_TIMEOUT_S,
+				     MHD_OPTION_NOTIFY_CONNECTION, notify, m,
+				     MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
 				     MHD_OPTION_END);
 		if (d == NULL) {
 			close(fd);
@@ -245,6 +387,7 @@ stop_all(struct metrics_http *m)
 		if (fd >= 0)
 			close(fd);
 	}
+	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
 
@@ -262,13 +405,14 @@ metrics_http_start(struct server *srv)
 		return EX_UNAVAILABLE;
 	}
 	m = calloc(1, sizeof(*m));
-	list = strdup(srv->opt.listen);
+	list = strdup(srv->opt.metrics_listen);
 	if (m == NULL || list == NULL) {
 		free(m);
 		free(list);
 		APP_LOG(ERR, "--metrics-port: out of memory");
 		return EXIT_FAILURE;
 	}
+	pthread_mutex_init(&m->lock, NULL);
 	for (entry = strtok_r(list, ",", &save); entry != NULL;
 	     entry = strtok_r(NULL, ",", &save)) {
 		char host[256], port[8], key[260];

@@ -53,10 +53,13 @@ void server_events_poll(const struct server *srv);
  * under memcached_exporter's names, the engine's and the stack's
  * counters as segcached_* (metrics.c). Any thread while the server runs. */
 void metrics_write(struct server *srv, FILE *f);
-/* GET /metrics on --metrics-port, on every host of -l (metrics_http.c):
+/* GET /metrics on --metrics-port, on every host of --metrics-listen (metrics_http.c):
  * 0 (also without --metrics-port), or an exit status with the reason
  * logged. Stop before the stack. */
 int metrics_http_start(struct server *srv);
 void metrics_http_stop(struct server *srv);
+/* Once a second on the control thread: ends the /metrics connections
+ * open longer than their bound (metrics_http.c). */
+void metrics_http_tick(struct server *srv);
 
 #endif /* SEGCACHED_OBSERVE_H */

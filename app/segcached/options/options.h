@@ -96,6 +96,12 @@ struct options {
 				   * replies to be taken; 0 = none */
 	uint16_t admin_port;      /* 0 = none */
 	uint16_t metrics_port;    /* Prometheus /metrics over HTTP; 0 = none */
+	/* what the admin port and /metrics reach (options_admin.c) */
+	char admin_listen[OPTIONS_LISTEN_MAX];   /* --admin-listen hosts; 127.0.0.1 */
+	bool admin_listen_given;
+	bool admin_all;           /* --admin-commands all: beyond counters */
+	unsigned admin_idle_timeout; /* seconds; 0 = never (default 60) */
+	char metrics_listen[OPTIONS_LISTEN_MAX]; /* --metrics-listen hosts; 127.0.0.1 */
 	bool mrc_disabled;        /* --no-mrc: no miss-ratio curve, no hot keys */
 };
 

@@ -32,6 +32,7 @@ options_defaults(struct options *o)
 	o->link_timeout = 10;
 	o->udp_reply_max = 4096;
 	o->request_timeout = 30;
+	options_admin_defaults(o);
 }
 
 
@@ -61,6 +62,8 @@ options_finalize(struct options *o, char *err, size_t errlen)
 		return util_fail(err, errlen,
 			    "--metrics-port %u is the %s port: give it a port of its own",
 			    o->metrics_port, o->metrics_port == o->tcp_port ? "client (-p)" : "admin");
+	if (options_admin_finalize(o, err, errlen) < 0)
+		return -1;
 	if (o->evictions_disabled)
 		o->eviction = ENGINE_EVICT_NONE;
 	if (o->heap == HEAP_FILE && o->heap_file[0] == '\0')

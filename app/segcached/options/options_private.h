@@ -72,6 +72,12 @@ opt_parse_fn opt_config, opt_stack, opt_eviction, opt_segment_size, opt_engine, 
 	opt_heap_file, opt_restart_threads, opt_restart_verify, opt_eal, opt_hash_grow,
 	opt_udp_writes, opt_udp_reply_max, opt_allow, opt_max_conns_per_source,
 	opt_request_timeout, opt_admin_port, opt_metrics_port, opt_no_mrc;
+/* the admin port's and /metrics' reach (options_admin.c): */
+opt_parse_fn opt_admin_listen, opt_admin_commands, opt_admin_idle_timeout, opt_metrics_listen;
+/* Their defaults, and their checks against the other options (from
+ * options_defaults and options_finalize). */
+void options_admin_defaults(struct options *o);
+int options_admin_finalize(struct options *o, char *err, size_t errlen);
 /* --stack native's (options_native.c): */
 opt_parse_fn opt_ip, opt_port_id, opt_queues, opt_rx_desc, opt_tx_desc, opt_mtu,
 	opt_tcp_buffer_memory, opt_link_timeout, opt_rss_key, opt_udp_any_source;

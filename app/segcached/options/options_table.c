@@ -106,8 +106,9 @@ static const struct opt_desc opt_table[] = {
 	  "source ports that land on one lcore; 6d5a gives the well-known\n"
 	  "symmetric key)" },
 	{ "udp-writes", NULL, 0, NULL, OPT_ANYWHERE, opt_udp_writes,
-	  "serve every command over UDP (default: only get, gets, gat, gats, mg,\n"
-	  "mn and version: a forged source cannot store, delete or flush)" },
+	  "serve every command over UDP (default: only get, gets, mg without\n"
+	  "T, N or R, mn and version: a forged source cannot store, delete,\n"
+	  "flush, touch or expire)" },
 	{ "udp-reply-max", NULL, 0, "BYTES", OPT_ANYWHERE, opt_udp_reply_max,
 	  "most reply bytes to one UDP datagram, which bounds what a forged\n"
 	  "request can reflect; over it the reply is an error line; 0 = no\n"
@@ -157,13 +158,30 @@ static const struct opt_desc opt_table[] = {
 	  "taking none for this long; idle connections with nothing pending are\n"
 	  "never affected (that is --idle-timeout). 0 = never (default: 30)" },
 	{ "admin-port", NULL, 0, "PORT", OPT_ANYWHERE, opt_admin_port,
-	  "also listen on this TCP port for administration only (stats,\n"
-	  "version, verbosity, quit, shutdown): not counted against -c, at most\n"
-	  "16 connections, so stats work on a full server. 0 = none (default)" },
+	  "also listen on this TCP port for administration only, on the\n"
+	  "--admin-listen addresses: not counted against -c, at most 16\n"
+	  "connections (4 from one address), so stats work on a full server.\n"
+	  "0 = none (default)" },
+	{ "admin-listen", NULL, 0, "ADDRS", OPT_ANYWHERE, opt_admin_listen,
+	  "comma-separated addresses the admin port listens on, whatever -l\n"
+	  "says (default: 127.0.0.1; --stack native: required, its --ip address)" },
+	{ "admin-commands", NULL, 0, "stats|all", OPT_ANYWHERE, opt_admin_commands,
+	  "what the admin port serves: stats = counters only (stats and its\n"
+	  "subcommands but cachedump, hotkeys, conns and reset; version, quit);\n"
+	  "all = also what lists keys or changes the server (stats cachedump,\n"
+	  "lru_crawler metadump, cache_memlimit, verbosity, shutdown, ...)\n"
+	  "(default: stats)" },
+	{ "admin-idle-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_admin_idle_timeout,
+	  "close an admin port connection that sent nothing for this long;\n"
+	  "0 = never (default: 60)" },
 	{ "metrics-port", NULL, 0, "PORT", OPT_ANYWHERE, opt_metrics_port,
-	  "serve Prometheus metrics at http://HOST:PORT/metrics on every -l\n"
-	  "host (kernel sockets on both stacks: 127.0.0.1 by default). 0 = none\n"
-	  "(default; see docs/operations.md, Monitoring)" },
+	  "serve Prometheus metrics at http://HOST:PORT/metrics on the\n"
+	  "--metrics-listen addresses (kernel sockets on both stacks), to\n"
+	  "--allow's clients, 4 connections from one address, 10 s for each\n"
+	  "request. 0 = none (default; see docs/operations.md, Monitoring)" },
+	{ "metrics-listen", NULL, 0, "ADDRS", OPT_ANYWHERE, opt_metrics_listen,
+	  "comma-separated addresses /metrics listens on, whatever -l says\n"
+	  "(default: 127.0.0.1)" },
 };
 
 #define OPT_COUNT RTE_DIM(opt_table)

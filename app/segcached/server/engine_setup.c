@@ -298,6 +298,8 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 	}
 	if (rc < 0)
 		return util_fail(err, errlen, "heap: %s", why);
+	if (es->heap.warning[0] != '\0')
+		APP_LOG(WARNING, "heap: %s", es->heap.warning);
 	es->cfg.heap = (uint8_t *)es->heap.addr + area;
 	es->cfg.heap_len = es->heap.len - area;
 	es->engine = seg_create(&es->cfg, why, sizeof(why));

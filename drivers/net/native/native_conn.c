@@ -104,24 +104,29 @@ conn_end_loan(struct native_conn *c)
  * output still owed: they hold a buffer pair (memory of ours, and under
  * --tcp-buffer-memory a share of the budget), so a client that keeps its
  * window shut, or never acknowledges, is timed like one whose reply waits
- * in ses.out. The client acknowledging bytes is progress (`sent`). */
+ * in ses.out. The client acknowledging bytes is progress (`sent`).
+ * An admin port connection with nothing pending has the timer at
+ * --admin-idle-timeout from its last turn instead. */
 static void
 conn_watch(struct native_conn *c)
 {
 	uint64_t t = c->w->nat->request_timeout_us;
+	uint64_t idle = c->admin ? c->w->nat->admin_idle_timeout_us : 0;
 	uint8_t was = c->ses.wait;
 	uint32_t queued;
 	bool restart;
 
-	if (t == 0)
+	if (t == 0 && idle == 0)
 		return;
 	queued = (uint32_t)net_tcp_send_queued(c->nc);
 	if (queued < c->watch_queued)
 		c->ses.sent = true;
 	c->watch_queued = queued;
 	if (cmd_session_wait(&c->ses, c->rx_left > 0 || c->in_len > 0, queued > 0, &restart) ==
-	    CMD_WAIT_NONE) {
-		if (was != CMD_WAIT_NONE)
+	    CMD_WAIT_NONE || t == 0) {
+		if (idle != 0)
+			net_tcp_set_timer(c->nc, net_stack_now(c->w->stack) + idle);
+		else if (was != CMD_WAIT_NONE)
 			net_tcp_set_timer(c->nc, 0);
 		return;
 	}
@@ -303,7 +308,17 @@ on_timer(void *app, struct net_conn *nc)
 	struct native_conn *c = net_conn_ctx(nc);
 	uint32_t t = (uint32_t)(w->nat->request_timeout_us / 1000000u);
 
-	if (c == NULL || c->ses.wait == CMD_WAIT_NONE)
+	if (c == NULL)
+		return;
+	if (c->admin && w->nat->admin_idle_timeout_us != 0 &&
+	    (c->ses.wait == CMD_WAIT_NONE || t == 0)) {
+		NATIVE_INC(w, admin_idle_kicks);
+		NATIVE_LOG(DEBUG, "lcore %u: resetting an admin port connection silent for %u s",
+			   w->lcore, (unsigned)(w->nat->admin_idle_timeout_us / 1000000u));
+		net_tcp_abort(nc); /* on_closed frees c */
+		return;
+	}
+	if (c->ses.wait == CMD_WAIT_NONE)
 		return;
 	if (c->ses.wait == CMD_WAIT_WRITE && net_tcp_send_queued(nc) < c->watch_queued) {
 		/* The client acknowledged bytes since the timer was armed, or
@@ -421,11 +436,25 @@ on_accepted(void *app, struct net_conn *nc)
 	net_conn_addrs(nc, &laddr, &lport, &raddr, &rport);
 	if (unlikely(lport == nat->cfg.admin_port && lport != 0)) {
 		/* not counted against -c; a few at most */
+		enum stack_admin_take r;
+
 		count = &nat->admin_conns;
 		if (atomic_fetch_add_explicit(count, 1, memory_order_relaxed) >=
 		    STACK_ADMIN_CONNS) {
 			atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
 			NATIVE_INC(w, admin_conns_rejected);
+			return refuse(nc);
+		}
+		/* a few from one source, so that one cannot lock the others out */
+		stack_source_ipv4(&src, raddr);
+		r = stack_admin_take(&nat->admin_sources, &src, (uint64_t)(uintptr_t)nc,
+				     STACK_ADMIN_CONNS_PER_SOURCE);
+		if (r != STACK_ADMIN_TAKEN) {
+			atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
+			if (r == STACK_ADMIN_SOURCE_FULL)
+				NATIVE_INC(w, admin_conns_refused_per_source);
+			else
+				NATIVE_INC(w, admin_conns_rejected);
 			return refuse(nc);
 		}
 	} else {
@@ -467,6 +496,8 @@ on_accepted(void *app, struct net_conn *nc)
 		atomic_fetch_sub_explicit(count, 1, memory_order_relaxed);
 		if (counted)
 			stack_sources_put(w->sources, &src);
+		if (count == &nat->admin_conns)
+			stack_admin_put(&nat->admin_sources, (uint64_t)(uintptr_t)nc);
 		NATIVE_LOG(WARNING, "lcore %u: out of memory for a connection", w->lcore);
 		return -1;
 	}
@@ -476,8 +507,12 @@ on_accepted(void *app, struct net_conn *nc)
 	c->peer_port = rport;
 	c->src_counted = counted;
 	c->admin = count == &nat->admin_conns;
-	if (c->admin)
+	if (c->admin) {
 		cmd_conn_set_admin(c->ses.cmd);
+		/* --admin-idle-timeout from now: conn_watch() pushes it back */
+		if (nat->admin_idle_timeout_us != 0)
+			net_tcp_set_timer(nc, net_stack_now(w->stack) + nat->admin_idle_timeout_us);
+	}
 	/* Ids say which worker: 1000000 * (worker + 1) + a counter. */
 	c->id = (w->id + 1) * 1000000u + w->next_conn_id++ % 1000000u;
 	rte_spinlock_lock(&w->open_lock);
@@ -518,6 +553,7 @@ on_closed(void *app, struct net_conn *nc, enum net_close_reason why)
 	w->conns--;
 	if (c->admin) {
 		NATIVE_INC(w, admin_conns_closed);
+		stack_admin_put(&w->nat->admin_sources, (uint64_t)(uintptr_t)nc);
 		atomic_fetch_sub_explicit(&w->nat->admin_conns, 1, memory_order_relaxed);
 	} else {
 		NATIVE_INC(w, conns_closed);

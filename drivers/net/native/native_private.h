@@ -96,7 +96,11 @@ extern int native_logtype;
 	  "could not take")                                                      \
 	X(admin_conns_opened, "admin port connections accepted")                 \
 	X(admin_conns_closed, "admin port connections closed")                   \
-	X(admin_conns_rejected, "admin port connections refused: over 16 at once")
+	X(admin_conns_rejected, "admin port connections refused: over 16 at once") \
+	X(admin_conns_refused_per_source, "admin port connections refused: 4 from " \
+	  "the address")                                                         \
+	X(admin_idle_kicks, "admin port connections reset: nothing received for " \
+	  "--admin-idle-timeout")
 
 enum native_counter {
 #define NATIVE_COUNTER_ENUM(name, desc) NATIVE_C_##name,
@@ -120,6 +124,9 @@ struct native {
 	size_t in_max;            /* largest request assembled for one connection */
 	size_t out_limit;         /* output buffer limit per connection */
 	uint64_t request_timeout_us; /* 0: none */
+	uint64_t admin_idle_timeout_us; /* 0: never */
+	/* the admin port's connections by source (ids: the net_conn) */
+	struct stack_admin_sources admin_sources;
 	atomic_bool stop;         /* read by every lcore on every loop */
 	bool launched;
 	/* Written by every lcore on every accept and close: on a cache line

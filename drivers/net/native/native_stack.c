@@ -374,6 +374,7 @@ native_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bi
 	atomic_init(&nat->curr_conns, 0);
 	atomic_init(&nat->admin_conns, 0);
 	nat->request_timeout_us = (uint64_t)cfg->request_timeout_s * 1000000u;
+	nat->admin_idle_timeout_us = (uint64_t)cfg->admin_idle_timeout_s * 1000000u;
 
 	memset(&pc, 0, sizeof(pc));
 	pc.port_id = cfg->native.port_id;

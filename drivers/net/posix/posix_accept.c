@@ -33,17 +33,31 @@ reject(struct posix_worker *w, int fd, enum posix_stack_counter why)
 }
 
 /* The admin port: not counted against -c, at most STACK_ADMIN_CONNS at
- * once, served by the worker that accepted it (no handoff: few, and an
- * operator's). */
+ * once and STACK_ADMIN_CONNS_PER_SOURCE from one address, served by the
+ * worker that accepted it (no handoff: few, and an operator's). The
+ * connection's slot goes back where it closes (posix_tcp.c). */
 static void
-accept_admin(struct posix_worker *w, int fd, const struct posix_socket *ls)
+accept_admin(struct posix_worker *w, int fd, const struct posix_socket *ls,
+	     const struct sockaddr *peer)
 {
 	struct posix_stack *s = w->stack;
+	struct stack_source src;
+	enum stack_admin_take r;
 
 	if (atomic_fetch_add_explicit(&s->admin_conns, 1, memory_order_relaxed) >=
 	    STACK_ADMIN_CONNS) {
 		atomic_fetch_sub_explicit(&s->admin_conns, 1, memory_order_relaxed);
 		reject(w, fd, POSIX_C_admin_conns_rejected);
+		return;
+	}
+	if (!stack_source_of(&src, peer))
+		memset(&src, 0, sizeof(src)); /* neither IPv4 nor IPv6: one source */
+	r = stack_admin_take(&s->admin_sources, &src, (uint64_t)fd + 1,
+			     STACK_ADMIN_CONNS_PER_SOURCE);
+	if (r != STACK_ADMIN_TAKEN) {
+		atomic_fetch_sub_explicit(&s->admin_conns, 1, memory_order_relaxed);
+		reject(w, fd, r == STACK_ADMIN_SOURCE_FULL ? POSIX_C_admin_conns_refused_per_source
+							   : POSIX_C_admin_conns_rejected);
 		return;
 	}
 	posix_tcp_adopt(w, fd, ls);
@@ -89,7 +103,7 @@ posix_accept(struct posix_worker *w, struct posix_socket *ls)
 			continue;
 		}
 		if (ls->admin) {
-			accept_admin(w, fd, ls);
+			accept_admin(w, fd, ls, (const struct sockaddr *)&peer);
 			continue;
 		}
 		curr = atomic_fetch_add_explicit(&s->curr_conns, 1,

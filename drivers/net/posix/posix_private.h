@@ -93,7 +93,9 @@ extern int posix_logtype;
 	X(idle_kicks, "connections closed: nothing received for --idle-timeout")        \
 	X(admin_conns_opened, "admin port connections accepted")                        \
 	X(admin_conns_closed, "admin port connections closed")                          \
-	X(admin_conns_rejected, "admin port connections refused: over 16 at once")
+	X(admin_conns_rejected, "admin port connections refused: over 16 at once")      \
+	X(admin_conns_refused_per_source, "admin port connections refused: 4 from the address") \
+	X(admin_idle_kicks, "admin port connections closed: nothing received for --admin-idle-timeout")
 
 enum posix_stack_counter {
 #define POSIX_COUNTER_ENUM(name, desc) POSIX_C_##name,
@@ -193,6 +195,9 @@ struct posix_worker {
 	 * first: a connection that receives bytes moves to the tail, so the
 	 * head is the next to expire and both are O(1). */
 	struct posix_conn_list idle;
+	/* The same for the admin port's connections, with
+	 * --admin-idle-timeout. */
+	struct posix_conn_list admin_idle;
 	uint64_t now_ms;             /* posix_now_ms() after each epoll_wait */
 	/* Written by this worker only; read by anyone (relaxed atomics). */
 	_Atomic uint64_t counters[POSIX_C_MAX];
@@ -214,6 +219,9 @@ struct posix_stack {
 	size_t out_limit;            /* output buffer limit per connection */
 	_Atomic uint64_t curr_conns; /* for --max-conns */
 	_Atomic uint64_t admin_conns; /* on the admin port, at most STACK_ADMIN_CONNS */
+	/* ... at most STACK_ADMIN_CONNS_PER_SOURCE from one address; a
+	 * connection's id is its descriptor + 1 */
+	struct stack_admin_sources admin_sources;
 	/* --max-conns-per-source: one table for every worker (a connection
 	 * is accepted by one and closed by another), under the lock; NULL
 	 * without a limit */
@@ -221,6 +229,7 @@ struct posix_stack {
 	pthread_mutex_t sources_lock;
 	uint64_t request_timeout_ms; /* 0: none */
 	uint64_t idle_timeout_ms;    /* 0: never */
+	uint64_t admin_idle_timeout_ms; /* the admin port's; 0: never */
 	struct stack_cidr allow[STACK_ALLOW_MAX]; /* cfg.allow, copied */
 	atomic_bool stopping;
 	bool running;

@@ -130,6 +130,55 @@ fail:
 	return -1;
 }
 
+/* --admin-port on host: its sockets are marked, and named so. */
+static int
+admin_open(struct posix_stack *s, const char *host, char *err, size_t errlen,
+	   bool *bind_failed)
+{
+	unsigned first = s->nsockets;
+	char port[8];
+
+	snprintf(port, sizeof(port), "%u", s->cfg.admin_port);
+	if (bind_one(s, host, port, SOCK_STREAM, err, errlen, bind_failed) < 0)
+		return -1;
+	for (unsigned i = first; i < s->nsockets; i++) {
+		struct posix_socket *ps = &s->sockets[i];
+		size_t n = strlen(ps->name);
+
+		ps->admin = true;
+		/* "127.0.0.1:11212 (tcp)" -> "... (tcp, admin)" */
+		if (n > 0 && ps->name[n - 1] == ')' && n + 7 < sizeof(ps->name))
+			strcpy(ps->name + n - 1, ", admin)");
+	}
+	return 0;
+}
+
+/* --admin-port on the hosts of --admin-listen (loopback by default: the
+ * port is an operator's, not the clients'). */
+static int
+admin_list_open(struct posix_stack *s, const char *hosts, char *err, size_t errlen,
+		bool *bind_failed)
+{
+	char *list = strdup(hosts), *save = NULL, *entry;
+	int rc = 0;
+
+	if (list == NULL)
+		return util_fail(err, errlen, "out of memory");
+	for (entry = strtok_r(list, ",", &save); entry != NULL && rc == 0;
+	     entry = strtok_r(NULL, ",", &save)) {
+		char host[256], port[8];
+
+		rc = stack_split_hostport(entry, host, sizeof(host), port, sizeof(port), err,
+					  errlen);
+		if (rc < 0)
+			*bind_failed = true;
+		else
+			rc = admin_open(s, host, err, errlen, bind_failed);
+	}
+	free(list);
+	return rc;
+}
+
 int
 posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
 		   bool *bind_failed)
@@ -167,25 +216,13 @@ posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
 		    bind_one(s, host, udp_port, SOCK_DGRAM, err, errlen,
 			     bind_failed) < 0)
 			goto out;
-		if (s->cfg.admin_port != 0) {
-			unsigned first = s->nsockets;
-
-			/* --admin-port on every address the clients' port is on */
-			snprintf(tcp_port, sizeof(tcp_port), "%u", s->cfg.admin_port);
-			if (bind_one(s, host, tcp_port, SOCK_STREAM, err, errlen,
-				     bind_failed) < 0)
-				goto out;
-			for (unsigned i = first; i < s->nsockets; i++) {
-				struct posix_socket *ps = &s->sockets[i];
-				size_t n = strlen(ps->name);
-
-				ps->admin = true;
-				/* "127.0.0.1:11212 (tcp)" -> "... (tcp, admin)" */
-				if (n > 0 && ps->name[n - 1] == ')' && n + 7 < sizeof(ps->name))
-					strcpy(ps->name + n - 1, ", admin)");
-			}
-		}
+		if (s->cfg.admin_port != 0 && s->cfg.admin_listen == NULL &&
+		    admin_open(s, host, err, errlen, bind_failed) < 0)
+			goto out;
 	}
+	if (s->cfg.admin_port != 0 && s->cfg.admin_listen != NULL &&
+	    admin_list_open(s, s->cfg.admin_listen, err, errlen, bind_failed) < 0)
+		goto out;
 	if (s->nsockets == 0) {
 		util_fail(err, errlen, "no address to listen on");
 		goto out;

@@ -108,7 +108,7 @@ worker_main(void *arg)
 		n = epoll_wait(w->epfd, evs, POSIX_EVENTS_BURST, timeout);
 		/* --idle-timeout: one clock read for every connection this
 		 * pass gives bytes to */
-		if (s->idle_timeout_ms != 0)
+		if (s->idle_timeout_ms != 0 || s->admin_idle_timeout_ms != 0)
 			w->now_ms = posix_now_ms();
 		if (n < 0) {
 			if (errno == EINTR)
@@ -153,6 +153,7 @@ worker_init(struct posix_stack *s, struct posix_worker *w, unsigned id,
 	pthread_mutex_init(&w->open_lock, NULL);
 	TAILQ_INIT(&w->timed);
 	TAILQ_INIT(&w->idle);
+	TAILQ_INIT(&w->admin_idle);
 
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0 || posix_inbox_open(w) < 0) {
@@ -249,6 +250,7 @@ posix_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bin
 	pthread_mutex_init(&s->sources_lock, NULL);
 	s->request_timeout_ms = (uint64_t)cfg->request_timeout_s * 1000;
 	s->idle_timeout_ms = (uint64_t)cfg->idle_timeout_s * 1000;
+	s->admin_idle_timeout_ms = (uint64_t)cfg->admin_idle_timeout_s * 1000;
 	if (cfg->n_allow > STACK_ALLOW_MAX) {
 		util_fail(err, errlen, "--allow: at most %d networks", STACK_ALLOW_MAX);
 		free(s);
@@ -357,8 +359,15 @@ posix_start(struct stack *st, char *err, size_t errlen)
 			  "%u posix threads on %u CPU sets: worker i shares set i mod %u "
 			  "(give as many lcores as threads to give each its own)",
 			  s->nworkers, s->ncpus, s->ncpus);
-	/* Workers take no signals: the control thread handles them. */
+	/* Workers take no signals: the control thread handles them. A fault
+	 * the worker itself causes is its own: blocked, a SIGBUS in the heap
+	 * file's mapping would kill the process before its handler could say
+	 * why (drivers/mem/mem_file.h). */
 	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 0; i < s->nworkers; i++) {
 		struct posix_worker *w = &s->workers[i];

@@ -59,33 +59,45 @@ timed_append(struct posix_conn *c, uint64_t deadline_ms)
 }
 
 /* --idle-timeout: the worker's list of open connections, least recently
- * active first. Only kept with a timeout (idle_timeout_ms != 0). */
+ * active first. Only kept with a timeout (idle_ms() != 0). The admin
+ * port's connections have a list and a timeout of their own
+ * (--admin-idle-timeout). */
+static struct posix_conn_list *
+idle_list(struct posix_conn *c)
+{
+	return c->admin ? &c->w->admin_idle : &c->w->idle;
+}
+
+static uint64_t
+idle_ms(const struct posix_conn *c)
+{
+	return c->admin ? c->w->stack->admin_idle_timeout_ms : c->w->stack->idle_timeout_ms;
+}
+
 static void
 idle_unlink(struct posix_conn *c)
 {
-	TAILQ_REMOVE(&c->w->idle, c, idle_link);
+	TAILQ_REMOVE(idle_list(c), c, idle_link);
 }
 
 static void
 idle_append(struct posix_conn *c, uint64_t now_ms)
 {
 	c->active_ms = now_ms;
-	TAILQ_INSERT_TAIL(&c->w->idle, c, idle_link);
+	TAILQ_INSERT_TAIL(idle_list(c), c, idle_link);
 }
 
 /* Bytes arrived: the connection is the most recently active one. */
 static void
 idle_touch(struct posix_conn *c)
 {
-	struct posix_worker *w = c->w;
-
-	if (w->stack->idle_timeout_ms == 0)
+	if (idle_ms(c) == 0)
 		return;
-	if (TAILQ_LAST(&w->idle, posix_conn_list) != c) {
+	if (TAILQ_LAST(idle_list(c), posix_conn_list) != c) {
 		idle_unlink(c);
-		idle_append(c, w->now_ms);
+		idle_append(c, c->w->now_ms);
 	} else {
-		c->active_ms = w->now_ms;
+		c->active_ms = c->w->now_ms;
 	}
 }
 
@@ -244,8 +256,10 @@ conn_close(struct posix_conn *c)
 		c->next->prev = c->prev;
 	pthread_mutex_unlock(&w->open_lock);
 	timed_unlink(c);
-	if (w->stack->idle_timeout_ms != 0)
+	if (idle_ms(c) != 0)
 		idle_unlink(c);
+	if (c->admin)
+		stack_admin_put(&w->stack->admin_sources, (uint64_t)c->fd + 1);
 	close(c->fd); /* also leaves the epoll set */
 	c->fd = -1;
 	if (c->admin) {
@@ -285,6 +299,7 @@ static void
 adopt_failed(struct posix_worker *w, int fd, const struct posix_socket *ls)
 {
 	if (ls->admin) {
+		stack_admin_put(&w->stack->admin_sources, (uint64_t)fd + 1);
 		close(fd);
 		atomic_fetch_sub_explicit(&w->stack->admin_conns, 1, memory_order_relaxed);
 	} else {
@@ -391,7 +406,7 @@ posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls)
 		w->open->prev = c;
 	w->open = c;
 	pthread_mutex_unlock(&w->open_lock);
-	if (s->idle_timeout_ms != 0)
+	if (idle_ms(c) != 0)
 		idle_append(c, w->now_ms);
 	return;
 fail:
@@ -644,17 +659,19 @@ posix_tcp_expire(struct posix_worker *w)
 	return (int)RTE_MIN(c->deadline_ms - now, (uint64_t)INT32_MAX);
 }
 
-int
-posix_tcp_idle_expire(struct posix_worker *w)
+/* One idle list: the clients' (--idle-timeout) or the admin port's. */
+static int
+idle_expire(struct posix_worker *w, struct posix_conn_list *list, uint64_t t,
+	    enum posix_stack_counter kicks)
 {
-	uint64_t now, t = w->stack->idle_timeout_ms;
+	uint64_t now;
 	struct posix_conn *c;
 	unsigned n = 0;
 
-	if (TAILQ_EMPTY(&w->idle))
+	if (TAILQ_EMPTY(list))
 		return -1;
 	now = posix_now_ms();
-	while ((c = TAILQ_FIRST(&w->idle)) != NULL && c->active_ms + t <= now) {
+	while ((c = TAILQ_FIRST(list)) != NULL && c->active_ms + t <= now) {
 		if (n++ == POSIX_IDLE_BURST)
 			return 0;
 		/* Replies still going out: not idle, as memcached leaves a
@@ -666,7 +683,7 @@ posix_tcp_idle_expire(struct posix_worker *w)
 			idle_append(c, now);
 			continue;
 		}
-		posix_count(w, POSIX_C_idle_kicks, 1);
+		posix_count(w, kicks, 1);
 		POSIX_LOG(DEBUG, "closing %s: nothing received for %" PRIu64 " s",
 			  c->peer, t / 1000);
 		conn_close(c); /* a FIN: nothing is left to send */
@@ -674,6 +691,16 @@ posix_tcp_idle_expire(struct posix_worker *w)
 	if (c == NULL)
 		return -1;
 	return (int)RTE_MIN(c->active_ms + t - now, (uint64_t)INT32_MAX);
+}
+
+int
+posix_tcp_idle_expire(struct posix_worker *w)
+{
+	const struct posix_stack *s = w->stack;
+
+	return posix_timeout_min(idle_expire(w, &w->idle, s->idle_timeout_ms, POSIX_C_idle_kicks),
+				 idle_expire(w, &w->admin_idle, s->admin_idle_timeout_ms,
+					     POSIX_C_admin_idle_kicks));
 }
 
 void
