@@ -39,6 +39,7 @@
 #include "log/log.h"
 #include "observe/observe.h"
 #include "options/options.h"
+#include "server/process_limits.h"
 #include "server/server.h"
 
 RTE_LOG_REGISTER(segcached_logtype, segcached.app, NOTICE);
@@ -78,6 +79,8 @@ fill_cmd_settings(struct server *srv)
 	s->udp_writes = o->udp_writes;
 	s->udp_reply_max = o->udp_reply_max;
 	s->verbosity = o->verbosity;
+	s->dump_disabled = o->dump_disabled;
+	s->reqs_per_event = o->reqs_per_event;
 	s->version = PROTOCOL_VERSION_STRING;
 	s->server_stats = server_stats_fill;
 	s->stats_conns = server_stats_conns;
@@ -125,6 +128,8 @@ start_stack(struct server *srv)
 		pc->listen = o->listen;
 		pc->threads = o->threads;
 		pc->backlog = o->backlog;
+		pc->unix_path = o->unix_path[0] ? o->unix_path : NULL;
+		pc->unix_mask = o->unix_mask;
 		/* Worker i on the i-th EAL lcore (main lcore included, in lcore
 		 * id order), or every worker on every CPU the process started
 		 * with. */
@@ -339,9 +344,13 @@ read_options(struct startup *s)
 	if (options_parse(o, ea->app_argc, ea->app_argv, err, sizeof(err)) < 0 ||
 	    (!o->help && !o->version && options_finalize(o, err, sizeof(err)) < 0)) {
 		fprintf(stderr, "%s: %s\n", s->prog, err);
-		/* "unknown option -a": the EAL's letters are not read here. */
+		/* "unknown option -x": the EAL's letters are not read here. A
+		 * letter memcached defines is never pointed to the EAL, where
+		 * it means something else (-n memory channels, -s service
+		 * cores): memcached's value must not become DPDK's. */
 		if (!ea->has_separator && strncmp(err, "unknown option -", 16) == 0 &&
-		    err[16] != '-' && err[16] != '\0' && err[17] == '\0')
+		    err[16] != '-' && err[16] != '\0' && err[17] == '\0' &&
+		    !options_memcached_letter(err[16]))
 			fprintf(stderr,
 				"  If -%c is an EAL option: on a line without '--' give it "
 				"with --eal '-%c ...'.\n", err[16], err[16]);
@@ -359,6 +368,43 @@ read_options(struct startup *s)
 	return STEP_NEXT;
 }
 
+/* -i, as memcached's prints its own and libevent's licence. */
+static const char segcached_license[] =
+	"Copyright (c) 2026 The segcached authors. BSD-3-Clause licence\n"
+	"(SPDX-License-Identifier: BSD-3-Clause, in every source file): redistribution\n"
+	"and use in source and binary forms, with or without modification, are\n"
+	"permitted provided that the copyright notice, the conditions and the\n"
+	"disclaimer are retained, and the authors' names are not used to endorse\n"
+	"derived products without permission. Provided \"as is\", without warranty.\n"
+	"Built on DPDK (BSD-3-Clause), libpmem2 (BSD-3-Clause) and\n"
+	"libmicrohttpd (LGPL-2.1-or-later).\n";
+
+/* memcached's options taken and ignored, one line each; -r's core limit.
+ * Before the EAL, whose log goes to stderr until then. */
+static int
+apply_process_options(struct startup *s)
+{
+	const struct options *o = &s->srv.opt;
+	char err[256];
+
+	for (unsigned i = 0; i < o->n_ignored; i++)
+		APP_LOG(NOTICE, "ignored: %s", o->ignored[i]);
+	if (o->core_dumps) {
+		size_t lim = process_raise_core_limit(err, sizeof(err));
+
+		if (lim == 0) {
+			APP_LOG(ERR, "-r: %s", err);
+			return EXIT_FAILURE;
+		}
+		if (lim == (size_t)-1)
+			APP_LOG(NOTICE, "-r: core file limit raised to unlimited");
+		else
+			APP_LOG(NOTICE, "-r: core file limit raised to the hard limit, %zu bytes",
+				lim);
+	}
+	return STEP_NEXT;
+}
+
 /* --help and --version answer and exit 0. */
 static int
 answer_help_or_version(struct startup *s)
@@ -369,6 +415,10 @@ answer_help_or_version(struct startup *s)
 	}
 	if (s->srv.opt.version) {
 		printf("segcached %s\n", SEGCACHED_VERSION);
+		return 0;
+	}
+	if (s->srv.opt.license) {
+		printf("segcached %s\n%s", SEGCACHED_VERSION, segcached_license);
 		return 0;
 	}
 	return STEP_NEXT;
@@ -532,6 +582,14 @@ create_engine(struct startup *s)
 		return 0;
 	engine_stats(srv->es.engine, &st);
 	srv->segment_size = st.seg_size;
+	if (srv->opt.lock_memory) {
+		if (process_lock_memory(st.heap_bytes, err, sizeof(err)) < 0) {
+			APP_LOG(ERR, "%s", err);
+			return EXIT_FAILURE;
+		}
+		APP_LOG(NOTICE, "-k: memory locked, the %" PRIu64 " MiB heap included (mlockall)",
+			st.heap_bytes >> 20);
+	}
 	return STEP_NEXT;
 }
 
@@ -571,6 +629,7 @@ static int (*const startup_steps[])(struct startup *s) = {
 	split_command_line,
 	read_options,
 	answer_help_or_version,
+	apply_process_options,
 	complete_eal_args,
 	watch_startup,
 	start_eal,

@@ -126,6 +126,8 @@ struct cmd_settings {            /* server-wide, read-only after start */
 	bool udp_writes;
 	size_t udp_reply_max;
 	int verbosity;               /* -v count */
+	bool dump_disabled;          /* -X: no stats cachedump, lru_crawler metadump */
+	unsigned reqs_per_event;     /* -R, see cmd_conn_event_begin(); 0: no cap */
 	const char *version;         /* VERSION reply and `stats` version */
 	/* Fills server-level stats; may be NULL (those lines then print 0). */
 	void (*server_stats)(void *arg, struct cmd_server_stats *out);
@@ -174,6 +176,15 @@ bool cmd_conn_dumping(const struct cmd_conn *c);
  * refused): tells a partial request that lingers from one that follows
  * completed ones (cmd_session_wait()). */
 uint64_t cmd_conn_requests(const struct cmd_conn *c);
+
+/* -R (cmd_settings.reqs_per_event): a stack that gives its connections
+ * turns calls event_begin at the start of each; cmd_process() then runs
+ * at most reqs_per_event requests (a batch of gets or a dump under way
+ * finishes) until the next, and yielded says that it stopped for it, with
+ * the rest of the input left for a later turn. Without event_begin there
+ * is no cap. */
+void cmd_conn_event_begin(struct cmd_conn *c);
+bool cmd_conn_yielded(const struct cmd_conn *c);
 
 /* The connection came in on the admin port (--admin-port): from now on
  * only the administration commands are served (stats, version,

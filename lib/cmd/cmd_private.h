@@ -43,6 +43,10 @@ struct cmd_conn {
 	bool udp;
 	bool admin;                /* admin port: administration commands only */
 	uint64_t requests;         /* parsed so far (cmd_conn_requests) */
+	/* -R: requests stops this wake-up's turn at this count (0: no cap;
+	 * cmd_conn_event_begin), and yielded says it did */
+	uint64_t budget_end;
+	bool yielded;
 	size_t udp_sent;           /* reply bytes of this datagram, earlier calls */
 	size_t udp_start;          /* pending output when this call began */
 	/* this cmd_process() call */

@@ -78,7 +78,7 @@ class Usage(SegcachedTest):
             (["--memroy", "4G"], ["segcached: unknown option --memroy (did you mean --memory?)\n"]),
             (["--eviciton=fifo"],
              ["segcached: unknown option --eviciton=fifo (did you mean --eviction?)\n"]),
-            (["-Z"], ["unknown option -Z"]),
+            (["-q"], ["unknown option -q"]),
             (["-p"], ["needs an argument"]),
             (["-p", "70000"], ["--port", "out of range"]),
             (["-p", "12x"], ["--port", "not a number"]),
@@ -336,10 +336,15 @@ class Usage(SegcachedTest):
                                      "listen on, and this is a core list: give cores with "
                                      "--lcores %s (or -l before a '--'), every address with "
                                      "-l 0.0.0.0\n" % (cores, cores)])
-        # An EAL letter on a line without `--`: where it goes instead.
+        # An EAL letter on a line without `--`: where it goes instead. One
+        # memcached also has is memcached's (-a the unix socket's mode),
+        # with a word for whoever meant the EAL's.
+        self.assert_usage_error(["-x", "0000:3b:00.0", "-p", "1"],
+                                ["segcached: unknown option -x\n  If -x is an EAL option: on a "
+                                 "line without '--' give it with --eal '-x ...'.\n"])
         self.assert_usage_error(["-a", "0000:3b:00.0", "-p", "1"],
-                                ["segcached: unknown option -a\n  If -a is an EAL option: on a "
-                                 "line without '--' give it with --eal '-a ...'.\n"])
+                                ["segcached: --unix-mask: '0000:3b:00.0' is not an octal mode",
+                                 "the EAL's -a (a PCI device) goes in --eal '-a 0000:3b:00.0'"])
 
     def test_port_in_use(self):
         s = socket.socket()
@@ -441,7 +446,7 @@ class Settings(SegcachedTest):
                 self.assertEqual(c.get(b"k%d" % i)[b"k%d" % i][1], b"v%03d" % (i % 1000))
             c.close()
             log = srv.log()
-            self.assertIn("-o modern: memcached slab/LRU tuning", log)
+            self.assertIn("ignored: -o modern: memcached's slab/LRU/crawler tuning", log)
             self.assertIn("-o slab_reassign", log)
 
     def test_hash_grow_setting(self):

@@ -42,6 +42,9 @@ enum server_heap {
 };
 
 #define OPTIONS_LISTEN_MAX 512
+/* memcached options taken and ignored, each said once at start. */
+#define OPTIONS_IGNORED_MAX 16
+#define OPTIONS_IGNORED_LEN 200
 
 struct options {
 	char config_file[256];
@@ -97,6 +100,18 @@ struct options {
 	uint16_t admin_port;      /* 0 = none */
 	uint16_t metrics_port;    /* Prometheus /metrics over HTTP; 0 = none */
 	bool mrc_disabled;        /* --no-mrc: no miss-ratio curve, no hot keys */
+	/* memcached's, kept for a drop-in command line (options_compat.c) */
+	char unix_path[108];      /* -s: a unix socket instead of TCP/UDP; "" = none */
+	unsigned unix_mask;       /* -a: the socket file's mode (default 0700) */
+	bool lock_memory;         /* -k: mlockall() once the heap is mapped */
+	bool core_dumps;          /* -r: the core file limit raised to its maximum */
+	unsigned reqs_per_event;  /* -R: requests per connection per wake-up; 0 = no cap */
+	bool dump_disabled;       /* -X: no stats cachedump, no lru_crawler metadump */
+	bool license;             /* -i: print the licence and exit */
+	/* "-f 1.25: why" for every memcached option taken and ignored; main()
+	 * logs each as "ignored: ..." */
+	char ignored[OPTIONS_IGNORED_MAX][OPTIONS_IGNORED_LEN];
+	unsigned n_ignored;
 };
 
 /* Fills o with the defaults (options_defaults.c). */
@@ -112,6 +127,11 @@ int options_parse(struct options *o, int argc, char **argv, char *err,
  * (segment size large enough for -I; options_defaults.c). Returns 0 or -1
  * with a message. */
 int options_finalize(struct options *o, char *err, size_t errlen);
+
+/* Is letter one of memcached's (`memcached -h`)? Such a letter never
+ * goes to the EAL, whose -n, -r, -s, -S mean other things
+ * (options_hint.c). */
+bool options_memcached_letter(int letter);
 
 /* Prints the option table as help text (options_usage.c). */
 void options_usage(FILE *f, const char *prog);

@@ -32,19 +32,32 @@ options_defaults(struct options *o)
 	o->link_timeout = 10;
 	o->udp_reply_max = 4096;
 	o->request_timeout = 30;
+	o->unix_mask = 0700;
 }
 
 
 int
 options_finalize(struct options *o, char *err, size_t errlen)
 {
-	if (o->tcp_port == 0 && o->udp_port == 0)
+	/* memcached's -s: the unix socket instead of the network */
+	if (o->unix_path[0] != '\0') {
+		if (o->stack != STACK_POSIX)
+			return util_fail(err, errlen,
+				    "--unix-socket needs --stack posix (the native stack "
+				    "serves a NIC, not kernel sockets)");
+		o->tcp_port = 0;
+		o->udp_port = 0;
+	} else if (o->tcp_port == 0 && o->udp_port == 0)
 		return util_fail(err, errlen,
 			    "--port 0 and --udp-port 0: nothing to listen on");
 	if (o->stack == STACK_NATIVE && o->ip_addr == 0)
 		return util_fail(err, errlen,
 			    "--stack native needs --ip ADDR/PREFIX "
 			    "(the server's address on the port)");
+	if (o->stack != STACK_POSIX && o->reqs_per_event != 0)
+		return util_fail(err, errlen,
+			    "--max-reqs-per-event applies to --stack posix only (the native "
+			    "stack serves each connection's burst of packets in turn already)");
 	if (o->stack == STACK_POSIX && o->ip_addr != 0)
 		return util_fail(err, errlen,
 			    "--ip applies to --stack native only (the posix stack listens on -l)");

@@ -94,6 +94,10 @@ worker_main(void *arg)
 		 * resets and closes, and the wait */
 		int timeout = posix_timeout_min(posix_tcp_expire(w),
 						posix_tcp_idle_expire(w));
+
+		/* -R: connections that yielded have their turn, and the wait
+		 * does not wait while some yielded again */
+		timeout = posix_timeout_min(timeout, posix_yield_run(w));
 		int n, i;
 
 		if (w->accept_paused) {
@@ -153,6 +157,7 @@ worker_init(struct posix_stack *s, struct posix_worker *w, unsigned id,
 	pthread_mutex_init(&w->open_lock, NULL);
 	TAILQ_INIT(&w->timed);
 	TAILQ_INIT(&w->idle);
+	TAILQ_INIT(&w->yielded);
 
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0 || posix_inbox_open(w) < 0) {
@@ -235,7 +240,8 @@ posix_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bin
 
 	*bind_failed = false;
 	if (pc->threads == 0 || cfg->engine == NULL || cfg->cmd == NULL ||
-	    pc->listen == NULL || (cfg->tcp_port == 0 && cfg->udp_port == 0)) {
+	    pc->listen == NULL ||
+	    (cfg->tcp_port == 0 && cfg->udp_port == 0 && pc->unix_path == NULL)) {
 		util_fail(err, errlen, "posix stack: incomplete configuration");
 		return NULL;
 	}
@@ -259,6 +265,10 @@ posix_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bin
 	s->cfg.allow = NULL; /* the caller's array may go; s->allow is the copy */
 	snprintf(s->listen, sizeof(s->listen), "%s", pc->listen);
 	s->cfg.posix.listen = s->listen;
+	if (pc->unix_path != NULL) {
+		snprintf(s->unix_path, sizeof(s->unix_path), "%s", pc->unix_path);
+		s->cfg.posix.unix_path = s->unix_path;
+	}
 	if (s->cfg.posix.backlog <= 0)
 		s->cfg.posix.backlog = 1024;
 	s->nworkers = pc->threads;
@@ -552,6 +562,7 @@ posix_stats(const struct stack *st, struct cmd_server_stats *out)
 	out->conns_request_timeouts = c[POSIX_C_conns_request_timeouts];
 	out->conns_write_timeouts = c[POSIX_C_conns_write_timeouts];
 	out->idle_kicks = c[POSIX_C_idle_kicks];
+	out->conn_yields = c[POSIX_C_conn_yields];
 }
 
 static const char *const posix_counter_names[POSIX_C_MAX] = {

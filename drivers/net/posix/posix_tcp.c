@@ -244,6 +244,7 @@ conn_close(struct posix_conn *c)
 		c->next->prev = c->prev;
 	pthread_mutex_unlock(&w->open_lock);
 	timed_unlink(c);
+	posix_yield_unlink(c);
 	if (w->stack->idle_timeout_ms != 0)
 		idle_unlink(c);
 	close(c->fd); /* also leaves the epoll set */
@@ -496,9 +497,12 @@ static void
 conn_update_events(struct posix_conn *c)
 {
 	uint32_t want = 0;
+	/* -R: a connection whose requests wait for its next turn reads no
+	 * more until they ran */
+	bool yielded = posix_yield_note(c);
 
 	conn_watch(c);
-	if (!c->ses.closing && !c->ses.eof && !cmd_session_backlogged(&c->ses))
+	if (!yielded && !c->ses.closing && !c->ses.eof && !cmd_session_backlogged(&c->ses))
 		want |= EPOLLIN;
 	if (out_pending(c) > 0)
 		want |= EPOLLOUT;
@@ -588,7 +592,8 @@ conn_readable(struct posix_conn *c)
 		idle_touch(c);
 		if (!conn_service(c))
 			return;
-		if (c->ses.closing || cmd_session_backlogged(&c->ses))
+		if (c->ses.closing || cmd_session_backlogged(&c->ses) ||
+		    cmd_conn_yielded(c->ses.cmd))
 			break;
 		if ((size_t)n < room)
 			break; /* the socket is drained */
@@ -599,6 +604,7 @@ conn_readable(struct posix_conn *c)
 void
 posix_tcp_event(struct posix_conn *c, uint32_t events)
 {
+	posix_yield_begin(c);
 	if ((events & EPOLLERR) || ((events & EPOLLHUP) && !(events & EPOLLIN))) {
 		conn_close(c);
 		return;
