@@ -61,6 +61,8 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->udpport = o->udp_port;
 	out->inter = o->stack == STACK_NATIVE ? o->ip : o->listen;
 	out->tcp_backlog = (uint64_t)o->backlog;
+	out->domain_socket = o->unix_path[0] ? o->unix_path : NULL;
+	out->umask = o->unix_mask;
 	out->idle_timeout = o->idle_timeout;
 	out->stack = o->stack == STACK_POSIX ? "posix" : "native";
 	out->eviction = engine_eviction_name(o->eviction);
