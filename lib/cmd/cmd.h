@@ -59,7 +59,7 @@ struct cmd_server_stats {
 	uint64_t udpport;
 	const char *inter;            /* listen address(es) */
 	const char *domain_socket;    /* -s's path; NULL: none */
-	uint64_t umask;               /* -a, with domain_socket */
+	uint64_t umask;               /* -a: the unix socket's mode */
 	uint64_t tcp_backlog;
 	uint64_t idle_timeout;
 	const char *stack;            /* "posix" or "native" */

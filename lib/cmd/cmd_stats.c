@@ -248,10 +248,10 @@ stats_settings(struct cmd_conn *c)
 	put_u64(&so, "verbosity", (uint64_t)cmd_verbosity(s));
 	put_bool(&so, "evictions", !ss.eviction || strcmp(ss.eviction, "none") != 0, "on", "off");
 	put_str(&so, "domain_socket", ss.domain_socket);
-	if (ss.domain_socket != NULL) {
+	{
 		char mask[8];
 
-		/* memcached prints the mode in octal */
+		/* -a, in octal as memcached prints it (700 by default) */
 		snprintf(mask, sizeof(mask), "%o", (unsigned)ss.umask);
 		put_str(&so, "umask", mask);
 	}
