@@ -464,28 +464,42 @@ class Settings(SegcachedTest):
             c.close()
 
     def test_small_heap_segments(self):
-        # -m 16: 256 KiB segments, and the item limit follows them...
-        v = b"s" * (300 * 1024)
-        with harness.Server(name="small-heap", memory_mb=16) as srv:
-            st, c = self.settings(srv)
-            self.assertEqual(int(st["item_size_max"]), 256 << 10)
-            seg = c.stats(b"segments")
-            self.assertEqual(int(seg["seg_size"]), 256 << 10)
-            self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)),
-                             b"SERVER_ERROR object too large for cache\r\n")
-            self.assertEqual(c.cmd(b"set ok 0 0 %d\r\n%s\r\n" % (200000, v[:200000])),
-                             b"STORED\r\n")
-            c.close()
-        # ...unless -I is given; -m 64 (memcached's default) keeps 1 MiB.
-        for memory_mb, item_max in ((16, "1m"), (64, None)):
-            with harness.Server(name="small-heap-I", memory_mb=memory_mb,
-                                item_max=item_max) as srv:
+        # -m 16 and 48: memcached's 1 MiB items, in 1 MiB segments, and a
+        # start line that says so and how to choose smaller ones (issue 37:
+        # the limit fell to 256 KiB without a word)
+        v = b"s" * 1048512  # what memcached 1.6.18 stores at -m 16
+        for memory_mb in (16, 48, 64):
+            with harness.Server(name="small-heap", memory_mb=memory_mb) as srv:
                 st, c = self.settings(srv)
                 self.assertEqual(int(st["item_size_max"]), 1 << 20)
                 self.assertEqual(int(c.stats(b"segments")["seg_size"]), 1 << 20)
                 self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)),
                                  b"STORED\r\n")
+                self.assertEqual(c.get(b"big")[b"big"][1], v)
                 c.close()
+                if memory_mb < 64:
+                    self.assertIn("largest item 1048576 bytes (-I), as memcached's, in "
+                                  "segments of 1 MiB: -m %d MiB holds few of them" % memory_mb,
+                                  srv.log())
+                else:
+                    self.assertNotIn("largest item", srv.log())
+        # a heap too small for 1 MiB segments: smaller ones, and exactly
+        # what the largest item is and why, at start
+        with harness.Server(name="tiny-heap", memory_mb=4) as srv:
+            st, c = self.settings(srv)
+            self.assertEqual(int(st["item_size_max"]), 128 << 10)
+            self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (200000, v[:200000])),
+                             b"SERVER_ERROR object too large for cache\r\n")
+            c.close()
+            self.assertIn("largest item 131072 bytes (-I), not memcached's 1 MiB: an item "
+                          "lives in one segment, and -m 4 MiB is too small", srv.log())
+        # smaller segments when asked, for many small items
+        with harness.Server(name="small-segments", memory_mb=16,
+                            seg_extra=["--segment-size", "256K", "-I", "256k"]) as srv:
+            st, c = self.settings(srv)
+            self.assertEqual(int(st["item_size_max"]), 256 << 10)
+            self.assertEqual(int(c.stats(b"segments")["seg_size"]), 256 << 10)
+            c.close()
 
     def test_config_file_and_override(self):
         with tempfile.TemporaryDirectory() as d:

@@ -21,6 +21,11 @@
 /* sysexits.h EX_USAGE: what a bad option or config file exits with. */
 #define OPTIONS_EXIT_USAGE 64
 
+/* The smallest -m whose segments are 1 MiB, as -I's default: below it
+ * the heap would hold too few of them, and segments and items are
+ * smaller (said at start). */
+#define OPTIONS_FULL_ITEM_MEMORY (8u << 20)
+
 /* lib/seg's largest item: -I above it is a bad option. */
 #define OPTIONS_SEG_ITEM_MAX (4u << 20)
 
@@ -112,6 +117,10 @@ struct options {
 	 * logs each as "ignored: ..." */
 	char ignored[OPTIONS_IGNORED_MAX][OPTIONS_IGNORED_LEN];
 	unsigned n_ignored;
+	/* What options_finalize() chose for the largest item and why, when
+	 * -m made it matter; main() logs it at start ("" = nothing to say) */
+	char item_note[320];
+	bool segment_size_derived; /* options_finalize() chose segment_size for -m */
 };
 
 /* Fills o with the defaults (options_defaults.c). */
@@ -132,6 +141,13 @@ int options_finalize(struct options *o, char *err, size_t errlen);
  * goes to the EAL, whose -n, -r, -s, -S mean other things
  * (options_hint.c). */
 bool options_memcached_letter(int letter);
+
+/* The segment size the seg engine gets at -m `memory` when neither -I nor
+ * --segment-size is given: 1 MiB (memcached's item limit) from
+ * OPTIONS_FULL_ITEM_MEMORY up, lib/seg's smaller ones below
+ * (options_defaults.c). What `segcached -m <memory>` would build, for the
+ * miss-ratio curve's sizes too. */
+size_t options_default_segment_size(size_t memory);
 
 /* Prints the option table as help text (options_usage.c). */
 void options_usage(FILE *f, const char *prog);
