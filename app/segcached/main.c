@@ -81,6 +81,7 @@ fill_cmd_settings(struct server *srv)
 	s->verbosity = o->verbosity;
 	s->dump_disabled = o->dump_disabled;
 	s->reqs_per_event = o->reqs_per_event;
+	s->trace = log_trace;
 	s->version = PROTOCOL_VERSION_STRING;
 	s->server_stats = server_stats_fill;
 	s->stats_conns = server_stats_conns;

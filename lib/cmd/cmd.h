@@ -129,6 +129,10 @@ struct cmd_settings {            /* server-wide, read-only after start */
 	size_t udp_reply_max;
 	int verbosity;               /* -v count */
 	bool dump_disabled;          /* -X: no stats cachedump, lru_crawler metadump */
+	/* -vv (or `verbosity 2`): takes each trace line, whole, without its
+	 * newline ("<28 get foo"); NULL: no traces. Any thread. */
+	void (*trace)(void *arg, const char *line);
+	void *trace_arg;
 	unsigned reqs_per_event;     /* -R, see cmd_conn_event_begin(); 0: no cap */
 	const char *version;         /* VERSION reply and `stats` version */
 	/* Fills server-level stats; may be NULL (those lines then print 0). */
@@ -187,6 +191,14 @@ uint64_t cmd_conn_requests(const struct cmd_conn *c);
  * is no cap. */
 void cmd_conn_event_begin(struct cmd_conn *c);
 bool cmd_conn_yielded(const struct cmd_conn *c);
+
+/* -vv: a stack names a connection for memcached's trace lines (its
+ * descriptor) as it opens, which traces "<id new auto-negotiating client
+ * connection", and says when it closes ("<id connection closed."); then
+ * its requests and status replies are traced while the verbosity is 2 or
+ * more (cmd_settings.trace). */
+void cmd_conn_trace_open(struct cmd_conn *c, int id);
+void cmd_conn_trace_close(struct cmd_conn *c);
 
 /* The connection came in on the admin port (--admin-port): from now on
  * only the administration commands are served (stats, version,

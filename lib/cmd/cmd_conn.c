@@ -24,6 +24,7 @@ cmd_conn_create(struct cmd_settings *s, struct engine_worker *w, bool udp)
 	c->rt = &s->rt;
 	c->w = w;
 	c->udp = udp;
+	c->trace_id = -1;
 	/* A value longer than the item limit cannot be stored whatever its
 	 * key: refuse it before buffering it (memcached swallows it too). */
 	value_max = s->item_max ? s->item_max : 1024 * 1024;
@@ -155,6 +156,8 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 			break;
 		}
 		st = proto_parse(&c->parser, in + done, len - done, &req, &n);
+		if (st == PROTO_REQ && cmd_tracing(c))
+			cmd_trace_request(c, in + done, n);
 		done += n;
 		if (st == PROTO_REQ && cmd_batch_takes(c, &req)) {
 			c->requests++;

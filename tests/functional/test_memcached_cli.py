@@ -385,6 +385,43 @@ class MemcachedCommandLine(unittest.TestCase):
                 self.refused(["-o", sub + "=1"],
                              "extstore" if sub.startswith("ext_") else "TLS is not supported")
 
+    def test_vv_traces(self):
+        """-vv (and `verbosity 2` on a server started without it) logs
+        memcached's per-connection and per-command lines, in order."""
+        for start, first in ((["-v"], None), ([], b"verbosity 2\r\n")):
+            r = Run(start + (["-v"] if first is None else []), self.tmp)
+            try:
+                self.assertIsNone(r.wait_ready(), r.log())
+                c = r.connect()
+                if first is not None:
+                    self.assertEqual(c.cmd(first), b"OK\r\n")
+                self.assertEqual(c.cmd(b"set foo 0 0 3\r\nbar\r\n"), b"STORED\r\n")
+                self.assertEqual(c.get(b"foo"), {b"foo": (0, b"bar", None)})
+                self.assertEqual(c.get(b"nope"), {})
+                c.send(b"quit\r\n")
+                self.assertTrue(c.closed())
+                c.close()
+                harness.wait_for("the close traced",
+                                 lambda: "connection closed." in r.log(), timeout=30)
+            finally:
+                self.assertEqual(r.finish(), 0, r.log())
+            lines = [l.split("Z ", 1)[1] for l in r.log().splitlines()
+                     if re.match(r"\S+Z [<>]?\d+[: ]", l)]
+            # the connection that set foo (wait_ready's probes are others)
+            fd = re.match(r"<(\d+) set foo", [l for l in lines if " set foo" in l][0]).group(1)
+            mine = [l for l in lines if re.match(r"[<>]?%s[: ]" % fd, l)]
+            want = ["<%s set foo 0 0 3" % fd, ">%s STORED" % fd, "<%s get foo" % fd,
+                    ">%s sending key foo" % fd, ">%s END" % fd, "<%s get nope" % fd,
+                    ">%s END" % fd, "<%s quit" % fd, "<%s connection closed." % fd]
+            if first is None:
+                want = ["<%s new auto-negotiating client connection" % fd,
+                        "%s: Client using the ascii protocol" % fd] + want
+            else:
+                # traced from the reply of the command that turned it on
+                want = [">%s OK" % fd, "%s: Client using the ascii protocol" % fd] + want
+            start = len(mine) - 1 - mine[::-1].index(want[0])
+            self.assertEqual(mine[start:], want, "\n".join(lines))
+
     def test_eal_hint_only_for_letters_memcached_lacks(self):
         # -x is no memcached option: maybe an EAL one, and the hint says so
         p = subprocess.run([harness.ARGS.segcached, "-x", "1"], stderr=subprocess.PIPE,

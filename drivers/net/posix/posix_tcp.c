@@ -266,6 +266,8 @@ conn_close(struct posix_conn *c)
 
 	/* Keep the object for the next connection, with no input and a
 	 * small output buffer. */
+	if (c->ses.cmd != NULL)
+		cmd_conn_trace_close(c->ses.cmd); /* -vv */
 	conn_in_drop(c);
 	if (cmd_session_close(&c->ses, item_max(w)) < 0) {
 		/* No memory for even a small buffer: drop the object. */
@@ -362,6 +364,7 @@ posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls)
 	/* Responses are whole; send them at once (memcached does). */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->fd = fd;
+	cmd_conn_trace_open(c->ses.cmd, fd); /* -vv */
 	c->events = EPOLLIN;
 	ev.events = c->events;
 	ev.data.ptr = c;
