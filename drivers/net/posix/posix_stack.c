@@ -362,11 +362,26 @@ posix_start(struct stack *st, char *err, size_t errlen)
 	unsigned i;
 	int rc;
 
-	if (s->ncpus > 0 && s->ncpus < s->nworkers)
-		POSIX_LOG(WARNING,
-			  "%u posix threads on %u CPU sets: worker i shares set i mod %u "
-			  "(give as many lcores as threads to give each its own)",
-			  s->nworkers, s->ncpus, s->ncpus);
+	if (s->ncpus > 0) {
+		cpu_set_t all;
+		char list[128];
+
+		/* Fewer CPUs than threads, all sets together, is worth a
+		 * warning; sets of several CPUs each (every worker on the
+		 * process's CPUs, the default) are the kernel's to share out. */
+		CPU_ZERO(&all);
+		for (i = 0; i < s->ncpus; i++)
+			CPU_OR(&all, &all, &s->cpus[i]);
+		cpus_string(&all, list, sizeof(list));
+		if ((unsigned)CPU_COUNT(&all) < s->nworkers)
+			POSIX_LOG(WARNING,
+				  "%u posix threads on %d CPUs (%s): threads share CPUs; give "
+				  "as many lcores as threads (-l, --lcores) or fewer threads (-t) "
+				  "to give each its own", s->nworkers, CPU_COUNT(&all), list);
+		else if (s->ncpus == 1)
+			POSIX_LOG(INFO, "%u posix threads on CPUs %s, placed by the kernel",
+				  s->nworkers, list);
+	}
 	/* Workers take no signals: the control thread handles them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
