@@ -206,6 +206,11 @@ class Usage(SegcachedTest):
              "line 1: expected a value of at most 255 characters, got 300"),
             ("# %s\n" % ("c" * 400), "line 1: expected at most 322 characters on a line, got 402"),
             ("port = 1\x00\n", "line 1: expected text, got a NUL byte"),
+            # issue 37: the second of two `port =` lines used to win silently
+            ("[segcached]\nport = 1234\nmemory = 32\nport = 5678\n",
+             "line 4: 'port' is set again (first on line 2): give each option once"),
+            ("memory = 32\nmemory-limit = 64\n",
+             "line 2: 'memory-limit' is set again (first on line 1): give each option once"),
         ]
         with tempfile.TemporaryDirectory() as d:
             for text, msg in cases:
