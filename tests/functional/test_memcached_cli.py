@@ -422,12 +422,42 @@ class MemcachedCommandLine(unittest.TestCase):
             start = len(mine) - 1 - mine[::-1].index(want[0])
             self.assertEqual(mine[start:], want, "\n".join(lines))
 
+    def test_port_held_by_memcached_is_named(self):
+        """Debian's memcached.service holds 11211: the error names the
+        process and how to stop the service (a memcached on a free port
+        here stands for it)."""
+        port = harness.free_port()
+        cmd = [shutil.which("memcached"), "-p", str(port), "-l", "127.0.0.1", "-U", "0"]
+        if os.geteuid() == 0:
+            cmd += ["-u", "nobody"]
+        mc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+        try:
+            harness.wait_for("memcached", lambda: _connects(port), timeout=30)
+            p = subprocess.run([harness.ARGS.segcached, "-l", "127.0.0.1", "-p", str(port),
+                                "-m", "16", "-t", "1"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=60)
+        finally:
+            mc.terminate()
+            mc.wait(timeout=harness.STOP_TIMEOUT)
+        out = p.stdout.decode()
+        self.assertEqual(p.returncode, 71, out)
+        self.assertIn("Address already in use (memcached (pid %d) has it" % mc.pid, out)
+        self.assertIn("systemctl disable --now memcached", out)
+
     def test_eal_hint_only_for_letters_memcached_lacks(self):
         # -x is no memcached option: maybe an EAL one, and the hint says so
         p = subprocess.run([harness.ARGS.segcached, "-x", "1"], stderr=subprocess.PIPE,
                            stdout=subprocess.PIPE, timeout=60)
         self.assertEqual(p.returncode, EX_USAGE)
         self.assertIn("--eal '-x ...'", p.stderr.decode())
+
+
+def _connects(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":

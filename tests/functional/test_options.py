@@ -361,6 +361,9 @@ class Usage(SegcachedTest):
             self.assertEqual(p.returncode, EX_OSERR, p.stdout.decode() + p.stderr.decode())
             self.assertIn("cannot listen on 127.0.0.1:%d" % port,
                           p.stdout.decode() + p.stderr.decode())
+            # issue 37: and who holds it (this test, from /proc)
+            self.assertIn("Address already in use (python3 (pid %d) has it: stop that one"
+                          % os.getpid(), p.stdout.decode() + p.stderr.decode())
         finally:
             s.close()
 

@@ -332,6 +332,9 @@ void posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *
 void posix_tcp_event(struct posix_conn *c, uint32_t events);
 void posix_tcp_close_all(struct posix_worker *w);
 void posix_tcp_free_all(struct posix_worker *w);
+/* posix_owner.c: "memcached (pid 812)" for the process holding a port
+ * (TCP: listening on it), from /proc; false when it cannot be told. */
+bool posix_port_owner(unsigned port, bool tcp, char *out, size_t outlen);
 /* posix_unix.c: binds the -s socket with the -a mode, taking over a
  * stale socket file but never a live server's. 0, or -1 with why. */
 int posix_unix_open(struct posix_stack *s, char *err, size_t errlen, bool *bind_failed);

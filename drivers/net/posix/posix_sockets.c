@@ -118,10 +118,21 @@ bind_one(struct posix_stack *s, const char *host, const char *port, int type,
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
 		    (type == SOCK_STREAM && listen(fd, s->cfg.posix.backlog) < 0)) {
-			util_fail(err, errlen, "cannot listen on %s: %s%s", ps->name,
-				   strerror(errno), errno == EADDRINUSE ?
-				   " (another server has it: stop that one, or give this one "
-				   "another -p or -l HOST:PORT)" : "");
+			int e = errno;
+			char owner[128] = "another server";
+
+			if (e == EADDRINUSE)
+				(void)posix_port_owner((unsigned)strtoul(port, NULL, 10),
+						       type == SOCK_STREAM, owner, sizeof(owner));
+			util_fail(err, errlen, "cannot listen on %s: %s%s%s%s%s", ps->name,
+				   strerror(e), e == EADDRINUSE ? " (" : "",
+				   e == EADDRINUSE ? owner : "", e == EADDRINUSE ?
+				   " has it: stop that one, or give this one another -p or -l "
+				   "HOST:PORT)" : "",
+				   /* Debian's memcached package starts one on 11211 */
+				   strncmp(owner, "memcached ", 10) == 0 ?
+				   "; Debian's memcached.service stops for good with "
+				   "'systemctl disable --now memcached'" : "");
 			close(fd);
 			*bind_failed = true;
 			goto fail;
