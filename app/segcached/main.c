@@ -451,6 +451,14 @@ complete_eal_args(struct startup *s)
 		fprintf(stderr, "%s: %s\n", s->prog, err);
 		return OPTIONS_EXIT_USAGE;
 	}
+	/* Before the EAL starts: a usage mistake, said as one (64). */
+	if (srv->opt.stack == STACK_NATIVE && eal_args_lcores_max(ea) < 2) {
+		fprintf(stderr,
+			"%s: --stack native needs at least two lcores (the main lcore runs the "
+			"control loop, each worker lcore serves one queue) and the EAL gets one: "
+			"give e.g. --lcores 0-1 (or the EAL's -l 0-1 before a '--')\n", s->prog);
+		return OPTIONS_EXIT_USAGE;
+	}
 	/* The baseline engine allocates its items from the EAL: give it the
 	 * budget plus room for its index when the EAL runs on --no-huge. */
 	eal_args_add_defaults(ea, srv->opt.stack == STACK_POSIX, eal_memory_mb(&srv->opt, ea));

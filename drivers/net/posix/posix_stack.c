@@ -366,21 +366,22 @@ posix_start(struct stack *st, char *err, size_t errlen)
 		cpu_set_t all;
 		char list[128];
 
-		/* Fewer CPUs than threads, all sets together, is worth a
-		 * warning; sets of several CPUs each (every worker on the
-		 * process's CPUs, the default) are the kernel's to share out. */
+		/* One set is every CPU the process may use (no lcores given):
+		 * the kernel places the threads there, as memcached's, said at
+		 * -v. Lcores chosen (a set each) that are fewer CPUs than
+		 * threads, all together, are worth a warning. */
 		CPU_ZERO(&all);
 		for (i = 0; i < s->ncpus; i++)
 			CPU_OR(&all, &all, &s->cpus[i]);
 		cpus_string(&all, list, sizeof(list));
-		if ((unsigned)CPU_COUNT(&all) < s->nworkers)
+		if (s->ncpus == 1)
+			POSIX_LOG(INFO, "%u posix threads on CPUs %s, placed by the kernel",
+				  s->nworkers, list);
+		else if ((unsigned)CPU_COUNT(&all) < s->nworkers)
 			POSIX_LOG(WARNING,
 				  "%u posix threads on %d CPUs (%s): threads share CPUs; give "
 				  "as many lcores as threads (-l, --lcores) or fewer threads (-t) "
 				  "to give each its own", s->nworkers, CPU_COUNT(&all), list);
-		else if (s->ncpus == 1)
-			POSIX_LOG(INFO, "%u posix threads on CPUs %s, placed by the kernel",
-				  s->nworkers, list);
 	}
 	/* Workers take no signals: the control thread handles them. */
 	sigfillset(&all);
