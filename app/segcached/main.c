@@ -220,6 +220,18 @@ log_sizing(const struct server *srv)
 			 rte_eal_has_hugepages() ? "hugepages" : "EAL memory");
 	else
 		snprintf(stack, sizeof(stack), "kernel sockets (their buffers are the kernel's)");
+	/* lib/baseline has no segments: its items come from the EAL's heap
+	 * as they are stored, up to what -m leaves beside its table */
+	if (srv->opt.engine == SERVER_ENGINE_BASELINE) {
+		APP_LOG(NOTICE,
+			"sizing: -m %zu MiB = items up to %" PRIu64 " MiB (EAL memory, taken as "
+			"they are stored) + hash table %" PRIu64 " MiB; beside it, for -c %u, "
+			"the network stack: %s",
+			srv->opt.memory >> 20,
+			(srv->opt.memory > st.table_bytes ? srv->opt.memory - st.table_bytes : 0) >> 20,
+			st.table_bytes >> 20, srv->opt.max_conns, stack);
+		return;
+	}
 	APP_LOG(NOTICE,
 		"sizing: -m %zu MiB = segments %" PRIu64 " MiB (%s) + hash table %" PRIu64
 		" MiB + segment headers %" PRIu64 " MiB; beside it, for -c %u, the network "

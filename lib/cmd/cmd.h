@@ -88,6 +88,7 @@ struct cmd_server_stats {
 	uint64_t max_conns_per_source;     /* 0: no limit */
 	uint64_t request_timeout;          /* seconds; 0: none */
 	uint64_t admin_port;               /* 0: none */
+	uint64_t metrics_port;             /* --metrics-port; 0: none */
 	uint64_t tcp_buffer_memory;        /* bytes, all TCP buffers; 0: no limit */
 	/* sizing: where the segments are ("anon", "hugepage", "file"; "eal":
 	 * the engine allocates from the EAL) and the most EAL memory the

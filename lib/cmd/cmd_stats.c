@@ -283,6 +283,7 @@ stats_settings(struct cmd_conn *c)
 	put_u64(&so, "max_conns_per_source", ss.max_conns_per_source);
 	put_u64(&so, "request_timeout", ss.request_timeout);
 	put_u64(&so, "admin_port", ss.admin_port);
+	put_u64(&so, "metrics_port", ss.metrics_port);
 	put_u64(&so, "tcp_buffer_memory", ss.tcp_buffer_memory);
 	/* sizing: -m's parts, and the stack's memory beside them */
 	put_str(&so, "heap", ss.heap);

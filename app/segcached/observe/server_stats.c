@@ -70,6 +70,7 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->max_conns_per_source = o->max_conns_per_source;
 	out->request_timeout = o->request_timeout;
 	out->admin_port = o->admin_port;
+	out->metrics_port = o->metrics_port;
 	out->tcp_buffer_memory = o->tcp_buffer_memory;
 	out->heap = heap_word(&srv->es);
 	out->stack_memory_max = srv->es.stack_bytes;
