@@ -262,6 +262,14 @@ class MemcachedCommandLine(unittest.TestCase):
             c.send(b"get k\r\n" * 200)
             for _ in range(200):
                 self.assertEqual(c.line(), b"END\r\n")
+            # a client that sends its requests and shuts down its side
+            # still has every one answered, turn after turn
+            d = r.connect()
+            d.send(b"set k 0 0 1\r\nv\r\n" + b"get k\r\n" * 500)
+            d.sock.shutdown(socket.SHUT_WR)
+            self.assertTrue(d.closed())
+            self.assertEqual(d.buf, b"STORED\r\n" + b"VALUE k 0 1\r\nv\r\nEND\r\n" * 500)
+            d.close()
             self.assertGreaterEqual(int(stat(c, b"", "conn_yields")), 200 // 20 - 1)
             self.assertEqual(stat(c, b"settings", "reqs_per_event"), b"20")
 

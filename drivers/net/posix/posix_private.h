@@ -344,6 +344,8 @@ void posix_yield_begin(struct posix_conn *c);
 /* After its turn: a connection that stopped at the cap with input left
  * goes on the yielded list (true: it is there, do not read more now). */
 bool posix_yield_note(struct posix_conn *c);
+/* Did it stop at the cap with received requests left to run? */
+bool posix_yield_waiting(const struct posix_conn *c);
 /* A closing connection leaves the list. */
 void posix_yield_unlink(struct posix_conn *c);
 /* Gives the yielded connections their next turn; returns 0 when some

@@ -485,8 +485,9 @@ conn_service(struct posix_conn *c)
 	}
 	cmd_session_out_give_back(&c->ses, &c->w->out);
 	/* With no output left, nothing more can be executed now either: a
-	 * connection whose client stopped sending is finished. */
-	if (cmd_session_finished(&c->ses)) {
+	 * connection whose client stopped sending is finished (unless -R
+	 * left requests of it for its next turn). */
+	if (cmd_session_finished(&c->ses) && !posix_yield_waiting(c)) {
 		conn_close(c);
 		return false;
 	}

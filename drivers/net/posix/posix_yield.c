@@ -20,12 +20,18 @@ posix_yield_begin(struct posix_conn *c)
 }
 
 bool
+posix_yield_waiting(const struct posix_conn *c)
+{
+	return c->ses.cmd != NULL && cmd_conn_yielded(c->ses.cmd) && c->in_end > c->in_start &&
+	       !c->ses.closing;
+}
+
+bool
 posix_yield_note(struct posix_conn *c)
 {
 	if (c->on_yield)
 		return true;
-	if (c->ses.cmd == NULL || !cmd_conn_yielded(c->ses.cmd) ||
-	    c->in_end == c->in_start || c->ses.closing)
+	if (!posix_yield_waiting(c))
 		return false;
 	TAILQ_INSERT_TAIL(&c->w->yielded, c, yield_link);
 	c->on_yield = true;
