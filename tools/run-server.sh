@@ -189,6 +189,10 @@ run-server: no DPDK NIC bound; the native stack on a virtual port
   Clients run in namespace $cli_ns, e.g.:
     ip netns exec $cli_ns /usr/bin/python3 -c "from pymemcache.client.base import Client
     c = Client(('$server_ip', $port)); c.set('hello', 'world'); print(c.get('hello'))"
+  /metrics (--metrics-port PORT) and --admin-port listen on kernel sockets
+  inside $srv_ns (the server's 127.0.0.1), not on the host's: e.g.
+    ip netns exec $srv_ns /usr/bin/python3 -c "import urllib.request as u
+    print(u.urlopen('http://127.0.0.1:PORT/metrics').read().decode())"
   Ctrl-C stops the server and removes both namespaces.
 EOF
 ip netns exec "$srv_ns" "$bin" -l "$lcores" $huge --no-pci \

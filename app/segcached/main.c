@@ -39,6 +39,7 @@
 #include "log/log.h"
 #include "observe/observe.h"
 #include "options/options.h"
+#include "server/process_limits.h"
 #include "server/server.h"
 
 RTE_LOG_REGISTER(segcached_logtype, segcached.app, NOTICE);
@@ -79,6 +80,9 @@ fill_cmd_settings(struct server *srv)
 	s->udp_reply_max = o->udp_reply_max;
 	s->admin_all = o->admin_all;
 	s->verbosity = o->verbosity;
+	s->dump_disabled = o->dump_disabled;
+	s->reqs_per_event = o->reqs_per_event;
+	s->trace = log_trace;
 	s->version = PROTOCOL_VERSION_STRING;
 	s->server_stats = server_stats_fill;
 	s->stats_conns = server_stats_conns;
@@ -128,6 +132,8 @@ start_stack(struct server *srv)
 		pc->listen = o->listen;
 		pc->threads = o->threads;
 		pc->backlog = o->backlog;
+		pc->unix_path = o->unix_path[0] ? o->unix_path : NULL;
+		pc->unix_mask = o->unix_mask;
 		/* Worker i on the i-th EAL lcore (main lcore included, in lcore
 		 * id order), or every worker on every CPU the process started
 		 * with. */
@@ -229,6 +235,18 @@ log_sizing(const struct server *srv)
 			 rte_eal_has_hugepages() ? "hugepages" : "EAL memory");
 	else
 		snprintf(stack, sizeof(stack), "kernel sockets (their buffers are the kernel's)");
+	/* lib/baseline has no segments: its items come from the EAL's heap
+	 * as they are stored, up to what -m leaves beside its table */
+	if (srv->opt.engine == SERVER_ENGINE_BASELINE) {
+		APP_LOG(NOTICE,
+			"sizing: -m %zu MiB = items up to %" PRIu64 " MiB (EAL memory, taken as "
+			"they are stored) + hash table %" PRIu64 " MiB; beside it, for -c %u, "
+			"the network stack: %s",
+			srv->opt.memory >> 20,
+			(srv->opt.memory > st.table_bytes ? srv->opt.memory - st.table_bytes : 0) >> 20,
+			st.table_bytes >> 20, srv->opt.max_conns, stack);
+		return;
+	}
 	APP_LOG(NOTICE,
 		"sizing: -m %zu MiB = segments %" PRIu64 " MiB (%s) + hash table %" PRIu64
 		" MiB + segment headers %" PRIu64 " MiB; beside it, for -c %u, the network "
@@ -354,9 +372,13 @@ read_options(struct startup *s)
 	if (options_parse(o, ea->app_argc, ea->app_argv, err, sizeof(err)) < 0 ||
 	    (!o->help && !o->version && options_finalize(o, err, sizeof(err)) < 0)) {
 		fprintf(stderr, "%s: %s\n", s->prog, err);
-		/* "unknown option -a": the EAL's letters are not read here. */
+		/* "unknown option -x": the EAL's letters are not read here. A
+		 * letter memcached defines is never pointed to the EAL, where
+		 * it means something else (-n memory channels, -s service
+		 * cores): memcached's value must not become DPDK's. */
 		if (!ea->has_separator && strncmp(err, "unknown option -", 16) == 0 &&
-		    err[16] != '-' && err[16] != '\0' && err[17] == '\0')
+		    err[16] != '-' && err[16] != '\0' && err[17] == '\0' &&
+		    !options_memcached_letter(err[16]))
 			fprintf(stderr,
 				"  If -%c is an EAL option: on a line without '--' give it "
 				"with --eal '-%c ...'.\n", err[16], err[16]);
@@ -374,6 +396,45 @@ read_options(struct startup *s)
 	return STEP_NEXT;
 }
 
+/* -i, as memcached's prints its own and libevent's licence. */
+static const char segcached_license[] =
+	"Copyright (c) 2026 The segcached authors. BSD-3-Clause licence\n"
+	"(SPDX-License-Identifier: BSD-3-Clause, in every source file): redistribution\n"
+	"and use in source and binary forms, with or without modification, are\n"
+	"permitted provided that the copyright notice, the conditions and the\n"
+	"disclaimer are retained, and the authors' names are not used to endorse\n"
+	"derived products without permission. Provided \"as is\", without warranty.\n"
+	"Built on DPDK (BSD-3-Clause), libpmem2 (BSD-3-Clause) and\n"
+	"libmicrohttpd (LGPL-2.1-or-later).\n";
+
+/* memcached's options taken and ignored, one line each; -r's core limit.
+ * Before the EAL, whose log goes to stderr until then. */
+static int
+apply_process_options(struct startup *s)
+{
+	const struct options *o = &s->srv.opt;
+	char err[256];
+
+	for (unsigned i = 0; i < o->n_ignored; i++)
+		APP_LOG(NOTICE, "ignored: %s", o->ignored[i]);
+	if (o->item_note[0] != '\0')
+		APP_LOG(NOTICE, "%s", o->item_note);
+	if (o->core_dumps) {
+		size_t lim = process_raise_core_limit(err, sizeof(err));
+
+		if (lim == 0) {
+			APP_LOG(ERR, "-r: %s", err);
+			return EXIT_FAILURE;
+		}
+		if (lim == (size_t)-1)
+			APP_LOG(NOTICE, "-r: core file limit raised to unlimited");
+		else
+			APP_LOG(NOTICE, "-r: core file limit raised to the hard limit, %zu bytes",
+				lim);
+	}
+	return STEP_NEXT;
+}
+
 /* --help and --version answer and exit 0. */
 static int
 answer_help_or_version(struct startup *s)
@@ -384,6 +445,10 @@ answer_help_or_version(struct startup *s)
 	}
 	if (s->srv.opt.version) {
 		printf("segcached %s\n", SEGCACHED_VERSION);
+		return 0;
+	}
+	if (s->srv.opt.license) {
+		printf("segcached %s\n%s", SEGCACHED_VERSION, segcached_license);
 		return 0;
 	}
 	return STEP_NEXT;
@@ -411,6 +476,14 @@ complete_eal_args(struct startup *s)
 		eal_args_add_host_defaults(ea, &srv->startup_cpus);
 	if (eal_args_check_lcores(ea, &srv->startup_cpus, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s\n", s->prog, err);
+		return OPTIONS_EXIT_USAGE;
+	}
+	/* Before the EAL starts: a usage mistake, said as one (64). */
+	if (srv->opt.stack == STACK_NATIVE && eal_args_lcores_max(ea) < 2) {
+		fprintf(stderr,
+			"%s: --stack native needs at least two lcores (the main lcore runs the "
+			"control loop, each worker lcore serves one queue) and the EAL gets one: "
+			"give e.g. --lcores 0-1 (or the EAL's -l 0-1 before a '--')\n", s->prog);
 		return OPTIONS_EXIT_USAGE;
 	}
 	/* The baseline engine allocates its items from the EAL: give it the
@@ -547,6 +620,14 @@ create_engine(struct startup *s)
 		return 0;
 	engine_stats(srv->es.engine, &st);
 	srv->segment_size = st.seg_size;
+	if (srv->opt.lock_memory) {
+		if (process_lock_memory(st.heap_bytes, err, sizeof(err)) < 0) {
+			APP_LOG(ERR, "%s", err);
+			return EXIT_FAILURE;
+		}
+		APP_LOG(NOTICE, "-k: memory locked, the %" PRIu64 " MiB heap included (mlockall)",
+			st.heap_bytes >> 20);
+	}
 	return STEP_NEXT;
 }
 
@@ -586,6 +667,7 @@ static int (*const startup_steps[])(struct startup *s) = {
 	split_command_line,
 	read_options,
 	answer_help_or_version,
+	apply_process_options,
 	complete_eal_args,
 	watch_startup,
 	start_eal,

@@ -45,6 +45,10 @@ struct stack_posix_config {
 	 * ncpus 0: they keep the CPUs of the thread that starts them. */
 	const cpu_set_t *cpus;
 	unsigned ncpus;
+	/* memcached's -s/-a: a unix socket at this path (NULL: none), its
+	 * file's mode; served like a TCP listener (posix_unix.c) */
+	const char *unix_path;
+	unsigned unix_mask;
 };
 
 /* The native stack's own settings (stack_config.native). */

@@ -58,6 +58,8 @@ struct cmd_server_stats {
 	uint64_t tcpport;
 	uint64_t udpport;
 	const char *inter;            /* listen address(es) */
+	const char *domain_socket;    /* -s's path; NULL: none */
+	uint64_t umask;               /* -a: the unix socket's mode */
 	uint64_t tcp_backlog;
 	uint64_t idle_timeout;
 	const char *stack;            /* "posix" or "native" */
@@ -86,6 +88,7 @@ struct cmd_server_stats {
 	uint64_t max_conns_per_source;     /* 0: no limit */
 	uint64_t request_timeout;          /* seconds; 0: none */
 	uint64_t admin_port;               /* 0: none */
+	uint64_t metrics_port;             /* --metrics-port; 0: none */
 	uint64_t tcp_buffer_memory;        /* bytes, all TCP buffers; 0: no limit */
 	/* sizing: where the segments are ("anon", "hugepage", "file"; "eal":
 	 * the engine allocates from the EAL) and the most EAL memory the
@@ -132,6 +135,12 @@ struct cmd_settings {            /* server-wide, read-only after start */
 	 * hotkeys, conns, reset). */
 	bool admin_all;
 	int verbosity;               /* -v count */
+	bool dump_disabled;          /* -X: no stats cachedump, lru_crawler metadump */
+	/* -vv (or `verbosity 2`): takes each trace line, whole, without its
+	 * newline ("<28 get foo"); NULL: no traces. Any thread. */
+	void (*trace)(void *arg, const char *line);
+	void *trace_arg;
+	unsigned reqs_per_event;     /* -R, see cmd_conn_event_begin(); 0: no cap */
 	const char *version;         /* VERSION reply and `stats` version */
 	/* Fills server-level stats; may be NULL (those lines then print 0). */
 	void (*server_stats)(void *arg, struct cmd_server_stats *out);
@@ -180,6 +189,23 @@ bool cmd_conn_dumping(const struct cmd_conn *c);
  * refused): tells a partial request that lingers from one that follows
  * completed ones (cmd_session_wait()). */
 uint64_t cmd_conn_requests(const struct cmd_conn *c);
+
+/* -R (cmd_settings.reqs_per_event): a stack that gives its connections
+ * turns calls event_begin at the start of each; cmd_process() then runs
+ * at most reqs_per_event requests (a batch of gets or a dump under way
+ * finishes) until the next, and yielded says that it stopped for it, with
+ * the rest of the input left for a later turn. Without event_begin there
+ * is no cap. */
+void cmd_conn_event_begin(struct cmd_conn *c);
+bool cmd_conn_yielded(const struct cmd_conn *c);
+
+/* -vv: a stack names a connection for memcached's trace lines (its
+ * descriptor) as it opens, which traces "<id new auto-negotiating client
+ * connection", and says when it closes ("<id connection closed."); then
+ * its requests and status replies are traced while the verbosity is 2 or
+ * more (cmd_settings.trace). */
+void cmd_conn_trace_open(struct cmd_conn *c, int id);
+void cmd_conn_trace_close(struct cmd_conn *c);
 
 /* The connection came in on the admin port (--admin-port): from now on
  * only the administration commands are served: counters (stats, version,

@@ -18,6 +18,9 @@ cmd_batch_takes(const struct cmd_conn *c, const struct proto_req *req)
 	 * after each key's reply (batch_done), as cmd_process() does. */
 	if (c->admin || req->error != NULL || req->key == NULL)
 		return false;
+	/* -vv: traced one at a time, each reply after its request */
+	if (cmd_tracing(c))
+		return false;
 	if (c->udp && !cmd_udp_servable(c, req))
 		return false;
 	if (req->cmd == PROTO_CMD_GET || req->cmd == PROTO_CMD_GETS)
@@ -193,6 +196,8 @@ batch_done(void *arg, unsigned i, enum engine_status st, const struct engine_ite
 			memcpy(end, "\r\nEND\r\n", 7);
 			proto_out_commit(out, hlen + it->vlen + 7);
 			c->line_mark_valid = false;
+			if (cmd_tracing(c))
+				cmd_trace_reply(c, "END");
 			goto next;
 		}
 		memcpy(end, "\r\n", 2);
@@ -201,6 +206,8 @@ batch_done(void *arg, unsigned i, enum engine_status st, const struct engine_ite
 	if (e->get_last) {
 		c->line_mark_valid = false;
 		cmd_put(c, "END\r\n", 5);
+		if (cmd_tracing(c))
+			cmd_trace_reply(c, "END");
 	}
 next:
 	if (c->udp)

@@ -50,11 +50,15 @@ cmd_exec_get(struct cmd_conn *c, const struct proto_req *req)
 			memcpy(proto_out_tail(c->out), "\r\n", 2);
 			proto_out_commit(c->out, 2);
 			c->last = it;
+			if (cmd_tracing(c))
+				cmd_trace_key(c, req->key, req->klen);
 		}
 	}
 	if (req->get_last) {
 		c->line_mark_valid = false;
 		cmd_put(c, "END\r\n", 5);
+		if (cmd_tracing(c))
+			cmd_trace_reply(c, "END");
 	}
 }
 

@@ -25,6 +25,7 @@ cmd_conn_create(struct cmd_settings *s, struct engine_worker *w, bool udp)
 	c->rt = &s->rt;
 	c->w = w;
 	c->udp = udp;
+	c->trace_id = -1;
 	/* A value longer than the item limit cannot be stored whatever its
 	 * key: refuse it before buffering it (memcached swallows it too). */
 	value_max = s->item_max ? s->item_max : 1024 * 1024;
@@ -68,6 +69,19 @@ uint64_t
 cmd_conn_requests(const struct cmd_conn *c)
 {
 	return c->requests;
+}
+
+void
+cmd_conn_event_begin(struct cmd_conn *c)
+{
+	c->yielded = false;
+	c->budget_end = c->s->reqs_per_event ? c->requests + c->s->reqs_per_event : 0;
+}
+
+bool
+cmd_conn_yielded(const struct cmd_conn *c)
+{
+	return c->yielded;
 }
 
 void
@@ -154,12 +168,23 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 
 		if (out->backpressure && proto_out_pending(out) >= out->backpressure)
 			break;
+		/* -R: this turn's requests are done (a batch of gets runs
+		 * when it holds the last; a dump under way finishes first) */
+		if (c->budget_end != 0 && c->requests >= c->budget_end && batch.n == 0 &&
+		    c->dump == NULL) {
+			c->yielded = true;
+			break;
+		}
 		st = proto_parse(&c->parser, in + done, len - done, &req, &n);
+		if (st == PROTO_REQ && cmd_tracing(c))
+			cmd_trace_request(c, in + done, n);
 		done += n;
 		if (st == PROTO_REQ && cmd_batch_takes(c, &req)) {
 			c->requests++;
 			queued = true;
-			if (!cmd_batch_add(c, &batch, &req, done))
+			/* a batch runs when full, or when it holds -R's last */
+			if (!cmd_batch_add(c, &batch, &req, done) &&
+			    (c->budget_end == 0 || c->requests < c->budget_end))
 				continue;
 		}
 		/* A full batch runs, and anything else waits for the gets

@@ -214,9 +214,9 @@ cmd_dump_metadump(struct cmd_conn *c, const struct proto_req *req)
 	uint64_t classes = ~1ull;
 
 	if (!c->dump) {
-		if (!engine_can_dump(c->s->engine)) {
-			/* lib/baseline: rte_hash has no iterator that is safe
-			 * beside writers (docs/protocol.md) */
+		if (c->s->dump_disabled || !engine_can_dump(c->s->engine)) {
+			/* -X; or lib/baseline: rte_hash has no iterator that
+			 * is safe beside writers (docs/protocol.md) */
 			cmd_reply(c, false, "ERROR metadump not allowed");
 			return;
 		}
@@ -233,7 +233,7 @@ cmd_dump_metadump(struct cmd_conn *c, const struct proto_req *req)
 void
 cmd_dump_cachedump(struct cmd_conn *c, const struct proto_req *req)
 {
-	if (!c->dump && !engine_can_dump(c->s->engine)) {
+	if (!c->dump && (c->s->dump_disabled || !engine_can_dump(c->s->engine))) {
 		/* memcached's line when dumping is disabled (-X) */
 		cmd_reply(c, false, "CLIENT_ERROR stats cachedump not allowed");
 		return;

@@ -43,6 +43,14 @@ struct cmd_conn {
 	bool udp;
 	bool admin;                /* admin port: administration commands only */
 	uint64_t requests;         /* parsed so far (cmd_conn_requests) */
+	/* -R: requests stops this wake-up's turn at this count (0: no cap;
+	 * cmd_conn_event_begin), and yielded says it did */
+	uint64_t budget_end;
+	bool yielded;
+	/* -vv: the id the trace lines name (the stack's descriptor), -1 for
+	 * an untraced connection (cmd_trace.c) */
+	int trace_id;
+	bool trace_said_protocol;
 	size_t udp_sent;           /* reply bytes of this datagram, earlier calls */
 	size_t udp_start;          /* pending output when this call began */
 	/* this cmd_process() call */
@@ -55,6 +63,27 @@ struct cmd_conn {
 	/* a key dump under way (cmd_dump.c), or NULL */
 	struct cmd_dump *dump;
 };
+
+/* ---- -vv traces (cmd_trace.c) ---- */
+
+/* Is this connection traced now (verbosity 2 or more, live)? */
+static inline bool
+cmd_tracing(const struct cmd_conn *c)
+{
+	int v;
+
+	if (c->trace_id < 0)
+		return false;
+	v = __atomic_load_n(&c->s->rt.verbosity_plus1, __ATOMIC_RELAXED);
+	return (v ? v - 1 : c->s->verbosity) >= 2;
+}
+
+/* "<id LINE": the request's first line (its data block left out). */
+void cmd_trace_request(struct cmd_conn *c, const char *req, size_t len);
+/* ">id sending key KEY": a hit of a get. */
+void cmd_trace_key(struct cmd_conn *c, const char *key, size_t klen);
+/* ">id LINE": a status line of the reply. */
+void cmd_trace_reply(struct cmd_conn *c, const char *line);
 
 /* ---- the command table (cmd_table.c) ---- */
 

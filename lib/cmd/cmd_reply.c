@@ -34,6 +34,8 @@ cmd_reply(struct cmd_conn *c, bool noreply, const char *line)
 {
 	if (!noreply && !proto_out_line(c->out, line))
 		cmd_fail(c);
+	else if (!noreply && cmd_tracing(c))
+		cmd_trace_reply(c, line);
 }
 
 /* A header's number: one or two digits (flags, a short value's length)

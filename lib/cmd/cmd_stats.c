@@ -247,11 +247,20 @@ stats_settings(struct cmd_conn *c)
 	put_str(&so, "inter", ss.inter);
 	put_u64(&so, "verbosity", (uint64_t)cmd_verbosity(s));
 	put_bool(&so, "evictions", !ss.eviction || strcmp(ss.eviction, "none") != 0, "on", "off");
-	put_str(&so, "domain_socket", NULL);
+	put_str(&so, "domain_socket", ss.domain_socket);
+	{
+		char mask[8];
+
+		/* -a, in octal as memcached prints it (700 by default) */
+		snprintf(mask, sizeof(mask), "%o", (unsigned)ss.umask);
+		put_str(&so, "umask", mask);
+	}
 	put_bool(&so, "shutdown_command", s->shutdown_enabled, "yes", "no");
 	put_u64(&so, "num_threads", ss.threads);
 	put_u64(&so, "num_threads_per_udp", ss.threads);
 	put_str(&so, "detail_enabled", "no");
+	/* -R; 0: no cap (memcached's is always set, 20 by default) */
+	put_u64(&so, "reqs_per_event", s->reqs_per_event);
 	put_bool(&so, "cas_enabled", !s->cas_disabled, "yes", "no");
 	put_u64(&so, "tcp_backlog", ss.tcp_backlog);
 	put_str(&so, "binding_protocol", "ascii");
@@ -263,7 +272,8 @@ stats_settings(struct cmd_conn *c)
 	/* segcached's: how far the table may grow (--hash-grow); 1 = fixed */
 	put_u64(&so, "hash_grow_max", es.hash_grow_max ? es.hash_grow_max : 1);
 	put_bool(&so, "flush_enabled", !s->flush_disabled, "yes", "no");
-	put_bool(&so, "dump_enabled", engine_can_dump(s->engine), "yes", "no");
+	put_bool(&so, "dump_enabled", engine_can_dump(s->engine) && !s->dump_disabled, "yes",
+		 "no");
 	put_u64(&so, "idle_timeout", ss.idle_timeout);
 	/* segcached's own */
 	put_str(&so, "engine", s->engine->ops->name);
@@ -273,6 +283,7 @@ stats_settings(struct cmd_conn *c)
 	put_u64(&so, "max_conns_per_source", ss.max_conns_per_source);
 	put_u64(&so, "request_timeout", ss.request_timeout);
 	put_u64(&so, "admin_port", ss.admin_port);
+	put_u64(&so, "metrics_port", ss.metrics_port);
 	put_u64(&so, "tcp_buffer_memory", ss.tcp_buffer_memory);
 	/* sizing: -m's parts, and the stack's memory beside them */
 	put_str(&so, "heap", ss.heap);

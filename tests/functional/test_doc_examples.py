@@ -21,6 +21,12 @@ line before a fenced block. A marked block is
   directory and PATH in the document's later marked commands is replaced by
   it (`--config /etc/segcached.ini` reads the README's own example file).
 
+A sample of output, marked `<!-- output of: COMMAND -->` on the line before
+its fenced block, is what COMMAND (a server, run as above) prints by the
+time it is ready: each line of the sample, its leading time stamp aside
+(`2026-11-27T02:05:14.487Z ` matches any) and `...` standing for a part
+that depends on the host, is a line of the real output, in order.
+
 A marked block that fails fails the test. The blocks left unmarked, and why:
 
 * README, quick start and "Run all tests": install packages, build, and
@@ -52,6 +58,7 @@ import harness
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = ["README.md", "docs/operations.md"]
 MARKER = "<!-- runnable -->"
+OUTPUT_MARKER = re.compile(r"^<!-- output of: (.+) -->$")
 SERVER_START_S = 60
 SERVER_STOP_S = 60
 COMMAND_S = 60
@@ -80,6 +87,31 @@ def marked_blocks(path):
             i = k
         i += 1
     return blocks
+
+
+def output_samples(path):
+    """(command, first line number, sample lines) of each output sample."""
+    out = []
+    with open(path) as f:
+        lines = f.read().split("\n")
+    for i, line in enumerate(lines):
+        m = OUTPUT_MARKER.match(line.strip())
+        if not m:
+            continue
+        if i + 1 >= len(lines) or not lines[i + 1].startswith("```"):
+            raise AssertionError("%s:%d: the output marker is not followed by a fenced block"
+                                 % (path, i + 1))
+        k = i + 2
+        while k < len(lines) and lines[k].strip() != "```":
+            k += 1
+        out.append((m.group(1), i + 3, [l for l in lines[i + 2:k] if l.strip()]))
+    return out
+
+
+def sample_regex(line):
+    """A sample line as a pattern for a real one."""
+    line = re.sub(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ", "", line)
+    return re.compile(r"(\S+Z )?" + ".*".join(re.escape(p) for p in line.split("...")) + "$")
 
 
 def commands(text):
@@ -146,6 +178,7 @@ class DocExamples(unittest.TestCase):
                           % (where, cmd, SERVER_STOP_S))
             self.assertEqual(rc, 0, "%s: `%s` exited %d after SIGTERM:\n%s"
                              % (where, cmd, rc, buf.decode(errors="replace")))
+            return buf.decode(errors="replace")
         finally:
             if p.poll() is None:
                 p.kill()
@@ -188,6 +221,28 @@ class DocExamples(unittest.TestCase):
                         self.run_server(where, cmd)
                     else:
                         self.run_command(where, cmd)
+
+    def check_samples(self, doc):
+        samples = output_samples(os.path.join(ROOT, doc))
+        for cmd, lineno, sample in samples:
+            where = "%s:%d" % (doc, lineno)
+            with self.subTest(where=where, cmd=cmd):
+                real = self.run_server(where, cmd).splitlines()
+                at = 0
+                for want in sample:
+                    pat = sample_regex(want)
+                    while at < len(real) and not pat.match(real[at]):
+                        at += 1
+                    self.assertLess(at, len(real), "%s: the sample line\n  %s\nis not in the "
+                                    "output of `%s` (in order):\n%s"
+                                    % (where, want, cmd, "\n".join(real)))
+                    at += 1
+        return samples
+
+    def test_samples(self):
+        self.assertTrue(self.check_samples("docs/operations.md"),
+                        "docs/operations.md quotes no start-up output")
+        self.check_samples("README.md")
 
     def test_readme(self):
         self.check_doc("README.md")

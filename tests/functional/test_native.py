@@ -794,8 +794,12 @@ class StartupErrors(unittest.TestCase):
 
     def test_no_worker_lcore(self):
         rc, out = self.run_server(["--no-huge", "-l", "0", self.vdev()])
-        self.assertEqual(rc, 1, out)
+        # a usage mistake, found before the EAL starts (issue 37), with a
+        # hint that works on both lines
+        self.assertEqual(rc, 64, out)
         self.assertIn("at least two lcores", out)
+        self.assertIn("--lcores 0-1", out)
+        self.assertNotIn("EAL:", out)
 
     def test_more_lcores_than_port_queues(self):
         rc, out = self.run_server(["--no-huge", "--lcores=0@0,1@0,2@0", self.vdev()])

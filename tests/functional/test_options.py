@@ -78,7 +78,7 @@ class Usage(SegcachedTest):
             (["--memroy", "4G"], ["segcached: unknown option --memroy (did you mean --memory?)\n"]),
             (["--eviciton=fifo"],
              ["segcached: unknown option --eviciton=fifo (did you mean --eviction?)\n"]),
-            (["-Z"], ["unknown option -Z"]),
+            (["-q"], ["unknown option -q"]),
             (["-p"], ["needs an argument"]),
             (["-p", "70000"], ["--port", "out of range"]),
             (["-p", "12x"], ["--port", "not a number"]),
@@ -206,6 +206,11 @@ class Usage(SegcachedTest):
              "line 1: expected a value of at most 255 characters, got 300"),
             ("# %s\n" % ("c" * 400), "line 1: expected at most 322 characters on a line, got 402"),
             ("port = 1\x00\n", "line 1: expected text, got a NUL byte"),
+            # issue 37: the second of two `port =` lines used to win silently
+            ("[segcached]\nport = 1234\nmemory = 32\nport = 5678\n",
+             "line 4: 'port' is set again (first on line 2): give each option once"),
+            ("memory = 32\nmemory-limit = 64\n",
+             "line 2: 'memory-limit' is set again (first on line 1): give each option once"),
         ]
         with tempfile.TemporaryDirectory() as d:
             for text, msg in cases:
@@ -336,10 +341,15 @@ class Usage(SegcachedTest):
                                      "listen on, and this is a core list: give cores with "
                                      "--lcores %s (or -l before a '--'), every address with "
                                      "-l 0.0.0.0\n" % (cores, cores)])
-        # An EAL letter on a line without `--`: where it goes instead.
+        # An EAL letter on a line without `--`: where it goes instead. One
+        # memcached also has is memcached's (-a the unix socket's mode),
+        # with a word for whoever meant the EAL's.
+        self.assert_usage_error(["-x", "0000:3b:00.0", "-p", "1"],
+                                ["segcached: unknown option -x\n  If -x is an EAL option: on a "
+                                 "line without '--' give it with --eal '-x ...'.\n"])
         self.assert_usage_error(["-a", "0000:3b:00.0", "-p", "1"],
-                                ["segcached: unknown option -a\n  If -a is an EAL option: on a "
-                                 "line without '--' give it with --eal '-a ...'.\n"])
+                                ["segcached: --unix-mask: '0000:3b:00.0' is not an octal mode",
+                                 "the EAL's -a (a PCI device) goes in --eal '-a 0000:3b:00.0'"])
 
     def test_port_in_use(self):
         s = socket.socket()
@@ -351,6 +361,9 @@ class Usage(SegcachedTest):
             self.assertEqual(p.returncode, EX_OSERR, p.stdout.decode() + p.stderr.decode())
             self.assertIn("cannot listen on 127.0.0.1:%d" % port,
                           p.stdout.decode() + p.stderr.decode())
+            # issue 37: and who holds it (this test, from /proc)
+            self.assertIn("Address already in use (python3 (pid %d) has it: stop that one"
+                          % os.getpid(), p.stdout.decode() + p.stderr.decode())
         finally:
             s.close()
 
@@ -441,7 +454,7 @@ class Settings(SegcachedTest):
                 self.assertEqual(c.get(b"k%d" % i)[b"k%d" % i][1], b"v%03d" % (i % 1000))
             c.close()
             log = srv.log()
-            self.assertIn("-o modern: memcached slab/LRU tuning", log)
+            self.assertIn("ignored: -o modern: memcached's slab/LRU/crawler tuning", log)
             self.assertIn("-o slab_reassign", log)
 
     def test_hash_grow_setting(self):
@@ -459,28 +472,42 @@ class Settings(SegcachedTest):
             c.close()
 
     def test_small_heap_segments(self):
-        # -m 16: 256 KiB segments, and the item limit follows them...
-        v = b"s" * (300 * 1024)
-        with harness.Server(name="small-heap", memory_mb=16) as srv:
-            st, c = self.settings(srv)
-            self.assertEqual(int(st["item_size_max"]), 256 << 10)
-            seg = c.stats(b"segments")
-            self.assertEqual(int(seg["seg_size"]), 256 << 10)
-            self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)),
-                             b"SERVER_ERROR object too large for cache\r\n")
-            self.assertEqual(c.cmd(b"set ok 0 0 %d\r\n%s\r\n" % (200000, v[:200000])),
-                             b"STORED\r\n")
-            c.close()
-        # ...unless -I is given; -m 64 (memcached's default) keeps 1 MiB.
-        for memory_mb, item_max in ((16, "1m"), (64, None)):
-            with harness.Server(name="small-heap-I", memory_mb=memory_mb,
-                                item_max=item_max) as srv:
+        # -m 16 and 48: memcached's 1 MiB items, in 1 MiB segments, and a
+        # start line that says so and how to choose smaller ones (issue 37:
+        # the limit fell to 256 KiB without a word)
+        v = b"s" * 1048512  # what memcached 1.6.18 stores at -m 16
+        for memory_mb in (16, 48, 64):
+            with harness.Server(name="small-heap", memory_mb=memory_mb) as srv:
                 st, c = self.settings(srv)
                 self.assertEqual(int(st["item_size_max"]), 1 << 20)
                 self.assertEqual(int(c.stats(b"segments")["seg_size"]), 1 << 20)
                 self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)),
                                  b"STORED\r\n")
+                self.assertEqual(c.get(b"big")[b"big"][1], v)
                 c.close()
+                if memory_mb < 64:
+                    self.assertIn("largest item 1048576 bytes (-I), as memcached's, in "
+                                  "segments of 1 MiB: -m %d MiB holds few of them" % memory_mb,
+                                  srv.log())
+                else:
+                    self.assertNotIn("largest item", srv.log())
+        # a heap too small for 1 MiB segments: smaller ones, and exactly
+        # what the largest item is and why, at start
+        with harness.Server(name="tiny-heap", memory_mb=4) as srv:
+            st, c = self.settings(srv)
+            self.assertEqual(int(st["item_size_max"]), 128 << 10)
+            self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (200000, v[:200000])),
+                             b"SERVER_ERROR object too large for cache\r\n")
+            c.close()
+            self.assertIn("largest item 131072 bytes (-I), not memcached's 1 MiB: an item "
+                          "lives in one segment, and -m 4 MiB is too small", srv.log())
+        # smaller segments when asked, for many small items
+        with harness.Server(name="small-segments", memory_mb=16,
+                            seg_extra=["--segment-size", "256K", "-I", "256k"]) as srv:
+            st, c = self.settings(srv)
+            self.assertEqual(int(st["item_size_max"]), 256 << 10)
+            self.assertEqual(int(c.stats(b"segments")["seg_size"]), 256 << 10)
+            c.close()
 
     def test_config_file_and_override(self):
         with tempfile.TemporaryDirectory() as d:

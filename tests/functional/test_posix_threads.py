@@ -106,7 +106,20 @@ class PosixThreads(unittest.TestCase):
             self.assertEqual(len(got), n)
             for i in range(n):
                 self.assertEqual(got["posix-w%d" % i], {lcores[i % len(lcores)]}, i)
-            self.assertIn("worker i shares set i mod %d" % len(lcores), srv.log())
+            self.assertIn("%d posix threads on %d CPUs (" % (n, len(lcores)), srv.log())
+            self.assertIn("threads share CPUs", srv.log())
+
+    def test_thread_line_true(self):
+        """Issue 37: as many threads as the process's CPUs, unpinned, share
+        nothing worth a warning, and the log says where they run."""
+        n = len(self.cpus)
+        with harness.Server(threads=n, extra=["-v"]) as srv:
+            worker_cpus(srv.proc.pid, n)
+            log = srv.log()
+            self.assertNotIn("threads share CPUs", log)
+            self.assertNotIn("CPU sets", log)
+            self.assertRegex(log, r"posix: %d posix threads on CPUs [0-9,-]+, placed by the "
+                             r"kernel" % n)
 
     def test_connections_spread_over_workers(self):
         """64 connections to 4 workers: each gets 16 +- 4 (round-robin

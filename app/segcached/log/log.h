@@ -16,6 +16,9 @@ extern int segcached_logtype;
 void log_stamp_begin(void);
 void log_stamp_eal_ready(void);
 
+/* cmd_settings.trace: -vv's lines, rate-limited (log_trace.c). */
+void log_trace(void *arg, const char *line);
+
 #define APP_LOG(level, fmt, ...)                                           \
 	rte_log(RTE_LOG_##level, segcached_logtype, "segcached: " fmt "\n",  \
 		##__VA_ARGS__)

@@ -30,8 +30,7 @@ server_mrc_start(struct server *srv)
 	cfg.eviction = srv->opt.eviction;
 	/* A segment size that options_finalize chose for a small -m (not given) would
 	 * be chosen afresh at another size. */
-	const bool seg_size_derived = !srv->opt.item_max_given &&
-				      srv->opt.segment_size == seg_segment_size_for(srv->opt.memory);
+	const bool seg_size_derived = srv->opt.segment_size_derived;
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
 		/* What `segcached -m <that size>` with the same options would
 		 * build: the segment size follows the memory unless given. */
@@ -42,7 +41,7 @@ server_mrc_start(struct server *srv)
 		at.heap = NULL;
 		at.heap_len = 0;
 		if (seg_size_derived || (!srv->opt.segment_size && !srv->opt.item_max_given)) {
-			at.segment_size = seg_segment_size_for(at.memory);
+			at.segment_size = options_default_segment_size(at.memory);
 			at.item_max = 0;
 		} else if (!srv->opt.segment_size) {
 			continue; /* -I alone: the server's segments, scaled */

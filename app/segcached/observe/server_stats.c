@@ -61,6 +61,8 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->udpport = o->udp_port;
 	out->inter = o->stack == STACK_NATIVE ? o->ip : o->listen;
 	out->tcp_backlog = (uint64_t)o->backlog;
+	out->domain_socket = o->unix_path[0] ? o->unix_path : NULL;
+	out->umask = o->unix_mask;
 	out->idle_timeout = o->idle_timeout;
 	out->stack = o->stack == STACK_POSIX ? "posix" : "native";
 	out->eviction = engine_eviction_name(o->eviction);
@@ -68,6 +70,7 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->max_conns_per_source = o->max_conns_per_source;
 	out->request_timeout = o->request_timeout;
 	out->admin_port = o->admin_port;
+	out->metrics_port = o->metrics_port;
 	out->tcp_buffer_memory = o->tcp_buffer_memory;
 	out->heap = heap_word(&srv->es);
 	out->stack_memory_max = srv->es.stack_bytes;

@@ -21,6 +21,11 @@
 /* sysexits.h EX_USAGE: what a bad option or config file exits with. */
 #define OPTIONS_EXIT_USAGE 64
 
+/* The smallest -m whose segments are 1 MiB, as -I's default: below it
+ * the heap would hold too few of them, and segments and items are
+ * smaller (said at start). */
+#define OPTIONS_FULL_ITEM_MEMORY (8u << 20)
+
 /* lib/seg's largest item: -I above it is a bad option. */
 #define OPTIONS_SEG_ITEM_MAX (4u << 20)
 
@@ -42,6 +47,9 @@ enum server_heap {
 };
 
 #define OPTIONS_LISTEN_MAX 512
+/* memcached options taken and ignored, each said once at start. */
+#define OPTIONS_IGNORED_MAX 16
+#define OPTIONS_IGNORED_LEN 200
 
 struct options {
 	char config_file[256];
@@ -103,6 +111,22 @@ struct options {
 	unsigned admin_idle_timeout; /* seconds; 0 = never (default 60) */
 	char metrics_listen[OPTIONS_LISTEN_MAX]; /* --metrics-listen hosts; 127.0.0.1 */
 	bool mrc_disabled;        /* --no-mrc: no miss-ratio curve, no hot keys */
+	/* memcached's, kept for a drop-in command line (options_compat.c) */
+	char unix_path[108];      /* -s: a unix socket instead of TCP/UDP; "" = none */
+	unsigned unix_mask;       /* -a: the socket file's mode (default 0700) */
+	bool lock_memory;         /* -k: mlockall() once the heap is mapped */
+	bool core_dumps;          /* -r: the core file limit raised to its maximum */
+	unsigned reqs_per_event;  /* -R: requests per connection per wake-up; 0 = no cap */
+	bool dump_disabled;       /* -X: no stats cachedump, no lru_crawler metadump */
+	bool license;             /* -i: print the licence and exit */
+	/* "-f 1.25: why" for every memcached option taken and ignored; main()
+	 * logs each as "ignored: ..." */
+	char ignored[OPTIONS_IGNORED_MAX][OPTIONS_IGNORED_LEN];
+	unsigned n_ignored;
+	/* What options_finalize() chose for the largest item and why, when
+	 * -m made it matter; main() logs it at start ("" = nothing to say) */
+	char item_note[320];
+	bool segment_size_derived; /* options_finalize() chose segment_size for -m */
 };
 
 /* Fills o with the defaults (options_defaults.c). */
@@ -118,6 +142,18 @@ int options_parse(struct options *o, int argc, char **argv, char *err,
  * (segment size large enough for -I; options_defaults.c). Returns 0 or -1
  * with a message. */
 int options_finalize(struct options *o, char *err, size_t errlen);
+
+/* Is letter one of memcached's (`memcached -h`)? Such a letter never
+ * goes to the EAL, whose -n, -r, -s, -S mean other things
+ * (options_hint.c). */
+bool options_memcached_letter(int letter);
+
+/* The segment size the seg engine gets at -m `memory` when neither -I nor
+ * --segment-size is given: 1 MiB (memcached's item limit) from
+ * OPTIONS_FULL_ITEM_MEMORY up, lib/seg's smaller ones below
+ * (options_defaults.c). What `segcached -m <memory>` would build, for the
+ * miss-ratio curve's sizes too. */
+size_t options_default_segment_size(size_t memory);
 
 /* Prints the option table as help text (options_usage.c). */
 void options_usage(FILE *f, const char *prog);

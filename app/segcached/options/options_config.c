@@ -222,12 +222,20 @@ options_load_config(struct options *o, const char *path, char *err, size_t errle
 	char (*names)[CFG_NAME_LEN] = NULL;
 	char **name_ptrs = NULL;
 	struct rte_cfgfile *cfg;
-	unsigned *lines, nlines, next = 0;
+	unsigned *lines, nlines, next = 0, *first_line;
+	size_t nrows;
+	const struct opt_desc *table = options_table(&nrows);
 	char where[320];
 	int nsec, n, i, k, rc = -1;
 
 	if (config_check_file(path, &lines, &nlines, err, errlen) < 0)
 		return -1;
+	/* the line each option was first set on: a second one is refused */
+	first_line = calloc(nrows, sizeof(*first_line));
+	if (first_line == NULL) {
+		free(lines);
+		return util_fail(err, errlen, "config file %s: out of memory", path);
+	}
 	cfg = rte_cfgfile_load_with_params(path, CFG_FLAG_GLOBAL_SECTION, &params);
 	if (cfg == NULL) {
 		free(lines);
@@ -273,12 +281,22 @@ options_load_config(struct options *o, const char *path, char *err, size_t errle
 					  entries[k].name);
 				goto out;
 			}
+			/* Two `port =` lines would leave the last in force without a
+			 * word: a file says each option once (eal adds its words). */
+			if (d->parse != opt_eal && first_line[d - table] != 0) {
+				util_fail(err, errlen, "%s'%s' is set again (first on line %u): "
+					  "give each option once", where, entries[k].name,
+					  first_line[d - table]);
+				goto out;
+			}
+			first_line[d - table] = next < nlines ? lines[next] : 1;
 			if (options_apply(o, d, entries[k].value, where, err, errlen) < 0)
 				goto out;
 		}
 	}
 	rc = 0;
 out:
+	free(first_line);
 	free(lines);
 	free(entries);
 	free(names);

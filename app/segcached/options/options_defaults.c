@@ -7,6 +7,7 @@
  */
 #include "options_private.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "seg/seg.h"
@@ -33,19 +34,40 @@ options_defaults(struct options *o)
 	o->udp_reply_max = 4096;
 	o->request_timeout = 30;
 	options_admin_defaults(o);
+	o->unix_mask = 0700;
 }
 
+
+size_t
+options_default_segment_size(size_t memory)
+{
+	size_t small = seg_segment_size_for(memory);
+
+	return memory < OPTIONS_FULL_ITEM_MEMORY ? small : (small > MIB ? small : MIB);
+}
 
 int
 options_finalize(struct options *o, char *err, size_t errlen)
 {
-	if (o->tcp_port == 0 && o->udp_port == 0)
+	/* memcached's -s: the unix socket instead of the network */
+	if (o->unix_path[0] != '\0') {
+		if (o->stack != STACK_POSIX)
+			return util_fail(err, errlen,
+				    "--unix-socket needs --stack posix (the native stack "
+				    "serves a NIC, not kernel sockets)");
+		o->tcp_port = 0;
+		o->udp_port = 0;
+	} else if (o->tcp_port == 0 && o->udp_port == 0)
 		return util_fail(err, errlen,
 			    "--port 0 and --udp-port 0: nothing to listen on");
 	if (o->stack == STACK_NATIVE && o->ip_addr == 0)
 		return util_fail(err, errlen,
 			    "--stack native needs --ip ADDR/PREFIX "
 			    "(the server's address on the port)");
+	if (o->stack != STACK_POSIX && o->reqs_per_event != 0)
+		return util_fail(err, errlen,
+			    "--max-reqs-per-event applies to --stack posix only (the native "
+			    "stack serves each connection's burst of packets in turn already)");
 	if (o->stack == STACK_POSIX && o->ip_addr != 0)
 		return util_fail(err, errlen,
 			    "--ip applies to --stack native only (the posix stack listens on -l)");
@@ -78,12 +100,31 @@ options_finalize(struct options *o, char *err, size_t errlen)
 		return util_fail(err, errlen,
 			    "--max-item-size %zu is above the seg engine's largest, 4m (%u)",
 			    o->item_max, OPTIONS_SEG_ITEM_MAX);
-	/* A small Segcache heap gets smaller segments, and -I follows them
-	 * unless it was given (seg_segment_size_for says why). */
-	if (o->engine == SERVER_ENGINE_SEG && o->segment_size == 0 && !o->item_max_given &&
-	    seg_segment_size_for(o->memory) < o->item_max) {
-		o->segment_size = seg_segment_size_for(o->memory);
-		o->item_max = o->segment_size;
+	/* An item lives in one segment, so -I's default, memcached's 1 MiB,
+	 * needs segments of 1 MiB: kept at every -m that holds enough of them
+	 * (fewer segments than a small heap of smaller ones has, which keeps
+	 * more small items: said at start, with the options that choose so).
+	 * Only a heap too small for them gets smaller segments, and -I
+	 * follows them unless given, saying so (seg_segment_size_for). */
+	if (o->engine == SERVER_ENGINE_SEG && o->segment_size == 0 && !o->item_max_given) {
+		size_t small = seg_segment_size_for(o->memory);
+
+		if (options_default_segment_size(o->memory) < o->item_max) {
+			o->segment_size = small;
+			o->item_max = small;
+			o->segment_size_derived = true;
+			snprintf(o->item_note, sizeof(o->item_note),
+				 "largest item %zu bytes (-I), not memcached's 1 MiB: an item "
+				 "lives in one segment, and -m %zu MiB is too small for enough "
+				 "segments of 1 MiB; -m %u or more keeps 1 MiB items",
+				 small, o->memory >> 20, OPTIONS_FULL_ITEM_MEMORY >> 20);
+		} else if (small < o->item_max) {
+			snprintf(o->item_note, sizeof(o->item_note),
+				 "largest item 1048576 bytes (-I), as memcached's, in segments of "
+				 "1 MiB: -m %zu MiB holds few of them; for many small items, "
+				 "--segment-size %zuK -I %zuk keeps more",
+				 o->memory >> 20, small >> 10, small >> 10);
+		}
 	}
 	/* An item must fit in one segment. Without --segment-size the
 	 * engine grows the segment to fit -I, as memcached's -I grows its

@@ -28,7 +28,19 @@ static const struct {
 	{ 'P', "pid-file",
 	  "segcached writes no pid file: systemd tracks the process (MainPID); after "
 	  "'&' a shell has it in $!" },
+	{ 'P', "pidfile", /* memcached's long name */
+	  "segcached writes no pid file: systemd tracks the process (MainPID); after "
+	  "'&' a shell has it in $!" },
 };
+
+/* Every letter of memcached 1.6.18's -h. */
+static const char memcached_letters[] = "pUsaAldrumMckvhiVPfnLDtRCbBISFXWYeZoN";
+
+bool
+options_memcached_letter(int letter)
+{
+	return letter > 0 && letter < 128 && strchr(memcached_letters, letter) != NULL;
+}
 
 /* ": HINT" for a memcached option segcached lacks, else "". By letter, or
  * by long name (with or without leading dashes and "=value"). */

@@ -3,7 +3,7 @@
  *
  * memcached's own options, with memcached's letters and meaning: the
  * ports and addresses, -m, -c, -I, -t, -b, the -A/-C/-F/-M switches, -v,
- * -o's suboptions, -h and -V. One parser per row of the option table
+ * -o (its suboptions in options_compat.c), -h and -V. One parser per row of the option table
  * (options_table.c).
  */
 #include "options_private.h"
@@ -185,46 +185,6 @@ opt_hash_power(struct options *o, const char *arg, char *err, size_t errlen)
 	return 0;
 }
 
-/* memcached's -o suboptions that tune its slab allocator, LRU, crawler or
- * logging: nothing here works that way (segments, TTL buckets, merge
- * eviction), so a memcached command line that carries them starts, with a
- * line that says they do nothing. */
-static const char *const memcached_tuning[] = {
-	"modern", "no_modern", "slab_reassign", "no_slab_reassign", "slab_automove",
-	"slab_automove_ratio", "slab_automove_window", "slab_chunk_max", "slab_sizes",
-	"lru_crawler", "no_lru_crawler", "lru_crawler_sleep", "lru_crawler_tocrawl",
-	"lru_maintainer", "no_lru_maintainer", "lru_segmented", "hot_lru_pct",
-	"warm_lru_pct", "hot_max_factor", "warm_max_factor", "temporary_ttl",
-	"tail_repair_time", "hash_algorithm", "no_hashexpand", "track_sizes",
-	"watcher_logbuf_size", "worker_logbuf_size", "maxconns_fast", "no_maxconns_fast",
-	"no_inline_ascii_resp", "inline_ascii_resp", "expirezero_does_not_evict",
-	"read_buf_mem_limit", "resp_obj_mem_limit", "drop_privileges",
-	"no_drop_privileges", "bind_v6only",
-};
-
-static int
-extended_one(struct options *o, char *sub, char *err, size_t errlen)
-{
-	char *value = strchr(sub, '=');
-
-	if (value)
-		*value++ = '\0';
-	if (strcmp(sub, "hashpower") == 0 || strcmp(sub, "idle_timeout") == 0) {
-		if (!value || !*value)
-			return util_fail(err, errlen, "-o %s needs a value", sub);
-		return sub[0] == 'h' ? opt_hash_power(o, value, err, errlen)
-				     : opt_idle_timeout(o, value, err, errlen);
-	}
-	for (size_t i = 0; i < RTE_DIM(memcached_tuning); i++) {
-		if (strcmp(sub, memcached_tuning[i]) == 0) {
-			fprintf(stderr, "segcached: -o %s: memcached slab/LRU tuning, no "
-				"meaning for segcached's segments; ignored\n", sub);
-			return 0;
-		}
-	}
-	return util_fail(err, errlen, "illegal suboption -o %s", sub);
-}
-
 /* memcached's -o: comma-separated suboptions, NAME or NAME=VALUE. */
 int
 opt_extended(struct options *o, const char *arg, char *err, size_t errlen)
@@ -235,7 +195,7 @@ opt_extended(struct options *o, const char *arg, char *err, size_t errlen)
 		return util_fail(err, errlen, "-o: list too long");
 	strcpy(buf, arg);
 	for (char *sub = strtok_r(buf, ",", &save); sub; sub = strtok_r(NULL, ",", &save))
-		if (extended_one(o, sub, err, errlen) < 0)
+		if (options_extended_one(o, sub, err, errlen) < 0)
 			return -1;
 	return 0;
 }

@@ -78,6 +78,17 @@ opt_parse_fn opt_admin_listen, opt_admin_commands, opt_admin_idle_timeout, opt_m
  * options_defaults and options_finalize). */
 void options_admin_defaults(struct options *o);
 int options_admin_finalize(struct options *o, char *err, size_t errlen);
+/* memcached's kept for a drop-in command line: mapped, ignored with a
+ * line, or refused with the reason (options_compat.c): */
+opt_parse_fn opt_unix_socket, opt_unix_mask, opt_lock_memory, opt_core_dumps, opt_license,
+	opt_reqs_per_event, opt_protocol, opt_disable_dumping, opt_slab_growth_factor,
+	opt_slab_min_size, opt_large_pages, opt_stat_key_prefix, opt_disable_watch,
+	opt_napi_ids, opt_sasl, opt_auth_file, opt_ssl;
+/* Records "what: why" as an option taken and ignored (o->ignored). */
+void options_note_ignored(struct options *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* -o's suboptions (options_compat.c): 0, or -1 with why in err. */
+int options_extended_one(struct options *o, char *sub, char *err, size_t errlen);
 /* --stack native's (options_native.c): */
 opt_parse_fn opt_ip, opt_port_id, opt_queues, opt_rx_desc, opt_tx_desc, opt_mtu,
 	opt_tcp_buffer_memory, opt_link_timeout, opt_rss_key, opt_udp_any_source;

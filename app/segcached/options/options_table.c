@@ -58,12 +58,13 @@ static const struct opt_desc opt_table[] = {
 	  "item memory: hugepage = EAL hugepages, anon = anonymous memory,\n"
 	  "file = --heap-file; auto = hugepage when the EAL has hugepages,\n"
 	  "anon otherwise (default: auto)" },
-	{ "heap-file", NULL, 0, "PATH", OPT_ANYWHERE, opt_heap_file,
+	{ "heap-file", "memory-file", 'e', "PATH", OPT_ANYWHERE, opt_heap_file,
 	  "put item memory in this file, mapped with libpmem2 (a file on a DAX\n"
 	  "file system or a device DAX for persistent memory); created and\n"
 	  "grown as needed, kept afterwards; implies --heap file. A graceful\n"
 	  "stop saves the cache in it and the next start takes it back (warm\n"
-	  "restart; see docs/operations.md)" },
+	  "restart; see docs/operations.md). memcached's -e: a graceful stop\n"
+	  "(SIGTERM, SIGINT, or SIGUSR1 as memcached) saves the cache" },
 	{ "restart-threads", NULL, 0, "NUM", OPT_ANYWHERE, opt_restart_threads,
 	  "--heap-file: threads that validate the saved cache at a warm start\n"
 	  "(default: 0 = one per CPU the process may use)" },
@@ -132,9 +133,10 @@ static const struct opt_desc opt_table[] = {
 	  "do not sample keys for the live miss-ratio curve and hot keys\n"
 	  "(stats mrc, stats hotkeys; on by default with --engine seg)" },
 	{ "extended", NULL, 'o', "LIST", OPT_ANYWHERE, opt_extended,
-	  "memcached's -o, comma-separated: hashpower=N, idle_timeout=N; its\n"
-	  "slab, LRU and crawler tuning (modern, slab_reassign, lru_crawler, ...)\n"
-	  "is accepted with a warning and does nothing" },
+	  "memcached's -o, comma-separated: hashpower=N, idle_timeout=N,\n"
+	  "no_hashexpand (--hash-grow 1), maxconns_fast (always so); its slab,\n"
+	  "LRU and crawler tuning (modern, slab_reassign, lru_crawler, ...) is\n"
+	  "accepted and ignored with a line; ext_* and ssl_* are refused" },
 	{ "eal", NULL, 0, "ARGS", OPT_ANYWHERE, opt_eal,
 	  "DPDK EAL options, blank-separated, e.g. --eal '-a 0000:3b:00.0\n"
 	  "--file-prefix cache1'; repeatable, and `eal = ...` in a config file.\n"
@@ -143,6 +145,44 @@ static const struct opt_desc opt_table[] = {
 	{ "config", NULL, 0, "FILE", OPT_CMDLINE_ONLY, opt_config,
 	  "read options from an INI file first ([segcached] section, keys are\n"
 	  "the long option names, '#' starts a comment); the command line wins" },
+	/* memcached's, for a drop-in command line (options_compat.c) */
+	{ "unix-socket", NULL, 's', "PATH", OPT_ANYWHERE, opt_unix_socket,
+	  "listen on this unix socket instead of TCP and UDP, as memcached's -s\n"
+	  "(posix stack; --admin-port and --metrics-port still listen on -l)" },
+	{ "unix-mask", NULL, 'a', "MASK", OPT_ANYWHERE, opt_unix_mask,
+	  "the unix socket file's access mode, octal (default: 700)" },
+	{ "lock-memory", NULL, 'k', NULL, OPT_ANYWHERE, opt_lock_memory,
+	  "lock all memory, the heap's included, once the heap is mapped\n"
+	  "(mlockall); a start that cannot lock it fails saying why" },
+	{ "enable-coredumps", NULL, 'r', NULL, OPT_ANYWHERE, opt_core_dumps,
+	  "raise the core file limit to its hard limit (unlimited when allowed)" },
+	{ "max-reqs-per-event", NULL, 'R', "NUM", OPT_ANYWHERE, opt_reqs_per_event,
+	  "posix stack: at most NUM requests of one connection per wake-up, then\n"
+	  "the others' turn (memcached's default is 20; default: no cap)" },
+	{ "protocol", NULL, 'B', "ascii", OPT_ANYWHERE, opt_protocol,
+	  "ascii, the only one spoken (binary and auto are refused)" },
+	{ "disable-dumping", NULL, 'X', NULL, OPT_ANYWHERE, opt_disable_dumping,
+	  "refuse stats cachedump and lru_crawler metadump" },
+	{ "slab-growth-factor", NULL, 'f', "NUM", OPT_ANYWHERE, opt_slab_growth_factor,
+	  "memcached's slab tuning: accepted and ignored (no slab classes)" },
+	{ "slab-min-size", NULL, 'n', "BYTES", OPT_ANYWHERE, opt_slab_min_size,
+	  "memcached's slab tuning: accepted and ignored (no slab chunks)" },
+	{ "enable-largepages", NULL, 'L', NULL, OPT_ANYWHERE, opt_large_pages,
+	  "accepted and ignored: hugepages are used when the host has them" },
+	{ "stat-key-prefix", NULL, 'D', "CHAR", OPT_ANYWHERE, opt_stat_key_prefix,
+	  "accepted and ignored: no per-prefix stats" },
+	{ "disable-watch", NULL, 'W', NULL, OPT_ANYWHERE, opt_disable_watch,
+	  "accepted and ignored: there is no watch command" },
+	{ "napi-ids", "napi_ids", 'N', "NUM", OPT_ANYWHERE, opt_napi_ids,
+	  "accepted and ignored: connections go to threads round-robin" },
+	{ "enable-sasl", NULL, 'S', NULL, OPT_ANYWHERE, opt_sasl,
+	  "refused: SASL is for the binary protocol, not spoken here" },
+	{ "auth-file", NULL, 'Y', "FILE", OPT_ANYWHERE, opt_auth_file,
+	  "refused: no ascii authentication (use --allow, -s with -a, a firewall)" },
+	{ "enable-ssl", NULL, 'Z', NULL, OPT_ANYWHERE, opt_ssl,
+	  "refused: no TLS (put a TLS terminator in front)" },
+	{ "license", NULL, 'i', NULL, OPT_CMDLINE_ONLY, opt_license,
+	  "print the licence and exit" },
 	{ "help", NULL, 'h', NULL, OPT_CMDLINE_ONLY, opt_help,
 	  "print this help and exit" },
 	{ "version", NULL, 'V', NULL, OPT_CMDLINE_ONLY, opt_version,

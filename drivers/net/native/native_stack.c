@@ -328,7 +328,7 @@ native_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bi
 			  "the native stack needs at least two lcores: "
 			  "the main lcore runs the control\n"
 			  "  loop and each worker lcore serves one queue; "
-			  "give e.g. -l 0-1 (EAL option)");
+			  "give e.g. --lcores 0-1 (or the EAL's -l 0-1 before a '--')");
 		return NULL;
 	}
 	nworkers = cfg->native.queues ? cfg->native.queues : avail;

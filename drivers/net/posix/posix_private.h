@@ -3,7 +3,9 @@
  *
  * Internals of the posix stack, shared by its files: posix_stack.c (set-up,
  * threads, the event loop, the stack ops), posix_sockets.c (listening
- * sockets), posix_handoff.c (accepted connections dealt round-robin to the
+ * sockets), posix_unix.c (memcached's -s: a unix socket listener),
+ * posix_yield.c (-R: turns of a connection over its requests cap),
+ * posix_handoff.c (accepted connections dealt round-robin to the
  * workers), posix_accept.c (accepting, --max-conns), posix_tcp.c
  * (connections), posix_udp.c (datagrams) and posix_refused.c (connections
  * accepted but not served: the refusal log line, giving a count back).
@@ -95,7 +97,8 @@ extern int posix_logtype;
 	X(admin_conns_closed, "admin port connections closed")                          \
 	X(admin_conns_rejected, "admin port connections refused: over 16 at once")      \
 	X(admin_conns_refused_per_source, "admin port connections refused: 4 from the address") \
-	X(admin_idle_kicks, "admin port connections closed: nothing received for --admin-idle-timeout")
+	X(admin_idle_kicks, "admin port connections closed: nothing received for --admin-idle-timeout") \
+	X(conn_yields, "turns a connection gave up at the -R requests cap")
 
 enum posix_stack_counter {
 #define POSIX_COUNTER_ENUM(name, desc) POSIX_C_##name,
@@ -122,6 +125,7 @@ struct posix_socket {
 	bool admin;        /* on --admin-port: administration only, not counted in -c */
 	char name[160];
 	char addr[160]; /* "tcp:127.0.0.1:11211", for stats conns */
+	char unix_path[108]; /* a unix socket's file, removed at close; "" for others */
 };
 
 struct posix_worker;
@@ -152,6 +156,10 @@ struct posix_conn {
 	 * moved to its tail whenever bytes arrive */
 	TAILQ_ENTRY(posix_conn) idle_link;
 	uint64_t active_ms;  /* when bytes last arrived (or it was adopted) */
+	/* -R: on the worker's yielded list while requests it received wait
+	 * for its next turn (posix_yield.c) */
+	TAILQ_ENTRY(posix_conn) yield_link;
+	bool on_yield;
 };
 
 TAILQ_HEAD(posix_conn_list, posix_conn);
@@ -199,6 +207,10 @@ struct posix_worker {
 	 * --admin-idle-timeout. */
 	struct posix_conn_list admin_idle;
 	uint64_t now_ms;             /* posix_now_ms() after each epoll_wait */
+	/* -R: connections that stopped at their requests cap with complete
+	 * requests left, served again after the next epoll_wait (which then
+	 * does not wait) */
+	struct posix_conn_list yielded;
 	/* Written by this worker only; read by anyone (relaxed atomics). */
 	_Atomic uint64_t counters[POSIX_C_MAX];
 };
@@ -207,6 +219,7 @@ struct posix_stack {
 	struct stack base;            /* first: the stack interface */
 	struct stack_config cfg;      /* cfg.posix.listen and .allow: the copies below */
 	char listen[512];
+	char unix_path[108];          /* cfg.posix.unix_path's copy */
 	struct posix_socket sockets[POSIX_SOCKETS_MAX];
 	unsigned nsockets;
 	struct posix_worker *workers;
@@ -328,6 +341,25 @@ void posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *
 void posix_tcp_event(struct posix_conn *c, uint32_t events);
 void posix_tcp_close_all(struct posix_worker *w);
 void posix_tcp_free_all(struct posix_worker *w);
+/* posix_owner.c: "memcached (pid 812)" for the process holding a port
+ * (TCP: listening on it), from /proc; false when it cannot be told. */
+bool posix_port_owner(unsigned port, bool tcp, char *out, size_t outlen);
+/* posix_unix.c: binds the -s socket with the -a mode, taking over a
+ * stale socket file but never a live server's. 0, or -1 with why. */
+int posix_unix_open(struct posix_stack *s, char *err, size_t errlen, bool *bind_failed);
+/* posix_yield.c (-R) */
+/* A connection's turn begins: its requests cap starts over. */
+void posix_yield_begin(struct posix_conn *c);
+/* After its turn: a connection that stopped at the cap with input left
+ * goes on the yielded list (true: it is there, do not read more now). */
+bool posix_yield_note(struct posix_conn *c);
+/* Did it stop at the cap with received requests left to run? */
+bool posix_yield_waiting(const struct posix_conn *c);
+/* A closing connection leaves the list. */
+void posix_yield_unlink(struct posix_conn *c);
+/* Gives the yielded connections their next turn; returns 0 when some
+ * yielded again (epoll_wait must not wait), else -1. */
+int posix_yield_run(struct posix_worker *w);
 /* posix_udp.c */
 void posix_udp_readable(struct posix_worker *w, struct posix_socket *us);
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static int
@@ -32,6 +33,16 @@ posix_addr_string(const struct sockaddr *sa, socklen_t len, bool tcp, char *out,
 {
 	char host[INET6_ADDRSTRLEN + 16], serv[NI_MAXSERV];
 
+	/* a unix socket's client: memcached's "unix:" and the path, which a
+	 * client that did not bind has not */
+	if (sa->sa_family == AF_UNIX) {
+		const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
+		size_t n = len > offsetof(struct sockaddr_un, sun_path) ?
+			   len - offsetof(struct sockaddr_un, sun_path) : 0;
+
+		snprintf(out, outlen, "unix:%.*s", (int)strnlen(un->sun_path, n), un->sun_path);
+		return;
+	}
 	if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv),
 			NI_NUMERICHOST | NI_NUMERICSERV) != 0)
 		snprintf(out, outlen, "%s:?", tcp ? "tcp" : "udp");
@@ -107,10 +118,21 @@ bind_one(struct posix_stack *s, const char *host, const char *port, int type,
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 ||
 		    (type == SOCK_STREAM && listen(fd, s->cfg.posix.backlog) < 0)) {
-			util_fail(err, errlen, "cannot listen on %s: %s%s", ps->name,
-				   strerror(errno), errno == EADDRINUSE ?
-				   " (another server has it: stop that one, or give this one "
-				   "another -p or -l HOST:PORT)" : "");
+			int e = errno;
+			char owner[128] = "another server";
+
+			if (e == EADDRINUSE)
+				(void)posix_port_owner((unsigned)strtoul(port, NULL, 10),
+						       type == SOCK_STREAM, owner, sizeof(owner));
+			util_fail(err, errlen, "cannot listen on %s: %s%s%s%s%s", ps->name,
+				   strerror(e), e == EADDRINUSE ? " (" : "",
+				   e == EADDRINUSE ? owner : "", e == EADDRINUSE ?
+				   " has it: stop that one, or give this one another -p or -l "
+				   "HOST:PORT)" : "",
+				   /* Debian's memcached package starts one on 11211 */
+				   strncmp(owner, "memcached ", 10) == 0 ?
+				   "; Debian's memcached.service stops for good with "
+				   "'systemctl disable --now memcached'" : "");
 			close(fd);
 			*bind_failed = true;
 			goto fail;
@@ -186,6 +208,10 @@ posix_sockets_open(struct posix_stack *s, char *err, size_t errlen,
 	char *list, *save = NULL, *entry;
 	int rc = -1;
 
+	/* memcached's -s: the unix socket, and TCP and UDP off (the
+	 * options set -p and -U to 0) but for the admin port */
+	if (s->cfg.posix.unix_path != NULL && posix_unix_open(s, err, errlen, bind_failed) < 0)
+		return -1;
 	list = strdup(s->cfg.posix.listen);
 	if (list == NULL) {
 		util_fail(err, errlen, "out of memory");
@@ -238,9 +264,14 @@ posix_sockets_close(struct posix_stack *s)
 {
 	unsigned i;
 
-	for (i = 0; i < s->nsockets; i++)
+	for (i = 0; i < s->nsockets; i++) {
 		if (s->sockets[i].fd >= 0)
 			close(s->sockets[i].fd);
+		/* the unix socket's file is ours: memcached leaves it, but a
+		 * stale file would only be replaced at the next start */
+		if (s->sockets[i].unix_path[0] != '\0')
+			unlink(s->sockets[i].unix_path);
+	}
 	s->nsockets = 0;
 }
 
@@ -249,7 +280,8 @@ posix_peer_allowed(const struct posix_stack *s, const struct sockaddr *sa)
 {
 	uint32_t addr;
 
-	if (s->cfg.n_allow == 0)
+	/* unix socket clients: its file's mode (-a) says who may connect */
+	if (s->cfg.n_allow == 0 || sa->sa_family == AF_UNIX)
 		return true;
 	if (sa->sa_family == AF_INET) {
 		addr = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);

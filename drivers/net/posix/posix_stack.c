@@ -94,6 +94,10 @@ worker_main(void *arg)
 		 * resets and closes, and the wait */
 		int timeout = posix_timeout_min(posix_tcp_expire(w),
 						posix_tcp_idle_expire(w));
+
+		/* -R: connections that yielded have their turn, and the wait
+		 * does not wait while some yielded again */
+		timeout = posix_timeout_min(timeout, posix_yield_run(w));
 		int n, i;
 
 		if (w->accept_paused) {
@@ -154,6 +158,7 @@ worker_init(struct posix_stack *s, struct posix_worker *w, unsigned id,
 	TAILQ_INIT(&w->timed);
 	TAILQ_INIT(&w->idle);
 	TAILQ_INIT(&w->admin_idle);
+	TAILQ_INIT(&w->yielded);
 
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (w->epfd < 0 || posix_inbox_open(w) < 0) {
@@ -236,7 +241,8 @@ posix_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bin
 
 	*bind_failed = false;
 	if (pc->threads == 0 || cfg->engine == NULL || cfg->cmd == NULL ||
-	    pc->listen == NULL || (cfg->tcp_port == 0 && cfg->udp_port == 0)) {
+	    pc->listen == NULL ||
+	    (cfg->tcp_port == 0 && cfg->udp_port == 0 && pc->unix_path == NULL)) {
 		util_fail(err, errlen, "posix stack: incomplete configuration");
 		return NULL;
 	}
@@ -261,6 +267,10 @@ posix_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bin
 	s->cfg.allow = NULL; /* the caller's array may go; s->allow is the copy */
 	snprintf(s->listen, sizeof(s->listen), "%s", pc->listen);
 	s->cfg.posix.listen = s->listen;
+	if (pc->unix_path != NULL) {
+		snprintf(s->unix_path, sizeof(s->unix_path), "%s", pc->unix_path);
+		s->cfg.posix.unix_path = s->unix_path;
+	}
 	if (s->cfg.posix.backlog <= 0)
 		s->cfg.posix.backlog = 1024;
 	s->nworkers = pc->threads;
@@ -354,11 +364,27 @@ posix_start(struct stack *st, char *err, size_t errlen)
 	unsigned i;
 	int rc;
 
-	if (s->ncpus > 0 && s->ncpus < s->nworkers)
-		POSIX_LOG(WARNING,
-			  "%u posix threads on %u CPU sets: worker i shares set i mod %u "
-			  "(give as many lcores as threads to give each its own)",
-			  s->nworkers, s->ncpus, s->ncpus);
+	if (s->ncpus > 0) {
+		cpu_set_t all;
+		char list[128];
+
+		/* One set is every CPU the process may use (no lcores given):
+		 * the kernel places the threads there, as memcached's, said at
+		 * -v. Lcores chosen (a set each) that are fewer CPUs than
+		 * threads, all together, are worth a warning. */
+		CPU_ZERO(&all);
+		for (i = 0; i < s->ncpus; i++)
+			CPU_OR(&all, &all, &s->cpus[i]);
+		cpus_string(&all, list, sizeof(list));
+		if (s->ncpus == 1)
+			POSIX_LOG(INFO, "%u posix threads on CPUs %s, placed by the kernel",
+				  s->nworkers, list);
+		else if ((unsigned)CPU_COUNT(&all) < s->nworkers)
+			POSIX_LOG(WARNING,
+				  "%u posix threads on %d CPUs (%s): threads share CPUs; give "
+				  "as many lcores as threads (-l, --lcores) or fewer threads (-t) "
+				  "to give each its own", s->nworkers, CPU_COUNT(&all), list);
+	}
 	/* Workers take no signals: the control thread handles them. A fault
 	 * the worker itself causes is its own: blocked, a SIGBUS in the heap
 	 * file's mapping would kill the process before its handler could say
@@ -561,6 +587,7 @@ posix_stats(const struct stack *st, struct cmd_server_stats *out)
 	out->conns_request_timeouts = c[POSIX_C_conns_request_timeouts];
 	out->conns_write_timeouts = c[POSIX_C_conns_write_timeouts];
 	out->idle_kicks = c[POSIX_C_idle_kicks];
+	out->conn_yields = c[POSIX_C_conn_yields];
 }
 
 static const char *const posix_counter_names[POSIX_C_MAX] = {

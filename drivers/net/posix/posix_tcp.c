@@ -256,6 +256,7 @@ conn_close(struct posix_conn *c)
 		c->next->prev = c->prev;
 	pthread_mutex_unlock(&w->open_lock);
 	timed_unlink(c);
+	posix_yield_unlink(c);
 	if (idle_ms(c) != 0)
 		idle_unlink(c);
 	if (c->admin)
@@ -279,6 +280,8 @@ conn_close(struct posix_conn *c)
 
 	/* Keep the object for the next connection, with no input and a
 	 * small output buffer. */
+	if (c->ses.cmd != NULL)
+		cmd_conn_trace_close(c->ses.cmd); /* -vv */
 	conn_in_drop(c);
 	if (cmd_session_close(&c->ses, item_max(w)) < 0) {
 		/* No memory for even a small buffer: drop the object. */
@@ -376,6 +379,7 @@ posix_tcp_adopt(struct posix_worker *w, int fd, const struct posix_socket *ls)
 	/* Responses are whole; send them at once (memcached does). */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->fd = fd;
+	cmd_conn_trace_open(c->ses.cmd, fd); /* -vv */
 	c->events = EPOLLIN;
 	ev.events = c->events;
 	ev.data.ptr = c;
@@ -496,8 +500,9 @@ conn_service(struct posix_conn *c)
 	}
 	cmd_session_out_give_back(&c->ses, &c->w->out);
 	/* With no output left, nothing more can be executed now either: a
-	 * connection whose client stopped sending is finished. */
-	if (cmd_session_finished(&c->ses)) {
+	 * connection whose client stopped sending is finished (unless -R
+	 * left requests of it for its next turn). */
+	if (cmd_session_finished(&c->ses) && !posix_yield_waiting(c)) {
 		conn_close(c);
 		return false;
 	}
@@ -511,9 +516,12 @@ static void
 conn_update_events(struct posix_conn *c)
 {
 	uint32_t want = 0;
+	/* -R: a connection whose requests wait for its next turn reads no
+	 * more until they ran */
+	bool yielded = posix_yield_note(c);
 
 	conn_watch(c);
-	if (!c->ses.closing && !c->ses.eof && !cmd_session_backlogged(&c->ses))
+	if (!yielded && !c->ses.closing && !c->ses.eof && !cmd_session_backlogged(&c->ses))
 		want |= EPOLLIN;
 	if (out_pending(c) > 0)
 		want |= EPOLLOUT;
@@ -603,7 +611,8 @@ conn_readable(struct posix_conn *c)
 		idle_touch(c);
 		if (!conn_service(c))
 			return;
-		if (c->ses.closing || cmd_session_backlogged(&c->ses))
+		if (c->ses.closing || cmd_session_backlogged(&c->ses) ||
+		    cmd_conn_yielded(c->ses.cmd))
 			break;
 		if ((size_t)n < room)
 			break; /* the socket is drained */
@@ -614,6 +623,7 @@ conn_readable(struct posix_conn *c)
 void
 posix_tcp_event(struct posix_conn *c, uint32_t events)
 {
+	posix_yield_begin(c);
 	if ((events & EPOLLERR) || ((events & EPOLLHUP) && !(events & EPOLLIN))) {
 		conn_close(c);
 		return;

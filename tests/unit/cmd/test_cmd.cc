@@ -60,6 +60,7 @@ struct ServerStats {
 		out->idle_timeout = s->idle_timeout;
 		out->idle_kicks = s->idle_kicks;
 		out->admin_port = 11212;
+		out->metrics_port = 9150;
 		out->tcp_buffer_memory = 256 << 20;
 	}
 	static void conns(void *, struct proto_out *out)
@@ -989,6 +990,7 @@ TEST_F(Cmd, StatsReset)
 	EXPECT_EQ(stat("stats settings\r\n", "max_conns_per_source"), 64u);
 	EXPECT_EQ(stat("stats settings\r\n", "request_timeout"), 30u);
 	EXPECT_EQ(stat("stats settings\r\n", "admin_port"), 11212u);
+	EXPECT_EQ(stat("stats settings\r\n", "metrics_port"), 9150u);
 	EXPECT_EQ(stat("stats settings\r\n", "tcp_buffer_memory"), 256u << 20);
 }
 
