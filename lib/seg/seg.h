@@ -31,8 +31,10 @@ size_t seg_heap_bytes(const struct engine_config *cfg);
  * segments has too few of them for its TTL buckets' open segments and for
  * merges to choose from (-m 16 gave 13 and kept half the objects that
  * 256 KiB segments keep). -m 64 (memcached's default) and larger keep
- * 1 MiB. The server makes the segment size the item size limit of such a
- * heap unless -I is given. */
+ * 1 MiB. This is lib/seg's own choice for a size (tools/mrc-accuracy
+ * models it); the server keeps 1 MiB segments, and memcached's 1 MiB
+ * items, from -m 8 up and says so at start
+ * (app/segcached/options/options_defaults.c), using this below -m 8. */
 #define SEG_SMALL_HEAP_SEGMENTS 64
 #define SEG_SMALL_HEAP_MIN_SIZE (128u << 10)
 size_t seg_segment_size_for(size_t memory);
