@@ -138,10 +138,6 @@ class Usage(SegcachedTest):
                                 ["--ip", "198.18.0.2/24"])
         self.assert_usage_error(["--no-huge", "--", "--stack", "posix", "--ip", "198.18.0.2/24"],
                                 ["--ip applies to --stack native"])
-        # the posix stack's buffers are the kernel's: a budget would do nothing
-        self.assert_usage_error(["--no-huge", "--", "--tcp-buffer-memory", "64"],
-                                ["--tcp-buffer-memory applies to --stack native",
-                                 "net.ipv4.tcp_mem"])
 
     def test_memcached_options_without_a_counterpart(self):
         # memcached's -u, -d, -P: refused with what to do instead.
