@@ -121,6 +121,7 @@ def rss_bytes(pid):
 
 class LimitsCase(unittest.TestCase):
     seg_extra = []
+    posix_extra = []  # the posix stack only
     max_conns = None
     threads = 2
 
@@ -132,6 +133,8 @@ class LimitsCase(unittest.TestCase):
         # go there, counted neither against -c nor against any source.
         cls.admin_port = ADMIN_PORT_NATIVE if harness.is_native() else harness.free_port()
         extra = cls.seg_extra + ["--admin-port", str(cls.admin_port)]
+        if not harness.is_native():
+            extra += cls.posix_extra
         cls.srv = harness.Server(name=cls.__name__, threads=1 if harness.is_native() else
                                  cls.threads, max_conns=cls.max_conns, seg_extra=extra)
         cls.srv.start()
@@ -354,6 +357,10 @@ class StalledReaders(LimitsCase):
     output bound, and keeps them (no timeout) - or resets them after
     --request-timeout (the subclass)."""
     seg_extra = ["--request-timeout", "0"]
+    # The posix stack's output budget (a quarter of --tcp-buffer-memory)
+    # holds all of them here; over it a reader that fell behind is reset
+    # at once (test_memory_bounds.py).
+    posix_extra = ["--tcp-buffer-memory", "256"]
     STALLED = 40
     VALUE = 500 * 1024
     GETS = 100  # 50 MB of replies asked by each, 2 GB in all
@@ -406,6 +413,7 @@ class StalledReaders(LimitsCase):
 
 class StalledReadersTimeout(StalledReaders):
     seg_extra = ["--request-timeout", "2"]
+    posix_extra = StalledReaders.posix_extra
 
     def test_held_within_the_bound_and_others_served(self):
         before = int(self.stats()["conns_write_timeouts"])
