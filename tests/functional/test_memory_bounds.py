@@ -45,6 +45,12 @@ MB = 1 << 20
 SLACK_MB = 64        # the issue's allowance beside -m and the budget
 CONNS = 300
 MEMORY_MB = 64
+# The warm-up round runs the attack on every connection first: what is
+# asserted is that the memory an attack takes goes back, not that glibc
+# keeps nothing at its worker arenas' tops (up to twice the largest block
+# freed there, a few MiB, bounded whatever the attack; the tool's smaller
+# default warm-up shows it in docs/bench/journal/memory.md).
+WARM_CONNS = CONNS
 
 
 def posix_segcached():
@@ -88,7 +94,8 @@ class PartialValues(ServerCase):
     server_args = {"max_conns": 1024}
 
     def test_values_held_in_flight_are_bounded_and_given_back(self):
-        r = attack_tool.attack(self.srv.port, self.srv.proc.pid, "partial", conns=CONNS)
+        r = attack_tool.attack(self.srv.port, self.srv.proc.pid, "partial", conns=CONNS,
+                               warm_conns=WARM_CONNS)
         self.assertEqual(r["sent_whole"], CONNS, r)  # refused blocks are swallowed, not left
         self.check_bound_and_recovery(r)
         self.assertIsNotNone(r["conn_buffer_in_refused"], "no conn_buffer_in_refused in stats")
@@ -103,7 +110,8 @@ class SlowReaders(ServerCase):
     server_args = {"max_conns": 1024}
 
     def test_readers_that_fall_behind_are_reset_and_counted(self):
-        r = attack_tool.attack(self.srv.port, self.srv.proc.pid, "readers", conns=CONNS)
+        r = attack_tool.attack(self.srv.port, self.srv.proc.pid, "readers", conns=CONNS,
+                               warm_conns=WARM_CONNS)
         self.check_bound_and_recovery(r)
         self.assertIsNotNone(r["conns_slow_readers_closed"],
                              "no conns_slow_readers_closed in stats")

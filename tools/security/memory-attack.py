@@ -210,10 +210,10 @@ def recover(pid, before):
     return rss, time.monotonic() - t0
 
 
-def warm_up(port, kind, conns, vlen, gets):
+def warm_up(port, kind, conns, vlen, gets, warm_conns=WARM_CONNS):
     """"Before" is a server in use, not a fresh one whose hash table and
     code pages were never touched: the attack's keys are stored (small
-    values) and the attack runs once on WARM_CONNS connections, closed."""
+    values) and the attack runs once on warm_conns connections, closed."""
     s = socket.create_connection((HOST, port), timeout=IO_TIMEOUT)
     try:
         s.sendall(b"".join(b"set k%d 0 0 1 noreply\r\nx\r\n" % i for i in range(conns)) +
@@ -227,7 +227,7 @@ def warm_up(port, kind, conns, vlen, gets):
             buf += d
     finally:
         s.close()
-    socks = open_conns(port, min(conns, WARM_CONNS))
+    socks = open_conns(port, min(conns, warm_conns))
     if kind == "partial":
         send_all(socks, lambda i: b"set k%d 0 0 %d\r\n" % (i, vlen) + b"v" * (vlen - 1000),
                  time.monotonic() + IO_TIMEOUT)
@@ -238,13 +238,13 @@ def warm_up(port, kind, conns, vlen, gets):
         s.close()
 
 
-def attack(port, pid, kind, conns=300, vlen=1000000, gets=2000):
+def attack(port, pid, kind, conns=300, vlen=1000000, gets=2000, warm_conns=WARM_CONNS):
     """Runs one attack; returns a dict of what was seen (MB are MiB)."""
     raise_fd_limit(conns)
     if kind == "readers":
         if store(port, b"big", b"b" * vlen) != b"STORED":
             raise RuntimeError("the server did not store a %d-byte value" % vlen)
-    warm_up(port, kind, conns, vlen, gets)
+    warm_up(port, kind, conns, vlen, gets, warm_conns)
     time.sleep(1.5)  # a control-thread tick: its trim of what warming freed
     before = rss_mb(pid)
     hwm = reset_hwm(pid)
@@ -342,7 +342,8 @@ def compare(args):
             with tempfile.TemporaryFile() as log:
                 p = start(cmd_of(port), port, log)
                 try:
-                    r = attack(port, p.pid, kind, args.conns, args.value_size, args.gets)
+                    r = attack(port, p.pid, kind, args.conns, args.value_size, args.gets,
+                               args.warm_conns)
                     r["server"] = name
                     budget = settings(port).get("tcp_buffer_memory")
                     r["tcp_buffer_memory"] = int(budget) if budget else None
@@ -366,6 +367,8 @@ def main():
     ap.add_argument("--conns", type=int, default=300)
     ap.add_argument("--value-size", type=int, default=1000000)
     ap.add_argument("--gets", type=int, default=2000)
+    ap.add_argument("--warm-conns", type=int, default=WARM_CONNS,
+                    help="connections of the warm-up round before \"before\"")
     ap.add_argument("--compare", action="store_true")
     ap.add_argument("--segcached", default="build/app/segcached/segcached")
     ap.add_argument("--memcached", default="/usr/bin/memcached")
@@ -383,7 +386,7 @@ def main():
         if args.port is None or args.pid is None:
             ap.error("--port and --pid (or --compare)")
         results = [attack(args.port, args.pid, args.attack, args.conns, args.value_size,
-                          args.gets)]
+                          args.gets, args.warm_conns)]
     for r in results:
         if args.json:
             print(json.dumps(r))
