@@ -134,6 +134,8 @@ start_stack(struct server *srv)
 		pc->backlog = o->backlog;
 		pc->unix_path = o->unix_path[0] ? o->unix_path : NULL;
 		pc->unix_mask = o->unix_mask;
+		pc->buffer_memory = o->tcp_buffer_memory_given ? o->tcp_buffer_memory :
+								 STACK_BUFFER_MEMORY_DEFAULT;
 		/* Worker i on the i-th EAL lcore (main lcore included, in lcore
 		 * id order), or every worker on every CPU the process started
 		 * with. */
@@ -225,7 +227,7 @@ log_sizing(const struct server *srv)
 {
 	struct engine_stats st;
 
-	char stack[160];
+	char stack[400];
 
 	engine_stats(srv->es.engine, &st);
 	if (srv->es.stack_bytes != 0)
@@ -233,7 +235,8 @@ log_sizing(const struct server *srv)
 			 "up to %zu MiB of %s (mbuf pools, connection slots, TCP buffers)",
 			 srv->es.stack_bytes >> 20,
 			 rte_eal_has_hugepages() ? "hugepages" : "EAL memory");
-	else
+	else if (srv->stack->ops->sizing == NULL ||
+		 srv->stack->ops->sizing(srv->stack, stack, sizeof(stack)) == NULL)
 		snprintf(stack, sizeof(stack), "kernel sockets (their buffers are the kernel's)");
 	/* lib/baseline has no segments: its items come from the EAL's heap
 	 * as they are stored, up to what -m leaves beside its table */

@@ -49,7 +49,12 @@ struct stack_posix_config {
 	 * file's mode; served like a TCP listener (posix_unix.c) */
 	const char *unix_path;
 	unsigned unix_mask;
+	/* --tcp-buffer-memory: the input and output all connections may hold
+	 * in the stack's memory together, bytes (half each); 0: no limit;
+	 * STACK_BUFFER_MEMORY_DEFAULT: derived from max_conns and -I */
+	size_t buffer_memory;
 };
+#define STACK_BUFFER_MEMORY_DEFAULT SIZE_MAX
 
 /* The native stack's own settings (stack_config.native). */
 struct stack_native_config {
@@ -128,6 +133,9 @@ struct stack_ops {
 	void (*stop)(struct stack *s);
 	/* Stops if needed and frees everything. */
 	void (*destroy)(struct stack *s);
+	/* The stack's memory outside -m, for the start-up sizing line: "the
+	 * network stack: ..." goes on with buf (NULL: the caller's words). */
+	const char *(*sizing)(const struct stack *s, char *buf, size_t len);
 	/* Start-up log line i (what it listens on), or NULL past the last. */
 	const char *(*describe)(const struct stack *s, unsigned i, char *buf, size_t len);
 	unsigned (*workers)(const struct stack *s);

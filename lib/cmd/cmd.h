@@ -90,6 +90,16 @@ struct cmd_server_stats {
 	uint64_t admin_port;               /* 0: none */
 	uint64_t metrics_port;             /* --metrics-port; 0: none */
 	uint64_t tcp_buffer_memory;        /* bytes, all TCP buffers; 0: no limit */
+	/* the posix stack's connection memory (drivers/net/posix/posix_buffers.c):
+	 * stats */
+	uint64_t conn_buffer_in_bytes;     /* input connections hold, charged */
+	uint64_t conn_buffer_out_bytes;    /* unsent output, charged */
+	uint64_t conn_buffer_in_refused;   /* stores refused: input budget spent */
+	uint64_t conns_slow_readers_closed; /* reset: output budget spent */
+	/* ... and stats settings */
+	uint64_t conn_buffer_uncharged;    /* per connection, input and output */
+	uint64_t worker_buffer_bytes;      /* the workers' own buffers, at most */
+	uint64_t conn_struct_bytes;        /* one connection object */
 	/* sizing: where the segments are ("anon", "hugepage", "file"; "eal":
 	 * the engine allocates from the EAL) and the most EAL memory the
 	 * network stack may take (0: none, the posix stack) */
@@ -114,6 +124,7 @@ struct cmd_runtime {
 	uint64_t base_cmd_flush, base_cmd_meta;
 	uint64_t base_conns_refused_per_source, base_conns_request_timeouts,
 		base_conns_write_timeouts;
+	uint64_t base_conn_buffer_in_refused, base_conns_slow_readers_closed;
 };
 
 struct cmd_settings {            /* server-wide, read-only after start */
@@ -171,6 +182,8 @@ struct cmd_conn;
 struct cmd_conn *cmd_conn_create(struct cmd_settings *s, struct engine_worker *w,
 				 bool udp);
 void cmd_conn_destroy(struct cmd_conn *c);
+/* The bytes cmd_conn_create() allocates (for the sizing figures). */
+size_t cmd_conn_size(void);
 /* Forgets partial input (call before each UDP datagram: requests never
  * span datagrams). */
 void cmd_conn_reset(struct cmd_conn *c);
@@ -178,6 +191,22 @@ void cmd_conn_reset(struct cmd_conn *c);
 /* True while a request is partly read: a data block still to come or
  * being swallowed, or a get line not finished. */
 bool cmd_conn_busy(const struct cmd_conn *c);
+
+/* A storage request's line was parsed and its data block is arriving:
+ * the bytes the whole request needs, from the start of its line (0 when
+ * no data block is pending). A stack that buffers requests knows from it
+ * how much memory the request will take before taking it. */
+size_t cmd_conn_data_need(const struct cmd_conn *c);
+
+/* The stack has no memory for that data block (its budget for connection
+ * buffers is spent): refuses the request as memcached refuses an item it
+ * cannot allocate, "SERVER_ERROR out of memory storing object" appended
+ * to out (a set or ms drops the key's old value), and the rest of the
+ * block is swallowed as it arrives. in[0..len) are the request's bytes
+ * received so far, from the start of its line; the caller drops them all.
+ * False (nothing done) when no data block is pending or it is whole. */
+bool cmd_conn_refuse_data(struct cmd_conn *c, const char *in, size_t len,
+			  struct proto_out *out);
 
 /* A key dump (lru_crawler metadump, stats cachedump) is under way: its
  * request line stays unconsumed and each cmd_process() call writes the

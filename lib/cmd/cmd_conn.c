@@ -38,6 +38,12 @@ cmd_conn_create(struct cmd_settings *s, struct engine_worker *w, bool udp)
 	return c;
 }
 
+size_t
+cmd_conn_size(void)
+{
+	return sizeof(struct cmd_conn);
+}
+
 void
 cmd_conn_destroy(struct cmd_conn *c)
 {

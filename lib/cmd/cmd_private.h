@@ -16,6 +16,7 @@
  *   cmd_batch.c    consecutive get/gets keys run as one engine_get_batch()
  *   cmd_session.c  a connection's reading and writing deadlines (cmd_session.h)
  *   cmd_hint.c     the keys of get lines for engine_prefetch() (cmd_hint_keys)
+ *   cmd_refuse.c   a data block the stack has no memory for (cmd_conn_refuse_data)
  * Calls run one way only: cmd_conn.c -> the command files -> the helpers.
  */
 #ifndef SEGCACHED_CMD_PRIVATE_H

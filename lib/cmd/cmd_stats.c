@@ -187,6 +187,13 @@ stats_general(struct cmd_conn *c)
 		since(ss.conns_request_timeouts, &rt->base_conns_request_timeouts));
 	put_u64(&so, "conns_write_timeouts",
 		since(ss.conns_write_timeouts, &rt->base_conns_write_timeouts));
+	/* the connections' memory beside -m (--tcp-buffer-memory on posix) */
+	put_u64(&so, "conn_buffer_in_bytes", ss.conn_buffer_in_bytes);
+	put_u64(&so, "conn_buffer_out_bytes", ss.conn_buffer_out_bytes);
+	put_u64(&so, "conn_buffer_in_refused",
+		since(ss.conn_buffer_in_refused, &rt->base_conn_buffer_in_refused));
+	put_u64(&so, "conns_slow_readers_closed",
+		since(ss.conns_slow_readers_closed, &rt->base_conns_slow_readers_closed));
 	put_fixed(&so, "hash_chain_mean", es.hash_chain_mean_x100, 2);
 	put_u64(&so, "hash_chain_max", es.hash_chain_max);
 	/* segcached's own: how this process started on its heap file */
@@ -228,6 +235,8 @@ stats_reset(struct cmd_conn *c)
 	st(&rt->base_conns_refused_per_source, ss.conns_refused_per_source);
 	st(&rt->base_conns_request_timeouts, ss.conns_request_timeouts);
 	st(&rt->base_conns_write_timeouts, ss.conns_write_timeouts);
+	st(&rt->base_conn_buffer_in_refused, ss.conn_buffer_in_refused);
+	st(&rt->base_conns_slow_readers_closed, ss.conns_slow_readers_closed);
 	cmd_reply(c, false, "RESET");
 }
 
@@ -291,6 +300,9 @@ stats_settings(struct cmd_conn *c)
 	put_u64(&so, "hash_table_bytes", es.table_bytes);
 	put_u64(&so, "segment_headers_bytes", es.meta_bytes);
 	put_u64(&so, "stack_memory_max", ss.stack_memory_max);
+	put_u64(&so, "conn_buffer_uncharged", ss.conn_buffer_uncharged);
+	put_u64(&so, "worker_buffer_bytes", ss.worker_buffer_bytes);
+	put_u64(&so, "conn_struct_bytes", ss.conn_struct_bytes);
 	finish(&so);
 }
 

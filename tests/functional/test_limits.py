@@ -132,6 +132,7 @@ def rss_bytes(pid):
 
 class LimitsCase(unittest.TestCase):
     seg_extra = []
+    posix_extra = []  # the posix stack only
     max_conns = None
     threads = 2
 
@@ -146,6 +147,8 @@ class LimitsCase(unittest.TestCase):
         if harness.is_native():
             # the native stack serves it on its address only when asked
             extra += ["--admin-listen", harness.ARGS.server_ip]
+        else:
+            extra += cls.posix_extra
         cls.srv = harness.Server(name=cls.__name__, threads=1 if harness.is_native() else
                                  cls.threads, max_conns=cls.max_conns, seg_extra=extra)
         cls.srv.start()
@@ -376,6 +379,10 @@ class StalledReaders(LimitsCase):
     output bound, and keeps them (no timeout) - or resets them after
     --request-timeout (the subclass)."""
     seg_extra = ["--request-timeout", "0"]
+    # The posix stack's output budget (a quarter of --tcp-buffer-memory)
+    # holds all of them here; over it a reader that fell behind is reset
+    # at once (test_memory_bounds.py).
+    posix_extra = ["--tcp-buffer-memory", "256"]
     STALLED = 40
     VALUE = 500 * 1024
     GETS = 100  # 50 MB of replies asked by each, 2 GB in all
@@ -428,6 +435,7 @@ class StalledReaders(LimitsCase):
 
 class StalledReadersTimeout(StalledReaders):
     seg_extra = ["--request-timeout", "2"]
+    posix_extra = StalledReaders.posix_extra
 
     def test_held_within_the_bound_and_others_served(self):
         before = int(self.stats()["conns_write_timeouts"])

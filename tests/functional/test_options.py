@@ -138,10 +138,6 @@ class Usage(SegcachedTest):
                                 ["--ip", "198.18.0.2/24"])
         self.assert_usage_error(["--no-huge", "--", "--stack", "posix", "--ip", "198.18.0.2/24"],
                                 ["--ip applies to --stack native"])
-        # the posix stack's buffers are the kernel's: a budget would do nothing
-        self.assert_usage_error(["--no-huge", "--", "--tcp-buffer-memory", "64"],
-                                ["--tcp-buffer-memory applies to --stack native",
-                                 "net.ipv4.tcp_mem"])
 
     def test_memcached_options_without_a_counterpart(self):
         # memcached's -u, -d, -P: refused with what to do instead.
@@ -429,13 +425,22 @@ class Settings(SegcachedTest):
                 self.assertGreater(seg, 0)
                 self.assertGreater(table, 0)
                 self.assertLessEqual(seg + table + meta, 96 << 20)
-                # posix: the kernel's sockets, no EAL memory of the stack's
+                # posix: the kernel's sockets, no EAL memory of the stack's;
+                # its connections' buffers and objects in the C heap
                 self.assertEqual(int(st["stack_memory_max"]), 0)
+                budget = int(st["tcp_buffer_memory"])
                 self.assertIn("segcached: sizing: -m 96 MiB = segments %d MiB (%s) + hash "
                               "table %d MiB + segment headers %d MiB; beside it, for -c 1024, "
-                              "the network stack: kernel sockets (their buffers are the "
-                              "kernel's)\n" % (seg >> 20, kind, table >> 20, meta >> 20),
-                              srv.log())
+                              "the network stack: connection buffers up to %d MiB "
+                              "(--tcp-buffer-memory: %d MiB input, %d MiB output) + 32 KiB per "
+                              "connection uncharged (32 MiB) + worker buffers up to %d MiB + "
+                              "connection objects of %d bytes (%d MiB); socket buffers are "
+                              "the kernel's\n"
+                              % (seg >> 20, kind, table >> 20, meta >> 20, budget >> 20,
+                                 (budget - budget // 4) >> 20, (budget // 4) >> 20,
+                                 int(st["worker_buffer_bytes"]) >> 20,
+                                 int(st["conn_struct_bytes"]),
+                                 (1024 * int(st["conn_struct_bytes"])) >> 20), srv.log())
 
     def test_memcached_extended_options(self):
         # -o as memcached takes it: hashpower sizes the table, and slab/LRU

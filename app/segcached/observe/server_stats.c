@@ -71,7 +71,8 @@ server_stats_fill(void *arg, struct cmd_server_stats *out)
 	out->request_timeout = o->request_timeout;
 	out->admin_port = o->admin_port;
 	out->metrics_port = o->metrics_port;
-	out->tcp_buffer_memory = o->tcp_buffer_memory;
+	if (o->stack == STACK_NATIVE) /* the posix stack's own stats have its figure */
+		out->tcp_buffer_memory = o->tcp_buffer_memory;
 	out->heap = heap_word(&srv->es);
 	out->stack_memory_max = srv->es.stack_bytes;
 	out->restart_state = engine_setup_restart_state(&srv->es);

@@ -87,6 +87,7 @@ struct options {
 	uint16_t rx_desc, tx_desc; /* 0 = the default */
 	uint16_t mtu;
 	size_t tcp_buffer_memory; /* bytes for all TCP buffers; 0 = no limit */
+	bool tcp_buffer_memory_given; /* posix: else derived from -c and -I */
 	unsigned link_timeout;    /* seconds to wait for the link; 0 = no wait */
 	unsigned idle_timeout;    /* seconds; 0 = never (memcached's idle_timeout) */
 	unsigned hash_power;      /* log2 of head buckets; 0 = sized from -m */

@@ -71,10 +71,6 @@ options_finalize(struct options *o, char *err, size_t errlen)
 	if (o->stack == STACK_POSIX && o->ip_addr != 0)
 		return util_fail(err, errlen,
 			    "--ip applies to --stack native only (the posix stack listens on -l)");
-	if (o->stack == STACK_POSIX && o->tcp_buffer_memory != 0)
-		return util_fail(err, errlen,
-			    "--tcp-buffer-memory applies to --stack native only (the posix "
-			    "stack's buffers are the kernel's: sysctl net.ipv4.tcp_mem)");
 	if (o->admin_port != 0 && o->admin_port == o->tcp_port)
 		return util_fail(err, errlen,
 			    "--admin-port %u is the client port (-p): give it a port of its own",

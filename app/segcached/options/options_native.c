@@ -100,6 +100,7 @@ opt_tcp_buffer_memory(struct options *o, const char *arg, char *err, size_t errl
 			    "'%s' is not a size (megabytes, or a number with a K, M or G suffix)",
 			    arg);
 	o->tcp_buffer_memory = v;
+	o->tcp_buffer_memory_given = true;
 	return 0;
 }
 

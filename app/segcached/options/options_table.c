@@ -87,13 +87,18 @@ static const struct opt_desc opt_table[] = {
 	{ "mtu", NULL, 0, "BYTES", OPT_ANYWHERE, opt_mtu,
 	  "--stack native: IP MTU of the port (default: 1500)" },
 	{ "tcp-buffer-memory", NULL, 0, "SIZE", OPT_ANYWHERE, opt_tcp_buffer_memory,
-	  "--stack native: memory for the TCP buffers of all connections\n"
-	  "together; a connection holds 96 KiB while it has bytes in flight.\n"
-	  "Split evenly over the worker lcores, at least 4 busy connections\n"
-	  "each. At the limit a request waits for its client to send it again\n"
-	  "(a retransmission) instead of the server taking more memory. A bare\n"
-	  "number is megabytes, K/M/G suffixes accepted; 0 = no limit, up to\n"
-	  "96 KiB for every connection of -c (default: 0)" },
+	  "memory for the buffers of all connections together. A bare number\n"
+	  "is megabytes, K/M/G suffixes accepted; 0 = no limit.\n"
+	  "--stack native: their TCP buffers; a connection holds 96 KiB while\n"
+	  "it has bytes in flight. Split evenly over the worker lcores, at\n"
+	  "least 4 busy connections each. At the limit a request waits for its\n"
+	  "client to send it again (a retransmission) instead of the server\n"
+	  "taking more memory (default: 0, up to 96 KiB for every connection).\n"
+	  "--stack posix: requests being received (3/4) and replies not yet\n"
+	  "taken (1/4), beyond 16 KiB of each per connection. At the limit a\n"
+	  "store is refused (SERVER_ERROR out of memory storing object, as\n"
+	  "memcached's full heap) and a reader that fell behind is reset\n"
+	  "(default: 2 x min(-c, 32) x (-I + 64 KiB), 68 MiB at -I 1m)" },
 	{ "link-timeout", NULL, 0, "SECONDS", OPT_ANYWHERE, opt_link_timeout,
 	  "--stack native: how long to wait for the link at start; 0 = start\n"
 	  "without waiting (default: 10)" },

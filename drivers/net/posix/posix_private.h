@@ -7,8 +7,10 @@
  * posix_yield.c (-R: turns of a connection over its requests cap),
  * posix_handoff.c (accepted connections dealt round-robin to the
  * workers), posix_accept.c (accepting, --max-conns), posix_tcp.c
- * (connections), posix_udp.c (datagrams) and posix_refused.c (connections
- * accepted but not served: the refusal log line, giving a count back).
+ * (connections), posix_buffers.c (the input and output memory they hold,
+ * and its budget), posix_udp.c (datagrams) and posix_refused.c
+ * (connections accepted but not served: the refusal log line, giving a
+ * count back).
  * Outside drivers/net/posix the stack is posix_stack_ops (stack.h) only.
  *
  * The stack: memcached over kernel TCP and UDP sockets.
@@ -63,6 +65,17 @@ extern int posix_logtype;
  * output is over its high-water mark (resumed on EPOLLOUT). */
 #define POSIX_IN_WORKER (16u << 10)
 #define POSIX_IN_MOVE_MAX (POSIX_IN_WORKER / 2)
+/* --tcp-buffer-memory (posix_buffers.c): input or output a connection may
+ * hold without charging the budget; a larger buffer is charged whole. */
+#define POSIX_BUF_UNCOUNTED POSIX_IN_WORKER
+/* Its default: room for twice this many connections (or -c, if fewer)
+ * to hold the largest request at once; a quarter of it (of any
+ * --tcp-buffer-memory) is for output. Output is the smaller share: a
+ * reply held for a reader that fell behind is a copy of an item that the
+ * heap still has, and memcached, which sends from the item itself, holds
+ * little for it. */
+#define POSIX_BUDGET_LARGE_CONNS 32u
+#define POSIX_BUDGET_OUT_SHARE 4u
 /* Largest UDP datagram we accept. */
 #define POSIX_UDP_MAX 65536
 /* Work done per wake-up for one socket, so that others get their turn. */
@@ -93,6 +106,10 @@ extern int posix_logtype;
 	X(conns_request_timeouts, "connections reset: a request not whole in time")     \
 	X(conns_write_timeouts, "connections reset: replies not taken in time")         \
 	X(idle_kicks, "connections closed: nothing received for --idle-timeout")        \
+	X(conn_buffer_in_refused, "stores refused (SERVER_ERROR out of memory storing "  \
+	  "object): the input share of --tcp-buffer-memory is spent")                 \
+	X(conns_slow_readers_closed, "connections reset: unsent replies over the "      \
+	  "output share of --tcp-buffer-memory (a reader that fell behind)")           \
 	X(admin_conns_opened, "admin port connections accepted")                        \
 	X(admin_conns_closed, "admin port connections closed")                          \
 	X(admin_conns_rejected, "admin port connections refused: over 16 at once")      \
@@ -143,6 +160,9 @@ struct posix_conn {
 	 * else memory of its own. */
 	char *in;
 	size_t in_start, in_end, in_cap;
+	/* what its own input and its unsent output are charged to the
+	 * stack's budgets now (posix_buffers.c) */
+	uint64_t in_charged, out_charged;
 	uint32_t events;     /* epoll mask registered now */
 	bool admin;          /* from the admin port */
 	bool src_counted;    /* holds a count in posix_stack.sources */
@@ -163,6 +183,13 @@ struct posix_conn {
 };
 
 TAILQ_HEAD(posix_conn_list, posix_conn);
+
+/* Bytes the connections of all workers hold together, of one kind
+ * (posix_buffers.c); max 0: no limit. */
+struct posix_budget {
+	_Atomic uint64_t used;
+	uint64_t max;
+};
 
 struct posix_worker {
 	struct posix_stack *stack;
@@ -230,6 +257,10 @@ struct posix_stack {
 	_Atomic unsigned next_worker; /* whose turn the next connection is */
 	size_t in_max;               /* input buffer limit per connection */
 	size_t out_limit;            /* output buffer limit per connection */
+	/* --tcp-buffer-memory (0: no limit), a quarter for output and the
+	 * rest for input (posix_buffers.c) */
+	size_t buffer_memory;
+	struct posix_budget in_budget, out_budget;
 	_Atomic uint64_t curr_conns; /* for --max-conns */
 	_Atomic uint64_t admin_conns; /* on the admin port, at most STACK_ADMIN_CONNS */
 	/* ... at most STACK_ADMIN_CONNS_PER_SOURCE from one address; a
@@ -360,6 +391,33 @@ void posix_yield_unlink(struct posix_conn *c);
 /* Gives the yielded connections their next turn; returns 0 when some
  * yielded again (epoll_wait must not wait), else -1. */
 int posix_yield_run(struct posix_worker *w);
+/* posix_buffers.c */
+bool posix_budget_take(struct posix_budget *b, uint64_t n);
+void posix_budget_put(struct posix_budget *b, uint64_t n);
+/* --tcp-buffer-memory's default for -c and -I. */
+size_t posix_buffer_memory_default(unsigned max_conns, size_t item_max);
+/* The connection reads into its worker's buffer now. */
+bool posix_conn_in_borrowed(const struct posix_conn *c);
+void posix_conn_in_borrow(struct posix_conn *c);
+/* Forgets the connection's input: its own buffer is freed (its charge
+ * given back), the worker's is left to the worker. */
+void posix_conn_in_drop(struct posix_conn *c);
+bool posix_conn_in_give_back(struct posix_conn *c);
+enum posix_room {
+	POSIX_ROOM_OK,
+	POSIX_ROOM_TOO_LARGE, /* a single request over the per-connection limit */
+	POSIX_ROOM_NO_BUDGET, /* the input budget cannot take the growth */
+};
+enum posix_room posix_conn_make_room(struct posix_conn *c);
+/* The input budget is spent: refuses the storage request waiting for its
+ * data block (a reply composed in the session's output, the bytes
+ * dropped, the rest swallowed as they come); false when none waits. */
+bool posix_conn_in_refuse(struct posix_conn *c);
+/* After the connection's turn: charges its unsent output; false when the
+ * output budget cannot take it (the caller resets the connection). */
+bool posix_conn_out_settle(struct posix_conn *c);
+void posix_conn_out_release(struct posix_conn *c);
+
 /* posix_udp.c */
 void posix_udp_readable(struct posix_worker *w, struct posix_socket *us);
 

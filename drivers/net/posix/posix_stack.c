@@ -278,6 +278,15 @@ posix_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bin
 	s->in_max = cmd_session_in_max(cfg->cmd->item_max);
 	/* Output: the backpressure bound plus the largest single reply. */
 	s->out_limit = cmd_session_out_limit(cfg->cmd->item_max);
+	/* What all connections may hold beyond that, together: a quarter
+	 * for output, the rest for input (posix_buffers.c). */
+	s->buffer_memory = pc->buffer_memory == STACK_BUFFER_MEMORY_DEFAULT ?
+				   posix_buffer_memory_default(cfg->max_conns, cfg->cmd->item_max) :
+				   pc->buffer_memory;
+	if (s->buffer_memory != 0) {
+		s->out_budget.max = RTE_MAX(s->buffer_memory / POSIX_BUDGET_OUT_SHARE, (size_t)1);
+		s->in_budget.max = RTE_MAX(s->buffer_memory - s->out_budget.max, (size_t)1);
+	}
 
 	if (raise_fd_limit(s, err, errlen) < 0)
 		goto fail;
@@ -562,6 +571,16 @@ posix_workers(const struct stack *s)
 	return posix_of_const(s)->nworkers;
 }
 
+/* The most the workers' own buffers take: each reads into one, composes
+ * into one (up to a connection's output limit) and receives datagrams
+ * into one. */
+static size_t
+posix_worker_buffers(const struct posix_stack *s)
+{
+	return (size_t)s->nworkers *
+	       (POSIX_IN_WORKER + s->out_limit + (s->cfg.udp_port != 0 ? POSIX_UDP_MAX : 0));
+}
+
 static void
 posix_stats(const struct stack *st, struct cmd_server_stats *out)
 {
@@ -588,6 +607,38 @@ posix_stats(const struct stack *st, struct cmd_server_stats *out)
 	out->conns_write_timeouts = c[POSIX_C_conns_write_timeouts];
 	out->idle_kicks = c[POSIX_C_idle_kicks];
 	out->conn_yields = c[POSIX_C_conn_yields];
+	out->tcp_buffer_memory = s->buffer_memory;
+	out->conn_buffer_in_bytes = atomic_load_explicit(&s->in_budget.used, memory_order_relaxed);
+	out->conn_buffer_out_bytes = atomic_load_explicit(&s->out_budget.used,
+							  memory_order_relaxed);
+	out->conn_buffer_in_refused = c[POSIX_C_conn_buffer_in_refused];
+	out->conns_slow_readers_closed = c[POSIX_C_conns_slow_readers_closed];
+	out->conn_buffer_uncharged = 2 * POSIX_BUF_UNCOUNTED;
+	out->worker_buffer_bytes = posix_worker_buffers(s);
+	out->conn_struct_bytes = sizeof(struct posix_conn) + cmd_conn_size();
+}
+
+/* The start-up sizing line's words for the stack (stack_ops.sizing). */
+static const char *
+posix_sizing(const struct stack *st, char *buf, size_t len)
+{
+	const struct posix_stack *s = posix_of_const(st);
+	size_t each = sizeof(struct posix_conn) + cmd_conn_size();
+	char budget[64];
+
+	if (s->buffer_memory != 0)
+		snprintf(budget, sizeof(budget), "up to %zu MiB", s->buffer_memory >> 20);
+	else
+		snprintf(budget, sizeof(budget), "no limit");
+	snprintf(buf, len,
+		 "connection buffers %s (--tcp-buffer-memory: %zu MiB input, %zu MiB output) + "
+		 "%u KiB per connection uncharged (%zu MiB) + worker buffers up to %zu MiB + "
+		 "connection objects of %zu bytes (%zu MiB); socket buffers are the kernel's",
+		 budget, (size_t)(s->in_budget.max >> 20), (size_t)(s->out_budget.max >> 20),
+		 2 * POSIX_BUF_UNCOUNTED >> 10,
+		 ((size_t)s->cfg.max_conns * 2 * POSIX_BUF_UNCOUNTED) >> 20,
+		 posix_worker_buffers(s) >> 20, each, ((size_t)s->cfg.max_conns * each) >> 20);
+	return buf;
 }
 
 static const char *const posix_counter_names[POSIX_C_MAX] = {
@@ -642,6 +693,7 @@ const struct stack_ops posix_stack_ops = {
 	.stop = posix_stop,
 	.destroy = posix_destroy,
 	.describe = posix_describe,
+	.sizing = posix_sizing,
 	.workers = posix_workers,
 	.stats = posix_stats,
 	.stats_conns = posix_stats_conns,

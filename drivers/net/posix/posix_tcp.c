@@ -162,86 +162,6 @@ conn_get(struct posix_worker *w)
 	return c;
 }
 
-/*
- * Input memory. A connection needs input memory of its own only while
- * received bytes of it wait unconsumed: part of a request, or requests
- * held back by the output bound. Otherwise it reads into its worker's
- * buffer, so that an idle connection holds none (100,000 of them held
- * 16 KiB each, 1.6 GB, when every connection had its own). A connection
- * never changes worker (posix_handoff.c hands over the descriptor before
- * the connection is set up), so the buffer it borrows is its worker's.
- */
-
-static bool
-conn_in_borrowed(const struct posix_conn *c)
-{
-	return c->in != NULL && c->in == c->w->in;
-}
-
-/* Before a read: lend the connection the worker's buffer, with the few
- * bytes it holds (up to POSIX_IN_MOVE_MAX, part of a request) moved to
- * its front, so that a client whose reads end mid-request still has the
- * room of a whole buffer to read into. A large request being assembled
- * is read after in its own buffer instead (conn_make_room grows it). No
- * other connection has the worker's buffer: it is lent for one read and
- * the session's turn that follows, and given back before the next. */
-static void
-conn_in_borrow(struct posix_conn *c)
-{
-	size_t left = c->in_end - c->in_start;
-
-	if (conn_in_borrowed(c) || left > POSIX_IN_MOVE_MAX)
-		return;
-	if (left > 0)
-		memcpy(c->w->in, c->in + c->in_start, left);
-	free(c->in);
-	c->in = c->w->in;
-	c->in_cap = POSIX_IN_WORKER;
-	c->in_start = 0;
-	c->in_end = left;
-}
-
-/* Forgets the connection's input: its own buffer is freed, the worker's
- * is left to the worker. */
-static void
-conn_in_drop(struct posix_conn *c)
-{
-	if (!conn_in_borrowed(c))
-		free(c->in);
-	c->in = NULL;
-	c->in_start = c->in_end = c->in_cap = 0;
-}
-
-/* After the session's turn, or a read that brought nothing: an emptied
- * buffer is given up (a closing session runs nothing more, so its input
- * is dropped too), and bytes left in the worker's buffer move to one of
- * the connection's own: just as many when the next read moves them back
- * (conn_in_borrow), room for as many again when the rest of a large
- * request is to be read after them. False when there is no memory. */
-static bool
-conn_in_give_back(struct posix_conn *c)
-{
-	size_t left = c->in_end - c->in_start, cap;
-	char *own;
-
-	if (left == 0 || c->ses.closing) {
-		conn_in_drop(c);
-		return true;
-	}
-	if (!conn_in_borrowed(c))
-		return true;
-	cap = left > POSIX_IN_MOVE_MAX ? 2 * left : left;
-	own = malloc(cap);
-	if (own == NULL)
-		return false;
-	memcpy(own, c->in + c->in_start, left);
-	c->in = own;
-	c->in_cap = cap;
-	c->in_start = 0;
-	c->in_end = left;
-	return true;
-}
-
 static void
 conn_close(struct posix_conn *c)
 {
@@ -282,7 +202,8 @@ conn_close(struct posix_conn *c)
 	 * small output buffer. */
 	if (c->ses.cmd != NULL)
 		cmd_conn_trace_close(c->ses.cmd); /* -vv */
-	conn_in_drop(c);
+	posix_conn_in_drop(c);
+	posix_conn_out_release(c);
 	if (cmd_session_close(&c->ses, item_max(w)) < 0) {
 		/* No memory for even a small buffer: drop the object. */
 		free(c);
@@ -466,7 +387,7 @@ conn_execute(struct posix_conn *c)
 static bool
 conn_in_settle(struct posix_conn *c)
 {
-	if (conn_in_give_back(c))
+	if (posix_conn_in_give_back(c))
 		return true;
 	POSIX_LOG(WARNING, "closing %s: out of memory for its input", c->peer);
 	conn_close(c);
@@ -506,6 +427,20 @@ conn_service(struct posix_conn *c)
 		conn_close(c);
 		return false;
 	}
+	if (!posix_conn_out_settle(c)) {
+		static struct util_ratelimit slow_log = UTIL_RATELIMIT_INIT(UTIL_RATELIMIT_EVENT_S);
+		uint64_t more;
+
+		posix_count(c->w, POSIX_C_conns_slow_readers_closed, 1);
+		if (util_ratelimit(&slow_log, &more))
+			POSIX_LOG(NOTICE, "resetting %s: %zu bytes of replies unsent and the "
+				  "output share of --tcp-buffer-memory spent, a reader that fell "
+				  "behind (%" PRIu64 " more since the last such line)", c->peer,
+				  out_pending(c), more);
+		set_reset_on_close(c->fd);
+		conn_close(c);
+		return false;
+	}
 	return conn_in_settle(c);
 }
 
@@ -536,35 +471,6 @@ conn_update_events(struct posix_conn *c)
 	}
 }
 
-/* Makes room at the end of the connection's own input buffer: moves the
- * unconsumed bytes to the front, then grows up to the per-connection
- * limit. Returns false when a single request does not fit in the limit. */
-static bool
-conn_make_room(struct posix_conn *c)
-{
-	size_t used = c->in_end - c->in_start, cap;
-	char *in;
-
-	if (c->in_start > 0) {
-		memmove(c->in, c->in + c->in_start, used);
-		c->in_start = 0;
-		c->in_end = used;
-	}
-	if (c->in_end < c->in_cap)
-		return true;
-	if (c->in_cap >= c->w->stack->in_max)
-		return false;
-	cap = c->in_cap * 2;
-	if (cap > c->w->stack->in_max)
-		cap = c->w->stack->in_max;
-	in = realloc(c->in, cap);
-	if (in == NULL)
-		return false;
-	c->in = in;
-	c->in_cap = cap;
-	return true;
-}
-
 static void
 conn_readable(struct posix_conn *c)
 {
@@ -574,13 +480,25 @@ conn_readable(struct posix_conn *c)
 		size_t room;
 		ssize_t n;
 
-		conn_in_borrow(c);
+		posix_conn_in_borrow(c);
 		/* only its own buffer, holding a large request, can be full */
-		if (c->in_end == c->in_cap && !conn_make_room(c)) {
-			POSIX_LOG(INFO, "closing a connection: request larger than %zu bytes",
-				  c->w->stack->in_max);
-			conn_close(c);
-			return;
+		if (c->in_end == c->in_cap) {
+			enum posix_room r = posix_conn_make_room(c);
+
+			if (r == POSIX_ROOM_NO_BUDGET && posix_conn_in_refuse(c)) {
+				/* its reply goes out, the rest is swallowed */
+				if (!conn_service(c))
+					return;
+				continue;
+			}
+			if (r != POSIX_ROOM_OK) {
+				POSIX_LOG(INFO, "closing a connection: request larger than %zu "
+					  "bytes%s", c->w->stack->in_max,
+					  r == POSIX_ROOM_NO_BUDGET ?
+					  " or --tcp-buffer-memory spent" : "");
+				conn_close(c);
+				return;
+			}
 		}
 		room = c->in_cap - c->in_end;
 		n = recv(c->fd, c->in + c->in_end, room, MSG_DONTWAIT);

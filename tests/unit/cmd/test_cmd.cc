@@ -362,6 +362,46 @@ TEST_F(Cmd, TooLargeIsSwallowedAndDropsTheOldValue)
 	EXPECT_EQ(stat("stats\r\n", "delete_hits"), 0u); /* not counted as deletes */
 }
 
+/* The stack has no memory for a data block (cmd_conn_refuse_data): the
+ * request is refused as memcached refuses an item it cannot allocate, a
+ * set's old value goes, the rest of the block is swallowed however it
+ * arrives, and the next request is answered. */
+TEST_F(Cmd, DataBlockRefusedForMemoryIsSwallowed)
+{
+	std::string big(5000, 'v');
+	std::string head = "set a 0 0 5000 noreply\r\n" + big.substr(0, 1000);
+	unsigned actions = 0;
+
+	EXPECT_EQ(run("set a 0 0 1\r\nx\r\n"), "STORED\r\n");
+	/* nothing pending: nothing to refuse */
+	EXPECT_EQ(cmd_conn_data_need(c), 0u);
+	EXPECT_FALSE(cmd_conn_refuse_data(c, "", 0, &out));
+	EXPECT_EQ(cmd_process(c, head.data(), head.size(), &out, &actions), 0u);
+	EXPECT_EQ(cmd_conn_data_need(c), head.size() - 1000 + 5000 + 2);
+	ASSERT_TRUE(cmd_conn_refuse_data(c, head.data(), head.size(), &out));
+	EXPECT_EQ(cmd_conn_data_need(c), 0u);
+	/* errors are sent whatever noreply says, as memcached's out_errstring */
+	EXPECT_EQ(std::string(out.data + out.head, proto_out_pending(&out)),
+		  "SERVER_ERROR out of memory storing object\r\n");
+	proto_out_consume(&out, proto_out_pending(&out));
+	EXPECT_EQ(run(big.substr(1000) + "\r\nget a\r\n", 700), "END\r\n");
+	EXPECT_EQ(stats_counter(ENGINE_C_set_no_memory), 1u);
+	/* ms with a base64 key: the key decoded, its old value dropped too */
+	EXPECT_EQ(run("set b 0 0 1\r\ny\r\n"), "STORED\r\n");
+	head = "ms Yg== 5000 b\r\n" + big.substr(0, 10);
+	EXPECT_EQ(cmd_process(c, head.data(), head.size(), &out, &actions), 0u);
+	ASSERT_TRUE(cmd_conn_refuse_data(c, head.data(), head.size(), &out));
+	proto_out_consume(&out, proto_out_pending(&out));
+	EXPECT_EQ(run(big.substr(10) + "\r\nget b\r\nmn\r\n"), "END\r\nMN\r\n");
+	/* add keeps the old value, as memcached's failed allocation does */
+	head = "add a 0 0 5000\r\n";
+	EXPECT_EQ(run("set a 0 0 1\r\nz\r\n"), "STORED\r\n");
+	EXPECT_EQ(cmd_process(c, head.data(), head.size(), &out, &actions), 0u);
+	ASSERT_TRUE(cmd_conn_refuse_data(c, head.data(), head.size(), &out));
+	proto_out_consume(&out, proto_out_pending(&out));
+	EXPECT_EQ(run(big + "\r\nget a\r\n"), "VALUE a 0 1\r\nz\r\nEND\r\n");
+}
+
 TEST_F(Cmd, OtherCommands)
 {
 	EXPECT_EQ(run("version\r\n"), "VERSION 1.6.18-segcached\r\n");
@@ -901,7 +941,9 @@ TEST_F(Cmd, StatsGeneral)
 		"expired_unfetched", "evicted_unfetched", "evictions", "reclaimed",
 		/* segcached's own, after memcached's */
 		"admin_connections", "conns_refused_per_source", "conns_request_timeouts",
-		"conns_write_timeouts", "hash_chain_mean", "hash_chain_max",
+		"conns_write_timeouts", "conn_buffer_in_bytes", "conn_buffer_out_bytes",
+		"conn_buffer_in_refused", "conns_slow_readers_closed", "hash_chain_mean",
+		"hash_chain_max",
 	};
 	EXPECT_EQ(names, want);
 	EXPECT_EQ(r.substr(r.size() - 5), "END\r\n");
