@@ -500,29 +500,40 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 /* A reserve for a pass: the kept one, else a spare. Caller holds
  * evict_lock. */
 static int32_t
-reserve_take(struct seg_engine *e)
+reserve_take(struct seg_engine *e, bool *spare)
 {
 	int32_t seg = e->merge_reserve;
 
-	if (seg != SEG_NONE)
+	*spare = false;
+	if (seg != SEG_NONE) {
 		e->merge_reserve = SEG_NONE;
-	else if (e->merge_spares > 0)
+	} else if (e->merge_spares > 0) {
 		seg = e->merge_spare[--e->merge_spares];
+		*spare = true;
+	}
 	return seg;
 }
 
 /* Keeps a segment a pass freed (retired) as a reserve when one is
- * missing or wanted, else gives it to the pool. Spares are one, or up to
+ * missing, or as a spare when the pass took one (*owed: it gives it back,
+ * or the spares made under contention were used up one pass at a time
+ * and every second pass at once waited again) or one is wanted; else it
+ * goes to the thread that asked, or to the pool. Spares are one, or up to
  * a 64th of the heap (as the pool's low watermark), and none below 32
  * segments: a segment kept empty is memory the cache does not use, so a
  * small heap runs few passes at once. Caller holds evict_lock. */
 static void
-reserve_give(struct seg_engine *e, int32_t seg, int32_t *got)
+reserve_give(struct seg_engine *e, int32_t seg, int32_t *got, bool *owed)
 {
+	const bool room = e->merge_spares < sizeof(e->merge_spare) / sizeof(e->merge_spare[0]) &&
+			  e->nseg >= 32 && (e->merge_spares == 0 || e->merge_spares < e->nseg / 64);
+
 	if (e->merge_reserve == SEG_NONE) {
 		e->merge_reserve = seg;
-	} else if (e->merge_want_spare && e->merge_spares < sizeof(e->merge_spare) / sizeof(e->merge_spare[0]) &&
-		   e->nseg >= 32 && (e->merge_spares == 0 || e->merge_spares < e->nseg / 64)) {
+	} else if (owed && *owed && room) {
+		e->merge_spare[e->merge_spares++] = seg;
+		*owed = false;
+	} else if (e->merge_want_spare && room) {
 		e->merge_spare[e->merge_spares++] = seg;
 		e->merge_want_spare = false;
 	} else if (got && *got == SEG_NONE) {
@@ -581,6 +592,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 		struct seg_merge_cut cut;
 		struct seg_chain *c;
 		int32_t reserve;
+		bool owed; /* the reserve was a spare: one goes back */
 		unsigned n, tb;
 		uint64_t copy_from;
 
@@ -604,7 +616,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 			return pass_none(e, false);
 		}
 		seg_spin_unlock(&c->lock);
-		reserve = reserve_take(e);
+		reserve = reserve_take(e, &owed);
 		e->n_merge_at_once += e->passes_in_flight > 0;
 		e->passes_in_flight++;
 		copy_from = copy_ns ? seg_clock_ns(CLOCK_MONOTONIC) : 0;
@@ -619,7 +631,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 			atomic_store(&e->hdr[run[0]].state, SEG_SEALED);
 			__atomic_store_n(&c->merge_cold, false, __ATOMIC_RELAXED);
 			pass_end(e, w, copy_ns, copy_from);
-			reserve_give(e, reserve, NULL);
+			reserve_give(e, reserve, NULL, &owed);
 			continue;
 		}
 		__atomic_store_n(&c->merge_cold, cut.read_bytes == 0, __ATOMIC_RELAXED);
@@ -640,9 +652,9 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 				seg_retire(e, run[i]);
 			atomic_fetch_add_explicit(&e->n_seg_evicted, n, memory_order_relaxed);
 			pass_end(e, w, copy_ns, copy_from);
-			reserve_give(e, reserve, got);
+			reserve_give(e, reserve, got, &owed);
 			for (unsigned i = 0; i < n; i++)
-				reserve_give(e, run[i], got);
+				reserve_give(e, run[i], got, &owed);
 			return SEG_MERGE_DONE;
 		}
 		dest_seal(e, &md);
@@ -661,7 +673,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 		atomic_fetch_add_explicit(&e->n_seg_evicted, n - md.n, memory_order_relaxed);
 		pass_end(e, w, copy_ns, copy_from);
 		for (unsigned i = md.n - 1; i < n; i++)
-			reserve_give(e, run[i], got);
+			reserve_give(e, run[i], got, &owed);
 		return SEG_MERGE_DONE;
 	}
 }
