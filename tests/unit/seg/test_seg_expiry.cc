@@ -15,6 +15,29 @@
 #include "seg/seg_test.h"
 #include "seg_fixture.h"
 
+// calloc, failing on demand: the next call for `fail_calloc_n` elements of
+// a pointer's size returns NULL (seg_create's table of workers). Every
+// other call is glibc's. Not under a sanitizer, whose allocator owns
+// calloc (memory from glibc's would then be freed into it).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SEG_TEST_CALLOC 0
+#else
+#define SEG_TEST_CALLOC 1
+extern "C" void *__libc_calloc(size_t n, size_t size);
+#endif
+static thread_local size_t fail_calloc_n = 0;
+#if SEG_TEST_CALLOC
+extern "C" void *
+calloc(size_t n, size_t size)
+{
+	if (fail_calloc_n != 0 && n == fail_calloc_n && size == sizeof(void *)) {
+		fail_calloc_n = 0;
+		return nullptr;
+	}
+	return __libc_calloc(n, size);
+}
+#endif
+
 namespace {
 
 class SegExpiry : public seg_fixture::SegFixture {
@@ -249,6 +272,28 @@ TEST_F(SegExpiry, FlushIsNotStarvedByPassesThatKeepStarting)
 	tb.join();
 	seg_test_set_hook(nullptr, nullptr);
 	ASSERT_EQ(check(), "");
+}
+
+// seg_create cleans up after a failed allocation through seg_destroy,
+// which freed every worker through e->workers, NULL when that table was
+// the allocation that failed.
+TEST(SegCreate, SurvivesAFailedWorkersTable)
+{
+	if (!SEG_TEST_CALLOC)
+		GTEST_SKIP() << "a sanitizer's allocator owns calloc here";
+	seg_fixture::FakeClock clock;
+	seg_fixture::SegConfig c;
+	c.max_workers = 7; // a count no other calloc of seg_create asks for
+	struct engine_config cfg = seg_fixture::seg_test_config(c, &clock);
+	char err[256] = "";
+
+	fail_calloc_n = 7;
+	struct engine *e = seg_create(&cfg, err, sizeof(err));
+	const bool failed_here = fail_calloc_n == 0;
+	fail_calloc_n = 0;
+	ASSERT_TRUE(failed_here) << "seg_create asked for no table of 7 pointers";
+	EXPECT_EQ(e, nullptr);
+	EXPECT_NE(std::string(err).find("cannot allocate"), std::string::npos) << err;
 }
 
 } // namespace
