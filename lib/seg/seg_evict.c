@@ -55,8 +55,8 @@ count_held(struct seg_engine *e, struct seg_worker *w, uint64_t ns)
 		atomic_fetch_add_explicit(&e->n_evict_ns_other, ns, memory_order_relaxed);
 }
 
-/* Drops evict_lock taken at `from` (held_ns: time within that the lock
- * was not held, a merge pass's copies, subtracted). */
+/* Drops evict_lock taken at `from` (not_held_ns: time within that the
+ * lock was not held, a pass's reclaim or a wait, subtracted). */
 static void
 evict_unlock(struct seg_engine *e, struct seg_worker *w, uint64_t from, uint64_t not_held_ns)
 {
@@ -187,11 +187,7 @@ evict_one(struct seg_engine *e, struct seg_worker *w, bool random, uint64_t *not
 	pthread_mutex_unlock(&e->evict_lock);
 	seg_reclaim_whole(e, w, seg, UNLINK_EVICTED);
 	atomic_fetch_add_explicit(&e->n_seg_evicted, 1, memory_order_relaxed);
-	pthread_mutex_lock(&e->evict_lock);
-	*not_held_ns += seg_clock_ns(CLOCK_MONOTONIC) - from;
-	seg_count_lock(e, w, ENGINE_C_lock_segment);
-	e->passes_in_flight--;
-	pthread_cond_broadcast(&e->evict_done);
+	seg_pass_end(e, w, not_held_ns, from);
 	if (got && *got == SEG_NONE)
 		*got = seg;
 	else

@@ -545,8 +545,8 @@ reserve_give(struct seg_engine *e, int32_t seg, int32_t *got, bool *owed)
 
 /* The end of a pass: it is no longer in flight. Takes evict_lock (which
  * the pass dropped to copy) and wakes those waiting for a pass to end. */
-static void
-pass_end(struct seg_engine *e, struct seg_worker *w, uint64_t *copy_ns, uint64_t from)
+void
+seg_pass_end(struct seg_engine *e, struct seg_worker *w, uint64_t *copy_ns, uint64_t from)
 {
 	pthread_mutex_lock(&e->evict_lock);
 	if (copy_ns)
@@ -630,7 +630,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 			/* Warm again: choose afresh with full passes here. */
 			atomic_store(&e->hdr[run[0]].state, SEG_SEALED);
 			__atomic_store_n(&c->merge_cold, false, __ATOMIC_RELAXED);
-			pass_end(e, w, copy_ns, copy_from);
+			seg_pass_end(e, w, copy_ns, copy_from);
 			reserve_give(e, reserve, NULL, &owed);
 			continue;
 		}
@@ -651,7 +651,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 			for (unsigned i = 0; i < n; i++)
 				seg_retire(e, run[i]);
 			atomic_fetch_add_explicit(&e->n_seg_evicted, n, memory_order_relaxed);
-			pass_end(e, w, copy_ns, copy_from);
+			seg_pass_end(e, w, copy_ns, copy_from);
 			reserve_give(e, reserve, got, &owed);
 			for (unsigned i = 0; i < n; i++)
 				reserve_give(e, run[i], got, &owed);
@@ -671,7 +671,7 @@ seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now, uint64_t
 			seg_retire(e, run[i]);
 		atomic_fetch_add_explicit(&e->n_seg_merged, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&e->n_seg_evicted, n - md.n, memory_order_relaxed);
-		pass_end(e, w, copy_ns, copy_from);
+		seg_pass_end(e, w, copy_ns, copy_from);
 		for (unsigned i = md.n - 1; i < n; i++)
 			reserve_give(e, run[i], got, &owed);
 		return SEG_MERGE_DONE;

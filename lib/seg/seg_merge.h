@@ -20,5 +20,11 @@ struct seg_worker;
 enum seg_merge_result { SEG_MERGE_NONE, SEG_MERGE_DONE, SEG_MERGE_BUSY };
 enum seg_merge_result seg_merge_pass(struct seg_engine *e, struct seg_worker *w, int64_t now,
 				     uint64_t *copy_ns, int32_t *got);
+/* The end of a pass that reclaimed without evict_lock (a merge pass, a
+ * FIFO or random eviction): takes the lock again, adds the time since
+ * `from` to *not_held_ns (when not NULL), and wakes those waiting for a
+ * pass to end. Returns holding evict_lock. */
+void seg_pass_end(struct seg_engine *e, struct seg_worker *w, uint64_t *not_held_ns,
+		  uint64_t from);
 
 #endif /* SEGCACHED_SEG_MERGE_H */
