@@ -24,11 +24,9 @@ usage: tools/storage-bench/ttl-scaling.py --build NAME=BENCH [--build ...]
            [--doc FILE] [--json FILE] [--no-write]
 """
 import argparse
-import datetime
+import importlib.util
 import json
 import os
-import platform
-import re
 import shlex
 import statistics
 import subprocess
@@ -135,18 +133,12 @@ def model(runs_dir):
 
 
 def host():
-    cpu = '?'
-    try:
-        with open('/proc/cpuinfo') as f:
-            m = re.search(r'^model name\s*:\s*(.*)$', f.read(), re.M)
-            cpu = m.group(1) if m else cpu
-    except OSError:
-        pass
-    rev = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT,
-                         capture_output=True, text=True).stdout.strip() or '?'
-    return '%s, %d CPUs, Linux %s; commit %s; %s' % (
-        cpu, os.cpu_count(), platform.release(), rev,
-        datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))
+    """The host line run-suite.py writes (CPU, CPUs, kernel, commit, date)."""
+    spec = importlib.util.spec_from_file_location(
+        'run_suite', os.path.join(ROOT, 'tools', 'storage-bench', 'run-suite.py'))
+    run_suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_suite)
+    return run_suite.machine()
 
 
 def f(v, spec):
