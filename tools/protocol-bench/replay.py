@@ -251,12 +251,15 @@ def replay_one(srv, a, total):
                                              'did not stop it within 10 s (killed)'),
                     'counters': dict(r.c)}
         st = srv.stats()
+        rss = srv.rss()
         c = r.c
         return {
             'server': srv.label(),
             'command': srv.cmd,
             'memory_mb': srv.memory_mb,
             'memory_used': srv.memory_used(),
+            'rss': rss['rss'],
+            'rss_anon': rss['anon'],
             'version': st.get('version', '?'),
             'seconds': round(secs, 2),
             'requests_per_s': round(c['requests'] / secs) if secs else 0,
@@ -338,15 +341,15 @@ def main():
         json.dump(rows, sys.stdout, indent=2)
         print()
         return 0
-    print('| server | memory used MiB | objects kept | miss ratio | miss ratio, 2nd half '
-          '| gets | evictions | s |')
-    print('|---|---|---|---|---|---|---|---|')
+    print('| server | memory used MiB | RSS MiB | objects kept | miss ratio | '
+          'miss ratio, 2nd half | gets | evictions | s |')
+    print('|---|---|---|---|---|---|---|---|---|')
     for r in rows:
         if 'error' in r:
             print('| %s | %s |' % (r['server'], r['error']))
             continue
-        print('| %s | %.1f | %d | %.4f | %.4f | %d | %d | %.1f |' % (
-            r['server'], r['memory_used'] / (1 << 20), r['curr_items'], r['miss_ratio'] or 0,
+        print('| %s | %.1f | %.1f | %d | %.4f | %.4f | %d | %d | %.1f |' % (
+            r['server'], r['memory_used'] / (1 << 20), r['rss'] / (1 << 20), r['curr_items'], r['miss_ratio'] or 0,
             r['miss_ratio_2nd_half'] or 0, r['counters']['gets'], r['evictions'],
             r['seconds']))
     return 0

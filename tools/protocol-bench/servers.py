@@ -176,6 +176,24 @@ class Server:
         st = self.stats(b'segments')
         return int(st['heap_bytes']) + int(st['table_bytes']) + int(st['meta_bytes'])
 
+    def rss(self):
+        """The process's resident memory in bytes (smaps_rollup's Rss: what
+        an operator's top and free see), and its anonymous and file-backed
+        parts; zeros when it has exited."""
+        out = {'rss': 0, 'anon': 0, 'file': 0}
+        try:
+            with open('/proc/%d/smaps_rollup' % self.proc.pid) as f:
+                for ln in f:
+                    w = ln.split()
+                    if w[0] == 'Rss:':
+                        out['rss'] = int(w[1]) << 10
+                    elif w[0] == 'Anonymous:':
+                        out['anon'] = int(w[1]) << 10
+            out['file'] = out['rss'] - out['anon']
+        except (OSError, AttributeError):
+            pass
+        return out
+
     def stop(self):
         """SIGTERM, then SIGKILL after 10 s; returns True when SIGTERM
         stopped it (or it had exited already)."""
