@@ -9,16 +9,30 @@
 
 #include <netinet/in.h>
 
-#include <rte_errno.h>
-#include <rte_hash.h>
+#include <sys/random.h>
+#include <time.h>
+
 #include <rte_hash_crc.h>
-#include <rte_random.h>
 
 #include "drivers/net/stack_sources.h"
 #include "util/util_err.h"
 
+/* An open-addressing table (linear probing, deletion by shifting back,
+ * so no tombstones) of source -> connections, at most half full: room for
+ * max_sources sources is allocated at creation, nothing later. Plain
+ * memory, not rte_hash's: the posix stack also runs where the EAL, whose
+ * allocator rte_hash needs, does not. One thread at a time (a native
+ * worker's own, the posix stack's under its lock). */
+struct stack_source_slot {
+	struct stack_source src;
+	uint32_t conns; /* 0: empty */
+};
+
 struct stack_sources {
-	struct rte_hash *h;
+	struct stack_source_slot *slot;
+	uint32_t mask;
+	uint32_t used; /* sources held: at most half the slots */
+	uint32_t seed; /* keyed per table: sources cannot be picked to collide */
 };
 
 void
@@ -55,35 +69,25 @@ stack_source_of(struct stack_source *src, const struct sockaddr *sa)
 }
 
 struct stack_sources *
-stack_sources_create(const char *name, uint32_t max_sources, int socket_id, char *err,
-		     size_t errlen)
+stack_sources_create(uint32_t max_sources, char *err, size_t errlen)
 {
-	struct rte_hash_parameters hp = {
-		.name = name,
-		.entries = max_sources < 8 ? 8 : max_sources,
-		.key_len = sizeof(struct stack_source),
-		.hash_func = rte_hash_crc,
-		/* keyed per table: sources cannot be picked to share a bucket
-		 * without knowing it */
-		.hash_func_init_val = (uint32_t)rte_rand(),
-		.socket_id = socket_id,
-		/* the extendable table guarantees room for `entries` keys */
-		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
-	};
 	struct stack_sources *t = calloc(1, sizeof(*t));
+	uint32_t n = 16;
 
-	if (t == NULL) {
-		util_fail(err, errlen, "out of memory");
-		return NULL;
-	}
-	t->h = rte_hash_create(&hp);
-	if (t->h == NULL) {
+	while (n < 2 * (uint64_t)max_sources && n < (1u << 30))
+		n <<= 1;
+	if (t != NULL)
+		t->slot = calloc(n, sizeof(*t->slot));
+	if (t == NULL || t->slot == NULL) {
 		util_fail(err, errlen,
-			  "cannot create the per-source connection table (%u sources): %s",
-			  max_sources, rte_strerror(rte_errno));
+			  "cannot allocate the per-source connection table (%u sources)",
+			  max_sources);
 		free(t);
 		return NULL;
 	}
+	t->mask = n - 1;
+	if (getrandom(&t->seed, sizeof(t->seed), GRND_NONBLOCK) != sizeof(t->seed))
+		t->seed = (uint32_t)(uintptr_t)t ^ (uint32_t)time(NULL);
 	return t;
 }
 
@@ -92,47 +96,85 @@ stack_sources_destroy(struct stack_sources *t)
 {
 	if (t == NULL)
 		return;
-	rte_hash_free(t->h);
+	free(t->slot);
 	free(t);
+}
+
+static uint32_t
+home_of(const struct stack_sources *t, const struct stack_source *src)
+{
+	return rte_hash_crc(src->addr, sizeof(src->addr), t->seed) & t->mask;
+}
+
+/* The slot holding src, or the empty slot where it would go. */
+static uint32_t
+find(const struct stack_sources *t, const struct stack_source *src)
+{
+	uint32_t i = home_of(t, src);
+
+	while (t->slot[i].conns != 0 &&
+	       memcmp(t->slot[i].src.addr, src->addr, sizeof(src->addr)) != 0)
+		i = (i + 1) & t->mask;
+	return i;
+}
+
+/* Empties slot i, moving back every later entry of its probe run that
+ * would no longer be found past the hole. */
+static void
+remove_at(struct stack_sources *t, uint32_t i)
+{
+	uint32_t j = i;
+
+	for (;;) {
+		j = (j + 1) & t->mask;
+		if (t->slot[j].conns == 0)
+			break;
+		uint32_t home = home_of(t, &t->slot[j].src);
+
+		/* j's entry stays when its home lies cyclically in (i, j] */
+		if (((j - home) & t->mask) < ((j - i) & t->mask))
+			continue;
+		t->slot[i] = t->slot[j];
+		i = j;
+	}
+	t->slot[i].conns = 0;
 }
 
 bool
 stack_sources_take(struct stack_sources *t, const struct stack_source *src, uint32_t limit)
 {
-	void *data;
-	uintptr_t n = 0;
+	uint32_t i = find(t, src);
 
-	if (rte_hash_lookup_data(t->h, src, &data) >= 0)
-		n = (uintptr_t)data;
-	if (n >= limit)
+	if (t->slot[i].conns >= limit)
 		return false;
-	/* an existing key gets its data replaced in place */
-	return rte_hash_add_key_data(t->h, src, (void *)(n + 1)) == 0;
+	if (t->slot[i].conns == 0) {
+		/* more sources than it was made for: refused, never full */
+		if (t->used >= t->mask / 2 + 1)
+			return false;
+		t->slot[i].src = *src;
+		t->used++;
+	}
+	t->slot[i].conns++;
+	return true;
 }
 
 void
 stack_sources_put(struct stack_sources *t, const struct stack_source *src)
 {
-	void *data;
-	uintptr_t n;
+	uint32_t i = find(t, src);
 
-	if (rte_hash_lookup_data(t->h, src, &data) < 0)
+	if (t->slot[i].conns == 0)
 		return;
-	n = (uintptr_t)data;
-	if (n <= 1)
-		rte_hash_del_key(t->h, src);
-	else
-		rte_hash_add_key_data(t->h, src, (void *)(n - 1));
+	if (--t->slot[i].conns == 0) {
+		remove_at(t, i);
+		t->used--;
+	}
 }
 
 uint32_t
 stack_sources_count(const struct stack_sources *t, const struct stack_source *src)
 {
-	void *data;
-
-	if (rte_hash_lookup_data(t->h, src, &data) < 0)
-		return 0;
-	return (uint32_t)(uintptr_t)data;
+	return t->slot[find(t, src)].conns;
 }
 
 enum stack_admin_take

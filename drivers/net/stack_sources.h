@@ -5,7 +5,8 @@
  * stacks count with it: the posix stack in one table for all its threads
  * (under a lock, next to accept(2) and close(2)), the native stack in one
  * table per worker lcore (no lock, no cache line shared with another
- * lcore). A table is an rte_hash from the source to its count; a source
+ * lcore). A table maps the source to its count (plain memory: the posix
+ * stack also runs without the EAL, whose allocator rte_hash needs); a source
  * leaves the table when its last connection closes, so a table never holds
  * more sources than connections.
  *
@@ -41,10 +42,9 @@ bool stack_source_of(struct stack_source *src, const struct sockaddr *sa);
 struct stack_sources;
 
 /* A table for up to max_sources sources at once (at least the connections
- * it will count), from EAL memory on socket_id; name must be unique in
- * the process. NULL with a message in err. */
-struct stack_sources *stack_sources_create(const char *name, uint32_t max_sources,
-					   int socket_id, char *err, size_t errlen);
+ * it will count); a source beyond them is refused. NULL with a message in
+ * err. */
+struct stack_sources *stack_sources_create(uint32_t max_sources, char *err, size_t errlen);
 void stack_sources_destroy(struct stack_sources *t);
 
 /* Counts one more connection of src unless it holds `limit` already:

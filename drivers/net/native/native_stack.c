@@ -281,10 +281,8 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	if (w->udp_cmd == NULL || proto_out_init(&w->out, 0, nat->out_limit) < 0)
 		return util_fail(err, errlen, "lcore %u: out of memory", lcore);
 	if (cfg->max_conns_per_source != 0) {
-		snprintf(name, sizeof(name), "native_src_%u", lcore);
 		/* never more sources than the lcore has connection slots */
-		w->sources = stack_sources_create(name, nc.max_conns, nc.socket_id, why,
-						  sizeof(why));
+		w->sources = stack_sources_create(nc.max_conns, why, sizeof(why));
 		if (w->sources == NULL)
 			return util_fail(err, errlen, "lcore %u: %s", lcore, why);
 		w->source_limit = source_limit_per_lcore(cfg->max_conns_per_source,

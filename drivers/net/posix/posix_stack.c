@@ -292,8 +292,7 @@ posix_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bin
 		goto fail;
 	if (cfg->max_conns_per_source != 0) {
 		/* never more sources than connections */
-		s->sources = stack_sources_create("posix_sources", cfg->max_conns, SOCKET_ID_ANY,
-						  err, errlen);
+		s->sources = stack_sources_create(cfg->max_conns, err, errlen);
 		if (s->sources == NULL)
 			goto fail;
 	}
