@@ -9,7 +9,9 @@ key:1..N with --value-size byte values, pipelined noreply sets, N chosen so
 that the values alone are --fill times -m: the cache ends full and
 evicting), then reads the process's /proc/PID/smaps_rollup (Rss, and Pss
 split into anonymous, file and shmem pages) and its item count, and stops
-it. segcached runs with the same -t as memcached's default (4).
+it; the RSS idle column is read before the replay, a second after the
+server first answered. segcached runs with the same -t as memcached's
+default (4).
 
     tools/rss-compare.py --segcached build/app/segcached/segcached \\
         --memory 16,1024
@@ -37,6 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import harness  # noqa: E402
 
 BATCH = 2000          # pipelined sets per send
+IDLE_SETTLE_S = 1.0   # after the first answer, before the idle RSS is read
 THREADS = 4           # memcached's default -t
 IO_TIMEOUT = 60.0
 
@@ -121,8 +124,10 @@ def measure_memcached(binary, memory, n, value_size):
                             stdin=subprocess.DEVNULL)
     try:
         wait_port("127.0.0.1", port, proc)
+        time.sleep(IDLE_SETTLE_S)
+        idle = rollup(proc.pid)
         st = replay("127.0.0.1", port, n, value_size)
-        return rollup(proc.pid), st
+        return idle, rollup(proc.pid), st
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -136,8 +141,10 @@ def measure_segcached(memory, n, value_size):
     srv = harness.Server(name="rss-m%d" % memory, memory_mb=memory, threads=THREADS)
     srv.start()
     try:
+        time.sleep(IDLE_SETTLE_S)
+        idle = rollup(srv.proc.pid)
         st = replay(harness.HOST, srv.port, n, value_size)
-        return rollup(srv.proc.pid), st
+        return idle, rollup(srv.proc.pid), st
     finally:
         srv.stop()
 
@@ -162,9 +169,9 @@ def main():
     if not mine.no_memcached and not harness.is_native():
         memcached = shutil.which(harness.ARGS.memcached) or None
     stack = "native" if harness.is_native() else "posix"
-    print("| server | -m MiB | sets replayed | items after | RSS MiB | Pss anon MiB | "
-          "Pss file MiB | Pss shmem MiB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| server | -m MiB | RSS idle MiB | sets replayed | items after | RSS MiB | "
+          "Pss anon MiB | Pss file MiB | Pss shmem MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for m in memories:
         n = int(m * (1 << 20) * mine.fill / mine.value_size)
         runs = [("segcached %s" % stack, lambda: measure_segcached(m, n, mine.value_size))]
@@ -172,9 +179,9 @@ def main():
             runs.append(("memcached", lambda: measure_memcached(memcached, m, n,
                                                                 mine.value_size)))
         for name, run in runs:
-            r, st = run()
-            print("| %s | %d | %d | %s | %.1f | %.1f | %.1f | %.1f |" %
-                  (name, m, n, st.get("curr_items", "?"), r["Rss"] / 1024,
+            idle, r, st = run()
+            print("| %s | %d | %.1f | %d | %s | %.1f | %.1f | %.1f | %.1f |" %
+                  (name, m, idle["Rss"] / 1024, n, st.get("curr_items", "?"), r["Rss"] / 1024,
                    r.get("Pss_Anon", 0) / 1024, r.get("Pss_File", 0) / 1024,
                    r.get("Pss_Shmem", 0) / 1024), flush=True)
     return 0

@@ -40,6 +40,7 @@
 #include "observe/observe.h"
 #include "options/options.h"
 #include "server/process_limits.h"
+#include "server/process_memory.h"
 #include "server/server.h"
 
 RTE_LOG_REGISTER(segcached_logtype, segcached.app, NOTICE);
@@ -167,6 +168,9 @@ start_stack(struct server *srv)
 		APP_LOG(ERR, "%s", err);
 		return bind_failed ? EX_OSERR : EXIT_FAILURE;
 	}
+	/* Before the stack serves: a client that got an answer finds the
+	 * telemetry's /segcached/stats answering too. */
+	server_telemetry_attach(srv);
 	if (stack_start(srv->stack, err, sizeof(err)) < 0) {
 		APP_LOG(ERR, "%s", err);
 		return EXIT_FAILURE;
@@ -218,6 +222,24 @@ stack_memory_bytes(const struct options *o)
 		return 0;
 	return (size_t)ops->eal_memory_mb(o->max_conns, o->tcp_buffer_memory,
 					  rte_lcore_count()) << 20;
+}
+
+/* What the process holds beyond -m's pages written so far, at start: what
+ * `ps` shows of a server that stores nothing yet, by part. */
+static void
+log_process_memory(const struct server *srv)
+{
+	struct process_memory m;
+
+	if (process_memory_read(&m) < 0)
+		return;
+	APP_LOG(NOTICE,
+		"resident now: %.1f MiB = the program and its libraries %.1f MiB + anonymous "
+		"%.1f MiB (C heap %.1f MiB in use, thread stacks, the %s; the heap's "
+		"pages come as they are written)",
+		m.rss / 1048576.0, m.file / 1048576.0, m.anon / 1048576.0,
+		m.c_heap / 1048576.0,
+		srv->eal_running ? "EAL's memory" : "DPDK EAL not started");
 }
 
 /* What the server's memory is made of, at start (`stats settings` has the
@@ -564,14 +586,45 @@ eal_refused(struct startup *s, const char *bad)
 	return EXIT_FAILURE;
 }
 
+/* Can this server run without the EAL? The posix stack on the seg engine
+ * uses nothing of it but its log (which works without it) unless it is
+ * asked for: telemetry, hugepages, a core list to pin threads to, or any
+ * other EAL option. Started anyway, a shared DPDK build's EAL loads every
+ * driver in its plugin directory and the libraries they need (ibverbs,
+ * crypto, ...) and starts three threads: about 6 MB of RSS and most of
+ * the start-up time of a server that uses none of it
+ * (docs/bench/journal/memory.md). */
+static bool
+runs_without_eal(const struct startup *s)
+{
+	const struct options *o = &s->srv.opt;
+
+	return o->stack == STACK_POSIX && o->engine == SERVER_ENGINE_SEG &&
+	       o->heap != HEAP_HUGEPAGE && !s->srv.lcores_pinned &&
+	       eal_args_has(&s->ea, "--no-huge") && eal_args_ask_nothing(&s->ea);
+}
+
 /* The EAL; then its log stamps, the telemetry commands, -v's levels, and
- * on the posix stack the EAL's unused drivers given back. */
+ * on the posix stack the EAL's unused drivers given back. Not at all where
+ * the posix stack needs nothing of it. */
 static int
 start_eal(struct startup *s)
 {
 	struct server *srv = &s->srv;
 	char bad[128];
 
+	if (runs_without_eal(s)) {
+		eal_args_free(&s->ea);
+		eal_trim_free(&s->trim);
+		s->reached = REACHED_EAL;
+		log_stamp_syslog(s->prog);
+		if (srv->opt.verbosity > 0)
+			control_set_verbosity(srv->opt.verbosity);
+		APP_LOG(INFO, "posix stack without the DPDK EAL (no EAL option asks for it): "
+			"no telemetry socket; any EAL option, e.g. --file-prefix NAME for "
+			"segcached-stat, starts it");
+		return STEP_NEXT;
+	}
 	/* The files mapped before the EAL loads its drivers. */
 	(void)eal_trim_snapshot(&s->trim);
 	if (eal_start(&s->ea, bad, sizeof(bad)) < 0) {
@@ -580,6 +633,7 @@ start_eal(struct startup *s)
 	}
 	eal_args_free(&s->ea);
 	s->reached = REACHED_EAL;
+	srv->eal_running = true;
 	log_stamp_eal_ready();
 	if (server_telemetry_register() != 0 || stack_telemetry_register() != 0)
 		APP_LOG(WARNING, "telemetry commands /segcached/* could not be registered");
@@ -609,7 +663,8 @@ create_engine(struct startup *s)
 
 	clock_gettime(CLOCK_MONOTONIC, &srv->started_mono);
 	if (engine_setup_create(&srv->es, &srv->opt, &srv->startup_cpus,
-				stack_memory_bytes(&srv->opt), err, sizeof(err)) < 0) {
+				stack_memory_bytes(&srv->opt), srv->eal_running, err,
+				sizeof(err)) < 0) {
 		APP_LOG(ERR, "%s", err);
 		return EXIT_FAILURE;
 	}
@@ -653,9 +708,9 @@ start_serving(struct startup *s)
 	if (rc != 0)
 		return rc;
 	s->reached = REACHED_SERVING;
-	server_telemetry_attach(srv);
 	stack_telemetry_attach(srv->stack);
 	log_sizing(srv);
+	log_process_memory(srv);
 	APP_LOG(NOTICE,
 		"segcached %s ready: engine %s, memory %zu MiB, item size max %zu, %u %s, "
 		"max %u connections",
@@ -693,6 +748,7 @@ clean_up(struct startup *s)
 		stack_stop(srv->stack);
 		/* fall through */
 	case REACHED_STACK:
+		server_telemetry_detach();
 		stack_destroy(srv->stack);
 		srv->stack = NULL;
 		server_mrc_stop(srv);
@@ -704,7 +760,8 @@ clean_up(struct startup *s)
 		engine_setup_destroy(&srv->es);
 		/* fall through */
 	case REACHED_EAL:
-		rte_eal_cleanup();
+		if (srv->eal_running)
+			rte_eal_cleanup();
 		break;
 	case REACHED_EAL_ARGS:
 		eal_args_free(&s->ea);

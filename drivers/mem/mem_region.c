@@ -3,7 +3,7 @@
  *
  * The heap backings of mem_region.h: anonymous memory, an EAL hugepage
  * memzone, or a file mapped with libpmem2 (opened and guarded by
- * mem_file.c).
+ * mem_file.c; libpmem2 loaded by mem_pmem2.c when the first file is).
  */
 #include "drivers/mem/mem_region.h"
 
@@ -17,13 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <libpmem2.h>
-
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_memory.h>
 #include <rte_memzone.h>
 #include "drivers/mem/mem_file.h"
+#include "drivers/mem/mem_pmem2.h"
 #include "util/util_err.h"
 
 /* Segments are laid out from the region's start; 2 MiB alignment lets the
@@ -88,15 +87,15 @@ hugepage_create(struct mem_region *r, const char *name, size_t len, char *err,
 /* The device id (hashed, FNV-1a) and unsafe shutdown count of the media
  * under src, where libpmem2 can tell (DAX on PMEM, built with ndctl). */
 static void
-media_of(struct mem_region *r, const struct pmem2_source *src)
+media_of(struct mem_region *r, const struct mem_pmem2 *pm, const struct pmem2_source *src)
 {
 	char id[256];
 	size_t len = 0;
 	uint64_t usc, hash = 0xcbf29ce484222325ull;
 
-	if (pmem2_source_device_usc(src, &usc) != 0 ||
-	    pmem2_source_device_id(src, NULL, &len) != 0 || len == 0 || len > sizeof(id) ||
-	    pmem2_source_device_id(src, id, &len) != 0)
+	if (pm->pmem2_source_device_usc(src, &usc) != 0 ||
+	    pm->pmem2_source_device_id(src, NULL, &len) != 0 || len == 0 || len > sizeof(id) ||
+	    pm->pmem2_source_device_id(src, id, &len) != 0)
 		return;
 	for (size_t i = 0; i < len && id[i]; i++)
 		hash = (hash ^ (uint8_t)id[i]) * 0x100000001b3ull;
@@ -116,6 +115,11 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	size_t have = 0, align = 1, map_len;
 	int fd, rc;
 
+	/* loaded now, not at every start (mem_pmem2.h) */
+	const struct mem_pmem2 *pm = mem_pmem2(err, errlen);
+
+	if (pm == NULL)
+		return -1;
 	/* not through a link, the server user's only (mem_file.h) */
 	fd = mem_file_open(path, r->warning, sizeof(r->warning), err, errlen);
 	if (fd < 0)
@@ -137,9 +141,9 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 		util_fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (pmem2_source_from_fd(&src, fd) != 0 ||
-	    pmem2_source_alignment(src, &align) != 0) {
-		util_fail(err, errlen, "%s: %s", path, pmem2_errormsg());
+	if (pm->pmem2_source_from_fd(&src, fd) != 0 ||
+	    pm->pmem2_source_alignment(src, &align) != 0) {
+		util_fail(err, errlen, "%s: %s", path, pm->pmem2_errormsg());
 		goto out;
 	}
 	/* A mapping's length must be a multiple of the source's alignment:
@@ -157,8 +161,8 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 			goto out;
 		}
 	}
-	if (pmem2_source_size(src, &have) != 0) {
-		util_fail(err, errlen, "%s: %s", path, pmem2_errormsg());
+	if (pm->pmem2_source_size(src, &have) != 0) {
+		util_fail(err, errlen, "%s: %s", path, pm->pmem2_errormsg());
 		goto out;
 	}
 	if (have < map_len) {
@@ -169,27 +173,27 @@ file_create(struct mem_region *r, const char *path, size_t len, char *err,
 	/* Page granularity is the least we require, so the mapping works on
 	 * any file; pmem2 still reports (and flushes at) the finest the
 	 * mapping really has: cache lines on DAX, bytes with eADR. */
-	if (pmem2_config_new(&cfg) != 0 ||
-	    pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) != 0 ||
-	    pmem2_config_set_length(cfg, map_len) != 0 ||
-	    pmem2_map_new(&map, cfg, src) != 0) {
-		util_fail(err, errlen, "cannot map %s: %s", path, pmem2_errormsg());
+	if (pm->pmem2_config_new(&cfg) != 0 ||
+	    pm->pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE) != 0 ||
+	    pm->pmem2_config_set_length(cfg, map_len) != 0 ||
+	    pm->pmem2_map_new(&map, cfg, src) != 0) {
+		util_fail(err, errlen, "cannot map %s: %s", path, pm->pmem2_errormsg());
 		goto out;
 	}
-	r->addr = pmem2_map_get_address(map);
+	r->addr = pm->pmem2_map_get_address(map);
 	r->len = len;
 	r->kind = MEM_REGION_FILE;
-	r->persist = pmem2_get_persist_fn(map);
-	r->granularity = (int)pmem2_map_get_store_granularity(map);
+	r->persist = pm->pmem2_get_persist_fn(map);
+	r->granularity = (int)pm->pmem2_map_get_store_granularity(map);
 	r->map = map;
 	r->fd = fd;
 	fd = -1;
-	media_of(r, src);
+	media_of(r, pm, src);
 	/* a truncated file or a media error: a said stop, not a silent death */
 	mem_file_guard(r->addr, map_len, path);
 out:
-	pmem2_config_delete(&cfg);
-	pmem2_source_delete(&src);
+	pm->pmem2_config_delete(&cfg);
+	pm->pmem2_source_delete(&src);
 	if (fd >= 0)
 		close(fd);
 	return r->addr != NULL ? 0 : -1;
@@ -244,7 +248,8 @@ mem_region_destroy(struct mem_region *r)
 		break;
 	case MEM_REGION_FILE:
 		mem_file_unguard(r->addr);
-		pmem2_map_delete(&r->map);
+		/* loaded: the region was mapped with it */
+		mem_pmem2(NULL, 0)->pmem2_map_delete(&r->map);
 		close(r->fd);
 		break;
 	case MEM_REGION_ANON:

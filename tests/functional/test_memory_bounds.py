@@ -85,9 +85,15 @@ class ServerCase(unittest.TestCase):
               % (r["attack"], r["rss_before_mb"], r["rss_peak_mb"], bound, r["rss_after_mb"],
                  r["recover_s"]), file=sys.stderr)
         self.assertLessEqual(r["rss_peak_mb"], bound, r)
-        self.assertLessEqual(r["rss_after_mb"], r["rss_before_mb"] * attack_tool.RECOVER_RATIO,
-                             "RSS not back within 20%% of before in %.0f s: %r"
-                             % (attack_tool.RECOVER_MAX, r))
+        # The workers keep their buffers for the next replies, up to the
+        # bound the server states (worker_buffer_bytes): back within 20%
+        # of before plus those. (20% alone was a bound of a few MB once
+        # the posix stack ran without the EAL, at an idle RSS of 5 MB.)
+        kept_mb = int(self.settings().get("worker_buffer_bytes", "0")) / MB
+        self.assertLessEqual(r["rss_after_mb"],
+                             r["rss_before_mb"] * attack_tool.RECOVER_RATIO + kept_mb,
+                             "RSS not back within 20%% of before (plus %.1f MB of worker "
+                             "buffers) in %.0f s: %r" % (kept_mb, attack_tool.RECOVER_MAX, r))
 
 
 class PartialValues(ServerCase):

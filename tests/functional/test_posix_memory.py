@@ -242,12 +242,13 @@ def mappings(pid):
 
 class EalDriversGivenBack(ServerCase):
     """Issue 23: the EAL of a shared DPDK build loads every driver in its
-    plugin directory, and the posix stack calls none of them. Once it
-    serves, no page of their code is resident (app/segcached/eal/eal_trim.c
-    drops them after the EAL's start; a driver the stack did use, the
-    mempool ring driver of an mbuf pool for one, would be paged back in),
-    and the EAL is given the posix stack's 8 MiB on --no-huge."""
-    server_args = {"extra": ["-v"]}  # the EAL options line
+    plugin directory, and the posix stack calls none of them. Where an EAL
+    option starts the EAL on the posix stack (here --file-prefix, for
+    telemetry), once it serves no page of their code is resident
+    (app/segcached/eal/eal_trim.c drops them after the EAL's start; a
+    driver the stack did use, the mempool ring driver of an mbuf pool for
+    one, would be paged back in), and the EAL is given the posix stack's
+    8 MiB on --no-huge."""
 
     def setUp(self):
         if not harness.is_segcached() or harness.is_native():
@@ -255,7 +256,11 @@ class EalDriversGivenBack(ServerCase):
         self.pmds = harness.dpdk_pmd_dir()
         if self.pmds is None:
             self.skipTest("no DPDK driver directory (a static DPDK build loads none)")
-        super().setUp()
+        prefix = "scpe%d_%d" % (os.getpid(), next(_prefixes))
+        self.srv = harness.Server(name=type(self).__name__, extra=["-v"],  # EAL options line
+                                  eal=["--file-prefix", prefix])
+        self.srv.file_prefix = prefix  # removed at exit
+        self.srv.start()
 
     def test_no_driver_code_resident_while_serving(self):
         c = self.srv.connect()
@@ -280,6 +285,42 @@ class EalDriversGivenBack(ServerCase):
         eal = log.split("EAL options: ", 1)[1].split("\n", 1)[0].split()
         if "--no-huge" in eal:
             self.assertEqual(eal[eal.index("-m") + 1], "8", eal)
+
+
+class PosixWithoutEal(ServerCase):
+    """Issue 36: the posix stack on the seg engine, with no EAL option that
+    asks for the EAL (the harness gives --no-huge only), runs without it:
+    no DPDK driver, no EAL thread, and no libpmem2 (with its ndctl, kmod,
+    udev and libcrypto) until a heap file is mapped. That is what takes its
+    idle RSS at -m 16 below memcached's (docs/performance.md)."""
+    def setUp(self):
+        if not harness.is_segcached() or harness.is_native():
+            self.skipTest("segcached's posix stack only")
+        # not start_server(): its --file-prefix (for telemetry) starts the EAL
+        self.srv = harness.Server(name=type(self).__name__, memory_mb=16,
+                                  extra=["-v"]).start()
+
+    def test_no_eal_no_driver_no_pmem(self):
+        c = self.srv.connect()
+        for i in range(200):
+            self.assertEqual(c.cmd(b"set e%d 0 0 5\r\nvalue\r\n" % i), b"STORED\r\n")
+        self.assertEqual(c.get(b"e7"), {b"e7": (0, b"value", None)})
+        c.close()
+        files = {m[0] for m in mappings(self.srv.proc.pid)}
+        pmds = harness.dpdk_pmd_dir()
+        self.assertEqual([f for f in files if pmds and f.startswith(pmds + "/")], [])
+        self.assertEqual([f for f in files if "libpmem2" in f or "libndctl" in f or
+                          "libcrypto" in f], [])
+        threads = os.listdir("/proc/%d/task" % self.srv.proc.pid)
+        names = set()
+        for t in threads:
+            with open("/proc/%d/task/%s/comm" % (self.srv.proc.pid, t)) as f:
+                names.add(f.read().strip())
+        self.assertFalse([n for n in names if n.startswith(("eal-", "rte_", "telemetry"))],
+                         names)
+        log = self.srv.log()
+        self.assertIn("posix stack without the DPDK EAL (no EAL option asks for it)", log)
+        self.assertNotIn("EAL: ", log)
 
 
 if __name__ == "__main__":

@@ -254,6 +254,35 @@ eal_args_add_defaults(struct eal_args *a, bool posix_stack,
 }
 
 bool
+eal_args_ask_nothing(const struct eal_args *a)
+{
+	/* What a process has without the EAL anyway: no hugepages, no PCI
+	 * scan, no runtime files shared with other processes, no telemetry. */
+	static const char *const without[] = {
+		"--no-huge", "--no-pci", "--in-memory", "--no-shconf", "--no-telemetry",
+	};
+
+	for (int i = 1; i < a->eal_argc; i++) {
+		const char *w = a->eal_argv[i];
+		bool known = false;
+
+		/* the EAL's memory size, and the core list added here as the
+		 * host's default (not one the user gave: that one pins) */
+		if (i + 1 < a->eal_argc &&
+		    (strcmp(w, "-m") == 0 ||
+		     (strcmp(w, "-l") == 0 && a->eal_argv[i + 1] == a->host_lcores))) {
+			i++;
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(without) / sizeof(without[0]); k++)
+			known = known || strcmp(w, without[k]) == 0;
+		if (!known)
+			return false;
+	}
+	return true;
+}
+
+bool
 eal_args_pins_lcores(const struct eal_args *a)
 {
 	return eal_args_has(a, "-l") || eal_args_has(a, "--lcores") || eal_args_has(a, "-c");

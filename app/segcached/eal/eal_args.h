@@ -84,6 +84,10 @@ unsigned eal_args_lcores_max(const struct eal_args *a);
 /* Does the EAL command line choose the lcores (-l, --lcores, -c)? Then the
  * posix stack's threads run on those lcores' CPUs, else on every CPU the
  * process was started with. */
+/* Do the EAL's words ask for nothing a process without the EAL lacks
+ * (--no-huge, --no-pci, --in-memory, --no-shconf, --no-telemetry, -m, the
+ * host's default core list)? Then the posix stack runs without it. */
+bool eal_args_ask_nothing(const struct eal_args *a);
 bool eal_args_pins_lcores(const struct eal_args *a);
 
 /* The EAL words (argv[0] left out), blank-separated, for the log. */

@@ -12,9 +12,11 @@
 extern int segcached_logtype;
 
 /* Timestamps on every log line (log_stamp.c): begin() first thing in
- * main(), eal_ready() once rte_eal_init() has opened syslog. */
+ * main(), eal_ready() once rte_eal_init() has opened syslog, or syslog()
+ * to open it as the EAL would where the EAL does not run. */
 void log_stamp_begin(void);
 void log_stamp_eal_ready(void);
+void log_stamp_syslog(const char *ident);
 
 /* cmd_settings.trace: -vv's lines, rate-limited (log_trace.c). */
 void log_trace(void *arg, const char *line);

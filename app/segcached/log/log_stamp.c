@@ -80,6 +80,15 @@ log_stamp_begin(void)
 }
 
 void
+log_stamp_syslog(const char *ident)
+{
+	/* as the EAL opens it (eal_log_init): the process's name, its pid,
+	 * the daemon facility */
+	openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	to_syslog = true;
+}
+
+void
 log_stamp_eal_ready(void)
 {
 	to_syslog = true;

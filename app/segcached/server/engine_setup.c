@@ -261,7 +261,7 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 		kind = MEM_REGION_FILE;
 		break;
 	default:
-		kind = mem_region_hugepages_available() ? MEM_REGION_HUGEPAGE
+		kind = es->eal && mem_region_hugepages_available() ? MEM_REGION_HUGEPAGE
 							: MEM_REGION_ANON;
 		break;
 	}
@@ -333,12 +333,14 @@ seg_setup(struct engine_setup *es, const struct options *o, const cpu_set_t *cpu
 
 int
 engine_setup_create(struct engine_setup *es, const struct options *o,
-		    const cpu_set_t *cpus, size_t stack_bytes, char *err, size_t errlen)
+		    const cpu_set_t *cpus, size_t stack_bytes, bool eal, char *err,
+		    size_t errlen)
 {
 	char why[256];
 
 	memset(es, 0, sizeof(*es));
 	es->stack_bytes = stack_bytes;
+	es->eal = eal;
 	es->cfg.memory = o->memory;
 	es->cfg.segment_size = o->segment_size;
 	es->cfg.hash_power = o->hash_power;

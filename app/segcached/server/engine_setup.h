@@ -30,9 +30,11 @@ struct engine_setup {
 	/* the most EAL memory the network stack may take (mbuf pools,
 	 * connection slots, TCP buffers): hugepages beside the heap's */
 	size_t stack_bytes;
+	bool eal; /* the EAL runs: hugepages may back the heap */
 };
 
-/* Call after rte_eal_init(). With --heap-file, takes back the cache a
+/* Call after rte_eal_init(), or with `eal` false where the EAL does not
+ * run (then --heap auto means anonymous memory). With --heap-file, takes back the cache a
  * graceful stop saved there (or starts cold and logs why); the scan runs
  * on --restart-threads threads, by default one per CPU in `cpus`, on which
  * they run. A hugepage heap is checked against the free hugepages first,
@@ -41,7 +43,8 @@ struct engine_setup {
  * with a warning), a warning when the stack might not. Returns 0 or -1
  * with a message. */
 int engine_setup_create(struct engine_setup *es, const struct options *o,
-			const cpu_set_t *cpus, size_t stack_bytes, char *err, size_t errlen);
+			const cpu_set_t *cpus, size_t stack_bytes, bool eal, char *err,
+			size_t errlen);
 
 /* At a graceful stop, after the network stack is gone (no engine worker
  * left): saves a restartable cache into its file. No-op otherwise. */

@@ -32,6 +32,10 @@ struct server {
 	 * all inherit that one CPU). */
 	cpu_set_t startup_cpus;
 	bool lcores_pinned;
+	/* The DPDK EAL runs: the native stack, the baseline engine, a
+	 * hugepage heap, telemetry or any EAL option asked for it. The posix
+	 * stack on the seg engine runs without it otherwise (main.c). */
+	bool eal_running;
 	struct metrics_http *metrics; /* --metrics-port's daemons; NULL: none */
 	struct mrc *mrc;             /* the miss-ratio curve; NULL: --no-mrc or none */
 };
