@@ -98,28 +98,22 @@ options_finalize(struct options *o, char *err, size_t errlen)
 			    o->item_max, OPTIONS_SEG_ITEM_MAX);
 	/* An item lives in one segment, so -I's default, memcached's 1 MiB,
 	 * needs segments of 1 MiB: kept at every -m that holds enough of them
-	 * (fewer segments than a small heap of smaller ones has, which keeps
-	 * more small items: said at start, with the options that choose so).
-	 * Only a heap too small for them gets smaller segments, and -I
-	 * follows them unless given, saying so (seg_segment_size_for). */
+	 * (OPTIONS_FULL_ITEM_MEMORY). A smaller heap gets smaller segments,
+	 * and -I follows them unless given, saying so: -I 1m asks for 1 MiB
+	 * items, in as many 1 MiB segments as fit. */
 	if (o->engine == SERVER_ENGINE_SEG && o->segment_size == 0 && !o->item_max_given) {
-		size_t small = seg_segment_size_for(o->memory);
+		size_t small = options_default_segment_size(o->memory);
 
-		if (options_default_segment_size(o->memory) < o->item_max) {
+		if (small < o->item_max) {
 			o->segment_size = small;
 			o->item_max = small;
 			o->segment_size_derived = true;
 			snprintf(o->item_note, sizeof(o->item_note),
 				 "largest item %zu bytes (-I), not memcached's 1 MiB: an item "
-				 "lives in one segment, and -m %zu MiB is too small for enough "
-				 "segments of 1 MiB; -m %u or more keeps 1 MiB items",
-				 small, o->memory >> 20, OPTIONS_FULL_ITEM_MEMORY >> 20);
-		} else if (small < o->item_max) {
-			snprintf(o->item_note, sizeof(o->item_note),
-				 "largest item 1048576 bytes (-I), as memcached's, in segments of "
-				 "1 MiB: -m %zu MiB holds few of them; for many small items, "
-				 "--segment-size %zuK -I %zuk keeps more",
-				 o->memory >> 20, small >> 10, small >> 10);
+				 "lives in one segment, and -m %zu MiB holds fewer than 64 of "
+				 "1 MiB, which keep fewer objects than %zu KiB ones; -I 1m keeps "
+				 "1 MiB items (in 1 MiB segments), as does -m %u or more",
+				 small, o->memory >> 20, small >> 10, OPTIONS_FULL_ITEM_MEMORY >> 20);
 		}
 	}
 	/* An item must fit in one segment. Without --segment-size the
