@@ -103,7 +103,13 @@ seg_chunk_take_more(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg,
 			if (base + span > e->seg_size)
 				return false;
 			want = cur + chunk_bytes(e);
-			if (want < base + span)
+			/* An item of a quarter chunk or more gets its bytes alone:
+			 * a chunk of a few such items left a tail of about half
+			 * an item dead whenever another worker reserved after it
+			 * (8% of 2 KiB chunks of 940-byte items; 4 threads then
+			 * sealed 17% more segments than one for the same items,
+			 * issue 36), for a compare-and-swap saved per item or two. */
+			if (want < base + span || span * 4 > chunk_bytes(e))
 				want = base + span;
 			if (want - base - span != 0 && want - base - span < SEG_FILLER_MIN)
 				want = base + span + SEG_FILLER_MIN;

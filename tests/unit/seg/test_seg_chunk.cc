@@ -101,6 +101,44 @@ TEST_F(SegChunk, GoingAwayGivesTheTailBack)
 	EXPECT_EQ(check(), "");
 }
 
+// Items of a quarter chunk or more get their bytes alone: two workers
+// taking turns in the shared segment with 900-byte values leave no chunk
+// tail dead between them (a chunk of 2 KiB held two such items and the
+// rest, half an item, was lost each time the other had reserved after it).
+TEST_F(SegChunk, LargeItemsAreReservedExactly)
+{
+	make(16u << 20, ENGINE_EVICT_MERGE, 256u << 10);
+	struct engine_worker *b = engine_worker_create(e);
+	ASSERT_NE(b, nullptr);
+	const std::string big(900, 'b');
+	struct seg_test_place prev = {};
+
+	for (int i = 0; i < 40; i++) {
+		const std::string k = "big" + std::to_string(i);
+
+		ASSERT_EQ(set(i % 2 ? b : w, k, big), ENGINE_OK) << i;
+		struct seg_test_place p = at(k);
+
+		if (i > 0) {
+			ASSERT_EQ(p.seg, prev.seg) << i; // one shared segment
+			EXPECT_EQ(p.off, prev.off + prev.span) << i; // nothing between
+		}
+		prev = p;
+	}
+	EXPECT_EQ(prev.write_off, prev.off + prev.span); // nothing reserved ahead
+	for (int i = 0; i < 40; i++) {
+		const std::string k = "big" + std::to_string(i);
+		char buf[1024];
+		struct engine_item it = {};
+
+		ASSERT_EQ(engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH, buf, sizeof(buf), &it),
+			  ENGINE_OK) << i;
+		EXPECT_EQ(std::string(buf, it.vlen), big) << i;
+	}
+	engine_worker_destroy(b);
+	EXPECT_EQ(check(), "");
+}
+
 // A worker that moves its appends to a segment of its own gives the tail
 // of its chunk in the shared one back.
 TEST_F(SegChunk, LeavingTheSegmentGivesTheTailBack)
