@@ -334,7 +334,7 @@ merge_run(struct mini *c, struct mrc_key *keys, const uint32_t *run, unsigned n,
 		}
 		it->next = MRC_NONE;
 		it->seg = dest;
-		it->freq >>= 1;
+		it->freq = seg_merge_freq_after(it->freq);
 		if (c->seg[dest].tail != MRC_NONE)
 			c->item[c->seg[dest].tail].next = i;
 		else

@@ -467,7 +467,7 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 						if (exp > md->exp_max)
 							md->exp_max = exp;
 					}
-					v = slot_make(k.tag, freq >> 1, (uint32_t)dest,
+					v = slot_make(k.tag, seg_merge_freq_after(freq), (uint32_t)dest,
 						      md->off >> e->off_shift);
 					/* (no removal from the source's count: the
 					 * pass ends its life, which zeroes it) */

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "seg/seg.h"
+#include "seg/seg_test.h"
 #include "seg_fixture.h"
 
 namespace {
@@ -196,6 +197,34 @@ TEST_F(Seg, MergeKeepsFrequentlyReadItems)
 	for (int i = 0; i < 100; i++)
 		hot_hits += get("hot" + std::to_string(i)) == v;
 	EXPECT_GE(hot_hits, 90);
+}
+
+// A survivor's read count is halved rounded up (seg_merge_freq_after): a
+// key read once is still "read" in its destination, above the unread ones,
+// until a merge finds it unread. Halved down to 0, each key read once was
+// at its next merge as evictable as one never read (issue 36).
+TEST_F(Seg, AKeyReadOnceStaysReadThroughAMerge)
+{
+	make(4u << 20, ENGINE_EVICT_MERGE, 64u << 10);
+	const std::string v(100, 'v');
+	struct engine_item it = {};
+	struct seg_test_place p0 = {}, p = {};
+
+	ASSERT_EQ(set("once", v), ENGINE_OK);
+	EXPECT_EQ(get("once", &it), v); // its one read
+	EXPECT_FALSE(it.fetched_before);
+	ASSERT_EQ(seg_test_locate(e, "once", 4, &p0), 0);
+	// unread keys until a merge has moved it (it is the only read item:
+	// it survives every run it is in)
+	for (int i = 0; i < 200000; i++) {
+		ASSERT_EQ(set("cold" + std::to_string(i), v), ENGINE_OK);
+		ASSERT_EQ(seg_test_locate(e, "once", 4, &p), 0) << i;
+		if (p.seg != p0.seg || p.off != p0.off)
+			break;
+	}
+	ASSERT_TRUE(p.seg != p0.seg || p.off != p0.off) << "never merged";
+	EXPECT_EQ(get("once", &it), v);
+	EXPECT_TRUE(it.fetched_before); // still read after the merge
 }
 
 // A TTL that few keys have keeps their share of the memory. Merge used
