@@ -14,7 +14,8 @@ creates both), and the tests, started inside the client namespace, reach
 it at 198.18.0.2. `threads` becomes the number of worker lcores (and
 queues of the port: net_af_packet, or net_af_xdp with --server-port
 af_xdp). A server that needs more queues than --server-queues says the
-port has skips its test class (unittest.SkipTest) with the reason.
+port has skips its test class (unittest.SkipTest) with the reason; the
+default of 2 becomes what the port has.
 """
 
 import argparse
@@ -171,10 +172,13 @@ def wait_for(what, cond, timeout=120.0):
 class Server:
     """One server process. Options use memcached's meaning on both targets."""
 
-    def __init__(self, memory_mb=64, threads=2, udp=False, max_conns=None,
+    def __init__(self, memory_mb=64, threads=None, udp=False, max_conns=None,
                  item_max=None, extra=None, eal=None, name="server", seg_extra=None):
         self.memory_mb = memory_mb
-        self.threads = threads
+        # None: the default, 2, which a native port with fewer queues
+        # lowers to what it has; a number asked for is kept (or skipped).
+        self.threads_asked = threads
+        self.threads = 2 if threads is None else threads
         self.udp = udp
         self.max_conns = max_conns
         self.item_max = item_max
@@ -193,6 +197,8 @@ class Server:
         """segcached on the DPDK stack: one worker lcore per thread (lcores
         may share CPUs), a port with as many queue pairs."""
         workers = self.threads or 1
+        if workers > ARGS.server_queues and self.threads_asked is None:
+            workers = ARGS.server_queues
         if workers > ARGS.server_queues:
             raise unittest.SkipTest(
                 "%d worker lcores need %d queues; %s on this veth has %d (DPDK 22.11's "
