@@ -235,9 +235,9 @@ ip netns add "$srv_ns"
 created=yes
 ip netns add "$cli_ns"
 # One queue pair per worker lcore on both ends: a veth hands a frame to the
-# RX queue numbered like the TX queue the sender picked for its socket (by
-# flow hash), which spreads flows as RSS does. (af_packet fans out by flow
-# hash itself.)
+# RX queue numbered like the TX queue the sender used, and net_af_xdp
+# listens only on the queues it has (one, on a veth: docs/operations.md).
+# af_packet fans flows out by hash over its qpairs itself.
 ip link add "$srv_if" numtxqueues "$workers" numrxqueues "$workers" type veth \
 	peer name "$cli_if" numtxqueues "$workers" numrxqueues "$workers"
 ip link set "$srv_if" netns "$srv_ns"

@@ -17,14 +17,14 @@ net_af_xdp needs the same (tried: with the client's TX checksum on, every
 segment counts as drop_tcp_bad_cksum): XDP sees the frame as the peer
 built it, and a veth never fills a checksum it was told to offload.
 
-For net_af_xdp (port="af_xdp") the pair has one queue each way. A veth
-hands a frame to the RX queue numbered like the TX queue the sender
-picked (per socket, by flow hash), so it spreads flows as RSS would; but
-DPDK 22.11's net_af_xdp takes its queue count from the interface's
-combined channels (ethtool -l), which a veth does not have (it has
-separate RX and TX ones): it refuses queue_count > 1 there. With one
-queue on the server's side only, half the flows would arrive on a queue
-no AF_XDP socket listens on, so both ends get one. max_queues() says what
+For net_af_xdp (port="af_xdp") the pair has one queue each way. DPDK
+22.11's net_af_xdp takes its queue count from the interface's combined
+channels (ethtool -l), which a veth does not have (it has separate RX and
+TX ones): it refuses queue_count > 1 there. A veth hands a frame to the
+RX queue numbered like the TX queue the sender used, and a new veth has
+one per CPU: with two, the frames of 16 connections all arrived on RX
+queue 1, where no AF_XDP socket of a one-queue port listens (they went
+unanswered), so both ends get one queue. max_queues() says what
 the port offers; af_xdp_unsupported() whether it works here at all.
 
 Everything is removed again on exit, also when a test fails or is killed
