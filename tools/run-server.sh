@@ -142,9 +142,11 @@ cli_ns=$prefix-client
 srv_if=$(printf '%.15s' "${prefix}0")
 cli_if=$(printf '%.15s' "${prefix}1")
 pid=
+holder=
 created=
 cleanup() {
 	trap '' INT TERM # a second signal must not cut the clean-up short
+	[ -z "$holder" ] || kill "$holder" 2>/dev/null || true
 	if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
 		wait "$pid" 2>/dev/null || true
 	fi
@@ -175,7 +177,9 @@ count_workers() {
 # Whether net_af_xdp serves on the veth here: segcached starts on it (the
 # driver loads, each AF_XDP socket binds its queue, the XDP program
 # attaches) and answers a ping from the client namespace; then it stops.
-# Prints why not and fails otherwise. Bounded: 60 s to start.
+# Prints why not and fails otherwise. Bounded: 60 s to start. It listens
+# on TCP port 1 only, so that no client of the real server is answered by
+# the probe (and then left without a server while the probe stops).
 probe_af_xdp() {
 	pmds=$(pkg-config --variable=libdir libdpdk 2>/dev/null || echo /usr/lib)
 	if ! ls "$pmds"/dpdk/pmds-*/librte_net_af_xdp.so* "$pmds"/librte_net_af_xdp.so* \
@@ -186,7 +190,7 @@ probe_af_xdp() {
 	plog=$(mktemp)
 	ip netns exec "$srv_ns" "$bin" --lcores="$lcores" --no-huge --no-pci --no-shconf \
 		--file-prefix "$prefix-probe" --vdev="$xdp_vdev" -- --stack native \
-		--ip "$server_ip/24" -m 8 -c 16 >"$plog" 2>&1 &
+		--ip "$server_ip/24" -p 1 -U 0 -m 8 -c 16 >"$plog" 2>&1 &
 	ppid=$!
 	i=0
 	while [ $i -lt 600 ] && kill -0 "$ppid" 2>/dev/null && ! grep -q ' ready: ' "$plog"; do
@@ -234,6 +238,10 @@ trap 'exit 0' INT TERM
 ip netns add "$srv_ns"
 created=yes
 ip netns add "$cli_ns"
+# A process in the server namespace from now on, so that a second run
+# with this prefix sees it in use also between the probe and the server.
+ip netns exec "$srv_ns" sleep 600 &
+holder=$!
 # One queue pair per worker lcore on both ends: a veth hands a frame to the
 # RX queue numbered like the TX queue the sender used, and net_af_xdp
 # listens only on the queues it has (one, on a veth: docs/operations.md).
@@ -292,4 +300,12 @@ EOF
 ip netns exec "$srv_ns" "$bin" --lcores="$lcores" $huge --no-pci \
 	--vdev="$vdev" -- --stack native --ip "$server_ip/24" "$@" &
 pid=$!
+# The holder goes once the server is in the namespace itself.
+i=0
+while [ $i -lt 100 ] && ! ip netns pids "$srv_ns" 2>/dev/null | grep -qx "$pid"; do
+	sleep 0.05
+	i=$((i + 1))
+done
+kill "$holder" 2>/dev/null || true
+holder=
 wait "$pid"
