@@ -10,6 +10,7 @@ PACKAGES="
   dpdk libdpdk-dev libnuma-dev libpmem2-dev
   libmicrohttpd-dev python3-prometheus-client
   dpdk-dev
+  librte-net-af-xdp23 libxdp1 libbpf1
   googletest libgtest-dev
   clang libfuzzer-14-dev libclang-rt-14-dev
   memcached libmemcached-tools nutcracker

@@ -4,18 +4,21 @@
 #
 #  * a NIC bound to a DPDK driver (vfio-pci, uio_pci_generic, igb_uio): the
 #    native stack on it (give its address with --ip ADDR/LEN);
-#  * no such NIC, as root: the native stack on a virtual port, net_af_packet
-#    on a veth pair between two network namespaces this script creates
-#    (server 198.18.0.2, client 198.18.0.1; benchmarking range, RFC 2544),
-#    and removes again when the server stops;
+#  * no such NIC, as root: the native stack on a virtual port, a veth pair
+#    between two network namespaces this script creates (server 198.18.0.2,
+#    client 198.18.0.1; benchmarking range, RFC 2544) and removes again when
+#    the server stops. The port is net_af_xdp where the kernel and the DPDK
+#    build support it on this veth (a probe: segcached starts on it and
+#    answers a ping), else net_af_packet; the first lines say which, and why;
 #  * not root, or --posix: the posix stack (kernel sockets) on 127.0.0.1.
 #
 # Usage: tools/run-server.sh [--posix] [segcached options...]
 # Environment: SEGCACHED (the binary; default build/app/segcached/segcached
 # of the tree this script is in), SEGCACHED_NETNS (name prefix of the
 # namespaces; default segcached: a second server on the virtual port needs
-# another), SEGCACHED_LCORES (EAL -l for the native stack; default 0-1, or
-# 0-N for -t N).
+# another), SEGCACHED_LCORES (EAL --lcores for the native stack; default 0-1,
+# or 0-N for -t N), SEGCACHED_VPORT (the virtual port: auto, the default,
+# af_xdp or af_packet).
 # Stop it with Ctrl-C or SIGTERM.
 set -eu
 
@@ -24,6 +27,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SEGCACHED:-$root/build/app/segcached/segcached}
 prefix=${SEGCACHED_NETNS:-segcached}
 lcores=${SEGCACHED_LCORES:-}
+vport=${SEGCACHED_VPORT:-auto}
 server_ip=198.18.0.2
 client_ip=198.18.0.1
 
@@ -33,6 +37,10 @@ die() {
 }
 
 [ -x "$bin" ] || die "$bin not found: build first (meson setup build && ninja -C build)"
+case $vport in
+auto | af_xdp | af_packet) ;;
+*) die "SEGCACHED_VPORT=$vport: expected auto, af_xdp or af_packet" ;;
+esac
 
 posix=no
 if [ "${1:-}" = "--posix" ]; then
@@ -105,7 +113,7 @@ if [ -z "$lcores" ]; then
 			[ "$threads" -ge 1 ] || die "the native stack needs 2 CPUs (a main lcore and a worker); use --posix"
 		fi
 		lcores=0-$threads
-		echo "run-server: -t $threads on the native stack: $threads worker lcore(s), EAL -l $lcores" >&2
+		echo "run-server: -t $threads on the native stack: $threads worker lcore(s), EAL --lcores $lcores" >&2
 	fi
 elif [ -n "$threads" ]; then
 	echo "run-server: -t $threads ignored: the native stack runs one worker per lcore of SEGCACHED_LCORES=$lcores after the first" >&2
@@ -124,7 +132,7 @@ if [ -n "$bound" ]; then
 	*) die "NIC(s)$bound bound to DPDK: give the server's address, e.g. --ip 198.18.0.2/24" ;;
 	esac
 	echo "run-server: the native stack on$bound" >&2
-	exec "$bin" -l "$lcores" $huge -- --stack native "$@"
+	exec "$bin" --lcores="$lcores" $huge -- --stack native "$@"
 fi
 
 # No NIC: a virtual port. The server's veth end has no kernel address and
@@ -134,9 +142,11 @@ cli_ns=$prefix-client
 srv_if=$(printf '%.15s' "${prefix}0")
 cli_if=$(printf '%.15s' "${prefix}1")
 pid=
+holder=
 created=
 cleanup() {
 	trap '' INT TERM # a second signal must not cut the clean-up short
+	[ -z "$holder" ] || kill "$holder" 2>/dev/null || true
 	if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
 		wait "$pid" 2>/dev/null || true
 	fi
@@ -149,6 +159,63 @@ cleanup() {
 }
 ns_exists() {
 	[ -e "/run/netns/$1" ]
+}
+# Worker lcores in an EAL --lcores list (all but the main one): numbers,
+# ranges and N@CPU forms; 0 when the list is beyond this count.
+count_workers() {
+	ids=$(echo "$1" | sed 's/@([^)]*)//g; s/@[0-9-]*//g')
+	case $ids in *[!0-9,-]*) echo 0; return ;; esac
+	nl=0
+	for r in $(echo "$ids" | tr ',' ' '); do
+		case $r in
+		*-*) nl=$((nl + ${r#*-} - ${r%-*} + 1)) ;;
+		*) nl=$((nl + 1)) ;;
+		esac
+	done
+	echo $((nl - 1))
+}
+# Whether net_af_xdp serves on the veth here: segcached starts on it (the
+# driver loads, each AF_XDP socket binds its queue, the XDP program
+# attaches) and answers a ping from the client namespace; then it stops.
+# Prints why not and fails otherwise. Bounded: 60 s to start. It listens
+# on TCP port 1 only, so that no client of the real server is answered by
+# the probe (and then left without a server while the probe stops).
+probe_af_xdp() {
+	pmds=$(pkg-config --variable=libdir libdpdk 2>/dev/null || echo /usr/lib)
+	if ! ls "$pmds"/dpdk/pmds-*/librte_net_af_xdp.so* "$pmds"/librte_net_af_xdp.so* \
+		>/dev/null 2>&1; then
+		echo "this DPDK has no net_af_xdp driver (librte-net-af-xdp23)"
+		return 1
+	fi
+	plog=$(mktemp)
+	ip netns exec "$srv_ns" "$bin" --lcores="$lcores" --no-huge --no-pci --no-shconf \
+		--file-prefix "$prefix-probe" --vdev="$xdp_vdev" -- --stack native \
+		--ip "$server_ip/24" -p 1 -U 0 -m 8 -c 16 >"$plog" 2>&1 &
+	ppid=$!
+	i=0
+	while [ $i -lt 600 ] && kill -0 "$ppid" 2>/dev/null && ! grep -q ' ready: ' "$plog"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	ok=no
+	if grep -q ' ready: ' "$plog"; then
+		if ip netns exec "$cli_ns" ping -c 1 -W 5 "$server_ip" >/dev/null 2>&1; then
+			ok=yes
+		else
+			echo "segcached started on net_af_xdp but did not answer a ping"
+		fi
+	else
+		# The driver's own lines say why (e.g. no combined channels
+		# for queue_count, no AF_XDP socket in the kernel).
+		grep -i -E 'xdp|^[^ ]* [a-z_]+\(\): |no DPDK port' "$plog" | grep -v -E 'bpffs|dispatcher|unrecognized' |
+			sed 's/^[0-9T:.-]*Z //' | head -n 2 |
+			tr '\n' ';' | sed 's/;$//; s/;/; /g'
+	fi
+	kill "$ppid" 2>/dev/null || true
+	wait "$ppid" 2>/dev/null || true
+	rm -f "$plog"
+	rm -rf "/var/run/dpdk/$prefix-probe"
+	[ $ok = yes ]
 }
 # A server namespace with a process in it belongs to a running server:
 # deleting it would leave that server polling a port that is gone, and
@@ -163,13 +230,24 @@ for ns in "$srv_ns" "$cli_ns"; do
 		ip netns del "$ns"
 	fi
 done
+workers=$(count_workers "$lcores")
+[ "$workers" -ge 1 ] || die "SEGCACHED_LCORES=$lcores: expected a main lcore and at least one worker, as numbers, ranges or N@CPU (e.g. 0-2, 0@0,1@1,2@0)"
 trap cleanup EXIT
 trap 'exit 0' INT TERM
 
 ip netns add "$srv_ns"
 created=yes
 ip netns add "$cli_ns"
-ip link add "$srv_if" type veth peer name "$cli_if"
+# A process in the server namespace from now on, so that a second run
+# with this prefix sees it in use also between the probe and the server.
+ip netns exec "$srv_ns" sleep 600 &
+holder=$!
+# One queue pair per worker lcore on both ends: a veth hands a frame to the
+# RX queue numbered like the TX queue the sender used, and net_af_xdp
+# listens only on the queues it has (one, on a veth: docs/operations.md).
+# af_packet fans flows out by hash over its qpairs itself.
+ip link add "$srv_if" numtxqueues "$workers" numrxqueues "$workers" type veth \
+	peer name "$cli_if" numtxqueues "$workers" numrxqueues "$workers"
 ip link set "$srv_if" netns "$srv_ns"
 ip link set "$cli_if" netns "$cli_ns"
 for ns in "$srv_ns" "$cli_ns"; do
@@ -179,13 +257,37 @@ done
 ip netns exec "$srv_ns" ip link set "$srv_if" up
 ip netns exec "$cli_ns" ip addr add "$client_ip/24" dev "$cli_if"
 ip netns exec "$cli_ns" ip link set "$cli_if" up
-# Linux leaves the TCP/UDP checksums of veth packets unfilled unless told.
+# Linux leaves the TCP/UDP checksums of veth packets unfilled unless told;
+# af_packet and af_xdp both see them so (lib/net drops them).
 ip netns exec "$srv_ns" ethtool -K "$srv_if" tx off >/dev/null
 ip netns exec "$cli_ns" ethtool -K "$cli_if" tx off >/dev/null
 
+# The port: net_af_xdp where it works here, else net_af_packet.
+xdp_vdev="net_af_xdp0,iface=$srv_if,start_queue=0,queue_count=$workers"
+pkt_vdev="net_af_packet0,iface=$srv_if,qpairs=$workers"
+case $vport in
+af_packet)
+	vdev=$pkt_vdev
+	echo "run-server: net_af_packet, as SEGCACHED_VPORT=af_packet asks" >&2
+	;;
+af_xdp)
+	vdev=$xdp_vdev
+	echo "run-server: net_af_xdp, as SEGCACHED_VPORT=af_xdp asks (no probe)" >&2
+	;;
+auto)
+	if why=$(probe_af_xdp); then
+		vdev=$xdp_vdev
+		echo "run-server: net_af_xdp with $workers queue(s): the probe started segcached on it and it answered a ping" >&2
+	else
+		vdev=$pkt_vdev
+		echo "run-server: net_af_xdp is not usable here ($why); falling back to net_af_packet with $workers queue(s)" >&2
+	fi
+	;;
+esac
+
 cat >&2 <<EOF
 run-server: no DPDK NIC bound; the native stack on a virtual port
-  (net_af_packet on veth $srv_if in namespace $srv_ns, address $server_ip).
+  (${vdev%%0,*} on veth $srv_if in namespace $srv_ns, address $server_ip).
   Clients run in namespace $cli_ns, e.g.:
     ip netns exec $cli_ns /usr/bin/python3 -c "from pymemcache.client.base import Client
     c = Client(('$server_ip', $port)); c.set('hello', 'world'); print(c.get('hello'))"
@@ -195,7 +297,15 @@ run-server: no DPDK NIC bound; the native stack on a virtual port
     print(u.urlopen('http://127.0.0.1:PORT/metrics').read().decode())"
   Ctrl-C stops the server and removes both namespaces.
 EOF
-ip netns exec "$srv_ns" "$bin" -l "$lcores" $huge --no-pci \
-	--vdev="net_af_packet0,iface=$srv_if" -- --stack native --ip "$server_ip/24" "$@" &
+ip netns exec "$srv_ns" "$bin" --lcores="$lcores" $huge --no-pci \
+	--vdev="$vdev" -- --stack native --ip "$server_ip/24" "$@" &
 pid=$!
+# The holder goes once the server is in the namespace itself.
+i=0
+while [ $i -lt 100 ] && ! ip netns pids "$srv_ns" 2>/dev/null | grep -qx "$pid"; do
+	sleep 0.05
+	i=$((i + 1))
+done
+kill "$holder" 2>/dev/null || true
+holder=
 wait "$pid"

@@ -12,7 +12,10 @@ With --stack native the server runs segcached's DPDK stack instead, in the
 network namespace --server-netns on the veth end --server-iface (netenv.py
 creates both), and the tests, started inside the client namespace, reach
 it at 198.18.0.2. `threads` becomes the number of worker lcores (and
-queues of the af_packet port).
+queues of the port: net_af_packet, or net_af_xdp with --server-port
+af_xdp). A server that needs more queues than --server-queues says the
+port has skips its test class (unittest.SkipTest) with the reason; the
+default of 2 becomes what the port has.
 """
 
 import argparse
@@ -27,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 
 # Bounds against hangs (not timing assertions).
 START_TIMEOUT = 60.0
@@ -55,6 +59,10 @@ def parse_args(argv=None):
     p.add_argument("--server-netns", help="native: the server's network namespace")
     p.add_argument("--server-iface", help="native: the veth end the server drives")
     p.add_argument("--server-ip", default="198.18.0.2", help="native: the server's address")
+    p.add_argument("--server-port", choices=["af_packet", "af_xdp"], default="af_packet",
+                   help="native: the DPDK driver on the veth end")
+    p.add_argument("--server-queues", type=int, default=64,
+                   help="native: the most queue pairs that port can have")
     args, rest = p.parse_known_args(argv if argv is not None else sys.argv[1:])
     if args.target == "segcached" and not args.segcached:
         p.error("--segcached PATH (or $SEGCACHED_BIN) is needed")
@@ -98,6 +106,20 @@ def dpdk_pmd_dir():
                             stdout=subprocess.PIPE, text=True).stdout.strip()
     dirs = sorted(glob.glob(os.path.join(libdir or "/usr/lib", "dpdk", "pmds-*")))
     return dirs[-1] if dirs else None
+
+
+def native_driver():
+    """The DPDK driver name the native servers' port reports."""
+    return "net_" + ARGS.server_port
+
+
+def native_vdev(queues=1):
+    """The --vdev of the native servers' port with queues queue pairs."""
+    if ARGS.server_port == "af_xdp":
+        return "net_af_xdp0,iface=%s,start_queue=0,queue_count=%d" % (ARGS.server_iface,
+                                                                      queues)
+    vdev = "net_af_packet0,iface=%s" % ARGS.server_iface
+    return vdev + (",qpairs=%d" % queues if queues > 1 else "")
 
 
 def free_port(udp_too=False):
@@ -150,10 +172,13 @@ def wait_for(what, cond, timeout=120.0):
 class Server:
     """One server process. Options use memcached's meaning on both targets."""
 
-    def __init__(self, memory_mb=64, threads=2, udp=False, max_conns=None,
+    def __init__(self, memory_mb=64, threads=None, udp=False, max_conns=None,
                  item_max=None, extra=None, eal=None, name="server", seg_extra=None):
         self.memory_mb = memory_mb
-        self.threads = threads
+        # None: the default, 2, which a native port with fewer queues
+        # lowers to what it has; a number asked for is kept (or skipped).
+        self.threads_asked = threads
+        self.threads = 2 if threads is None else threads
         self.udp = udp
         self.max_conns = max_conns
         self.item_max = item_max
@@ -170,14 +195,19 @@ class Server:
 
     def native_command(self, a):
         """segcached on the DPDK stack: one worker lcore per thread (lcores
-        may share CPUs), an af_packet port with as many queue pairs."""
+        may share CPUs), a port with as many queue pairs."""
         workers = self.threads or 1
+        if workers > ARGS.server_queues and self.threads_asked is None:
+            workers = ARGS.server_queues
+        if workers > ARGS.server_queues:
+            raise unittest.SkipTest(
+                "%d worker lcores need %d queues; %s on this veth has %d (DPDK 22.11's "
+                "net_af_xdp counts combined channels, which a veth has none of)" % (
+                    workers, workers, ARGS.server_port, ARGS.server_queues))
         ncpu = os.cpu_count() or 1
         lcores = ",".join("%d@%d" % (i, i % ncpu) for i in range(workers + 1))
         self.file_prefix = "sct%d_%d" % (os.getpid(), next(_instances))
-        vdev = "net_af_packet0,iface=%s" % ARGS.server_iface
-        if workers > 1:
-            vdev += ",qpairs=%d" % workers
+        vdev = native_vdev(workers)
         eal = ["--lcores=" + lcores, "--no-huge", "--no-pci", "--no-shconf",
                "--file-prefix", self.file_prefix, "--vdev=" + vdev] + self.eal
         a = ["--stack", "native", "--ip", "%s/24" % ARGS.server_ip] + a
@@ -221,8 +251,9 @@ class Server:
         for _ in range(5):
             self.port = NATIVE_PORT if is_native() else free_port(udp_too=self.udp)
             self.udp_port = self.port if self.udp else 0
+            cmd = self.command()  # may skip the test (SkipTest) before a log is open
             log = open(self.logpath, "ab")
-            self.proc = subprocess.Popen(self.command(), stdout=log,
+            self.proc = subprocess.Popen(cmd, stdout=log,
                                          stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL)
             log.close()

@@ -9,7 +9,8 @@ and starts this script inside the client namespace:
     run_native.py --segcached build/app/segcached/segcached test_native.py
 
 The server answers as 198.18.0.2 from the server namespace over
-net_af_packet on a veth pair. Every loop here is bounded in count and time.
+net_af_packet (or net_af_xdp: run_native.py --port af_xdp) on a veth pair.
+Every loop here is bounded in count and time.
 """
 
 import os
@@ -267,10 +268,10 @@ class Basics(NativeCase):
         self.assertEqual(st["pid"], self.srv.proc.pid)
         self.assertIn("curr_items", st)
         net = telemetry(self.srv, "/segcached/net")
-        self.assertEqual(net["driver"], "net_af_packet")
+        self.assertEqual(net["driver"], harness.native_driver())
         self.assertEqual(net["queues"], 1)
         self.assertEqual(net["workers"], 1)
-        # af_packet offers no checksum offloads: the stack does them.
+        # af_packet and af_xdp offer no checksum offloads: the stack does them.
         self.assertEqual(net["tx_cksum_offload"], 0)
         self.assertGreater(net["rx_packets"], 0)
         w0 = telemetry(self.srv, "/segcached/net,0")

@@ -3,8 +3,12 @@
 """README's server command, tools/run-server.sh, as a user runs it.
 
 Without a NIC bound to DPDK (as on every CI machine) the script starts the
-native stack on a virtual port: net_af_packet on a veth pair between two
-namespaces it creates. The test stores and reads a key from the client
+native stack on a virtual port: a veth pair between two namespaces it
+creates, driven by net_af_xdp where a probe finds it works (expected here
+whenever the kernel has AF_XDP sockets and DPDK the driver), else by
+net_af_packet, saying why; two worker lcores fall back to af_packet with
+two queues, since DPDK 22.11's net_af_xdp has one queue on a veth;
+SEGCACHED_VPORT=af_packet skips the probe. The test stores and reads a key from the client
 namespace with pymemcache, stops the script with SIGTERM and checks that the
 server exited cleanly and both namespaces are gone. --posix starts the posix
 stack on loopback. The script runs from any directory (it is started from
@@ -60,8 +64,8 @@ def client_in(ns, host, port):
 
 
 class RunServer(unittest.TestCase):
-    def start(self, *args, cwd="/"):
-        env = dict(os.environ, SEGCACHED=SEGCACHED, SEGCACHED_NETNS=PREFIX)
+    def start(self, *args, cwd="/", env=None):
+        env = dict(os.environ, SEGCACHED=SEGCACHED, SEGCACHED_NETNS=PREFIX, **(env or {}))
         self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                      "run-server-%d.log" % os.getpid()), "w+")
         self.addCleanup(self.log.close)
@@ -105,10 +109,20 @@ class RunServer(unittest.TestCase):
         self.wait_answer(p, PREFIX + "-client", netenv.SERVER_IP, port)
         out = self.output()
         self.assertIn("native stack on a virtual port", out)
+        # The port the probe chose, and why.
+        why = netenv.af_xdp_static_reason()
+        if why is None:
+            self.assertIn("run-server: net_af_xdp with 1 queue(s): the probe started segcached "
+                          "on it and it answered a ping", out)
+            self.assertIn("(net_af_xdp on veth", out)
+            self.assertIn("driver net_af_xdp", out)
+        else:
+            self.assertIn("run-server: net_af_xdp is not usable here (", out)
+            self.assertIn("falling back to net_af_packet with 1 queue(s)", out)
         # The hint names the port the server listens on.
         self.assertIn("c = Client(('%s', %d))" % (netenv.SERVER_IP, port), out)
         # -t 1: one worker lcore besides the main one.
-        self.assertIn("run-server: -t 1 on the native stack: 1 worker lcore(s), EAL -l 0-1",
+        self.assertIn("run-server: -t 1 on the native stack: 1 worker lcore(s), EAL --lcores 0-1",
                       out)
         self.stop(p)
         self.assertIn("shutting down", self.output())
@@ -148,6 +162,42 @@ class RunServer(unittest.TestCase):
                       "killed" % PREFIX, self.output())
         self.wait_answer(p, PREFIX + "-client", netenv.SERVER_IP, 11211)
         self.stop(p)
+
+    def test_two_workers_fall_back_to_af_packet(self):
+        # DPDK 22.11's net_af_xdp sizes itself by the interface's combined
+        # channels, which a veth has none of: queue_count=2 is refused by
+        # the driver itself, the probe says so, and af_packet serves with
+        # two queues (PACKET_FANOUT) instead.
+        p = self.start(env={"SEGCACHED_LCORES": "0@0,1@1,2@0"})
+        self.wait_answer(p, PREFIX + "-client", netenv.SERVER_IP, 11211)
+        out = self.output()
+        if netenv.af_xdp_static_reason() is None:
+            self.assertIn("run-server: net_af_xdp is not usable here (init_internals(): "
+                          "Specified queue count 2 is larger than combined queue count 1.",
+                          out)
+        self.assertIn("falling back to net_af_packet with 2 queue(s)", out)
+        self.assertIn("driver net_af_packet", out)
+        self.assertIn("2 worker lcore(s)", out)
+        self.stop(p)
+        self.assertNotIn(PREFIX, netns_list())
+
+    def test_af_packet_when_asked(self):
+        p = self.start("-t", "1", env={"SEGCACHED_VPORT": "af_packet"})
+        self.wait_answer(p, PREFIX + "-client", netenv.SERVER_IP, 11211)
+        out = self.output()
+        self.assertIn("run-server: net_af_packet, as SEGCACHED_VPORT=af_packet asks", out)
+        self.assertNotIn("probe", out)
+        self.assertIn("driver net_af_packet", out)
+        self.stop(p)
+
+    def test_unknown_virtual_port_refused(self):
+        env = dict(os.environ, SEGCACHED=SEGCACHED, SEGCACHED_NETNS=PREFIX,
+                   SEGCACHED_VPORT="tap")
+        p = subprocess.run([SCRIPT], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("SEGCACHED_VPORT=tap: expected auto, af_xdp or af_packet", p.stdout)
+        self.assertNotIn(PREFIX, netns_list())
 
     def test_posix(self):
         port = harness.free_port()

@@ -91,7 +91,7 @@ class Install(unittest.TestCase):
             prefix = dest + "/usr/local"
             # The units' ExecStart names the installed binary.
             self.assertEqual(os.path.dirname(INSTALLED), "/usr/local/bin")
-            for f in ("bin/segcached", "bin/segcached-stat"):
+            for f in ("bin/segcached", "bin/segcached-stat", "bin/nic-qualify"):
                 path = os.path.join(prefix, f)
                 self.assertTrue(os.path.isfile(path), f)
                 self.assertTrue(os.access(path, os.X_OK), f)
