@@ -103,6 +103,8 @@ TEST_F(Net, ChecksumOffloadFlagsAndTrust)
 {
 	cfg.tx_cksum_offload = true;
 	cfg.rx_cksum_offload = true;
+	cfg.tx_ip_cksum_offload = true;
+	cfg.rx_ip_cksum_offload = true;
 	make();
 	p.snd_nxt = p.iss;
 	Bytes syn = seg(p, SYN, "", opt_mss(1460));
