@@ -86,4 +86,5 @@ kill "$srv" 2>/dev/null
 wait "$srv" 2>/dev/null
 [ $rc -ne 0 ] && { echo "--- server log ---"; tail -20 "$log"; }
 rm -f "$sock" "$log" "$glog" "$snap" "$out.cost"
+rm -rf /var/run/dpdk/vrg$$ /var/run/dpdk/vrs$$
 exit $rc
