@@ -160,6 +160,8 @@ start_stack(struct server *srv)
 			.rss_key = o->rss_key_len ? o->rss_key : NULL,
 			.rss_key_len = o->rss_key_len,
 			.udp_any_source = o->udp_any_source,
+			.no_cksum_offload = o->no_cksum_offload,
+			.no_tso = o->no_tso,
 			.tcp_buffer_memory = o->tcp_buffer_memory,
 		};
 	}

@@ -68,6 +68,9 @@ struct stack_native_config {
 	const uint8_t *rss_key;   /* NULL: random */
 	uint8_t rss_key_len;
 	bool udp_any_source;      /* answer UDP from beyond the subnet */
+	/* --offloads: leave these unused even where the port has them */
+	bool no_cksum_offload;    /* checksums in software (and so no TSO) */
+	bool no_tso;
 	size_t tcp_buffer_memory; /* all TCP buffers, bytes; 0: no limit */
 };
 

@@ -154,12 +154,17 @@ struct net_stack_config {
 	struct rte_mempool *tx_pool;    /* packets the stack builds come from here */
 	uint16_t tx_ring_size;          /* most packets queued per tx_burst; 0 = 512 */
 
-	/* Checksum offloads the port offers. rx: trust the RX ol_flags when
-	 * they say GOOD, BAD or NONE (UNKNOWN is verified in software). tx: leave
-	 * IPv4 header and TCP/UDP checksums to the NIC (ol_flags, l2/l3 len,
-	 * pseudo-header checksum); otherwise computed in software. */
+	/* Checksum offloads the port offers, the TCP/UDP checksums (rx_/
+	 * tx_cksum_offload) apart from the IPv4 header's (rx_/tx_ip_...):
+	 * virtio ports offer the first and not the second. rx: trust the RX
+	 * ol_flags when they say GOOD, BAD or NONE (UNKNOWN is verified in
+	 * software). tx: leave the checksum to the NIC (ol_flags, l2/l3 len,
+	 * for TCP/UDP the pseudo-header checksum); otherwise computed in
+	 * software. */
 	bool rx_cksum_offload;
 	bool tx_cksum_offload;
+	bool rx_ip_cksum_offload;
+	bool tx_ip_cksum_offload;
 	/* A TCP segment with at least this many data bytes is sent without
 	 * copying them: its payload is an mbuf pointing into the connection's
 	 * send ring (an external buffer), chained after the headers, and the

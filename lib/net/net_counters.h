@@ -30,6 +30,24 @@
 	  "prefetches, hints) ran: it paid")                                   \
 	X(rx_probes_plain, "RX probes after which frames went one by one: the " \
 	  "first phase did not pay")                                           \
+	/* checksum offload: which path each packet took (the RX verdicts are \
+	 * the port's flags; unknown ones are checked in software) */          \
+	X(tx_ip_cksum_offload, "IPv4 headers built with their checksum left to the NIC") \
+	X(tx_ip_cksum_sw, "IPv4 headers built with their checksum computed in software") \
+	X(tx_l4_cksum_offload, "TCP/UDP packets built with their checksum left to the " \
+	  "NIC (the pseudo-header's sum filled in)")                           \
+	X(tx_l4_cksum_sw, "TCP/UDP packets built with their checksum computed in " \
+	  "software")                                                          \
+	X(rx_ip_cksum_unknown, "IPv4 packets the port gave no header checksum verdict") \
+	X(rx_ip_cksum_bad, "IPv4 packets the port flagged: header checksum bad") \
+	X(rx_ip_cksum_good, "IPv4 packets the port flagged: header checksum good") \
+	X(rx_ip_cksum_none, "IPv4 packets the port flagged: header checksum not in " \
+	  "the packet but the header verified")                                \
+	X(rx_l4_cksum_unknown, "TCP/UDP packets the port gave no checksum verdict") \
+	X(rx_l4_cksum_bad, "TCP/UDP packets the port flagged: checksum bad")  \
+	X(rx_l4_cksum_good, "TCP/UDP packets the port flagged: checksum good") \
+	X(rx_l4_cksum_none, "TCP/UDP packets the port flagged: checksum not filled in " \
+	  "(sent by a local peer that offloaded it) but the data is intact")   \
 	/* ARP */                                                              \
 	X(arp_rx, "ARP packets received")                                      \
 	X(arp_replies_sent, "ARP requests for our address answered")           \

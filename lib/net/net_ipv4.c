@@ -14,7 +14,7 @@ static bool
 ip_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
 	    const struct rte_ipv4_hdr *ip, uint16_t ihl)
 {
-	if (s->cfg.rx_cksum_offload) {
+	if (s->cfg.rx_ip_cksum_offload) {
 		uint64_t f = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
 
 		/* NONE: the data's checksum is wrong but the NIC verified it. */
@@ -26,6 +26,33 @@ ip_cksum_ok(const struct net_stack *s, const struct rte_mbuf *m,
 	if (likely(ihl == sizeof(*ip)))
 		return net_cksum_20(ip) == 0xffff;
 	return rte_raw_cksum(ip, ihl) == 0xffff;
+}
+
+/* The port's RX checksum verdicts, counted by kind (net_counters.h keeps
+ * each four in the order unknown, bad, good, none): which of the paths
+ * below a packet took, the NIC's or the software check. The two flag bits
+ * of each mask become an index without a branch. */
+_Static_assert(NET_C_rx_ip_cksum_bad == NET_C_rx_ip_cksum_unknown + 1 &&
+	       NET_C_rx_ip_cksum_good == NET_C_rx_ip_cksum_unknown + 2 &&
+	       NET_C_rx_ip_cksum_none == NET_C_rx_ip_cksum_unknown + 3 &&
+	       NET_C_rx_l4_cksum_bad == NET_C_rx_l4_cksum_unknown + 1 &&
+	       NET_C_rx_l4_cksum_good == NET_C_rx_l4_cksum_unknown + 2 &&
+	       NET_C_rx_l4_cksum_none == NET_C_rx_l4_cksum_unknown + 3,
+	       "the RX checksum verdict counters out of order");
+_Static_assert(RTE_MBUF_F_RX_IP_CKSUM_BAD == 1ull << 4 && RTE_MBUF_F_RX_IP_CKSUM_GOOD == 1ull << 7 &&
+	       RTE_MBUF_F_RX_L4_CKSUM_BAD == 1ull << 3 && RTE_MBUF_F_RX_L4_CKSUM_GOOD == 1ull << 8,
+	       "DPDK's RX checksum flags moved");
+
+static inline void
+count_ip_verdict(struct net_stack *s, uint64_t f)
+{
+	s->ctr[NET_C_rx_ip_cksum_unknown + (((f >> 4) & 1) | ((f >> 6) & 2))]++;
+}
+
+static inline void
+count_l4_verdict(struct net_stack *s, uint64_t f)
+{
+	s->ctr[NET_C_rx_l4_cksum_unknown + (((f >> 3) & 1) | ((f >> 7) & 2))]++;
 }
 
 /* Cold: pings are rare next to the traffic served, and in line its reply
@@ -122,6 +149,7 @@ net_ipv4_input(struct net_stack *s, struct rte_mbuf *m)
 		NET_INC(s, drop_truncated);
 		goto drop;
 	}
+	count_ip_verdict(s, m->ol_flags);
 	if (unlikely(!ip_cksum_ok(s, m, ip, ihl))) {
 		NET_INC(s, drop_ip_bad_cksum);
 		goto drop;
@@ -157,9 +185,11 @@ net_ipv4_input(struct net_stack *s, struct rte_mbuf *m)
 	NET_INC(s, ip_rx);
 	switch (ip->next_proto_id) {
 	case IPPROTO_TCP:
+		count_l4_verdict(s, m->ol_flags);
 		net_tcp_input(s, m, ip, total - ihl);
 		return;
 	case IPPROTO_UDP:
+		count_l4_verdict(s, m->ol_flags);
 		net_udp_input(s, m, ip, total - ihl);
 		return;
 	case IPPROTO_ICMP:

@@ -166,7 +166,7 @@ net_ipv4_build(struct net_stack *s, struct rte_mbuf *m,
 	ip->hdr_checksum = 0;
 	ip->src_addr = s->ip_be;
 	ip->dst_addr = rte_cpu_to_be_32(dst_ip);
-	if (s->cfg.tx_cksum_offload) {
+	if (s->cfg.tx_ip_cksum_offload) {
 		net_ipv4_cksum(s, m, ip);
 	} else {
 		/* the sum of the header's 16-bit words from the values just
@@ -183,6 +183,7 @@ net_ipv4_build(struct net_stack *s, struct rte_mbuf *m,
 		ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~sum);
 		m->l2_len = sizeof(struct rte_ether_hdr);
 		m->l3_len = sizeof(*ip);
+		NET_INC(s, tx_ip_cksum_sw);
 	}
 	return ip;
 }
@@ -192,10 +193,13 @@ net_ipv4_cksum(struct net_stack *s, struct rte_mbuf *m, struct rte_ipv4_hdr *ip)
 {
 	m->l2_len = sizeof(struct rte_ether_hdr);
 	m->l3_len = sizeof(*ip);
-	if (s->cfg.tx_cksum_offload)
+	if (s->cfg.tx_ip_cksum_offload) {
 		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
-	else
+		NET_INC(s, tx_ip_cksum_offload);
+	} else {
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		NET_INC(s, tx_ip_cksum_sw);
+	}
 }
 
 uint16_t
@@ -203,9 +207,14 @@ net_l4_cksum(struct net_stack *s, struct rte_mbuf *m, const struct rte_ipv4_hdr 
 	     const void *l4, bool tcp)
 {
 	if (s->cfg.tx_cksum_offload) {
-		m->ol_flags |= tcp ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM;
+		/* TX_IPV4 too when the IPv4 header's checksum is not offloaded:
+		 * DPDK's L4 offload and TSO need the L3 type */
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 |
+			       (tcp ? RTE_MBUF_F_TX_TCP_CKSUM : RTE_MBUF_F_TX_UDP_CKSUM);
+		NET_INC(s, tx_l4_cksum_offload);
 		return rte_ipv4_phdr_cksum(ip, m->ol_flags);
 	}
+	NET_INC(s, tx_l4_cksum_sw);
 	/* the L4 bytes of the first mbuf (all of them, or the headers of a
 	 * segment sent without a copy: an even count), then the others' */
 	const uint8_t *end = rte_pktmbuf_mtod(m, const uint8_t *) + m->data_len;

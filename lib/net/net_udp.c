@@ -170,6 +170,7 @@ net_udp_sendv(struct net_stack *s, const struct net_udp_peer *peer,
 		ck = (uint16_t)~net_cksum_fold(sum);
 		/* RFC 768: a sum of 0 is sent as all ones (0 means "none") */
 		udp->dgram_cksum = ck == 0 ? 0xffff : ck;
+		NET_INC(s, tx_l4_cksum_sw);
 	}
 	net_tx_push(s, m);
 	NET_INC(s, udp_tx);

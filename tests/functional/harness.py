@@ -63,12 +63,19 @@ def parse_args(argv=None):
                    help="native: the DPDK driver on the veth end")
     p.add_argument("--server-queues", type=int, default=64,
                    help="native: the most queue pairs that port can have")
+    p.add_argument("--server-vhost", choices=["io", "csum"],
+                   help="native: the server on net_virtio_user behind a net_vhost bridge "
+                   "to a tap in this namespace (vhostenv.py), instead of af_packet")
+    p.add_argument("--server-tap", help="native, --server-vhost: the bridge's tap")
+    p.add_argument("--server-extra", default="",
+                   help="native: more options for every server (e.g. --offloads none)")
     args, rest = p.parse_known_args(argv if argv is not None else sys.argv[1:])
     if args.target == "segcached" and not args.segcached:
         p.error("--segcached PATH (or $SEGCACHED_BIN) is needed")
-    if args.stack == "native" and (args.target != "segcached" or not args.server_netns
-                                   or not args.server_iface):
-        p.error("--stack native needs --server-netns and --server-iface (see netenv.py)")
+    if args.stack == "native" and (args.target != "segcached" or not args.server_vhost and (
+            not args.server_netns or not args.server_iface)):
+        p.error("--stack native needs --server-netns and --server-iface (see netenv.py), "
+                "or --server-vhost (vhostenv.py)")
     return args, rest
 
 
@@ -208,9 +215,20 @@ class Server:
         lcores = ",".join("%d@%d" % (i, i % ncpu) for i in range(workers + 1))
         self.file_prefix = "sct%d_%d" % (os.getpid(), next(_instances))
         vdev = native_vdev(workers)
+        a = ["--stack", "native", "--ip", "%s/24" % ARGS.server_ip] + \
+            ARGS.server_extra.split() + a
+        if ARGS.server_vhost:
+            # vhost_server.py adds the net_virtio_user vdev, with as many
+            # queues as workers, and starts the bridge in front of it
+            eal = ["--lcores=" + lcores, "--no-huge", "--no-pci", "--no-shconf",
+                   "--file-prefix", self.file_prefix] + self.eal
+            tag = "%s_%d" % (ARGS.server_tap, next(_instances))
+            here = os.path.dirname(os.path.abspath(__file__))
+            return [sys.executable, os.path.join(here, "vhost_server.py"), "--tag", tag,
+                    "--tap", ARGS.server_tap, "--queues", str(workers),
+                    "--bridge", ARGS.server_vhost, "--", ARGS.segcached] + eal + ["--"] + a
         eal = ["--lcores=" + lcores, "--no-huge", "--no-pci", "--no-shconf",
                "--file-prefix", self.file_prefix, "--vdev=" + vdev] + self.eal
-        a = ["--stack", "native", "--ip", "%s/24" % ARGS.server_ip] + a
         return ["ip", "netns", "exec", ARGS.server_netns, ARGS.segcached] + eal + ["--"] + a
 
     def telemetry_path(self):

@@ -98,6 +98,8 @@ struct options {
 	uint8_t rss_key[64];      /* --rss-key; rss_key_len 0 = a random key */
 	uint8_t rss_key_len;
 	bool udp_any_source;      /* --udp-any-source */
+	bool no_cksum_offload;    /* --offloads without cksum */
+	bool no_tso;              /* --offloads without tso */
 	struct stack_cidr allow[STACK_ALLOW_MAX]; /* --allow; n_allow 0 = everyone */
 	unsigned n_allow;
 	bool help;

@@ -3,7 +3,7 @@
  *
  * The options of --stack native, the DPDK user-space stack: the server's
  * address, its port, queues and descriptors, MTU, TCP buffer memory, link
- * wait, RSS key and UDP sources. One parser per row of the option table
+ * wait, RSS key, offloads and UDP sources. One parser per row of the option table
  * (options_table.c).
  */
 #include "options_private.h"
@@ -140,4 +140,41 @@ int
 opt_udp_any_source(struct options *o, const char *arg, char *err, size_t errlen)
 {
 	return options_parse_flag(arg, &o->udp_any_source, err, errlen);
+}
+
+/* --offloads cksum,tso | cksum | none: what the port may do for the
+ * stack; the port's own capabilities still decide the rest. */
+int
+opt_offloads(struct options *o, const char *arg, char *err, size_t errlen)
+{
+	bool cksum = false, tso = false;
+	char buf[64];
+
+	if (strlen(arg) >= sizeof(buf))
+		return util_fail(err, errlen, "'%s': not a list of offloads", arg);
+	strcpy(buf, arg);
+	if (strcmp(buf, "none") != 0) {
+		char *save = NULL;
+
+		for (char *w = strtok_r(buf, ",", &save); w != NULL;
+		     w = strtok_r(NULL, ",", &save)) {
+			if (strcmp(w, "cksum") == 0)
+				cksum = true;
+			else if (strcmp(w, "tso") == 0)
+				tso = true;
+			else
+				return util_fail(err, errlen,
+					    "'%s': offloads are cksum and tso, e.g. cksum,tso; "
+					    "or none", w);
+		}
+		if (!cksum && !tso)
+			return util_fail(err, errlen, "'%s': not a list of offloads", arg);
+	}
+	if (tso && !cksum)
+		return util_fail(err, errlen,
+			    "'%s': TSO leaves the checksums to the NIC; tso needs cksum "
+			    "(cksum,tso)", arg);
+	o->no_cksum_offload = !cksum;
+	o->no_tso = !tso;
+	return 0;
 }

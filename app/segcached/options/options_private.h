@@ -91,7 +91,8 @@ void options_note_ignored(struct options *o, const char *fmt, ...)
 int options_extended_one(struct options *o, char *sub, char *err, size_t errlen);
 /* --stack native's (options_native.c): */
 opt_parse_fn opt_ip, opt_port_id, opt_queues, opt_rx_desc, opt_tx_desc, opt_mtu,
-	opt_tcp_buffer_memory, opt_link_timeout, opt_rss_key, opt_udp_any_source;
+	opt_tcp_buffer_memory, opt_link_timeout, opt_rss_key, opt_udp_any_source,
+	opt_offloads;
 
 /* Values (options_value.c). A flag: arg NULL (given on the command line)
  * or a config-file boolean. */

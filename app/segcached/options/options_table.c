@@ -119,6 +119,12 @@ static const struct opt_desc opt_table[] = {
 	  "most reply bytes to one UDP datagram, which bounds what a forged\n"
 	  "request can reflect; over it the reply is an error line; 0 = no\n"
 	  "limit (default: 4096, about three datagrams)" },
+	{ "offloads", NULL, 0, "LIST", OPT_ANYWHERE, opt_offloads,
+	  "--stack native: the offloads the server may use where the port has\n"
+	  "them: cksum,tso (checksums and TCP segmentation), cksum (checksums\n"
+	  "only) or none (both in software: a NIC whose offloads misbehave);\n"
+	  "TSO leaves the checksums to the NIC, so tso needs cksum\n"
+	  "(default: cksum,tso)" },
 	{ "udp-any-source", NULL, 0, NULL, OPT_ANYWHERE, opt_udp_any_source,
 	  "--stack native: answer UDP from beyond the subnet too (default: only\n"
 	  "peers on the port's subnet, which a spoofer must be on)" },

@@ -33,10 +33,11 @@ RTE_LOG_REGISTER(dpdk_port_logtype, segcached.port, NOTICE);
 
 #define RSS_WANTED (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP | \
 		    RTE_ETH_RSS_NONFRAG_IPV4_UDP)
-#define RX_CKSUM (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM | \
-		  RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
-#define TX_CKSUM (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM | \
-		  RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
+/* TCP and UDP together (lib/net has one switch for both), the IPv4
+ * header's apart: virtio offers the first and not the second, and asking
+ * for all three left it with none, TSO included. */
+#define RX_CKSUM (RTE_ETH_RX_OFFLOAD_TCP_CKSUM | RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
+#define TX_CKSUM (RTE_ETH_TX_OFFLOAD_TCP_CKSUM | RTE_ETH_TX_OFFLOAD_UDP_CKSUM)
 
 
 /* What to try when the EAL found no port at all. */
@@ -312,13 +313,25 @@ port_configure(struct dpdk_port *p, const struct dpdk_port_config *cfg,
 
 	memset(conf, 0, sizeof(*conf));
 	conf->rxmode.mtu = p->mtu;
-	if ((info->rx_offload_capa & RX_CKSUM) == RX_CKSUM) {
+	offload_names(info->rx_offload_capa, true, p->rx_offloads, sizeof(p->rx_offloads));
+	offload_names(info->tx_offload_capa, false, p->tx_offloads, sizeof(p->tx_offloads));
+	PORT_LOG(NOTICE, "port %u (%s): the port offers rx offloads %s; tx offloads %s", port,
+		 p->driver, p->rx_offloads, p->tx_offloads);
+	if ((info->rx_offload_capa & RX_CKSUM) == RX_CKSUM && !cfg->no_cksum_offload) {
 		conf->rxmode.offloads |= RX_CKSUM;
 		p->rx_cksum = true;
 	}
-	if ((info->tx_offload_capa & TX_CKSUM) == TX_CKSUM) {
+	if ((info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) && !cfg->no_cksum_offload) {
+		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+		p->rx_ip_cksum = true;
+	}
+	if ((info->tx_offload_capa & TX_CKSUM) == TX_CKSUM && !cfg->no_cksum_offload) {
 		conf->txmode.offloads |= TX_CKSUM;
 		p->tx_cksum = true;
+	}
+	if ((info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) && !cfg->no_cksum_offload) {
+		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+		p->tx_ip_cksum = true;
 	}
 	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) {
 		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
@@ -327,7 +340,7 @@ port_configure(struct dpdk_port *p, const struct dpdk_port_config *cfg,
 	/* net_tap offers TSO, but its software GSO (DPDK 22.11) counts the
 	 * Ethernet header against the MTU and drops every full-MSS segment
 	 * (tried: replies over 1 MSS never arrived), so it is not used there. */
-	if (p->tx_multi_seg && p->tx_cksum &&
+	if (p->tx_multi_seg && p->tx_cksum && !cfg->no_tso &&
 	    (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_TCP_TSO) &&
 	    strcmp(info->driver_name, "net_tap") != 0) {
 		conf->txmode.offloads |= RTE_ETH_TX_OFFLOAD_TCP_TSO;
@@ -446,11 +459,15 @@ port_log(const struct dpdk_port *p)
 		 port, p->name, p->driver, p->socket_id, RTE_ETHER_ADDR_BYTES(&p->mac),
 		 p->nb_queues, p->rx_desc, p->tx_desc, p->mtu, p->link_up ? "up" : "down",
 		 p->link_speed_mbps);
-	PORT_LOG(NOTICE, "port %u: checksum offload rx %s (%s), tx %s (%s)%s", port,
-		 p->rx_cksum ? "on" : "off", p->rx_offloads, p->tx_cksum ? "on" : "off",
+	PORT_LOG(NOTICE,
+		 "port %u: in use: checksum offload rx TCP/UDP %s, IPv4 %s; tx TCP/UDP %s, "
+		 "IPv4 %s (rx %s; tx %s)%s",
+		 port, p->rx_cksum ? "on" : "off", p->rx_ip_cksum ? "on" : "off",
+		 p->tx_cksum ? "on" : "off", p->tx_ip_cksum ? "on" : "off", p->rx_offloads,
 		 p->tx_offloads,
-		 p->rx_cksum && p->tx_cksum ? "" : "; the stack computes the rest in software");
-	PORT_LOG(NOTICE, "port %u: chained TX mbufs %s, TSO %s", port,
+		 p->rx_cksum && p->tx_cksum && p->rx_ip_cksum && p->tx_ip_cksum ?
+			 "" : "; the stack computes the rest in software");
+	PORT_LOG(NOTICE, "port %u: in use: chained TX mbufs %s, TSO %s", port,
 		 p->tx_multi_seg ? "on" : "off", p->tx_tso ? "on" : "off");
 	if (p->rss) {
 		char keyhex[2 * DPDK_PORT_RSS_KEY_MAX + 1], reta[256];

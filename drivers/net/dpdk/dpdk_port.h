@@ -47,6 +47,10 @@ struct dpdk_port_config {
 	/* RSS hash key, repeated to the NIC's key size; NULL: random */
 	const uint8_t *rss_key;
 	uint8_t rss_key_len;
+	/* Offloads not to use even where the port has them (--offloads):
+	 * no checksum offload (then no TSO either), no TSO. */
+	bool no_cksum_offload;
+	bool no_tso;
 };
 
 /* What was set up, for lib/net's configuration, logs and telemetry. */
@@ -60,9 +64,12 @@ struct dpdk_port {
 	uint16_t mtu;
 	int socket_id;
 	struct rte_mempool *pools[DPDK_PORT_MAX_QUEUES]; /* per queue */
-	/* Checksum offloads in use (both IPv4 header and TCP/UDP). */
+	/* Checksum offloads in use: TCP and UDP (rx_/tx_cksum), the IPv4
+	 * header (rx_/tx_ip_cksum); virtio ports offer the first only. */
 	bool rx_cksum;
 	bool tx_cksum;
+	bool rx_ip_cksum;
+	bool tx_ip_cksum;
 	/* The port sends chained mbufs (a header and a payload elsewhere),
 	 * so TCP can send large segments without copying them. */
 	bool tx_multi_seg;

@@ -240,6 +240,8 @@ worker_init(struct native *nat, struct native_worker *w, unsigned id, unsigned l
 	nc.tx_ring_size = tx_array_size(cfg, nat->nworkers);
 	nc.rx_cksum_offload = nat->port.rx_cksum;
 	nc.tx_cksum_offload = nat->port.tx_cksum;
+	nc.rx_ip_cksum_offload = nat->port.rx_ip_cksum;
+	nc.tx_ip_cksum_offload = nat->port.tx_ip_cksum;
 	/* Without a copy only where the CPU then never reads the bytes: with
 	 * the checksum in software it reads them anyway, and a copy of bytes
 	 * in cache costs what the second mbuf does (docs/bench/journal/native-hot-path.md). */
@@ -386,6 +388,8 @@ native_create(const struct stack_config *cfg, char *err, size_t errlen, bool *bi
 	pc.link_timeout_ms = cfg->native.link_timeout_ms;
 	pc.rss_key = cfg->native.rss_key;
 	pc.rss_key_len = cfg->native.rss_key_len;
+	pc.no_cksum_offload = cfg->native.no_cksum_offload;
+	pc.no_tso = cfg->native.no_tso;
 	if (dpdk_port_setup(&nat->port, &pc, err, errlen) < 0) {
 		free(nat);
 		return NULL;

@@ -88,6 +88,8 @@ add_port(struct rte_tel_data *d, const struct dpdk_port *p)
 	rte_tel_data_add_dict_u64(d, "link_speed_mbps", p->link_speed_mbps);
 	rte_tel_data_add_dict_u64(d, "rx_cksum_offload", p->rx_cksum);
 	rte_tel_data_add_dict_u64(d, "tx_cksum_offload", p->tx_cksum);
+	rte_tel_data_add_dict_u64(d, "rx_ip_cksum_offload", p->rx_ip_cksum);
+	rte_tel_data_add_dict_u64(d, "tx_ip_cksum_offload", p->tx_ip_cksum);
 	rte_tel_data_add_dict_u64(d, "tx_multi_seg", p->tx_multi_seg);
 	rte_tel_data_add_dict_u64(d, "tx_tso", p->tx_tso);
 	rte_tel_data_add_dict_string(d, "rx_offloads", p->rx_offloads);

@@ -402,6 +402,8 @@ worker_setup(struct net_worker *nw, const struct lg_options *o,
 	nc.tx_ring_size = NET_TX_RING;
 	nc.rx_cksum_offload = port->rx_cksum;
 	nc.tx_cksum_offload = port->tx_cksum;
+	nc.rx_ip_cksum_offload = port->rx_ip_cksum;
+	nc.tx_ip_cksum_offload = port->tx_ip_cksum;
 	memcpy(nc.udp_ports, nw->udp_ports, sizeof(nw->udp_ports));
 	nc.max_conns = o->run.conns + 8;
 	nc.ops = &lg_net_ops;
