@@ -60,6 +60,7 @@ def compare_rows(seg_rows, mc_rows, twitter):
     for r in sorted(seg_rows, key=lambda r: r['memory_mb']):
         need = rss_for_ratio(mc_mr, r['miss_ratio'])
         c = {'target': r['target'], 'memory_mb': r['memory_mb'], 'rss': r['rss'],
+             'avoidable_misses': r['avoidable_misses'],
              'miss_ratio': r['miss_ratio'], 'miss_ratio_2nd_half': r['miss_ratio_2nd_half'],
              'memcached_rss_for_miss_ratio': need,
              'rss_ratio': need / r['rss'] if need is not None and not isinstance(need, tuple)
@@ -70,7 +71,6 @@ def compare_rows(seg_rows, mc_rows, twitter):
         c['miss_ratio_vs_memcached'] = r['miss_ratio'] / m if m else None
         if twitter:
             a = value_at_rss(mc_av, r['rss'])
-            c['avoidable_misses'] = r['avoidable_misses']
             c['memcached_avoidable_at_rss'] = a
             c['avoidable_share'] = r['avoidable_misses'] / a if a and a > 0 else None
         out.append(c)
@@ -98,6 +98,10 @@ def table(comps, twitter):
                       'beyond its largest, %.1f') % (need[1] / MIB)
         else:
             need_s = _f(need / MIB if need else None, '%.1f')
+            if c['avoidable_misses'] <= 0 and need:
+                # Nothing left to miss: memcached's first point that
+                # also kept everything, its curve may get there sooner.
+                need_s = 'at most ' + need_s
         ln = '| %s | %d | %.1f | %s | %s | %s | %s | %s | %s, %s |' % (
             c['target'], c['memory_mb'], c['rss'] / MIB, _f(c['miss_ratio']), need_s,
             _f(c['rss_ratio'], '%.2f×'), _f(c['memcached_miss_ratio_at_rss']),

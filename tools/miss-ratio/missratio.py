@@ -133,7 +133,7 @@ def summary(shape_list, rows, comps):
     return out
 
 
-def section(a, shape_list, rows, comps, meta, png_rel):
+def section(a, shape_list, rows, comps, meta, png_rel, json_rel):
     seg = os.path.relpath(a.segcached, servers.ROOT) if a.segcached.startswith(servers.ROOT) \
         else a.segcached
     cmd = 'tools/miss-ratio/missratio.py --segcached %s' % seg
@@ -170,7 +170,15 @@ def section(a, shape_list, rows, comps, meta, png_rel):
            'ratio, memcached\'s points joined linearly in log RSS; *RSS memcached / '
            'segcached* divides it by segcached\'s RSS (above 1: memcached needs more RAM for '
            'the same misses). Outside memcached\'s measured points the cell says on which '
-           'side, nothing is extrapolated.',
+           'side, nothing is extrapolated; *at most* where segcached kept every key it was '
+           'asked for (no avoidable misses): memcached\'s first point that did too, its '
+           'curve may get there at less RSS between its points.',
+           '* memcached\'s `-m` bounds its slab pages but every slab class in use gets one '
+           '1 MiB page beyond it, and its hash table is outside it: on the Twitter shapes '
+           '(values from 1 B to 64 KiB, some 30 classes) its RSS stays at the same floor '
+           'for every `-m` up to about 24, so its points there coincide and segcached\'s '
+           'smaller points have no memcached point at their RSS (the cells say *below its '
+           'smallest*).',
            '* *At equal RSS*: memcached\'s miss ratio interpolated the same way at the '
            'segcached point\'s RSS, and segcached\'s divided by it (below 1: fewer misses '
            'than memcached in the same RAM).',
@@ -182,6 +190,9 @@ def section(a, shape_list, rows, comps, meta, png_rel):
            'is created by a set, so almost all of a server\'s misses are avoidable. '
            '*Share of memcached\'s*: segcached\'s avoidable misses over memcached\'s '
            '(interpolated at segcached\'s RSS).',
+           '* The size shift\'s second half is its 900-byte phase. memcached 1.6.18 runs '
+           'with its default `slab_reassign` and `slab_automove=1`, which moves pages '
+           'between classes over tens of seconds; a replay here lasts seconds.',
            '* *Memory used*: what the server says it holds (memcached: slab pages + hash '
            'table; segcached: heap, table and segment headers); *objects kept*: curr_items '
            'at the end.', '',
@@ -194,8 +205,11 @@ def section(a, shape_list, rows, comps, meta, png_rel):
         md += compare.table(comps[s.name], s.twitter) + ['']
         md += compare.rows_table(srows) + ['']
     md += ['### Command (miss-ratio suite)', '', 'From the repository root, segcached built '
-           'by meson (each shape\'s requests: `tools/protocol-bench/workload.py` with the '
-           'arguments in the JSON):', '', '```sh', cmd, '```', END]
+           'by meson; every row is in %s (each shape\'s requests: '
+           '`tools/protocol-bench/workload.py` with the arguments given there):' % (
+               '[%s](%s)' % (os.path.basename(a.json), json_rel) if json_rel
+               else 'the JSON (`--json`)'),
+           '', '```sh', cmd, '```', END]
     return '\n'.join(md) + '\n'
 
 
@@ -285,7 +299,12 @@ def main():
             png_rel = os.path.relpath(os.path.abspath(a.png), doc_dir)
         except ImportError as e:
             log('no plot: %s (install python3-matplotlib: tools/install-deps.sh)' % e)
-    text = section(a, shape_list, rows, comps, meta, png_rel)
+    json_rel = None
+    if a.json:
+        doc_dir = os.path.dirname(os.path.abspath(a.out or os.path.join(
+            servers.ROOT, 'docs', 'performance.md')))
+        json_rel = os.path.relpath(os.path.abspath(a.json), doc_dir)
+    text = section(a, shape_list, rows, comps, meta, png_rel, json_rel)
     if a.out and not a.no_write:
         write_doc(a.out, text)
         log('wrote %s' % a.out)

@@ -62,7 +62,7 @@ class Shape:
 
 
 SHAPES = [
-    Shape('twitter-a', 'Twitter-shaped A: zipf 1.0', 'twitter', [4, 8, 16, 24, 32], True,
+    Shape('twitter-a', 'Twitter-shaped A: zipf 1.0', 'twitter', [4, 8, 16, 24, 32, 48], True,
           objects=1_000_000, requests=150_000, alpha=1.0, seed=1),
     Shape('twitter-b', 'Twitter-shaped B: zipf 0.8 (lower locality)', 'twitter',
           [8, 16, 24, 32, 48], True,
@@ -70,11 +70,11 @@ SHAPES = [
     Shape('1k', '~1 KB values, no TTL: 900 bytes, zipf 0.9', 'zipf', [8, 16, 24, 32, 48],
           objects=400_000, requests=100_000, alpha=0.9, seed=3, value_size=900),
     Shape('small', 'Small values, no TTL: 50 to 100 bytes, zipf 0.9', 'zipf',
-          [2, 3, 4, 6, 16],
+          [3, 4, 6, 8, 12, 16],
           objects=1_000_000, requests=150_000, alpha=0.9, seed=4, value_size=50,
           value_size_max=100),
     Shape('shift', 'A size shift: 50 to 100 bytes, then 900 bytes on new keys', 'shift',
-          [4, 6, 8, 12, 16],
+          [4, 6, 8, 12, 16, 24],
           objects=400_000, requests=120_000, alpha=0.8, seed=5, value_size=50,
           value_size_max=100, shift_value_size=900),
 ]
