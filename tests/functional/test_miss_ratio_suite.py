@@ -178,7 +178,8 @@ class QuickSuite(unittest.TestCase):
         self.assertEqual(doc.count(missratio.END), 1)
         for col in ('memcached RSS MiB at this miss ratio', 'RSS memcached / segcached',
                     'memcached miss ratio at this RSS', 'miss ratio vs memcached',
-                    "share of memcached's", 'infinite cache\'s', 'tools/miss-ratio/missratio.py'):
+                    "share of memcached's", 'infinite cache\'s', 'stores refused',
+                    'tools/miss-ratio/missratio.py'):
             self.assertIn(col, doc)
         for s in shapes.SHAPES:
             self.assertEqual(doc.count('\n### %s\n' % s.title), 1, s.title)

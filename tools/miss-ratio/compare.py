@@ -118,15 +118,16 @@ def table(comps, twitter):
 def rows_table(rows):
     """Every replay of a shape, by target and -m."""
     out = ['| server | -m | RSS MiB | memory used MiB | objects kept | miss ratio '
-           '| 2nd half | misses | infinite cache\'s | avoidable |',
-           '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
+           '| 2nd half | misses | infinite cache\'s | avoidable | stores refused |',
+           '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
     for r in rows:
         if 'error' in r:
-            out.append('| %s | %d | **hung**: %s | | | | | | | |' % (
+            out.append('| %s | %d | **hung**: %s | | | | | | | | |' % (
                 r['target'], r['memory_mb'], r['error']))
             continue
-        out.append('| %s | %d | %.1f | %.1f | %d | %.4f | %.4f | %d | %d | %d |' % (
+        out.append('| %s | %d | %.1f | %.1f | %d | %.4f | %.4f | %d | %d | %d | %d |' % (
             r['target'], r['memory_mb'], r['rss'] / MIB, r['memory_used'] / MIB,
             r['curr_items'], r['miss_ratio'], r['miss_ratio_2nd_half'],
-            r['counters']['misses'], r['infinite_misses'], r['avoidable_misses']))
+            r['counters']['misses'], r['infinite_misses'], r['avoidable_misses'],
+            r['counters']['write_errors']))
     return out

@@ -3,7 +3,8 @@
 # Copyright (c) 2026 The segcached authors
 """The miss-ratio suite (issue 36): replays each shape (shapes.py) through
 the protocol against segcached (posix stack, default options, and a row
-with --segment-size 256K -I 256k) and memcached at five or more -m, one
+with -I 1m: 1 MiB items, hence 1 MiB segments, which the default gives
+only from -m 64) and memcached at five or more -m, one
 server after the other on the same requests, and records after each
 replay the miss ratio (whole run and second half), the RSS, the objects
 kept and the avoidable misses (misses beyond an infinite cache's on the
@@ -43,7 +44,9 @@ import workload  # noqa: E402
 BEGIN = '<!-- miss-ratio:begin (written by tools/miss-ratio/missratio.py) -->'
 END = '<!-- miss-ratio:end -->'
 AFTER = '<!-- protocol-bench:end -->'   # where the section goes the first time
-DEFAULT_EXTRA = ['--segment-size 256K -I 256k']
+# Below -m 64 segcached's segments (and -I) are the largest that make 64
+# of them; -I 1m brings back memcached's 1 MiB items and 1 MiB segments.
+DEFAULT_EXTRA = ['-I 1m']
 MIB = 1 << 20
 
 
@@ -141,15 +144,20 @@ def section(a, shape_list, rows, comps, meta, png_rel, json_rel):
         cmd += ' --quick'
     md = [BEGIN, '## Miss ratio against RSS (issue 36)', '',
           'What an operator compares is RAM, not a `-m` flag: this section puts segcached '
-          '(posix stack, default options; and `--segment-size 256K -I 256k`) and memcached '
-          '%s on one axis, the resident memory (RSS, `/proc/PID/smaps_rollup`) each process '
+          '(posix stack, default options%s) and memcached %s on one axis, the resident memory (RSS, `/proc/PID/smaps_rollup`) each process '
           'holds after the replay. Each shape is one seeded workload (tools/protocol-bench/'
           'workload.py), generated once and replayed over loopback to every server at every '
           '`-m`, the servers one after the other (never two at once), `-t %d`, a '
           'look-aside client (a get miss is followed by a set of the key), as '
           'tools/protocol-bench/replay.py does. Written by `tools/miss-ratio/missratio.py`; '
           'rerun it to refresh everything between its markers, the plot and the JSON.' % (
-              meta['memcached_version'], a.threads), '']
+              ''.join('; and `%s`' % ' '.join(t[2]) for t in targets(a)[2:]),
+              meta['memcached_version'], a.threads), '',
+          'Below `-m 64` segcached\'s default segment size (and with it `-I`) is the '
+          'largest that gives 64 segments, at least 128 KiB (`-m 16`: 256 KiB); `-I 1m` asks '
+          'for memcached\'s 1 MiB items and so 1 MiB segments. A store the server refuses '
+          '(an item larger than its `-I`) is counted in *stores refused*; the miss that '
+          'follows counts as avoidable.', '']
     if a.note:
         md += ['**%s**' % a.note, '']
     md += ['Host: %s; commit %s; %s; the suite took %.0f s; load average (1 min) %s at the '
