@@ -122,7 +122,7 @@ def rows_table(rows):
            '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
     for r in rows:
         if 'error' in r:
-            out.append('| %s | %d | **hung**: %s | | | | | | | | |' % (
+            out.append('| %s | %d | not measured: %s | | | | | | | | |' % (
                 r['target'], r['memory_mb'], r['error']))
             continue
         out.append('| %s | %d | %.1f | %.1f | %d | %.4f | %.4f | %d | %d | %d | %d |' % (

@@ -102,7 +102,19 @@ def run_shape(shape, a, ra):
                                  memcached=a.memcached)
             log('  %s -m %d ...' % (label, mem))
             paced = infinite.Paced(recs)
-            r = replay.replay_one(srv, ra, len(recs), records=paced)
+            try:
+                r = replay.replay_one(srv, ra, len(recs), records=paced)
+            except RuntimeError as e:
+                # A server that refuses the size (e.g. -I 1m needs four
+                # 1 MiB segments and the table): a row saying why.
+                lines = [ln.strip() for ln in str(e).split(' did not start: ', 1)[-1]
+                         .splitlines() if ln.strip()] or ['?']
+                why = next((ln for ln in lines if 'segcached: ' in ln), lines[0])
+                if why[:4].isdigit() and ' ' in why:   # the log line's time stamp
+                    why = why.split(' ', 1)[1]
+                log('    did not start: %s' % why)
+                r = {'server': srv.label(), 'command': srv.cmd,
+                     'error': 'did not start: %s' % why}
             r.update(shape=shape.name, target=label, memory_mb=mem)
             if 'error' not in r:
                 im, _, im2, _ = infinite.misses(recs, paced.clock, ttl_fn, ra.default_ttl)
