@@ -20,7 +20,7 @@ named).
 usage: tools/miss-ratio/missratio.py [--segcached PATH] [--memcached PATH]
            [--shape NAME]... [--extra-segcached ARGS]... [--no-extra]
            [-t N] [--quick] [--note TEXT] [--json FILE] [--png FILE]
-           [--out docs/performance.md] [--no-write]
+           [--out docs/performance.md] [--no-write] [--from-json FILE]
 """
 import argparse
 import datetime
@@ -267,6 +267,9 @@ def main():
     ap.add_argument('--out', help='the doc to write the section into (default '
                     'docs/performance.md)')
     ap.add_argument('--no-write', action='store_true', help='print the section, write no doc')
+    ap.add_argument('--from-json', metavar='FILE',
+                    help="an earlier run's JSON: draw the plot and write the section from "
+                    "its rows, replaying nothing")
     a = ap.parse_args()
     for b in (a.segcached, a.memcached):
         if not os.access(b, os.X_OK):
@@ -275,6 +278,15 @@ def main():
         a.json = a.json or os.path.join(servers.ROOT, 'docs', 'bench', 'miss-ratio.json')
         a.png = a.png or os.path.join(servers.ROOT, 'docs', 'bench', 'miss-ratio.png')
         a.out = a.out or os.path.join(servers.ROOT, 'docs', 'performance.md')
+    if a.from_json:
+        # An earlier run's rows: the plot and the section again, no replay.
+        with open(a.from_json) as f:
+            old = json.load(f)
+        a.quick, a.threads, a.json = old['meta']['quick'], old['meta']['threads'], a.from_json
+        a.extra_segcached = [t[len('segcached '):] for t in dict.fromkeys(
+            r['target'] for r in old['rows']) if t.startswith('segcached ')]
+        a.no_extra = not a.extra_segcached
+        a.shape = [s['name'] for s in old['shapes']]
     shape_list = shapes.by_name(a.shape)
     if a.quick:
         shape_list = [s.quick() for s in shape_list]
@@ -283,8 +295,11 @@ def main():
     load0 = loadavg()
     t0 = time.monotonic()
     rows = []
-    for s in shape_list:
-        rows += run_shape(s, a, ra)
+    if a.from_json:
+        rows = old['rows']
+    else:
+        for s in shape_list:
+            rows += run_shape(s, a, ra)
     comps = {}
     for s in shape_list:
         ok = [r for r in rows if r['shape'] == s.name and 'error' not in r]
@@ -297,11 +312,13 @@ def main():
             'memcached_version': servers.version_of(a.memcached, 'memcached').split()[-1],
             'segcached_version': servers.version_of(a.segcached, 'segcached'),
             'threads': a.threads, 'quick': a.quick}
+    if a.from_json:
+        meta = old['meta']
     result = {'meta': meta,
               'shapes': [{'name': s.name, 'title': s.title, 'twitter': s.twitter,
                           'sizes': s.sizes, 'workload': s.argv()} for s in shape_list],
               'rows': rows, 'comparison': comps}
-    if a.json:
+    if a.json and not a.from_json:
         with open(a.json, 'w') as f:
             json.dump(result, f, indent=1)
             f.write('\n')

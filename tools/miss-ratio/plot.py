@@ -37,12 +37,13 @@ def draw(shapes, rows, path, title):
             # page per slab class) share one label: '4,8,16'.
             labels = []
             for x, y, m in pts:
-                if labels and abs(labels[-1][0] - x) <= 0.01 * x and labels[-1][1] == y:
+                if labels and abs(labels[-1][0] - x) <= 0.01 * x and \
+                        abs(labels[-1][1] - y) <= 0.002:
                     labels[-1][2].append(m)
                 else:
                     labels.append((x, y, [m]))
             for x, y, ms in labels:
-                ax.annotate(','.join('%d' % m for m in ms), (x, y), textcoords='offset points',
+                ax.annotate(','.join('%d' % m for m in sorted(ms)), (x, y), textcoords='offset points',
                             xytext=(4, 4), fontsize=7, color=color)
         ax.set_xscale('log')
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: '%g' % v))
@@ -51,7 +52,6 @@ def draw(shapes, rows, path, title):
         ax.set_title(shape.title, fontsize=10)
         ax.set_xlabel('RSS after the replay, MiB (labels: -m)')
         ax.set_ylabel('get miss ratio')
-        ax.set_ylim(bottom=0)
         ax.grid(True, which='both', alpha=0.3)
         ax.legend(fontsize=7)
     for k in range(n, nrows * cols):
