@@ -8,8 +8,9 @@ there, from the server it names, with miss ratios in [0, 1] and the
 requests all sent; on the shapes without TTLs or deletes the infinite
 cache misses exactly once per distinct key (counted here from the same
 seeded workload) and no server misses less; the tables' columns and one
-section per shape are in the doc. Also the curve arithmetic (log-linear
-interpolation) and that rewriting the doc touches only the section. No
+section per shape are in the doc, and --from-json writes the same section
+from the rows. Also the curve arithmetic (log-linear interpolation) and
+that rewriting the doc touches only the section. No
 timing is checked. Skipped without memcached.
 
     test_miss_ratio_suite.py --segcached build/app/segcached/segcached
@@ -186,6 +187,16 @@ class QuickSuite(unittest.TestCase):
         if have_matplotlib():
             self.assertGreater(os.path.getsize(self.png), 1000)
             self.assertIn('](plot.png)', doc)
+
+    def test_from_json_writes_the_same_section(self):
+        """The tables come from the rows: --from-json redraws them alike."""
+        again = os.path.join(self.tmp, 'again.md')
+        cmd = ['/usr/bin/python3', os.path.join(TOOL, 'missratio.py'), '--from-json',
+               self.json, '--png', self.png, '--out', again]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        with open(self.doc) as f, open(again) as g:
+            self.assertEqual(g.read(), f.read())
 
 
 if __name__ == '__main__':

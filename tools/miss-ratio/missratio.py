@@ -149,9 +149,8 @@ def summary(shape_list, rows, comps):
 
 
 def section(a, shape_list, rows, comps, meta, png_rel, json_rel):
-    seg = os.path.relpath(a.segcached, servers.ROOT) if a.segcached.startswith(servers.ROOT) \
-        else a.segcached
-    cmd = 'tools/miss-ratio/missratio.py --segcached %s' % seg
+    cmd = 'tools/miss-ratio/missratio.py --segcached %s' % meta.get(
+        'segcached', 'build/app/segcached/segcached')
     if a.quick:
         cmd += ' --quick'
     md = [BEGIN, '## Miss ratio against RSS (issue 36)', '',
@@ -271,7 +270,7 @@ def main():
                     help="an earlier run's JSON: draw the plot and write the section from "
                     "its rows, replaying nothing")
     a = ap.parse_args()
-    for b in (a.segcached, a.memcached):
+    for b in ([] if a.from_json else [a.segcached, a.memcached]):
         if not os.access(b, os.X_OK):
             raise SystemExit('miss-ratio suite: %s is not an executable' % b)
     if not a.quick:
@@ -311,7 +310,10 @@ def main():
             'seconds': time.monotonic() - t0, 'load0': load0, 'load1': loadavg(),
             'memcached_version': servers.version_of(a.memcached, 'memcached').split()[-1],
             'segcached_version': servers.version_of(a.segcached, 'segcached'),
-            'threads': a.threads, 'quick': a.quick}
+            'threads': a.threads, 'quick': a.quick,
+            # as the command was given: the doc's command line shows it
+            'segcached': os.path.relpath(a.segcached, servers.ROOT)
+            if os.path.abspath(a.segcached).startswith(servers.ROOT + os.sep) else a.segcached}
     if a.from_json:
         meta = old['meta']
     result = {'meta': meta,
