@@ -32,7 +32,7 @@ segcached's -m covers everything. Each row says the memory the server
 held at the end (memory_used); --equal-memory runs every segcached target
 once more at the memory memcached used, rounded up to MiB.
 
-usage: tools/protocol-bench/replay.py (--trace FILE | --workload twitter|zipf
+usage: tools/protocol-bench/replay.py (--trace FILE | --workload twitter|zipf|shift
            [--objects N --requests N --alpha A --seed S --value-size N])
            [-m MB] [-t THREADS] [--target 'segcached [ARGS]']...
            [--target 'memcached [ARGS]']... [--equal-memory] [--json]
@@ -221,7 +221,9 @@ def records_for(a):
     if a.trace:
         return read_trace(a.trace), None
     n = a.requests
-    return workload.requests(a.workload, a.objects, n, a.alpha, a.seed, a.value_size), n
+    return workload.requests(a.workload, a.objects, n, a.alpha, a.seed, a.value_size,
+                             value_size_max=a.value_size_max,
+                             shift_value_size=a.shift_value_size), n
 
 
 def count_records(path):
@@ -231,12 +233,13 @@ def count_records(path):
     return n
 
 
-def replay_one(srv, a, total):
-    """Starts srv, replays, returns the result row."""
+def replay_one(srv, a, total, records=None):
+    """Starts srv, replays (records, an iterable of trace records, or the
+    trace or workload a names), returns the result row."""
     with srv:
         r = Replay(srv, a.conns or max(2, 2 * srv.threads), a.window, a.ttl_scale,
                    a.default_ttl, a.max_value, total)
-        recs, _ = records_for(a)
+        recs = records if records is not None else records_for(a)[0]
         try:
             secs = r.run(recs)
         except (socket.timeout, TimeoutError):
@@ -311,7 +314,8 @@ def replay_all(a, total, log=lambda msg: None):
 def add_arguments(ap):
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument('--trace', help='a twitter/cache-trace CSV (.csv, .gz, .zst)')
-    src.add_argument('--workload', choices=['twitter', 'zipf'], help='generate it (workload.py)')
+    src.add_argument('--workload', choices=['twitter', 'zipf', 'shift'],
+                     help='generate it (workload.py)')
     workload.add_arguments(ap)
     ap.add_argument('-m', '--memory', type=int, default=16, help='-m for every server (MiB)')
     ap.add_argument('-t', '--threads', type=int, default=4, help='-t for every server')

@@ -19,13 +19,20 @@ twitter: the shape of Twitter's production clusters (Yang et al., OSDI '20):
 zipf: fixed-size values, zipf popularity (ranks shuffled), gets only: the
 replayer's look-aside loop sets each object after its miss, so the first
 request of an object is a (compulsory) miss; for the hit ratio at a
-working set several times the memory.
+working set several times the memory. With --value-size-max each object
+draws its size once, uniform in --value-size..--value-size-max.
+
+shift: value sizes that shift (the case of memcached's slab calcification):
+the first half of the requests is the zipf workload on keys `small:N`
+(sizes as zipf's), the second half zipf on new keys `large:N` of
+--shift-value-size bytes (each phase its own ranks, both --alpha).
 
 Timestamps advance at --rate requests per trace second; the replayer does
 not pace by them (it replays as fast as it can).
 
-usage: tools/protocol-bench/workload.py twitter|zipf [--objects N]
-           [--requests N] [--alpha A] [--seed S] [--value-size N] > trace.csv
+usage: tools/protocol-bench/workload.py twitter|zipf|shift [--objects N]
+           [--requests N] [--alpha A] [--seed S] [--value-size N]
+           [--value-size-max N] [--shift-value-size N] > trace.csv
 """
 import argparse
 import bisect
@@ -92,20 +99,47 @@ def twitter_objects(n, rng):
                    ttl_fn=lambda: rng.choices(ttls, weights)[0])
 
 
-def zipf_objects(n, rng, value_size):
-    return Objects(n, rng, key_fn=lambda i: b'zipf:%d' % i,
-                   size_fn=lambda: value_size, ttl_fn=lambda: 0)
+def zipf_objects(n, rng, value_size, value_size_max=None, prefix=b'zipf:'):
+    if value_size_max is None or value_size_max <= value_size:
+        size_fn = lambda: value_size
+    else:
+        size_fn = lambda: rng.randint(value_size, value_size_max)
+    return Objects(n, rng, key_fn=lambda i: prefix + b'%d' % i,
+                   size_fn=size_fn, ttl_fn=lambda: 0)
+
+
+def shift_requests(objects, requests, alpha, rng, value_size, value_size_max,
+                   shift_value_size, rate):
+    """The shift workload: zipf gets on small values, then on new keys with
+    larger values (see the module's comment)."""
+    first = requests // 2
+    i = 0
+    for phase, prefix, lo, hi, n in ((0, b'small:', value_size, value_size_max, first),
+                                     (1, b'large:', shift_value_size, None, requests - first)):
+        objs = zipf_objects(objects, rng, lo, hi, prefix)
+        perm = list(range(objects))
+        rng.shuffle(perm)
+        z = Zipf(objects, alpha, rng)
+        for _ in range(n):
+            o = perm[z.draw()]
+            key = objs.keys[o]
+            yield i // rate, key, len(key), objs.sizes[o], 1 + o % 1000, b'get', 0
+            i += 1
 
 
 def requests(kind, objects=200_000, requests=1_200_000, alpha=1.0, seed=1, value_size=100,
-             rate=20_000):
+             rate=20_000, value_size_max=None, shift_value_size=900):
     """Yields (ts, key, key_size, value_size, client, op, ttl) records."""
     rng = random.Random(seed)
+    if kind == 'shift':
+        yield from shift_requests(objects, requests, alpha, rng, value_size, value_size_max,
+                                  shift_value_size, rate)
+        return
     if kind == 'twitter':
         objs = twitter_objects(objects, rng)
         mix = (b'get', b'set', b'delete'), (90, 9, 1)
     elif kind == 'zipf':
-        objs = zipf_objects(objects, rng, value_size)
+        objs = zipf_objects(objects, rng, value_size, value_size_max)
         mix = (b'get',), (1,)
     else:
         raise ValueError('unknown workload %r' % kind)
@@ -148,14 +182,19 @@ def add_arguments(ap):
     ap.add_argument('--alpha', type=float, default=1.0, help='zipf exponent (1.0)')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--value-size', type=int, default=100, help='zipf workload: value bytes')
+    ap.add_argument('--value-size-max', type=int, default=None,
+                    help='zipf, shift: sizes uniform in --value-size..this (default: fixed)')
+    ap.add_argument('--shift-value-size', type=int, default=900,
+                    help='shift: value bytes of the second half\'s keys')
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('kind', choices=['twitter', 'zipf'])
+    ap.add_argument('kind', choices=['twitter', 'zipf', 'shift'])
     add_arguments(ap)
     a = ap.parse_args()
-    write_csv(requests(a.kind, a.objects, a.requests, a.alpha, a.seed, a.value_size),
+    write_csv(requests(a.kind, a.objects, a.requests, a.alpha, a.seed, a.value_size,
+                       value_size_max=a.value_size_max, shift_value_size=a.shift_value_size),
               sys.stdout.buffer)
     return 0
 
