@@ -71,8 +71,8 @@ struct mrc_config {
 /* The fewest keys the default budget samples, however small -m, and the
  * highest rate it may start at to find them (mrc.c, docs/bench/journal/
  * mrc-accuracy.md "Small heaps"). */
-#define MRC_FLOOR_KEYS 8192
-#define MRC_FLOOR_MAX_RATE (1.0 / 8)
+#define MRC_FLOOR_KEYS 16384
+#define MRC_FLOOR_MAX_RATE (1.0 / 4)
 /* The recent window's epoch: sampled gets (mrc.c). */
 #define MRC_EPOCH_GETS 32768
 

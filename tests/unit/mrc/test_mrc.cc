@@ -176,7 +176,7 @@ TEST(MrcSampler, AdaptsDownOnly)
 
 // Sized from the budget (1% of -m by default): never over it where 1%
 // holds the floor of MRC_FLOOR_KEYS; below, the floor, starting at the
-// floor's higher rate (1/8). A budget given is kept; too small a one for a
+// floor's higher rate (MRC_FLOOR_MAX_RATE). A budget given is kept; too small a one for a
 // useful sample is an error, not a crash.
 TEST(MrcSampler, MemoryWithinBudget)
 {
@@ -201,15 +201,16 @@ TEST(MrcSampler, MemoryWithinBudget)
 							    4294967296.0);
 		} else {
 			EXPECT_GT(info.memory, cfg.memory / 100) << mib;
-			EXPECT_DOUBLE_EQ(info.rate, (double)((uint64_t)(4294967296.0 / 8) + 1) /
-							    4294967296.0);
+			EXPECT_DOUBLE_EQ(info.rate,
+					 (double)((uint64_t)(4294967296.0 * MRC_FLOOR_MAX_RATE) + 1) /
+						 4294967296.0);
 		}
 		// Nothing sampled yet: the key and item records are untouched,
-		// out of the RSS; what is touched is the caches' segments and
-		// the index, under 1% of -m from 16 MiB up.
+		// out of the RSS; what is counted is the caches' segments and the
+		// index (touched as keys arrive), for the floor an eighth of it.
 		EXPECT_LT(info.memory_used, info.memory / 2) << mib;
-		if (mib >= 16) {
-			EXPECT_LE(info.memory_used, cfg.memory / 100) << mib;
+		if (info.max_keys == MRC_FLOOR_KEYS) {
+			EXPECT_LE(info.memory_used, info.memory / 8) << mib;
 		}
 		// The sizes: 1/8x to 4x, the server's own among them.
 		EXPECT_EQ(pts[0].bytes, cfg.memory / 8);
