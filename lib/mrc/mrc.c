@@ -377,6 +377,7 @@ curve(struct mrc *m, uint64_t total_gets, uint64_t total_misses, bool with_misse
 						     : c->misses) + 0.5),
 			.miss_ratio = gets > 0 ? misses / gets : 0,
 			.current = mrc_size_eighths[i] == 8,
+			.segments = c->nseg,
 		};
 	}
 	if (info)

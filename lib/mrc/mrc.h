@@ -109,7 +109,15 @@ struct mrc_point {
 	uint64_t misses;
 	double miss_ratio;   /* misses / gets; 0 when no get was seen */
 	bool current;        /* the server's own size */
+	uint32_t segments;   /* lib/seg's segments at this size, as modelled */
 };
+
+/* A point modelled on fewer segments than this is rough: measured against
+ * lib/seg at -m 16 and -m 64, such points (8 and 12 MiB of 1 MiB
+ * segments) read up to 0.04 low, where the others kept within 0.02
+ * (docs/bench/journal/mrc-accuracy.md, "Small heaps"); `stats mrc` names
+ * them (mrc_rough_sizes). */
+#define MRC_ROUGH_SEGMENTS 16
 
 struct mrc_info {
 	double rate;         /* sampling rate now */
