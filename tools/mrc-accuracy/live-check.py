@@ -74,16 +74,19 @@ def main():
                                      a.value_size))
     st, here, here_recent = run(a, a.memory, records)
     since, recent = curve(st, 'mrc:'), curve(st, 'mrc_recent:')
-    window = int(st['mrc_recent_gets'])
-    here_recent = float(st['mrc_recent_measured_miss_ratio'])
-    # The window's first get, as an index into the records.
     gets = sum(1 for rec in records if rec[5] in replay.READS)
-    cut, seen = len(records), 0
-    for i, rec in enumerate(records):
-        if seen == gets - window:
-            cut = i
-            break
-        seen += rec[5] in replay.READS
+    cut = None
+    if 'mrc_recent_gets' in st:
+        # (a build before the recent window has none: since start alone)
+        window = int(st['mrc_recent_gets'])
+        here_recent = float(st['mrc_recent_measured_miss_ratio'])
+        # The window's first get, as an index into the records.
+        cut, seen = len(records), 0
+        for i, rec in enumerate(records):
+            if seen == gets - window:
+                cut = i
+                break
+            seen += rec[5] in replay.READS
     rows = []
     for mb in sizes:
         if mb == a.memory:

@@ -23,6 +23,13 @@
  * first run and the measured ones then prefix "s00:", so that every run
  * stores items of the same sizes.
  *
+ * Sizes modelled on fewer than MRC_ROUGH_SEGMENTS segments are marked
+ * "(rough)", as `stats mrc` names them (mrc_rough_sizes), and the error
+ * is given without them as well. A second table compares the recent window
+ * (mrc_curve_recent) with each size's miss ratio over the same gets.
+ * --floor N sets lib/mrc's floor of sampled keys (the server's default:
+ * MRC_FLOOR_KEYS).
+ *
  * --scaled-geometry models every size with the -m server's segments
  * (count scaled, same size) instead of the geometry lib/seg would choose
  * at that size (what the server does). The curve is corrected as the
@@ -386,8 +393,8 @@ other_samples(unsigned n, size_t memory, enum engine_eviction ev, size_t budget,
 static void
 print_recent(const double real[MRC_SIZES], const double real_recent[MRC_SIZES])
 {
-	double sum = 0, worst = 0;
-	unsigned compared = 0;
+	double sum = 0, worst = 0, fine_sum = 0, fine_worst = 0;
+	unsigned compared = 0, fine = 0;
 
 	printf("\nrecent window: the last %llu gets of the trace (%u epochs ended)\n\n"
 	       "| memory | predicted | measured | error |\n|---:|---:|---:|---:|\n",
@@ -400,12 +407,19 @@ print_recent(const double real[MRC_SIZES], const double real_recent[MRC_SIZES])
 		compared++;
 		sum += d;
 		worst = d > worst ? d : worst;
+		if (recent_pts[i].current || recent_pts[i].segments >= MRC_ROUGH_SEGMENTS) {
+			fine++;
+			fine_sum += d;
+			fine_worst = d > fine_worst ? d : fine_worst;
+		}
 		printf("| %.0f MiB%s | %.4f | %.4f | %.4f |\n", (double)recent_pts[i].bytes / (1 << 20),
 		       recent_pts[i].current ? " (-m)" : "", recent_pts[i].miss_ratio, real_recent[i],
 		       d);
 	}
 	printf("\nrecent: MAE %.4f, max %.4f (%u sizes compared)\n",
 	       compared ? sum / compared : 0, worst, compared);
+	printf("recent, without the rough sizes: MAE %.4f, max %.4f (%u sizes)\n",
+	       fine ? fine_sum / fine : 0, fine_worst, fine);
 }
 
 static size_t
@@ -433,7 +447,8 @@ main(int argc, char **argv)
 	struct mrc_point pts[MRC_SIZES];
 	struct mrc_info info;
 	double sum = 0, worst = 0, here, real[MRC_SIZES], real_recent[MRC_SIZES];
-	unsigned compared = 0, samples = 0;
+	unsigned compared = 0, samples = 0, fine = 0;
+	double fine_sum = 0, fine_worst = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-m") && i + 1 < argc) {
@@ -505,12 +520,22 @@ main(int argc, char **argv)
 		compared++;
 		sum += d;
 		worst = d > worst ? d : worst;
+		if (pts[i].current || pts[i].segments >= MRC_ROUGH_SEGMENTS) {
+			fine++;
+			fine_sum += d;
+			fine_worst = d > fine_worst ? d : fine_worst;
+		}
 		printf("| %.0f MiB%s | %.4f | %.4f | %.4f |\n", (double)pts[i].bytes / (1 << 20),
-		       pts[i].current ? " (-m)" : "", pts[i].miss_ratio, real[i], d);
+		       pts[i].current ? " (-m)"
+		       : pts[i].segments < MRC_ROUGH_SEGMENTS ? " (rough)" : "",
+		       pts[i].miss_ratio, real[i], d);
 		fflush(stdout);
 	}
 	printf("\nMAE %.4f, max %.4f (%u sizes compared)\n", compared ? sum / compared : 0, worst,
 	       compared);
+	/* (the sizes `stats mrc` does not name in mrc_rough_sizes) */
+	printf("without the rough sizes: MAE %.4f, max %.4f (%u sizes)\n",
+	       fine ? fine_sum / fine : 0, fine_worst, fine);
 	print_recent(real, real_recent);
 	if (samples)
 		other_samples(samples, memory, ev, budget, real);
