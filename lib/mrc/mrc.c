@@ -63,7 +63,7 @@ footprint(const struct mrc_config *cfg, uint32_t keys)
  * sample's, and a sample's error depends on how many keys it holds, not on
  * -m; 1% of a small -m holds a few hundred (189 at -m 16), and such
  * curves missed the measured miss ratio by up to 0.09. Below the -m whose
- * 1% holds the floor (about 230 MiB), the default budget is raised to what
+ * 1% holds the floor (about 500 MiB), the default budget is raised to what
  * the floor takes, and the rate may start higher (MRC_FLOOR_MAX_RATE), as
  * a small heap's keys are few: the rate falls as the keys arrive, as ever,
  * so it stays that high only on a key space under floor / rate keys. The
