@@ -320,11 +320,18 @@ mrc_note_gets(struct mrc *m, uint64_t total_gets, uint64_t total_misses)
 	rte_spinlock_unlock(&m->lock);
 }
 
+/* What m has touched: all but the key and item records above their
+ * high-water marks, and of the index (calloc'd, written one random slot
+ * per key) at most a page per key handed out. */
 static size_t
 memory_used(const struct mrc *m)
 {
+	const size_t index = ((size_t)m->s.index_mask + 1) * sizeof(uint32_t);
+	const size_t index_used = (size_t)m->s.used * 4096 < index ? (size_t)m->s.used * 4096
+								    : index;
+
 	return m->memory - (size_t)(m->s.max_keys - m->s.used) * sizeof(struct mrc_key) -
-	       (size_t)(m->pool.n - m->pool.used) * sizeof(struct mini_item);
+	       (size_t)(m->pool.n - m->pool.used) * sizeof(struct mini_item) - index + index_used;
 }
 
 static unsigned

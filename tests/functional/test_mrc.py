@@ -78,14 +78,11 @@ class MrcTest(unittest.TestCase):
             self.assertEqual(max(pts), (16 << 20) * 4)
             self.assertIn(16 << 20, pts)
             self.assertEqual(int(st["mrc_current_bytes"]), 16 << 20)
-            # 8 and 12 MiB servers have 1 MiB segments, fewer than 16 of
-            # them: the curve names those points rough; 24 MiB up, and
-            # the server's own size, are not.
+            # A 2 MiB server has 16 segments of 128 KiB, less its hash
+            # table's share: fewer than 16, and the curve names that point
+            # rough; from 4 MiB (32 segments) up, none is.
             rough = [int(b) for b in st["mrc_rough_sizes"].split(",")]
-            self.assertIn(8 << 20, rough)
-            self.assertIn(12 << 20, rough)
-            for b in (16 << 20, 24 << 20, 32 << 20, 64 << 20):
-                self.assertNotIn(b, rough)
+            self.assertEqual(rough, [2 << 20])
             self.assertTrue(set(rough) <= set(pts), rough)
             c.close()
 

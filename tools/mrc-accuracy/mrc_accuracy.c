@@ -81,14 +81,16 @@ static struct mrc_info recent_info; /* --scaled-geometry: the -m server's segmen
 static int64_t trace_clock(void *arg) { (void)arg; return clock_now; }
 
 /* The segment size `segcached -m <memory>` gives itself: lib/seg's for
- * the memory, at least 1 MiB from 8 MiB up (memcached's largest item;
- * app/segcached's options_default_segment_size, which this mirrors). */
+ * the memory (64 segments while they are under 1 MiB), at least 1 MiB
+ * from 64 MiB up (app/segcached's options_default_segment_size and its
+ * OPTIONS_FULL_ITEM_MEMORY, which this mirrors: a tool may not include
+ * the app). */
 static size_t
 server_segment_size(size_t memory)
 {
 	const size_t small = seg_segment_size_for(memory);
 
-	return memory < (8u << 20) ? small : small > (1u << 20) ? small : 1u << 20;
+	return memory < (64u << 20) ? small : small > (1u << 20) ? small : 1u << 20;
 }
 
 static uint64_t

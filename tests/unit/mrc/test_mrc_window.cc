@@ -175,7 +175,7 @@ TEST(MrcWindow, EpochsEndOnlyAtANote)
 // The floor at a small -m: the sample may hold MRC_FLOOR_KEYS keys, more
 // than 1% of -m takes, but the key and item records are touched only as
 // keys arrive, so what is in use (mrc_memory_used) grows with the sample
-// and starts within 2% of -m (the caches' segments and the index).
+// and starts within 2% of -m (the caches' segments and chains).
 TEST(MrcFloor, MemoryTouchedAsTheSampleFills)
 {
 	struct mrc_config cfg = {};
