@@ -115,6 +115,7 @@ mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 	}
 	rte_spinlock_init(&m->lock);
 	m->server_memory = cfg->memory;
+	m->floor_keys = floor_keys;
 	m->eviction = cfg->eviction;
 	m->memory = footprint(cfg, keys);
 	m->last_sweep = INT64_MIN;
@@ -349,6 +350,10 @@ curve(struct mrc *m, uint64_t total_gets, uint64_t total_misses, bool with_misse
 	const uint64_t now_gets = total_gets ? total_gets : m->noted_gets;
 	const uint64_t now_misses = total_gets ? total_misses : m->noted_misses;
 
+	/* (a sample short of the floor at its highest rate: mrc.h's rough) */
+	const bool short_sample =
+		m->s.nkeys < m->floor_keys && m->s.threshold == m->s.start_threshold;
+
 	total_gets = total_gets > from_gets ? total_gets - from_gets : 0;
 	total_misses = total_misses > from_misses ? total_misses - from_misses : 0;
 	/* The server's misses on the keys outside the sample, at its own
@@ -385,6 +390,9 @@ curve(struct mrc *m, uint64_t total_gets, uint64_t total_misses, bool with_misse
 			.miss_ratio = gets > 0 ? misses / gets : 0,
 			.current = mrc_size_eighths[i] == 8,
 			.segments = c->nseg,
+			.rough = mrc_size_eighths[i] != 8 &&
+				 (c->nseg < MRC_ROUGH_SEGMENTS ||
+				  (short_sample && mrc_size_eighths[i] < 8)),
 		};
 	}
 	if (info)

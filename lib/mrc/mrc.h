@@ -110,13 +110,17 @@ struct mrc_point {
 	double miss_ratio;   /* misses / gets; 0 when no get was seen */
 	bool current;        /* the server's own size */
 	uint32_t segments;   /* lib/seg's segments at this size, as modelled */
+	bool rough;          /* predicted with a known bias (MRC_ROUGH_SEGMENTS) */
 };
 
-/* A point modelled on fewer segments than this is rough: measured against
- * lib/seg at -m 16 and -m 64, such points (8 and 12 MiB of 1 MiB
- * segments) read up to 0.04 low, where the others kept within 0.02
- * (docs/bench/journal/mrc-accuracy.md, "Small heaps"); `stats mrc` names
- * them (mrc_rough_sizes). */
+/* A point is rough, its error measured beyond the targets (0.01 mean,
+ * 0.02 largest) with any sample, where its cache has fewer segments than
+ * this (the server's own size aside: its miss ratio is measured), and
+ * every point below -m is while the sample holds fewer keys than the floor
+ * at the rate it started at (a key space under floor / rate keys, or a
+ * young sample): measured against lib/seg at -m 16 and -m 64, such points
+ * read up to 0.03 low (docs/bench/journal/mrc-accuracy.md, "Small heaps").
+ * `stats mrc` names them (mrc_rough_sizes). */
 #define MRC_ROUGH_SEGMENTS 16
 
 struct mrc_info {

@@ -41,6 +41,7 @@ struct mrc_key {
 
 struct mrc_sampler {
 	uint64_t threshold;  /* keys whose hash is below are sampled */
+	uint64_t start_threshold; /* where it started (the highest rate) */
 	uint32_t max_keys, nkeys;
 	/* Key records ever handed out, from the bottom: the ones above
 	 * were never touched (mrc_sampler_init); loops over the keys stop
@@ -226,6 +227,7 @@ struct mrc {
 	enum engine_eviction eviction;
 	size_t memory;
 	size_t server_memory;
+	uint32_t floor_keys;   /* the floor it was sized with (mrc.c) */
 };
 
 /* Scale of the caches now: the sampling rate. */

@@ -24,6 +24,7 @@ mrc_sampler_init(struct mrc_sampler *s, uint32_t max_keys, double max_rate)
 		slots <<= 1;
 	s->threshold = max_rate >= 1.0 ? MRC_HASH_SPACE
 				       : (uint64_t)((double)MRC_HASH_SPACE * max_rate) + 1;
+	s->start_threshold = s->threshold;
 	s->max_keys = max_keys;
 	s->index_mask = slots - 1;
 	/* calloc'd and handed out from the bottom up (s->used), never

@@ -23,10 +23,11 @@
  * first run and the measured ones then prefix "s00:", so that every run
  * stores items of the same sizes.
  *
- * Sizes modelled on fewer than MRC_ROUGH_SEGMENTS segments are marked
- * "(rough)", as `stats mrc` names them (mrc_rough_sizes), and the error
- * is given without them as well. A second table compares the recent window
- * (mrc_curve_recent) with each size's miss ratio over the same gets.
+ * The points lib/mrc knows to be rough (mrc.h: too few segments, or a
+ * sample short of its floor) are marked "(rough)", as `stats mrc` names
+ * them (mrc_rough_sizes), and the error is given without them as well.
+ * A second table compares the recent window (mrc_curve_recent) with each
+ * size's miss ratio over the same gets.
  * --floor N sets lib/mrc's floor of sampled keys (the server's default:
  * MRC_FLOOR_KEYS).
  *
@@ -409,7 +410,7 @@ print_recent(const double real[MRC_SIZES], const double real_recent[MRC_SIZES])
 		compared++;
 		sum += d;
 		worst = d > worst ? d : worst;
-		if (recent_pts[i].current || recent_pts[i].segments >= MRC_ROUGH_SEGMENTS) {
+		if (!recent_pts[i].rough) {
 			fine++;
 			fine_sum += d;
 			fine_worst = d > fine_worst ? d : fine_worst;
@@ -522,14 +523,13 @@ main(int argc, char **argv)
 		compared++;
 		sum += d;
 		worst = d > worst ? d : worst;
-		if (pts[i].current || pts[i].segments >= MRC_ROUGH_SEGMENTS) {
+		if (!pts[i].rough) {
 			fine++;
 			fine_sum += d;
 			fine_worst = d > fine_worst ? d : fine_worst;
 		}
 		printf("| %.0f MiB%s | %.4f | %.4f | %.4f |\n", (double)pts[i].bytes / (1 << 20),
-		       pts[i].current ? " (-m)"
-		       : pts[i].segments < MRC_ROUGH_SEGMENTS ? " (rough)" : "",
+		       pts[i].current ? " (-m)" : pts[i].rough ? " (rough)" : "",
 		       pts[i].miss_ratio, real[i], d);
 		fflush(stdout);
 	}

@@ -141,14 +141,14 @@ server_stats_mrc(void *arg, struct proto_out *out)
 	proto_out_stat_u64(out, "mrc_current_bytes", srv->opt.memory);
 	snprintf(val, sizeof(val), "%.6f", server_mrc_measured(srv));
 	proto_out_stat(out, "mrc_measured_miss_ratio", val);
-	/* The sizes modelled on too few segments to predict within 0.02
-	 * (MRC_ROUGH_SEGMENTS): "none", or their bytes, comma-separated. */
+	/* The points lib/mrc knows to be rough (mrc.h): "none", or their
+	 * bytes, comma-separated. */
 	{
 		char rough[MRC_SIZES * 24] = "none";
 		size_t len = 0;
 
 		for (unsigned i = 0; i < n; i++)
-			if (!pts[i].current && pts[i].segments < MRC_ROUGH_SEGMENTS)
+			if (pts[i].rough)
 				len += (size_t)snprintf(rough + len, sizeof(rough) - len, "%s%llu",
 							len ? "," : "",
 							(unsigned long long)pts[i].bytes);

@@ -35,6 +35,9 @@ class MrcAccuracyTest(unittest.TestCase):
             cls.gets = sum(1 for ln in f if ln.split(',')[5] == 'get')
         cls.out = subprocess.run([TOOL, cls.trace, '-m', '8M'], capture_output=True,
                                  text=True, timeout=300, check=True).stdout
+        cls.out_floor = subprocess.run([TOOL, cls.trace, '-m', '8M', '--floor', '500'],
+                                       capture_output=True, text=True, timeout=300,
+                                       check=True).stdout
 
     @classmethod
     def tearDownClass(cls):
@@ -61,7 +64,7 @@ class MrcAccuracyTest(unittest.TestCase):
             if mark == ' (-m)':
                 self.assertEqual(int(mib), 8)
                 self.assertAlmostEqual(float(meas), here, delta=1e-4)
-        self.assertEqual([int(r[0]) for r in rows if r[1] == ' (rough)'], [1, 2])
+        self.assertEqual([int(r[0]) for r in rows if r[1] == ' (rough)'], [1, 2, 3, 4, 6])
         mae = float(re.search(r'^MAE ([\d.]+), max ([\d.]+)', since, re.M).group(1))
         self.assertAlmostEqual(mae, sum(errs) / len(errs), delta=2e-4)
         fine = [e for r, e in zip(rows, errs) if r[1] != ' (rough)']
@@ -73,6 +76,15 @@ class MrcAccuracyTest(unittest.TestCase):
         self.assertLessEqual(float(rows[-1][3]), float(rows[5][3]))
         self.assertLessEqual(float(rows[-1][2]), float(rows[5][2]))
         self.assertLessEqual(float(rows[5][3]), float(rows[0][3]))
+
+    def test_rough_with_a_full_sample(self):
+        rows = ROW.findall(self.out_floor.split('recent window')[0])
+        head = re.search(r'sample rate ([\d.]+), (\d+) keys', self.out_floor)
+        # (filled: the rate fell from 1/4, some keys shed)
+        self.assertLess(float(head.group(1)), 0.25)
+        self.assertLessEqual(int(head.group(2)), 500)
+        self.assertGreater(int(head.group(2)), 100)
+        self.assertEqual([int(r[0]) for r in rows if r[1] == ' (rough)'], [1, 2])
 
     def test_recent_window(self):
         since_rows, rows, _, recent = self.tables()

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // lib/mrc: the recent window beside the curve since start (two epochs of
 // MRC_EPOCH_GETS sampled gets, ended where mrc_note_gets says the server's
-// counts are), and the floor's memory, touched only as the sample fills.
+// counts are), the floor's memory, touched only as the sample fills, and
+// the points the curve names rough.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -208,5 +209,47 @@ TEST(MrcFloor, MemoryTouchedAsTheSampleFills)
 	EXPECT_NEAR((double)i * MRC_FLOOR_MAX_RATE, 2000.0, 300.0);
 	EXPECT_GE(info.memory_used, start.memory_used + 2000 * sizeof(struct mrc_key));
 	EXPECT_LE(info.memory_used, info.memory);
+	mrc_destroy(m);
+}
+
+// Rough points: a cache of fewer than MRC_ROUGH_SEGMENTS segments (not the
+// server's own size), and, while the sample holds fewer keys than its
+// floor at the rate it started at, every size below -m. Once the sample
+// has filled and its rate dropped, only the few-segment sizes stay rough.
+TEST(MrcRough, FewSegmentsAndAShortSample)
+{
+	struct mrc_config cfg = {};
+	char err[256] = "";
+
+	cfg.memory = 64 * 4096;
+	cfg.seg_size = 4096;
+	cfg.nseg = 64; // 1/8x: 8 segments, 1/4x: 16
+	cfg.eviction = ENGINE_EVICT_FIFO;
+	cfg.budget = SIZE_MAX;
+	cfg.max_keys = 256;
+	cfg.floor_keys = 256;
+	cfg.max_rate = 1.0;
+	cfg.records_per_key = MRC_SIZES + 1;
+	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
+	ASSERT_NE(m, nullptr) << err;
+	struct mrc_point pts[MRC_SIZES];
+	struct mrc_info info;
+
+	mrc_curve(m, pts, &info);
+	for (unsigned i = 0; i < MRC_SIZES; i++) {
+		EXPECT_EQ(pts[i].rough, mrc_size_eighths[i] < 8) << i;
+		EXPECT_EQ(pts[i].segments, (64u * mrc_size_eighths[i] + 4) / 8) << i;
+	}
+	for (unsigned i = 0; i < 5000; i++) {
+		std::string k = key_of(i);
+		struct engine_access a = access_of(k, ENGINE_ACCESS_SET, true, 1000);
+		mrc_access(m, &a);
+	}
+	mrc_curve(m, pts, &info);
+	ASSERT_LT(info.rate, 1.0);
+	for (unsigned i = 0; i < MRC_SIZES; i++)
+		EXPECT_EQ(pts[i].rough, pts[i].segments < MRC_ROUGH_SEGMENTS) << i;
+	EXPECT_TRUE(pts[0].rough);
+	EXPECT_FALSE(pts[1].rough); // 16 segments
 	mrc_destroy(m);
 }
