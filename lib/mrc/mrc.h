@@ -119,7 +119,7 @@ struct mrc_point {
  * every point below -m is while the sample holds fewer keys than the floor
  * at the rate it started at (a key space under floor / rate keys, or a
  * young sample): measured against lib/seg at -m 16 and -m 64, such points
- * read up to 0.03 low (docs/bench/journal/mrc-accuracy.md, "Small heaps").
+ * read up to 0.035 low (docs/bench/journal/mrc-accuracy.md, "Small heaps").
  * `stats mrc` names them (mrc_rough_sizes). */
 #define MRC_ROUGH_SEGMENTS 16
 
