@@ -3,7 +3,7 @@
 # Copyright (c) 2026 The segcached authors
 """Draws a running segcached's live miss-ratio curve (`stats mrc`).
 
-  tools/mrc-plot.py HOST:PORT --png FILE [--target RATIO] [--title TEXT]
+  tools/mrc-plot.py HOST:PORT --png FILE [--target RATIO] [--title TEXT] [--recent]
 
 The curve is the miss ratio that segcached's own policy (segments, TTL
 buckets, merge eviction) would have at each memory size from 1/8x to 4x
@@ -11,7 +11,10 @@ of its -m, predicted from a sample of the keys (docs/operations.md, "How
 much memory"); the server's measured miss ratio at its -m is marked. With
 --target the size that reaches that miss ratio is printed (interpolated
 between the modelled sizes), e.g. "to reach a 2.0% miss ratio: 3.1 GB".
-Also prints the points as a table. Needs matplotlib only with --png.
+--recent reads the recent window instead of since start (the last 32,768
+to 65,536 sampled gets, against the server's own miss ratio over them).
+Points `stats mrc` names rough (mrc_rough_sizes: fewer than 16 segments
+at that size) are marked. Also prints the points as a table. Needs matplotlib only with --png.
 """
 import argparse
 import socket
@@ -41,14 +44,21 @@ def fetch(hostport, timeout=10.0):
     return out
 
 
-def curve(st):
-    """[(bytes, miss ratio, sampled gets)] by size."""
+def curve(st, prefix="mrc:"):
+    """[(bytes, miss ratio, sampled gets)] by size ("mrc_recent:": the
+    recent window's)."""
     pts = []
     for k, v in st.items():
-        if k.startswith("mrc:"):
+        if k.startswith(prefix):
             ratio, gets = v.split()
-            pts.append((int(k[4:]), float(ratio), int(gets)))
+            pts.append((int(k[len(prefix):]), float(ratio), int(gets)))
     return sorted(pts)
+
+
+def rough_sizes(st):
+    """The sizes `stats mrc` names rough (none before issue 36's build)."""
+    v = st.get("mrc_rough_sizes", "none")
+    return set() if v == "none" else {int(b) for b in v.split(",")}
 
 
 def size_for(pts, target):
@@ -78,21 +88,30 @@ def main(argv=None):
     p.add_argument("--png", help="write the plot to this PNG file")
     p.add_argument("--target", type=float, help="miss ratio to size for, e.g. 0.02")
     p.add_argument("--title", default=None)
+    p.add_argument("--recent", action="store_true",
+                   help="the recent window (mrc_recent:) instead of since start")
     a = p.parse_args(argv)
     st = fetch(a.server)
     if st.get("mrc_status") != "enabled":
         raise SystemExit("mrc-plot: the server has no miss-ratio curve (mrc_status %s; "
                          "started with --no-mrc, or not the seg engine?)"
                          % st.get("mrc_status", "missing"))
-    pts = curve(st)
+    if a.recent and "mrc_recent_gets" not in st:
+        raise SystemExit("mrc-plot: this server has no recent window (a build before it)")
+    pts = curve(st, "mrc_recent:" if a.recent else "mrc:")
+    rough = rough_sizes(st)
     current = int(st["mrc_current_bytes"])
-    measured = float(st["mrc_measured_miss_ratio"])
+    measured = float(st["mrc_recent_measured_miss_ratio" if a.recent
+                        else "mrc_measured_miss_ratio"])
+    if a.recent:
+        print("recent window: the last %s gets (%s epochs ended)" %
+              (st["mrc_recent_gets"], st["mrc_recent_epochs"]))
     print("sample: rate %s, %s keys, %s requests" %
           (st["mrc_sample_rate"], st["mrc_sample_keys"], st["mrc_sample_requests"]))
     print("%12s  %10s  %12s" % ("memory", "miss ratio", "sampled gets"))
     for b, r, g in pts:
         print("%12s  %10.4f  %12d%s" % (human(b), r, g, "  <- -m (measured %.4f)" % measured
-                                       if b == current else ""))
+                                       if b == current else "  (rough)" if b in rough else ""))
     if a.target is not None:
         need = size_for(pts, a.target)
         if need is None:
@@ -107,6 +126,10 @@ def main(argv=None):
         fig, ax = plt.subplots(figsize=(7, 4.5))
         ax.plot([b / (1 << 30) for b, _, _ in pts], [r for _, r, _ in pts], "o-",
                 label="predicted (segcached's policy, sampled)")
+        if rough:
+            rp = [(b, r) for b, r, _ in pts if b in rough]
+            ax.plot([b / (1 << 30) for b, _ in rp], [r for _, r in rp], "o", mfc="white",
+                    color="C0", label="rough (fewer than 16 segments there)")
         ax.plot([current / (1 << 30)], [measured], "r*", markersize=14,
                 label="measured at -m %s" % human(current))
         if a.target is not None:

@@ -59,10 +59,22 @@ footprint(const struct mrc_config *cfg, uint32_t keys)
 	return b + items * sizeof(struct mini_item);
 }
 
+/* The floor (MRC_FLOOR_KEYS): the error of a sampled curve is the
+ * sample's, and a sample's error depends on how many keys it holds, not on
+ * -m; 1% of a small -m holds a few hundred (189 at -m 16), and such
+ * curves missed the measured miss ratio by up to 0.09. Below the -m whose
+ * 1% holds the floor (about 500 MiB), the default budget is raised to what
+ * the floor takes, and the rate may start higher (MRC_FLOOR_MAX_RATE), as
+ * a small heap's keys are few: the rate falls as the keys arrive, as ever,
+ * so it stays that high only on a key space under floor / rate keys. The
+ * key records and item records are touched only as the sample fills
+ * (mrc_sampler_init): the floor costs memory only where it is used. */
 struct mrc *
 mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 {
 	const size_t budget = cfg->budget ? cfg->budget : cfg->memory / 100;
+	const uint32_t floor_keys = cfg->floor_keys ? cfg->floor_keys : MRC_FLOOR_KEYS;
+	double max_rate = cfg->max_rate > 0 ? cfg->max_rate : MRC_MAX_RATE_DEFAULT;
 	uint32_t keys = cfg->max_keys;
 	struct mrc *m;
 
@@ -83,6 +95,11 @@ mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 				hi = mid - 1;
 		}
 		keys = lo;
+		if (cfg->budget == 0 && keys < floor_keys) {
+			keys = floor_keys;
+			if (cfg->max_rate <= 0 && max_rate < MRC_FLOOR_MAX_RATE)
+				max_rate = MRC_FLOOR_MAX_RATE;
+		}
 	}
 	if (keys < MRC_MIN_KEYS) {
 		util_fail(err, errlen,
@@ -91,22 +108,21 @@ mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	m = calloc(1, sizeof(*m));
-	if (!m || mrc_sampler_init(&m->s, keys,
-				   cfg->max_rate > 0 ? cfg->max_rate : MRC_MAX_RATE_DEFAULT) != 0) {
+	if (!m || mrc_sampler_init(&m->s, keys, max_rate) != 0) {
 		free(m);
 		util_fail(err, errlen, "mrc: out of memory");
 		return NULL;
 	}
 	rte_spinlock_init(&m->lock);
 	m->server_memory = cfg->memory;
+	m->floor_keys = floor_keys;
 	m->eviction = cfg->eviction;
 	m->memory = footprint(cfg, keys);
 	m->last_sweep = INT64_MIN;
 	m->pool.n = keys * records_per_key(cfg);
 	m->pool.item = calloc(m->pool.n, sizeof(*m->pool.item));
 	m->pool.free = MRC_NONE;
-	for (uint32_t i = m->pool.item ? m->pool.n : 0; i-- > 0;)
-		mini_pool_put(&m->pool, i);
+	m->pool.nfree = m->pool.n; /* all never handed out (mini_pool_take) */
 	for (unsigned i = 0; i < MRC_SIZES; i++)
 		if (!m->pool.item ||
 		    mini_init(&m->mini[i], i, (uint64_t)cfg->memory * mrc_size_eighths[i] / 8,
@@ -149,17 +165,24 @@ lower_threshold(struct mrc *m)
 	const double scale = (double)t / (double)m->s.threshold;
 
 	m->server_misses *= scale;
+	m->win_server_misses[0] *= scale;
+	m->win_server_misses[1] *= scale;
+	m->epoch_gets *= scale;
 	m->set_bytes *= scale;
 	m->noted_set_bytes *= scale;
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
 		m->mini[i].gets *= scale;
 		m->mini[i].misses *= scale;
+		for (unsigned e = 0; e < 2; e++) {
+			m->mini[i].win_gets[e] *= scale;
+			m->mini[i].win_misses[e] *= scale;
+		}
 		mini_rescale(&m->mini[i], scale);
 	}
 	m->s.threshold = t;
 	if (m->engine)
 		__atomic_store_n(&m->engine->sample_below, t, __ATOMIC_RELAXED);
-	for (uint32_t id = 0; id < m->s.max_keys; id++) {
+	for (uint32_t id = 0; id < m->s.used; id++) {
 		if (m->s.keys[id].klen == 0 || m->s.keys[id].hash < t)
 			continue;
 		for (unsigned i = 0; i < MRC_SIZES; i++)
@@ -230,8 +253,15 @@ mrc_access(void *arg, const struct engine_access *a)
 			goto out;
 	}
 	m->requests++;
-	if (a->op == ENGINE_ACCESS_GET && !a->hit)
-		m->server_misses++;
+	const unsigned e = m->epoch & 1;
+
+	if (a->op == ENGINE_ACCESS_GET) {
+		m->epoch_gets++;
+		if (!a->hit) {
+			m->server_misses++;
+			m->win_server_misses[e]++;
+		}
+	}
 	m->s.keys[id].requests++;
 	if (a->size)
 		m->s.keys[id].size = a->size;
@@ -242,8 +272,14 @@ mrc_access(void *arg, const struct engine_access *a)
 										 (int64_t)UINT32_MAX - 1)
 				    : 1;
 	}
-	for (unsigned i = 0; i < MRC_SIZES; i++)
-		mini_access(&m->mini[i], m->s.keys, id, a, mrc_seg_scale(m));
+	for (unsigned i = 0; i < MRC_SIZES; i++) {
+		struct mini *c = &m->mini[i];
+		const double gets = c->gets, misses = c->misses;
+
+		mini_access(c, m->s.keys, id, a, mrc_seg_scale(m));
+		c->win_gets[e] += c->gets - gets;
+		c->win_misses[e] += c->misses - misses;
+	}
 out:
 	rte_spinlock_unlock(&m->lock);
 }
@@ -260,26 +296,83 @@ mrc_note_set_bytes(struct mrc *m, uint64_t total_set_bytes)
 	rte_spinlock_unlock(&m->lock);
 }
 
+/* The recent window (mrc_curve_recent): two epochs, not a decayed
+ * average, so that the window is a plain count over a known span of the
+ * server's gets, which the server's own counts over the same span
+ * (recent_gets, recent_misses) can be set against. Its length is fixed in
+ * sampled gets: 32,768 to 65,536 of them, so that counting alone puts a
+ * point within about 0.003 at any miss ratio, whatever the traffic. */
+void
+mrc_note_gets(struct mrc *m, uint64_t total_gets, uint64_t total_misses)
+{
+	rte_spinlock_lock(&m->lock);
+	m->noted_gets = total_gets;
+	m->noted_misses = total_misses;
+	if (m->epoch_gets >= MRC_EPOCH_GETS) {
+		const unsigned e = ++m->epoch & 1;
+
+		m->epoch_gets = 0;
+		m->win_server_misses[e] = 0;
+		m->start_gets[e] = total_gets;
+		m->start_misses[e] = total_misses;
+		for (unsigned i = 0; i < MRC_SIZES; i++)
+			m->mini[i].win_gets[e] = m->mini[i].win_misses[e] = 0;
+	}
+	rte_spinlock_unlock(&m->lock);
+}
+
+/* What m has touched: all but the key and item records above their
+ * high-water marks, and of the index (calloc'd, written one random slot
+ * per key) at most a page per key handed out. */
+static size_t
+memory_used(const struct mrc *m)
+{
+	const size_t index = ((size_t)m->s.index_mask + 1) * sizeof(uint32_t);
+	const size_t index_used = (size_t)m->s.used * 4096 < index ? (size_t)m->s.used * 4096
+								    : index;
+
+	return m->memory - (size_t)(m->s.max_keys - m->s.used) * sizeof(struct mrc_key) -
+	       (size_t)(m->pool.n - m->pool.used) * sizeof(struct mini_item) - index + index_used;
+}
+
 static unsigned
-curve(struct mrc *m, uint64_t total_gets, uint64_t total_misses, bool with_misses,
+curve(struct mrc *m, uint64_t total_gets, uint64_t total_misses, bool with_misses, bool recent,
       struct mrc_point *out, struct mrc_info *info)
 {
 	rte_spinlock_lock(&m->lock);
+	/* The window began when the last completed epoch did (0: at start). */
+	const unsigned prev = (m->epoch & 1) ^ 1;
+	const uint64_t from_gets = recent ? m->start_gets[prev] : 0;
+	const uint64_t from_misses = recent ? m->start_misses[prev] : 0;
+	const double sampled_misses =
+		recent ? m->win_server_misses[0] + m->win_server_misses[1] : m->server_misses;
+	/* (the window's own counts: what was given, or what was noted last) */
+	const uint64_t now_gets = total_gets ? total_gets : m->noted_gets;
+	const uint64_t now_misses = total_gets ? total_misses : m->noted_misses;
+
+	/* (a sample short of the floor at its highest rate: mrc.h's rough) */
+	const bool short_sample =
+		m->s.nkeys < m->floor_keys && m->s.threshold == m->s.start_threshold;
+
+	total_gets = total_gets > from_gets ? total_gets - from_gets : 0;
+	total_misses = total_misses > from_misses ? total_misses - from_misses : 0;
 	/* The server's misses on the keys outside the sample, at its own
 	 * size, as the sample's share of them: the misses of its share of
 	 * get_misses that the sampled keys did not make (negative when the
 	 * sample holds more than its share). */
 	const double unseen_misses =
-		with_misses ? mrc_rate(m) * (double)total_misses - m->server_misses : 0;
+		with_misses ? mrc_rate(m) * (double)total_misses - sampled_misses : 0;
 
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
 		const struct mini *c = &m->mini[i];
 		/* every cache saw the same gets; the rescaled counts are as if
 		 * sampled at today's rate, so today's rate gives the share */
-		double gets = c->gets, misses = c->misses;
+		const double seen = recent ? c->win_gets[0] + c->win_gets[1] : c->gets;
+		double gets = seen,
+		       misses = recent ? c->win_misses[0] + c->win_misses[1] : c->misses;
 
 		if (total_gets) {
-			gets += mrc_rate(m) * (double)total_gets - c->gets;
+			gets += mrc_rate(m) * (double)total_gets - seen;
 			/* The gets outside the sample missed as they did on the
 			 * server (deletes, expiry, first requests: the hot keys
 			 * SHARDS-adj leaves out miss for those at any size), and
@@ -291,16 +384,25 @@ curve(struct mrc *m, uint64_t total_gets, uint64_t total_misses, bool with_misse
 				gets = misses;
 		}
 		out[i] = (struct mrc_point){
-			.bytes = c->bytes, .gets = (uint64_t)(c->gets + 0.5),
-			.misses = (uint64_t)(c->misses + 0.5),
+			.bytes = c->bytes, .gets = (uint64_t)(seen + 0.5),
+			.misses = (uint64_t)((recent ? c->win_misses[0] + c->win_misses[1]
+						     : c->misses) + 0.5),
 			.miss_ratio = gets > 0 ? misses / gets : 0,
 			.current = mrc_size_eighths[i] == 8,
+			.segments = c->nseg,
+			.rough = mrc_size_eighths[i] != 8 &&
+				 (c->nseg < MRC_ROUGH_SEGMENTS ||
+				  (short_sample && mrc_size_eighths[i] < 8)),
 		};
 	}
 	if (info)
 		*info = (struct mrc_info){ .rate = mrc_rate(m), .keys = m->s.nkeys,
 					   .max_keys = m->s.max_keys,
-					   .requests = m->requests, .memory = m->memory };
+					   .requests = m->requests, .memory = m->memory,
+					   .memory_used = memory_used(m),
+					   .recent_gets = now_gets - m->start_gets[prev],
+					   .recent_misses = now_misses - m->start_misses[prev],
+					   .epochs = m->epoch };
 	rte_spinlock_unlock(&m->lock);
 	return MRC_SIZES;
 }
@@ -308,21 +410,28 @@ curve(struct mrc *m, uint64_t total_gets, uint64_t total_misses, bool with_misse
 unsigned
 mrc_curve(struct mrc *m, struct mrc_point *out, struct mrc_info *info)
 {
-	return curve(m, 0, 0, false, out, info);
+	return curve(m, 0, 0, false, false, out, info);
 }
 
 unsigned
 mrc_curve_adjusted(struct mrc *m, uint64_t total_gets, struct mrc_point *out,
 		   struct mrc_info *info)
 {
-	return curve(m, total_gets, 0, false, out, info);
+	return curve(m, total_gets, 0, false, false, out, info);
 }
 
 unsigned
 mrc_curve_corrected(struct mrc *m, uint64_t total_gets, uint64_t total_misses,
 		    struct mrc_point *out, struct mrc_info *info)
 {
-	return curve(m, total_gets, total_misses, true, out, info);
+	return curve(m, total_gets, total_misses, true, false, out, info);
+}
+
+unsigned
+mrc_curve_recent(struct mrc *m, uint64_t total_gets, uint64_t total_misses,
+		 struct mrc_point *out, struct mrc_info *info)
+{
+	return curve(m, total_gets, total_misses, true, true, out, info);
 }
 
 static double
@@ -343,7 +452,7 @@ mrc_hotkeys(struct mrc *m, struct mrc_hotkey *out, unsigned max, int64_t now)
 		max = MRC_HOTKEYS;
 	rte_spinlock_lock(&m->lock);
 	/* Insertion into a sorted top-max: max is 20. */
-	for (uint32_t id = 0; id < m->s.max_keys; id++) {
+	for (uint32_t id = 0; id < m->s.used; id++) {
 		const struct mrc_key *k = &m->s.keys[id];
 		const double r = rate_of(k, now);
 		unsigned at;

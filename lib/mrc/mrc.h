@@ -48,7 +48,11 @@ struct mrc_config {
 	 * size; 0 = the server's, scaled. */
 	uint32_t nseg_at[MRC_SIZES];
 	uint32_t seg_size_at[MRC_SIZES];
-	size_t budget;         /* bytes for the sample and the caches; 0 = memory / 100 */
+	/* Bytes for the sample and the caches; 0 = memory / 100, raised to
+	 * what a sample of floor_keys takes where that is more (a small
+	 * heap: mrc.c says why). A budget given is kept, floor or not. */
+	size_t budget;
+	uint32_t floor_keys;   /* 0 = MRC_FLOOR_KEYS; only with budget 0 */
 	/* The highest sampling rate, where it starts: a sampled request
 	 * takes the lock and goes through every miniature cache, so on a
 	 * small key space a full sample would cost more than it tells.
@@ -64,6 +68,13 @@ struct mrc_config {
 
 /* Item records per sampled key by default (mrc.c says why). */
 #define MRC_RECORDS_PER_KEY 6
+/* The fewest keys the default budget samples, however small -m, and the
+ * highest rate it may start at to find them (mrc.c, docs/bench/journal/
+ * mrc-accuracy.md "Small heaps"). */
+#define MRC_FLOOR_KEYS 16384
+#define MRC_FLOOR_MAX_RATE (1.0 / 4)
+/* The recent window's epoch: sampled gets (mrc.c). */
+#define MRC_EPOCH_GETS 32768
 
 struct mrc;
 
@@ -86,20 +97,44 @@ void mrc_access(void *m, const struct engine_access *a);
  * server's control thread gives it once a second; until then, the rate. */
 void mrc_note_set_bytes(struct mrc *m, uint64_t total_set_bytes);
 
+/* The server's gets and get misses so far (engine counters cmd_get,
+ * get_misses), once a second from the same thread: where an epoch of the
+ * recent window ends (mrc_curve_recent), the server's counts at that
+ * moment are where the next one starts. */
+void mrc_note_gets(struct mrc *m, uint64_t total_gets, uint64_t total_misses);
+
 struct mrc_point {
 	uint64_t bytes;      /* memory modelled */
 	uint64_t gets;       /* sampled gets it saw */
 	uint64_t misses;
 	double miss_ratio;   /* misses / gets; 0 when no get was seen */
 	bool current;        /* the server's own size */
+	uint32_t segments;   /* lib/seg's segments at this size, as modelled */
+	bool rough;          /* predicted with a known bias (MRC_ROUGH_SEGMENTS) */
 };
+
+/* A point is rough, its error measured beyond the targets (0.01 mean,
+ * 0.02 largest) with any sample, where its cache has fewer segments than
+ * this (the server's own size aside: its miss ratio is measured), and
+ * every point below -m is while the sample holds fewer keys than the floor
+ * at the rate it started at (a key space under floor / rate keys, or a
+ * young sample): measured against lib/seg at -m 16 and -m 64, such points
+ * read up to 0.035 low (docs/bench/journal/mrc-accuracy.md, "Small heaps").
+ * `stats mrc` names them (mrc_rough_sizes). */
+#define MRC_ROUGH_SEGMENTS 16
 
 struct mrc_info {
 	double rate;         /* sampling rate now */
 	uint32_t keys;       /* sampled keys held */
 	uint32_t max_keys;
 	uint64_t requests;   /* sampled requests seen */
-	size_t memory;       /* bytes m holds */
+	size_t memory;       /* bytes m may take (allocated; touched as the sample fills) */
+	size_t memory_used;  /* bytes of it touched so far: the part in the RSS */
+	/* The recent window (mrc_curve_recent): the server's gets and misses
+	 * since it began (its counts at the last mrc_note_gets less those at
+	 * its start), and the epochs completed since start. */
+	uint64_t recent_gets, recent_misses;
+	uint32_t epochs;
 };
 
 /* The curve, MRC_SIZES points by size; returns how many. */
@@ -118,6 +153,14 @@ unsigned mrc_curve_adjusted(struct mrc *m, uint64_t total_gets, struct mrc_point
  * stored) is a miss at every size, not a hit. */
 unsigned mrc_curve_corrected(struct mrc *m, uint64_t total_gets, uint64_t total_misses,
 			     struct mrc_point *out, struct mrc_info *info);
+
+/* The same as mrc_curve_corrected over the recent window alone: the last
+ * completed epoch and the one under way (each MRC_EPOCH_GETS sampled gets;
+ * since start until the first ends), the caches as warm as they are. The
+ * server's counts are those of the window: total_gets and total_misses
+ * less what they were when it began. */
+unsigned mrc_curve_recent(struct mrc *m, uint64_t total_gets, uint64_t total_misses,
+			  struct mrc_point *out, struct mrc_info *info);
 
 struct mrc_hotkey {
 	char key[MRC_KEY_PREFIX + 1]; /* NUL-terminated, cut at MRC_KEY_PREFIX */

@@ -12,12 +12,15 @@
 uint32_t
 mini_pool_take(struct mini_pool *p)
 {
-	const uint32_t i = p->free;
+	uint32_t i = p->free;
 
-	if (i != MRC_NONE) {
+	if (i != MRC_NONE)
 		p->free = p->item[i].next;
-		p->nfree--;
-	}
+	else if (p->used < p->n)
+		i = p->used++;
+	else
+		return MRC_NONE;
+	p->nfree--;
 	return i;
 }
 

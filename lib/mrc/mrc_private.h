@@ -41,10 +41,15 @@ struct mrc_key {
 
 struct mrc_sampler {
 	uint64_t threshold;  /* keys whose hash is below are sampled */
+	uint64_t start_threshold; /* where it started (the highest rate) */
 	uint32_t max_keys, nkeys;
-	uint32_t free;       /* free list of keys */
+	/* Key records ever handed out, from the bottom: the ones above
+	 * were never touched (mrc_sampler_init); loops over the keys stop
+	 * here. */
+	uint32_t used;
+	uint32_t free;       /* free list of keys (below used) */
 	uint32_t index_mask;
-	uint32_t *index;     /* heads of chains by hash */
+	uint32_t *index;     /* heads of chains by hash, as id + 1 (0: none) */
 	struct mrc_key *keys;
 };
 
@@ -93,7 +98,9 @@ struct mini_item {
  * (mrc.c), as it does when its key slots run out. */
 struct mini_pool {
 	struct mini_item *item;
-	uint32_t n, nfree, free;
+	/* nfree counts the records never handed out (used..n, untouched
+	 * zero pages until then, as the sampler's keys) and the free list's. */
+	uint32_t n, nfree, free, used;
 };
 
 /* A free record (MRC_NONE when none is) and one given back
@@ -183,6 +190,9 @@ struct mini {
 	 * a higher rate shrink with it (SHARDS' rescaling), or the keys that
 	 * left the sample would weigh more than the ones in it. */
 	double gets, misses;
+	/* The same in each of the two epochs of the recent window (struct
+	 * mrc's epoch: [epoch & 1] is the one under way), rescaled alike. */
+	double win_gets[2], win_misses[2];
 };
 
 struct mrc {
@@ -203,9 +213,21 @@ struct mrc {
 	 * with the sample's bytes when the total was given (noted_set_bytes). */
 	double set_bytes, noted_set_bytes;
 	uint64_t total_set_bytes;
+	/* The recent window: two epochs, the one under way ([epoch & 1])
+	 * and the last completed; an epoch is due to end once it has seen
+	 * MRC_EPOCH_GETS sampled gets (rescaled with the rate), and ends at
+	 * the next mrc_note_gets, which takes the server's counts there.
+	 * win_server_misses: server_misses by epoch; start_gets/misses: the
+	 * server's totals when each epoch began (0: at start). */
+	uint32_t epoch;
+	double epoch_gets;
+	double win_server_misses[2];
+	uint64_t start_gets[2], start_misses[2];
+	uint64_t noted_gets, noted_misses;
 	enum engine_eviction eviction;
 	size_t memory;
 	size_t server_memory;
+	uint32_t floor_keys;   /* the floor it was sized with (mrc.c) */
 };
 
 /* Scale of the caches now: the sampling rate. */

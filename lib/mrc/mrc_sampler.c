@@ -24,20 +24,21 @@ mrc_sampler_init(struct mrc_sampler *s, uint32_t max_keys, double max_rate)
 		slots <<= 1;
 	s->threshold = max_rate >= 1.0 ? MRC_HASH_SPACE
 				       : (uint64_t)((double)MRC_HASH_SPACE * max_rate) + 1;
+	s->start_threshold = s->threshold;
 	s->max_keys = max_keys;
 	s->index_mask = slots - 1;
-	s->index = malloc((size_t)slots * sizeof(*s->index));
+	/* calloc'd and handed out from the bottom up (s->used), never
+	 * written ahead: pages of key records the sample has not reached
+	 * stay untouched zero pages, out of the server's RSS, so a floor of
+	 * keys (mrc.c) costs memory only as the sample fills. The index
+	 * holds id + 1 (0: none) for the same reason. */
+	s->index = calloc(slots, sizeof(*s->index));
 	s->keys = calloc(max_keys, sizeof(*s->keys));
 	if (!s->index || !s->keys) {
 		mrc_sampler_fini(s);
 		return -1;
 	}
-	memset(s->index, 0xff, (size_t)slots * sizeof(*s->index));
 	s->free = MRC_NONE;
-	for (uint32_t i = max_keys; i-- > 0;) {
-		s->keys[i].next = s->free;
-		s->free = i;
-	}
 	return 0;
 }
 
@@ -63,7 +64,7 @@ same_key(const struct mrc_key *k, const struct engine_access *a)
 uint32_t
 mrc_sampler_find(const struct mrc_sampler *s, const struct engine_access *a)
 {
-	for (uint32_t i = s->index[a->sample_hash & s->index_mask]; i != MRC_NONE;
+	for (uint32_t i = s->index[a->sample_hash & s->index_mask] - 1; i != MRC_NONE;
 	     i = s->keys[i].next)
 		if (same_key(&s->keys[i], a))
 			return i;
@@ -73,13 +74,17 @@ mrc_sampler_find(const struct mrc_sampler *s, const struct engine_access *a)
 uint32_t
 mrc_sampler_add(struct mrc_sampler *s, const struct engine_access *a)
 {
-	const uint32_t id = s->free, slot = a->sample_hash & s->index_mask;
+	const uint32_t slot = a->sample_hash & s->index_mask;
+	uint32_t id = s->free;
 	struct mrc_key *k;
 
-	if (id == MRC_NONE)
+	if (id != MRC_NONE)
+		s->free = s->keys[id].next;
+	else if (s->used < s->max_keys)
+		id = s->used++;
+	else
 		return MRC_NONE;
 	k = &s->keys[id];
-	s->free = k->next;
 	memset(k, 0, sizeof(*k));
 	k->hash = a->sample_hash;
 	k->klen = a->klen;
@@ -87,8 +92,8 @@ mrc_sampler_add(struct mrc_sampler *s, const struct engine_access *a)
 	k->first_seen = a->now;
 	k->ttl = MRC_TTL_UNKNOWN;
 	memset(k->loc, 0xff, sizeof(k->loc));
-	k->next = s->index[slot];
-	s->index[slot] = id;
+	k->next = s->index[slot] - 1;
+	s->index[slot] = id + 1;
 	s->nkeys++;
 	return id;
 }
@@ -108,7 +113,7 @@ mrc_sampler_next_threshold(const struct mrc_sampler *s)
 		const uint64_t bw = width / BINS;
 
 		memset(bins, 0, sizeof(bins));
-		for (uint32_t i = 0; i < s->max_keys; i++) {
+		for (uint32_t i = 0; i < s->used; i++) {
 			const struct mrc_key *k = &s->keys[i];
 
 			if (k->klen && k->hash >= lo && k->hash < lo + width) {
@@ -135,11 +140,18 @@ void
 mrc_sampler_remove(struct mrc_sampler *s, uint32_t id)
 {
 	struct mrc_key *k = &s->keys[id];
-	uint32_t *p = &s->index[k->hash & s->index_mask];
+	uint32_t *head = &s->index[k->hash & s->index_mask];
 
-	while (*p != id)
-		p = &s->keys[*p].next;
-	*p = k->next;
+	/* (the index holds id + 1: MRC_NONE + 1 wraps to 0, none) */
+	if (*head - 1 == id) {
+		*head = k->next + 1;
+	} else {
+		uint32_t i = *head - 1;
+
+		while (s->keys[i].next != id)
+			i = s->keys[i].next;
+		s->keys[i].next = k->next;
+	}
 	k->klen = 0;
 	k->next = s->free;
 	s->free = id;

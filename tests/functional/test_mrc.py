@@ -4,7 +4,8 @@
 """Issue 23: the live miss-ratio curve and hot keys over the protocol.
 
 `stats mrc` has one line per modelled size (1/8x to 4x of -m, -m among
-them) and follows the traffic: a working set that fits everywhere is
+them), since start and over the recent window (issue 36), and follows
+the traffic: a working set that fits everywhere is
 predicted to hit everywhere; one that is cycled through a cache too small
 for it is predicted to miss at -m (as the server does) and to hit far more
 at 4x, where it fits. `stats hotkeys` lists the most requested sampled
@@ -18,13 +19,14 @@ import unittest
 import harness
 
 
-def mrc_points(st):
-    """{bytes: (miss ratio, sampled gets)} from `stats mrc`."""
+def mrc_points(st, prefix="mrc:"):
+    """{bytes: (miss ratio, sampled gets)} from `stats mrc` (the recent
+    window's with prefix "mrc_recent:")."""
     out = {}
     for k, v in st.items():
-        if k.startswith("mrc:"):
+        if k.startswith(prefix):
             ratio, gets = v.split()
-            out[int(k[4:])] = (float(ratio), int(gets))
+            out[int(k[len(prefix):])] = (float(ratio), int(gets))
     return out
 
 
@@ -60,14 +62,28 @@ class MrcTest(unittest.TestCase):
             c = srv.connect()
             st = c.stats(b"mrc")
             self.assertEqual(st["mrc_status"], "enabled")
-            self.assertAlmostEqual(float(st["mrc_sample_rate"]), 1 / 128, delta=1e-6)
-            self.assertLessEqual(int(st["mrc_memory"]), (16 << 20) // 100)
+            # 1% of -m 16 holds a few hundred keys: the sample gets the
+            # floor (16,384 keys, 4.3 MB at most) and starts at its rate,
+            # 1/4; idle, only the caches' segments and the index are
+            # counted (the key and item records untouched), within 2%.
+            self.assertAlmostEqual(float(st["mrc_sample_rate"]), 1 / 4, delta=1e-6)
+            self.assertEqual(int(st["mrc_sample_max_keys"]), 16384)
+            self.assertGreater(int(st["mrc_memory"]), (16 << 20) // 100)
+            self.assertLessEqual(int(st["mrc_memory_used"]), (16 << 20) // 50)
+            self.assertEqual(int(st["mrc_recent_epochs"]), 0)
+            self.assertEqual(mrc_points(st, "mrc_recent:").keys(), mrc_points(st).keys())
             pts = mrc_points(st)
             self.assertGreaterEqual(len(pts), 8)
             self.assertEqual(min(pts), (16 << 20) // 8)
             self.assertEqual(max(pts), (16 << 20) * 4)
             self.assertIn(16 << 20, pts)
             self.assertEqual(int(st["mrc_current_bytes"]), 16 << 20)
+            # A young sample, short of its floor at its highest rate: the
+            # curve names every point below -m rough (test_mrc_window.cc
+            # has the rest of the rule).
+            rough = [int(b) for b in st["mrc_rough_sizes"].split(",")]
+            self.assertEqual(rough, sorted(b for b in pts if b < 16 << 20))
+            self.assertTrue(set(rough) <= set(pts), rough)
             c.close()
 
     def test_fits_everywhere(self):
@@ -83,6 +99,50 @@ class MrcTest(unittest.TestCase):
                 # the first pass misses (cold), the three after it hit
                 self.assertAlmostEqual(ratio, 0.25, delta=0.05, msg=size)
             self.assertAlmostEqual(float(st["mrc_measured_miss_ratio"]), 0.25, delta=0.01)
+            c.close()
+
+    def test_recent_window_forgets_the_start(self):
+        # 500 keys that fit everywhere, read 20 times (1 in 20 of their
+        # gets misses), then gets of 800 keys never stored, in multi-key gets, until two
+        # epochs of the recent window have ended (32,768 sampled gets
+        # each; at the floor's rate of 1/4, some 130,000 gets): the recent
+        # window then holds only the misses, at every size and in the
+        # server's own count, while since start the first part still
+        # counts.
+        with harness.Server(memory_mb=16) as srv:
+            c = srv.connect()
+            keys = [b"fit:%d" % i for i in range(500)]
+            cycle(c, keys, b"v" * 1024, 20)
+            absent = [b"absent:%d" % i for i in range(800)]
+            cmds = b"".join(b"get " + b" ".join(absent[i:i + 100]) + b"\r\n"
+                            for i in range(0, len(absent), 100))
+            st = c.stats(b"mrc")
+            self.assertEqual(int(st["mrc_recent_epochs"]), 0)
+            for rounds in range(4000):
+                c.send(cmds * 10)
+                for _ in range(80):
+                    self.assertEqual(c.line(), b"END\r\n")
+                if rounds % 20 == 19:
+                    st = c.stats(b"mrc")
+                    if int(st["mrc_recent_epochs"]) >= 2:
+                        break
+            self.assertGreaterEqual(int(st["mrc_recent_epochs"]), 2, st)
+            # (a fresh reading: a second may have ended one more epoch)
+            st = c.stats(b"mrc")
+            self.assertAlmostEqual(float(st["mrc_recent_measured_miss_ratio"]), 1.0, delta=1e-6)
+            window = int(st["mrc_recent_gets"])
+            self.assertGreater(window, 32768 * 2)
+            # Since start, the first part's 9,500 hits still count.
+            gets = int(c.stats()["cmd_get"])
+            since = 1 - 0.5 * 9500 / gets
+            self.assertLess(float(st["mrc_measured_miss_ratio"]), since)
+            recent = mrc_points(st, "mrc_recent:")
+            for size, (ratio, gets) in recent.items():
+                self.assertAlmostEqual(ratio, 1.0, delta=0.001, msg=size)
+                self.assertGreater(gets, 0, size)
+            for size, (ratio, gets) in mrc_points(st).items():
+                self.assertLess(ratio, since, size)
+                self.assertGreater(gets, recent[size][1], size)
             c.close()
 
     def test_hot_key_that_always_misses(self):
@@ -112,9 +172,9 @@ class MrcTest(unittest.TestCase):
     def test_too_small_here_fits_at_4x(self):
         # 5,000 keys of 4 KiB, cycled: 20 MB, more than -m 16 holds (so
         # a pass misses nearly everything there), less than 4x holds.
-        # FIFO: with merge eviction a sample this small (about 150 keys at
-        # 1% of 16 MB) can keep an item through a cycle by chance, and a
-        # read item then makes the merge model keep it (docs/bench/journal/mrc-accuracy.md).
+        # FIFO: with merge eviction a small sample can keep an item through
+        # a cycle by chance, and a read item then makes the merge model
+        # keep it (docs/bench/journal/mrc-accuracy.md).
         with harness.Server(memory_mb=16, seg_extra=["--eviction", "fifo"]) as srv:
             c = srv.connect()
             keys = [b"cyc:%d" % i for i in range(5000)]

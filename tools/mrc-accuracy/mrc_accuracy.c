@@ -12,8 +12,8 @@
  * Markdown table: predicted, measured, error, and the mean and largest.
  *
  *   segcached-mrc-accuracy TRACE.csv -m 64M [--eviction merge] [--budget B]
- *                          [--max-rate R] [--scaled-geometry] [--no-adjust]
- *                          [--gets-only] [--samples N]
+ *                          [--max-rate R] [--floor N] [--scaled-geometry]
+ *                          [--no-adjust] [--gets-only] [--samples N]
  *
  * --samples N predicts N times more, each with every key prefixed by
  * "sII:" (II = 01..N): the same workload under another sample of its keys
@@ -22,6 +22,14 @@
  * much of an error is the sample's luck and how much is the model's. The
  * first run and the measured ones then prefix "s00:", so that every run
  * stores items of the same sizes.
+ *
+ * The points lib/mrc knows to be rough (mrc.h: too few segments, or a
+ * sample short of its floor) are marked "(rough)", as `stats mrc` names
+ * them (mrc_rough_sizes), and the error is given without them as well.
+ * A second table compares the recent window (mrc_curve_recent) with each
+ * size's miss ratio over the same gets.
+ * --floor N sets lib/mrc's floor of sampled keys (the server's default:
+ * MRC_FLOOR_KEYS).
  *
  * --scaled-geometry models every size with the -m server's segments
  * (count scaled, same size) instead of the geometry lib/seg would choose
@@ -62,9 +70,29 @@ static int scaled_geometry;
 /* 2: mrc_curve_corrected (the server's); 1 (--gets-only): SHARDS-adj on
  * the gets alone; 0 (--no-adjust): no correction */
 static int adjust = 2;
-static double max_rate; /* --max-rate R: the sampler's highest rate (0: lib/mrc's default) */ /* --scaled-geometry: the -m server's segments, scaled */
+static double max_rate; /* --max-rate R: the sampler's highest rate (0: lib/mrc's default) */
+static uint32_t floor_keys; /* --floor N: lib/mrc's floor of sampled keys (0: its default) */
+/* The recent window: the prediction run's (mrc_curve_recent) covers the
+ * trace's gets from this one on; each run's miss ratio over them. */
+static uint64_t recent_from;
+static double recent_measured;
+static struct mrc_point recent_pts[MRC_SIZES];
+static struct mrc_info recent_info; /* --scaled-geometry: the -m server's segments, scaled */
 
 static int64_t trace_clock(void *arg) { (void)arg; return clock_now; }
+
+/* The segment size `segcached -m <memory>` gives itself: lib/seg's for
+ * the memory (64 segments while they are under 1 MiB), at least 1 MiB
+ * from 64 MiB up (app/segcached's options_default_segment_size and its
+ * OPTIONS_FULL_ITEM_MEMORY, which this mirrors: a tool may not include
+ * the app). */
+static size_t
+server_segment_size(size_t memory)
+{
+	const size_t small = seg_segment_size_for(memory);
+
+	return memory < (64u << 20) ? small : small > (1u << 20) ? small : 1u << 20;
+}
 
 static uint64_t
 key_hash(const char *k, uint16_t len)
@@ -193,12 +221,12 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 	struct mrc *m = NULL;
 	struct engine *e;
 	char err[256];
-	uint64_t gets = 0, misses = 0;
+	uint64_t gets = 0, misses = 0, recent_gets = 0, recent_misses = 0;
 
 	cfg.memory = memory;
 	/* the segment size `segcached -m <memory>` gives itself (options_finalize:
 	 * smaller segments for a small heap) */
-	cfg.segment_size = seg_segment_size_for(memory);
+	cfg.segment_size = server_segment_size(memory);
 	cfg.eviction = ev;
 	cfg.max_workers = 1;
 	cfg.clock = trace_clock;
@@ -221,13 +249,14 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 		mc.eviction = ev;
 		mc.budget = budget;
 		mc.max_rate = max_rate;
+		mc.floor_keys = floor_keys;
 		for (unsigned i = 0; !scaled_geometry && i < MRC_SIZES; i++) {
 			/* lib/seg's geometry at each size, as the server gives it */
 			struct engine_config at = cfg;
 			size_t heap;
 
 			at.memory = memory / 8 * mrc_size_eighths[i];
-			at.segment_size = seg_segment_size_for(at.memory);
+			at.segment_size = server_segment_size(at.memory);
 			heap = seg_heap_bytes(&at);
 			if (heap >= at.segment_size) {
 				mc.nseg_at[i] = (uint32_t)(heap / at.segment_size);
@@ -263,15 +292,20 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 				/* and the bytes written (server_mrc_note_writes) */
 				engine_stats(e, &st);
 				mrc_note_set_bytes(m, st.counters[ENGINE_C_set_bytes]);
+				mrc_note_gets(m, gets, misses);
 			}
 		}
 		if (r->op == 0) {
+			const bool in_recent = gets >= recent_from;
+
 			gets++;
+			recent_gets += in_recent;
 			/* (into a buffer: a get that only asks for the meta
 			 * data is not a request the server counts, nor samples) */
 			if (engine_get(w, k, klen, ENGINE_NO_TOUCH, out, sizeof(out), &it) ==
 			    ENGINE_MISS) {
 				misses++;
+				recent_misses += in_recent;
 				engine_store(w, ENGINE_SET, k, klen, val, vs ? vs : 1, 0, r->ttl, 0,
 					     NULL);
 			}
@@ -282,7 +316,11 @@ replay(size_t memory, enum engine_eviction ev, size_t budget, struct mrc_point *
 		}
 	}
 	engine_worker_destroy(w);
+	recent_measured = recent_gets ? (double)recent_misses / (double)recent_gets : 0;
 	if (m) {
+		mrc_curve_recent(m, gets, misses, recent_pts, &recent_info);
+		/* (the runs at each size count their misses from there) */
+		recent_from = gets - recent_info.recent_gets;
 		if (adjust == 2)
 			mrc_curve_corrected(m, gets, misses, pts, info);
 		else if (adjust == 1)
@@ -353,6 +391,40 @@ other_samples(unsigned n, size_t memory, enum engine_eviction ev, size_t budget,
 	printf("\n\n%u of %u samples within MAE 0.01 and max 0.02\n", within, n);
 }
 
+/* The recent window (mrc_curve_recent) against each size's miss ratio
+ * over the same gets of the trace. */
+static void
+print_recent(const double real[MRC_SIZES], const double real_recent[MRC_SIZES])
+{
+	double sum = 0, worst = 0, fine_sum = 0, fine_worst = 0;
+	unsigned compared = 0, fine = 0;
+
+	printf("\nrecent window: the last %llu gets of the trace (%u epochs ended)\n\n"
+	       "| memory | predicted | measured | error |\n|---:|---:|---:|---:|\n",
+	       (unsigned long long)recent_info.recent_gets, recent_info.epochs);
+	for (unsigned i = 0; i < MRC_SIZES; i++) {
+		const double d = fabs(recent_pts[i].miss_ratio - real_recent[i]);
+
+		if (real[i] < 0)
+			continue;
+		compared++;
+		sum += d;
+		worst = d > worst ? d : worst;
+		if (!recent_pts[i].rough) {
+			fine++;
+			fine_sum += d;
+			fine_worst = d > fine_worst ? d : fine_worst;
+		}
+		printf("| %.0f MiB%s | %.4f | %.4f | %.4f |\n", (double)recent_pts[i].bytes / (1 << 20),
+		       recent_pts[i].current ? " (-m)" : "", recent_pts[i].miss_ratio, real_recent[i],
+		       d);
+	}
+	printf("\nrecent: MAE %.4f, max %.4f (%u sizes compared)\n",
+	       compared ? sum / compared : 0, worst, compared);
+	printf("recent, without the rough sizes: MAE %.4f, max %.4f (%u sizes)\n",
+	       fine ? fine_sum / fine : 0, fine_worst, fine);
+}
+
 static size_t
 parse_size(const char *s)
 {
@@ -377,8 +449,9 @@ main(int argc, char **argv)
 	enum engine_eviction ev = ENGINE_EVICT_MERGE;
 	struct mrc_point pts[MRC_SIZES];
 	struct mrc_info info;
-	double sum = 0, worst = 0, here, real[MRC_SIZES];
-	unsigned compared = 0, samples = 0;
+	double sum = 0, worst = 0, here, real[MRC_SIZES], real_recent[MRC_SIZES];
+	unsigned compared = 0, samples = 0, fine = 0;
+	double fine_sum = 0, fine_worst = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-m") && i + 1 < argc) {
@@ -395,6 +468,8 @@ main(int argc, char **argv)
 			ev = p->id;
 		} else if (!strcmp(argv[i], "--max-rate") && i + 1 < argc) {
 			max_rate = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--floor") && i + 1 < argc) {
+			floor_keys = (uint32_t)atoi(argv[++i]);
 		} else if (!strcmp(argv[i], "--no-adjust")) {
 			adjust = 0;
 		} else if (!strcmp(argv[i], "--gets-only")) {
@@ -407,7 +482,7 @@ main(int argc, char **argv)
 			trace = argv[i];
 		} else {
 			fprintf(stderr, "usage: segcached-mrc-accuracy TRACE.csv [-m SIZE] "
-					"[--eviction POLICY] [--budget SIZE] [--max-rate R] "
+					"[--eviction POLICY] [--budget SIZE] [--max-rate R] [--floor N] "
 					"[--scaled-geometry] [--no-adjust] [--gets-only] "
 					"[--samples N]\n");
 			return 2;
@@ -432,7 +507,12 @@ main(int argc, char **argv)
 	for (unsigned i = 0; i < MRC_SIZES; i++) {
 		double d;
 
-		real[i] = pts[i].current ? here : replay(pts[i].bytes, ev, 0, NULL, NULL);
+		/* (the -m size once more, for its miss ratio over the recent
+		 * window, which the prediction run could not know in advance) */
+		real[i] = replay(pts[i].bytes, ev, 0, NULL, NULL);
+		real_recent[i] = recent_measured;
+		if (pts[i].current)
+			real[i] = here;
 		d = fabs(pts[i].miss_ratio - real[i]);
 
 		if (real[i] < 0) {
@@ -443,12 +523,22 @@ main(int argc, char **argv)
 		compared++;
 		sum += d;
 		worst = d > worst ? d : worst;
+		if (!pts[i].rough) {
+			fine++;
+			fine_sum += d;
+			fine_worst = d > fine_worst ? d : fine_worst;
+		}
 		printf("| %.0f MiB%s | %.4f | %.4f | %.4f |\n", (double)pts[i].bytes / (1 << 20),
-		       pts[i].current ? " (-m)" : "", pts[i].miss_ratio, real[i], d);
+		       pts[i].current ? " (-m)" : pts[i].rough ? " (rough)" : "",
+		       pts[i].miss_ratio, real[i], d);
 		fflush(stdout);
 	}
 	printf("\nMAE %.4f, max %.4f (%u sizes compared)\n", compared ? sum / compared : 0, worst,
 	       compared);
+	/* (the sizes `stats mrc` does not name in mrc_rough_sizes) */
+	printf("without the rough sizes: MAE %.4f, max %.4f (%u sizes)\n",
+	       fine ? fine_sum / fine : 0, fine_worst, fine);
+	print_recent(real, real_recent);
 	if (samples)
 		other_samples(samples, memory, ev, budget, real);
 	return 0;

@@ -80,6 +80,8 @@ server_mrc_note_writes(struct server *srv)
 		return;
 	engine_stats(srv->es.engine, &es);
 	mrc_note_set_bytes(srv->mrc, es.counters[ENGINE_C_set_bytes]);
+	/* (and where the recent window's epochs end: lib/mrc's mrc_note_gets) */
+	mrc_note_gets(srv->mrc, es.counters[ENGINE_C_cmd_get], es.counters[ENGINE_C_get_misses]);
 }
 
 /* The curve as `stats mrc` and telemetry give it: corrected for the
@@ -122,19 +124,54 @@ server_stats_mrc(void *arg, struct proto_out *out)
 	}
 	n = server_mrc_curve(srv, pts, &info);
 	proto_out_stat(out, "mrc_status", "enabled");
+	struct engine_stats es;
+	struct mrc_point recent[MRC_SIZES];
+	struct mrc_info rinfo;
+
+	engine_stats(srv->es.engine, &es);
+	mrc_curve_recent(srv->mrc, es.counters[ENGINE_C_cmd_get],
+			 es.counters[ENGINE_C_get_misses], recent, &rinfo);
 	snprintf(val, sizeof(val), "%.9f", info.rate);
 	proto_out_stat(out, "mrc_sample_rate", val);
 	proto_out_stat_u64(out, "mrc_sample_keys", info.keys);
 	proto_out_stat_u64(out, "mrc_sample_max_keys", info.max_keys);
 	proto_out_stat_u64(out, "mrc_sample_requests", info.requests);
 	proto_out_stat_u64(out, "mrc_memory", info.memory);
+	proto_out_stat_u64(out, "mrc_memory_used", info.memory_used);
 	proto_out_stat_u64(out, "mrc_current_bytes", srv->opt.memory);
 	snprintf(val, sizeof(val), "%.6f", server_mrc_measured(srv));
 	proto_out_stat(out, "mrc_measured_miss_ratio", val);
+	/* The points lib/mrc knows to be rough (mrc.h): "none", or their
+	 * bytes, comma-separated. */
+	{
+		char rough[MRC_SIZES * 24] = "none";
+		size_t len = 0;
+
+		for (unsigned i = 0; i < n; i++)
+			if (pts[i].rough)
+				len += (size_t)snprintf(rough + len, sizeof(rough) - len, "%s%llu",
+							len ? "," : "",
+							(unsigned long long)pts[i].bytes);
+		proto_out_stat(out, "mrc_rough_sizes", rough);
+	}
 	for (unsigned i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "mrc:%llu", (unsigned long long)pts[i].bytes);
 		snprintf(val, sizeof(val), "%.6f %llu", pts[i].miss_ratio,
 			 (unsigned long long)pts[i].gets);
+		proto_out_stat(out, name, val);
+	}
+	/* The recent window: the same curve over the last 32,768 to 65,536
+	 * sampled gets (lib/mrc, mrc_curve_recent), beside the server's own
+	 * miss ratio over the same gets. */
+	proto_out_stat_u64(out, "mrc_recent_epochs", rinfo.epochs);
+	proto_out_stat_u64(out, "mrc_recent_gets", rinfo.recent_gets);
+	snprintf(val, sizeof(val), "%.6f",
+		 rinfo.recent_gets ? (double)rinfo.recent_misses / (double)rinfo.recent_gets : 0);
+	proto_out_stat(out, "mrc_recent_measured_miss_ratio", val);
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "mrc_recent:%llu", (unsigned long long)recent[i].bytes);
+		snprintf(val, sizeof(val), "%.6f %llu", recent[i].miss_ratio,
+			 (unsigned long long)recent[i].gets);
 		proto_out_stat(out, name, val);
 	}
 }

@@ -174,11 +174,13 @@ TEST(MrcSampler, AdaptsDownOnly)
 	mrc_destroy(m);
 }
 
-// Sized from the budget (1% of -m by default): never over it; too small
-// a budget for a useful sample is an error, not a crash.
+// Sized from the budget (1% of -m by default): never over it where 1%
+// holds the floor of MRC_FLOOR_KEYS; below, the floor, starting at the
+// floor's higher rate (MRC_FLOOR_MAX_RATE). A budget given is kept; too small a one for a
+// useful sample is an error, not a crash.
 TEST(MrcSampler, MemoryWithinBudget)
 {
-	for (size_t mib : { 16, 64, 1024 }) {
+	for (size_t mib : { 8, 16, 64, 1024 }) {
 		struct mrc_config cfg = {};
 		char err[256] = "";
 
@@ -191,10 +193,25 @@ TEST(MrcSampler, MemoryWithinBudget)
 		struct mrc_point pts[MRC_SIZES];
 		struct mrc_info info;
 		mrc_curve(m, pts, &info);
-		EXPECT_LE(info.memory, cfg.memory / 100) << mib;
-		EXPECT_GE(info.max_keys, 64u);
-		// It starts at the highest rate, 1/128 by default.
-		EXPECT_DOUBLE_EQ(info.rate, (double)((uint64_t)(4294967296.0 / 128) + 1) / 4294967296.0);
+		EXPECT_GE(info.max_keys, (uint32_t)MRC_FLOOR_KEYS) << mib;
+		if (info.max_keys > MRC_FLOOR_KEYS) {
+			EXPECT_LE(info.memory, cfg.memory / 100) << mib;
+			// It starts at the highest rate, 1/128 by default.
+			EXPECT_DOUBLE_EQ(info.rate, (double)((uint64_t)(4294967296.0 / 128) + 1) /
+							    4294967296.0);
+		} else {
+			EXPECT_GT(info.memory, cfg.memory / 100) << mib;
+			EXPECT_DOUBLE_EQ(info.rate,
+					 (double)((uint64_t)(4294967296.0 * MRC_FLOOR_MAX_RATE) + 1) /
+						 4294967296.0);
+		}
+		// Nothing sampled yet: the key and item records are untouched,
+		// out of the RSS; what is counted is the caches' segments and the
+		// index (touched as keys arrive), for the floor an eighth of it.
+		EXPECT_LT(info.memory_used, info.memory / 2) << mib;
+		if (info.max_keys == MRC_FLOOR_KEYS) {
+			EXPECT_LE(info.memory_used, info.memory / 8) << mib;
+		}
 		// The sizes: 1/8x to 4x, the server's own among them.
 		EXPECT_EQ(pts[0].bytes, cfg.memory / 8);
 		EXPECT_EQ(pts[MRC_SIZES - 1].bytes, cfg.memory * 4);
@@ -204,12 +221,36 @@ TEST(MrcSampler, MemoryWithinBudget)
 		EXPECT_EQ(current, 1u);
 		mrc_destroy(m);
 	}
+	// 1% of -m 1024 holds more than the floor: the floor changes nothing.
+	{
+		struct mrc_config cfg = {};
+		char err[256] = "";
+		cfg.memory = (size_t)1024 << 20;
+		cfg.seg_size = 1u << 20;
+		cfg.nseg = 1024;
+		cfg.eviction = ENGINE_EVICT_MERGE;
+		cfg.floor_keys = 64;
+		struct mrc *a = mrc_create(&cfg, err, sizeof(err));
+		cfg.floor_keys = 0;
+		struct mrc *b = mrc_create(&cfg, err, sizeof(err));
+		ASSERT_NE(a, nullptr);
+		ASSERT_NE(b, nullptr);
+		struct mrc_point pts[MRC_SIZES];
+		struct mrc_info ia, ib;
+		mrc_curve(a, pts, &ia);
+		mrc_curve(b, pts, &ib);
+		EXPECT_EQ(ia.max_keys, ib.max_keys);
+		EXPECT_EQ(ia.memory, ib.memory);
+		mrc_destroy(a);
+		mrc_destroy(b);
+	}
 	struct mrc_config cfg = {};
 	char err[256] = "";
 	cfg.memory = 1u << 20;
 	cfg.seg_size = 1u << 20;
 	cfg.nseg = 1;
 	cfg.eviction = ENGINE_EVICT_MERGE;
+	cfg.budget = cfg.memory / 100;
 	EXPECT_EQ(mrc_create(&cfg, err, sizeof(err)), nullptr);
 	EXPECT_NE(std::string(err).find("too few"), std::string::npos) << err;
 }
