@@ -59,6 +59,23 @@ footprint(const struct mrc_config *cfg, uint32_t keys)
 	return b + items * sizeof(struct mini_item);
 }
 
+/* The most keys whose footprint fits in `bytes` (binary search). */
+static uint32_t
+keys_within(const struct mrc_config *cfg, size_t bytes)
+{
+	uint32_t lo = 0, hi = MRC_MAX_KEYS;
+
+	while (lo < hi) {
+		const uint32_t mid = lo + (hi - lo + 1) / 2;
+
+		if (footprint(cfg, mid) <= bytes)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 /* The floor (MRC_FLOOR_KEYS): the error of a sampled curve is the
  * sample's, and a sample's error depends on how many keys it holds, not on
  * -m; 1% of a small -m holds a few hundred (189 at -m 16), and such
@@ -83,22 +100,24 @@ mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	if (keys == 0) {
-		/* The most keys whose footprint fits (binary search). */
-		uint32_t lo = 0, hi = MRC_MAX_KEYS;
-
-		while (lo < hi) {
-			const uint32_t mid = lo + (hi - lo + 1) / 2;
-
-			if (footprint(cfg, mid) <= budget)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
-		keys = lo;
+		keys = keys_within(cfg, budget);
 		if (cfg->budget == 0 && keys < floor_keys) {
-			keys = floor_keys;
-			if (cfg->max_rate <= 0 && max_rate < MRC_FLOOR_MAX_RATE)
-				max_rate = MRC_FLOOR_MAX_RATE;
+			/* The default floor within a 32nd of -m (RSS counts it:
+			 * 16,384 keys took 4 MB beside -m 16's 16 MiB), never
+			 * under MRC_FLOOR_MIN_KEYS; a floor given is taken whole. */
+			uint32_t f = floor_keys;
+
+			if (cfg->floor_keys == 0) {
+				const uint32_t cap = keys_within(cfg, cfg->memory / 32);
+
+				f = cap < f ? cap : f;
+				f = f < MRC_FLOOR_MIN_KEYS ? MRC_FLOOR_MIN_KEYS : f;
+			}
+			if (f > keys) {
+				keys = f;
+				if (cfg->max_rate <= 0 && max_rate < MRC_FLOOR_MAX_RATE)
+					max_rate = MRC_FLOOR_MAX_RATE;
+			}
 		}
 	}
 	if (keys < MRC_MIN_KEYS) {

@@ -72,6 +72,10 @@ struct mrc_config {
  * highest rate it may start at to find them (mrc.c, docs/bench/journal/
  * mrc-accuracy.md "Small heaps"). */
 #define MRC_FLOOR_KEYS 16384
+/* ... within a 32nd of -m (what RSS shows beside it), but never fewer
+ * than this: -m 16 then samples 2,048 keys in about 0.6 MB, -m 64 about
+ * 8,000, -m 128 and up the whole floor (issue 36's RSS at -m 16). */
+#define MRC_FLOOR_MIN_KEYS 2048
 #define MRC_FLOOR_MAX_RATE (1.0 / 4)
 /* The recent window's epoch: sampled gets (mrc.c). */
 #define MRC_EPOCH_GETS 32768

@@ -191,23 +191,24 @@ TEST(MrcFloor, MemoryTouchedAsTheSampleFills)
 	struct mrc_point pts[MRC_SIZES];
 	struct mrc_info start, info;
 	mrc_curve(m, pts, &start);
-	EXPECT_EQ(start.max_keys, (uint32_t)MRC_FLOOR_KEYS);
+	// -m 16: a 32nd of it holds fewer than MRC_FLOOR_MIN_KEYS
+	EXPECT_EQ(start.max_keys, (uint32_t)MRC_FLOOR_MIN_KEYS);
 	EXPECT_GT(start.memory, cfg.memory / 100);
 	EXPECT_LE(start.memory_used, cfg.memory / 50);
 	EXPECT_GE(start.memory - start.memory_used,
-		  (size_t)MRC_FLOOR_KEYS * (sizeof(struct mrc_key) +
-					    MRC_RECORDS_PER_KEY * sizeof(struct mini_item)));
+		  (size_t)MRC_FLOOR_MIN_KEYS * (sizeof(struct mrc_key) +
+						MRC_RECORDS_PER_KEY * sizeof(struct mini_item)));
 	unsigned i = 0;
-	for (info = start; info.keys < 2000 && i < 100000; i++) {
+	for (info = start; info.keys < 1000 && i < 100000; i++) {
 		std::string k = key_of(i);
 		struct engine_access a = access_of(k, ENGINE_ACCESS_SET, true, 1000);
 		mrc_access(m, &a);
 		mrc_curve(m, pts, &info);
 	}
-	ASSERT_EQ(info.keys, 2000u);
+	ASSERT_EQ(info.keys, 1000u);
 	// About 1 key in 4 sampled: the floor's starting rate.
-	EXPECT_NEAR((double)i * MRC_FLOOR_MAX_RATE, 2000.0, 300.0);
-	EXPECT_GE(info.memory_used, start.memory_used + 2000 * sizeof(struct mrc_key));
+	EXPECT_NEAR((double)i * MRC_FLOOR_MAX_RATE, 1000.0, 200.0);
+	EXPECT_GE(info.memory_used, start.memory_used + 1000 * sizeof(struct mrc_key));
 	EXPECT_LE(info.memory_used, info.memory);
 	mrc_destroy(m);
 }
