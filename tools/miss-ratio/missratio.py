@@ -27,7 +27,6 @@ import datetime
 import json
 import os
 import shlex
-import subprocess
 import sys
 import time
 
@@ -52,26 +51,6 @@ MIB = 1 << 20
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def loadavg():
-    try:
-        with open('/proc/loadavg') as f:
-            return f.read().split()[0]
-    except OSError:
-        return '?'
-
-
-def commit():
-    try:
-        out = subprocess.run(['git', '-C', servers.ROOT, 'rev-parse', '--short', 'HEAD'],
-                             capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(['git', '-C', servers.ROOT, 'status', '--porcelain',
-                                '--untracked-files=no'],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return (out or '?') + (' (with uncommitted changes)' if dirty else '')
-    except (OSError, subprocess.TimeoutExpired):
-        return '?'
 
 
 def replay_args(a):
@@ -291,7 +270,7 @@ def main():
         shape_list = [s.quick() for s in shape_list]
     ra = replay_args(a)
     started = datetime.datetime.now(datetime.timezone.utc)
-    load0 = loadavg()
+    load0 = servers.loadavg()
     t0 = time.monotonic()
     rows = []
     if a.from_json:
@@ -305,9 +284,9 @@ def main():
         comps[s.name] = compare.compare_rows(
             [r for r in ok if r['target'].startswith('segcached')],
             [r for r in ok if r['target'] == 'memcached'], s.twitter)
-    meta = {'host': servers.host_description(), 'commit': commit(),
+    meta = {'host': servers.host_description(), 'commit': servers.tree_commit(),
             'date': started.strftime('%Y-%m-%d %H:%M UTC'),
-            'seconds': time.monotonic() - t0, 'load0': load0, 'load1': loadavg(),
+            'seconds': time.monotonic() - t0, 'load0': load0, 'load1': servers.loadavg(),
             'memcached_version': servers.version_of(a.memcached, 'memcached').split()[-1],
             'segcached_version': servers.version_of(a.segcached, 'segcached'),
             'threads': a.threads, 'quick': a.quick,

@@ -254,6 +254,29 @@ def host_description():
     return '%d CPUs, %s' % (os.cpu_count() or 0, model)
 
 
+def loadavg():
+    """The 1-minute load average, as the reports print it ('?' without /proc)."""
+    try:
+        with open('/proc/loadavg') as f:
+            return f.read().split()[0]
+    except OSError:
+        return '?'
+
+
+def tree_commit():
+    """The checkout's short commit, saying when tracked files had changes
+    (the numbers then come from a tree no commit has)."""
+    try:
+        out = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(['git', '-C', ROOT, 'status', '--porcelain',
+                                '--untracked-files=no'],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return (out or '?') + (' (with uncommitted changes)' if dirty else '')
+    except (OSError, subprocess.TimeoutExpired):
+        return '?'
+
+
 def version_of(binary, kind):
     try:
         out = subprocess.run([binary, '-V'] if kind == 'memcached' else [binary, '--version'],

@@ -32,7 +32,6 @@ import argparse
 import datetime
 import os
 import shlex
-import subprocess
 import sys
 import time
 
@@ -49,22 +48,6 @@ ZIPF_VALUE = 100
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def loadavg():
-    try:
-        with open('/proc/loadavg') as f:
-            return f.read().split()[0]
-    except OSError:
-        return '?'
-
-
-def commit():
-    try:
-        return subprocess.run(['git', '-C', servers.ROOT, 'rev-parse', '--short', 'HEAD'],
-                              capture_output=True, text=True, timeout=10).stdout.strip() or '?'
-    except (OSError, subprocess.TimeoutExpired):
-        return '?'
 
 
 def run_replay(argv, segcached):
@@ -126,7 +109,7 @@ def main():
     seg = os.path.relpath(a.segcached, servers.ROOT) if a.segcached.startswith(servers.ROOT) \
         else a.segcached
     started = datetime.datetime.now(datetime.timezone.utc)
-    load0 = loadavg()
+    load0 = servers.loadavg()
     t0 = time.monotonic()
     cmds = []
     md = []
@@ -243,8 +226,8 @@ def main():
              'start and the end: %s and %s (other work on this shared machine slows the '
              'client and the servers alike; requests/s are not comparable across rows, the '
              'counts and ratios are).' % (
-                 servers.host_description(), commit(), started.strftime('%Y-%m-%d %H:%M UTC'),
-                 secs, load0, loadavg()), '']
+                 servers.host_description(), servers.tree_commit(), started.strftime('%Y-%m-%d %H:%M UTC'),
+                 secs, load0, servers.loadavg()), '']
     tail = ['### Commands (protocol suite)', '',
             'From the repository root, segcached built by meson:', '',
             '```sh', HERE + 'suite.py --segcached %s%s' % (
