@@ -59,6 +59,16 @@ footprint(const struct mrc_config *cfg, uint32_t keys)
 	return b + items * sizeof(struct mini_item);
 }
 
+/* The most the default floor's sample may take beside -m: a 32nd of it,
+ * or a 16th up to MRC_FLOOR_SMALL_BYTES (mrc.h). */
+static size_t
+floor_room(size_t memory)
+{
+	size_t small = memory / 16 < MRC_FLOOR_SMALL_BYTES ? memory / 16 : MRC_FLOOR_SMALL_BYTES;
+
+	return memory / 32 > small ? memory / 32 : small;
+}
+
 /* The most keys whose footprint fits in `bytes` (binary search). */
 static uint32_t
 keys_within(const struct mrc_config *cfg, size_t bytes)
@@ -102,13 +112,13 @@ mrc_create(const struct mrc_config *cfg, char *err, size_t errlen)
 	if (keys == 0) {
 		keys = keys_within(cfg, budget);
 		if (cfg->budget == 0 && keys < floor_keys) {
-			/* The default floor within a 32nd of -m (RSS counts it:
+			/* The default floor within floor_room() (RSS counts it:
 			 * 16,384 keys took 4 MB beside -m 16's 16 MiB), never
 			 * under MRC_FLOOR_MIN_KEYS; a floor given is taken whole. */
 			uint32_t f = floor_keys;
 
 			if (cfg->floor_keys == 0) {
-				const uint32_t cap = keys_within(cfg, cfg->memory / 32);
+				const uint32_t cap = keys_within(cfg, floor_room(cfg->memory));
 
 				f = cap < f ? cap : f;
 				f = f < MRC_FLOOR_MIN_KEYS ? MRC_FLOOR_MIN_KEYS : f;

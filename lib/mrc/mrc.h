@@ -72,9 +72,13 @@ struct mrc_config {
  * highest rate it may start at to find them (mrc.c, docs/bench/journal/
  * mrc-accuracy.md "Small heaps"). */
 #define MRC_FLOOR_KEYS 16384
-/* ... within a 32nd of -m (what RSS shows beside it), but never fewer
- * than this: -m 16 then samples 2,048 keys in about 0.6 MB, -m 64 about
- * 8,000, -m 128 and up the whole floor (issue 36's RSS at -m 16). */
+/* ... within a 32nd of -m, or a 16th of it up to MRC_FLOOR_SMALL_BYTES
+ * (what RSS shows beside it), but never fewer than this: -m 8 then
+ * samples 2,048 keys in about 0.6 MB, -m 16 about 3,600 in 1 MiB, -m 64
+ * about 7,500 in 2 MiB, -m 128 and up the whole floor (issue 36's RSS at
+ * -m 16 against memcached's, and the curve within 0.01 of real runs
+ * there: docs/bench/journal/mrc-accuracy.md). */
+#define MRC_FLOOR_SMALL_BYTES ((size_t)1 << 20)
 #define MRC_FLOOR_MIN_KEYS 2048
 #define MRC_FLOOR_MAX_RATE (1.0 / 4)
 /* The recent window's epoch: sampled gets (mrc.c). */

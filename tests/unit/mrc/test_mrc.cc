@@ -193,13 +193,13 @@ TEST(MrcSampler, MemoryWithinBudget)
 		struct mrc_point pts[MRC_SIZES];
 		struct mrc_info info;
 		mrc_curve(m, pts, &info);
-		// The floor: MRC_FLOOR_KEYS within a 32nd of -m, at least
-		// MRC_FLOOR_MIN_KEYS (-m 8 and 16: 2,048; -m 64: what 2 MiB holds).
+		// The floor: MRC_FLOOR_KEYS within a 16th of -m, at least
+		// MRC_FLOOR_MIN_KEYS (-m 8: 2,048; -m 16: what 1 MiB holds).
 		EXPECT_GE(info.max_keys, (uint32_t)MRC_FLOOR_MIN_KEYS) << mib;
 		if (info.max_keys > MRC_FLOOR_MIN_KEYS && info.max_keys <= MRC_FLOOR_KEYS) {
-			EXPECT_LE(info.memory, cfg.memory / 32) << mib;
+			EXPECT_LE(info.memory, cfg.memory / 16) << mib;
 		}
-		if (mib <= 16) {
+		if (mib <= 8) {
 			EXPECT_EQ(info.max_keys, (uint32_t)MRC_FLOOR_MIN_KEYS) << mib;
 		}
 		if (info.max_keys > MRC_FLOOR_KEYS) {

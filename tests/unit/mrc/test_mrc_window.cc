@@ -182,16 +182,16 @@ TEST(MrcFloor, MemoryTouchedAsTheSampleFills)
 	struct mrc_config cfg = {};
 	char err[256] = "";
 
-	cfg.memory = 16u << 20;
+	cfg.memory = 8u << 20;
 	cfg.seg_size = 1u << 20;
-	cfg.nseg = 16;
+	cfg.nseg = 8;
 	cfg.eviction = ENGINE_EVICT_MERGE;
 	struct mrc *m = mrc_create(&cfg, err, sizeof(err));
 	ASSERT_NE(m, nullptr) << err;
 	struct mrc_point pts[MRC_SIZES];
 	struct mrc_info start, info;
 	mrc_curve(m, pts, &start);
-	// -m 16: a 32nd of it holds fewer than MRC_FLOOR_MIN_KEYS
+	// -m 8: a 16th of it holds fewer than MRC_FLOOR_MIN_KEYS
 	EXPECT_EQ(start.max_keys, (uint32_t)MRC_FLOOR_MIN_KEYS);
 	EXPECT_GT(start.memory, cfg.memory / 100);
 	EXPECT_LE(start.memory_used, cfg.memory / 50);
