@@ -109,13 +109,27 @@ server_mrc_measured(struct server *srv)
 		       : 0;
 }
 
+/* One `STAT <prefix>:<bytes> <miss ratio> <gets>` line per modelled size. */
+static void
+put_curve(struct proto_out *out, const char *prefix, const struct mrc_point *pts, unsigned n)
+{
+	char name[64], val[96];
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s:%llu", prefix, (unsigned long long)pts[i].bytes);
+		snprintf(val, sizeof(val), "%.6f %llu", pts[i].miss_ratio,
+			 (unsigned long long)pts[i].gets);
+		proto_out_stat(out, name, val);
+	}
+}
+
 void
 server_stats_mrc(void *arg, struct proto_out *out)
 {
 	struct server *srv = arg;
 	struct mrc_point pts[MRC_SIZES];
 	struct mrc_info info;
-	char name[64], val[96];
+	char val[96];
 	unsigned n;
 
 	if (!srv->mrc) {
@@ -154,12 +168,7 @@ server_stats_mrc(void *arg, struct proto_out *out)
 							(unsigned long long)pts[i].bytes);
 		proto_out_stat(out, "mrc_rough_sizes", rough);
 	}
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "mrc:%llu", (unsigned long long)pts[i].bytes);
-		snprintf(val, sizeof(val), "%.6f %llu", pts[i].miss_ratio,
-			 (unsigned long long)pts[i].gets);
-		proto_out_stat(out, name, val);
-	}
+	put_curve(out, "mrc", pts, n);
 	/* The recent window: the same curve over the last 32,768 to 65,536
 	 * sampled gets (lib/mrc, mrc_curve_recent), beside the server's own
 	 * miss ratio over the same gets. */
@@ -168,12 +177,7 @@ server_stats_mrc(void *arg, struct proto_out *out)
 	snprintf(val, sizeof(val), "%.6f",
 		 rinfo.recent_gets ? (double)rinfo.recent_misses / (double)rinfo.recent_gets : 0);
 	proto_out_stat(out, "mrc_recent_measured_miss_ratio", val);
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(name, sizeof(name), "mrc_recent:%llu", (unsigned long long)recent[i].bytes);
-		snprintf(val, sizeof(val), "%.6f %llu", recent[i].miss_ratio,
-			 (unsigned long long)recent[i].gets);
-		proto_out_stat(out, name, val);
-	}
+	put_curve(out, "mrc_recent", recent, n);
 }
 
 /* A key as one protocol word: bytes that are not printable ASCII (a meta
