@@ -192,6 +192,13 @@ void cmd_conn_reset(struct cmd_conn *c);
  * being swallowed, or a get line not finished. */
 bool cmd_conn_busy(const struct cmd_conn *c);
 
+/* Data blocks of this many bytes or more, of set, add, replace, cas and
+ * ms, go into their item as they arrive (when the engine can: lib/seg),
+ * so that a value in flight is heap memory -m bounds (issue 35); smaller
+ * ones, and append and prepend, are buffered whole by the stacks, within
+ * their connection buffer budget. */
+#define CMD_STREAM_MIN (16u << 10)
+
 /* A storage request's line was parsed and its data block is arriving:
  * the bytes the whole request needs, from the start of its line (0 when
  * no data block is pending). A stack that buffers requests knows from it

@@ -86,8 +86,12 @@ cmd_exec_store(struct cmd_conn *c, const struct proto_req *req)
 		cmd_reply(c, req->noreply, CMD_E_TOO_LARGE);
 		return;
 	}
-	rc = engine_store(c->w, mode, req->key, req->klen, req->value, req->vlen, req->flags,
-			  req->exptime, mode == ENGINE_CAS ? req->cas : 0, NULL);
+	const struct cmd_store_args a = { .mode = mode, .flags = req->flags,
+					  .exptime = req->exptime,
+					  .cas_in = mode == ENGINE_CAS ? req->cas : 0 };
+
+	if (!cmd_store(c, req, &a, NULL, &rc))
+		return; /* the value is arriving: this runs again at its end */
 	if (rc == ENGINE_NO_MEMORY && mode == ENGINE_SET)
 		cmd_drop_key(c, req->key, req->klen);
 	reply_status(c, req, rc, "STORED", CMD_ST_STORE);

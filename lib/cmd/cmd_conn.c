@@ -32,6 +32,7 @@ cmd_conn_create(struct cmd_settings *s, struct engine_worker *w, bool udp)
 	if (value_max > INT32_MAX)
 		value_max = INT32_MAX;
 	proto_parser_init(&c->parser, cmd_grammar(), value_max);
+	cmd_stream_setup(c);
 	/* a first guess for the header of the first value */
 	c->last.vlen = 100;
 	c->last.cas = 1;
@@ -47,8 +48,10 @@ cmd_conn_size(void)
 void
 cmd_conn_destroy(struct cmd_conn *c)
 {
-	if (c)
+	if (c) {
 		cmd_dump_free(c);
+		cmd_stream_end(c); /* a value never finished: dead bytes in the heap */
+	}
 	free(c);
 }
 
@@ -204,6 +207,15 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 			if (r == CMD_BATCH_RESUME || queued)
 				continue;
 		}
+		if (st == PROTO_PIECE) {
+			const struct proto_req *end = cmd_stream_piece(c, &req);
+
+			if (end != NULL) {
+				exec(c, end);
+				cmd_stream_end(c);
+			}
+			continue;
+		}
 		if (st == PROTO_NEED_MORE)
 			break;
 		if (st == PROTO_CLOSE) {
@@ -230,6 +242,9 @@ cmd_process(struct cmd_conn *c, const char *in, size_t len, struct proto_out *ou
 		} else {
 			exec(c, &req);
 		}
+		/* a streamed store refused at its line: its block is not wanted */
+		if (req.stream == PROTO_STREAM_BEGIN && c->stream == NULL)
+			proto_parser_stream_swallow(&c->parser);
 		if (c->dump && !*actions) {
 			/* a key dump goes on: its line again next time */
 			done -= n;

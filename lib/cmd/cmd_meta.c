@@ -266,8 +266,11 @@ cmd_exec_ms(struct cmd_conn *c, const struct proto_req *req)
 		return;
 	}
 	/* append/prepend with a C token: the engine compares atomically */
-	rc = engine_store(c->w, mode, req->key, req->klen, req->value, req->vlen,
-			  m->client_flags, m->has_ttl ? m->ttl : 0, cas_in, &cas_out);
+	const struct cmd_store_args a = { .mode = mode, .flags = m->client_flags,
+					  .exptime = m->has_ttl ? m->ttl : 0, .cas_in = cas_in };
+
+	if (!cmd_store(c, req, &a, &cas_out, &rc))
+		return; /* the value is arriving: this runs again at its end */
 	/* memcached drops the old value whatever the mode (the engine
 	 * already did for a too large set) */
 	if ((rc == ENGINE_TOO_LARGE && mode != ENGINE_SET) || rc == ENGINE_NO_MEMORY)

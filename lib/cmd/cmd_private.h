@@ -17,6 +17,7 @@
  *   cmd_session.c  a connection's reading and writing deadlines (cmd_session.h)
  *   cmd_hint.c     the keys of get lines for engine_prefetch() (cmd_hint_keys)
  *   cmd_refuse.c   a data block the stack has no memory for (cmd_conn_refuse_data)
+ *   cmd_stream.c   a large value read straight into its item (cmd_store)
  * Calls run one way only: cmd_conn.c -> the command files -> the helpers.
  */
 #ifndef SEGCACHED_CMD_PRIVATE_H
@@ -63,7 +64,34 @@ struct cmd_conn {
 	struct engine_item last;
 	/* a key dump under way (cmd_dump.c), or NULL */
 	struct cmd_dump *dump;
+	/* a store whose value is still arriving (cmd_stream.c), or NULL */
+	struct cmd_stream *stream;
 };
+
+/* ---- stores, and values read straight into their item (cmd_stream.c) ---- */
+
+/* What a store handler asks of the engine. */
+struct cmd_store_args {
+	enum engine_store_mode mode;
+	uint32_t flags;
+	int64_t exptime;
+	uint64_t cas_in;
+};
+
+/* The parser streams on connections whose engine can (not over UDP). */
+void cmd_stream_setup(struct cmd_conn *c);
+/* Runs req's store: engine_store, or a streamed store's begin (false:
+ * the value is still arriving; the handler runs again with the line's
+ * copy, stream END, at its end) or end. True: *rc is the outcome to
+ * answer. A refused begin leaves the block to cmd_process to swallow. */
+bool cmd_store(struct cmd_conn *c, const struct proto_req *req, const struct cmd_store_args *a,
+	       uint64_t *cas_out, enum engine_status *rc);
+/* A piece of the value under way goes into its item; the last returns
+ * the line's request to run again (stream END, its error set when the
+ * block ended wrongly), NULL until then. */
+const struct proto_req *cmd_stream_piece(struct cmd_conn *c, const struct proto_req *piece);
+/* The stream is over (answered, or the connection is going). */
+void cmd_stream_end(struct cmd_conn *c);
 
 /* ---- -vv traces (cmd_trace.c) ---- */
 

@@ -155,6 +155,9 @@ stats_general(struct cmd_conn *c)
 	put_u64(&so, "touch_misses", EC(touch_misses));
 	put_u64(&so, "store_too_large", EC(set_too_large));
 	put_u64(&so, "store_no_memory", EC(set_no_memory));
+	/* segcached: values read straight into their item (cmd_stream.c) */
+	put_u64(&so, "store_streamed", EC(set_streamed));
+	put_u64(&so, "store_stream_lost", EC(set_stream_lost));
 	put_u64(&so, "auth_cmds", 0);
 	put_u64(&so, "auth_errors", 0);
 	/* as memcached: only where an idle timeout is set */

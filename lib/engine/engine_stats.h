@@ -28,6 +28,8 @@ extern "C" {
 	X(set_not_stored, "add on a present key, replace/append/prepend on a missing one") \
 	X(set_too_large, "items over the item size limit")                              \
 	X(set_no_memory, "stores refused: no memory could be reclaimed")                \
+	X(set_streamed, "stores whose value went straight into its item as it arrived") \
+	X(set_stream_lost, "of them, items evicted or flushed before their value was complete") \
 	X(cas_hits, "cas that stored")                                                  \
 	X(cas_misses, "cas on a missing key")                                           \
 	X(cas_badval, "cas on an item changed since it was read")                       \

@@ -159,6 +159,10 @@ const struct proto_word *proto_grammar_find(const struct proto_grammar *g, const
 enum proto_status {
 	PROTO_REQ,       /* *req holds one request */
 	PROTO_NEED_MORE, /* no complete request: present the rest again with more bytes */
+	/* a piece of a streamed data block (proto_parser_stream): req->value
+	 * holds req->vlen bytes of it; req->stream is PROTO_STREAM_END with
+	 * the last (then req->error says when its "\r\n" was wrong) */
+	PROTO_PIECE,
 	/* close without a reply: a line over PROTO_LINE_MAX, a line that looks
 	 * like an HTTP request (memcached hangs up on those, so that a browser
 	 * cannot be made to talk to the cache), or a binary-protocol request
@@ -225,6 +229,9 @@ struct proto_req {
 	bool has_delay;      /* flush_all with a delay argument */
 	const char *value;   /* storage value (vlen bytes, not terminated) */
 	size_t vlen;
+	/* enum proto_stream: a storage request whose data block comes in
+	 * pieces (BEGIN: value NULL, vlen its length), or the last piece */
+	uint8_t stream;
 	const char *arg;     /* stats: the first argument; NULL for plain "stats" */
 	size_t arg_len;
 	enum proto_sub sub;  /* slabs, lru_crawler, stats cachedump */
@@ -233,12 +240,22 @@ struct proto_req {
 	char keybuf[PROTO_BINKEY_MAX + 1]; /* decoded base64 key (meta b) */
 };
 
+/* A large data block is handed over as it arrives instead of being
+ * buffered whole (issue 35: a value in flight is heap memory, read
+ * straight into the item reserved for it). */
+enum proto_stream {
+	PROTO_STREAM_NONE = 0,
+	PROTO_STREAM_BEGIN, /* PROTO_REQ: the line; its data block follows in pieces */
+	PROTO_STREAM_END,   /* PROTO_PIECE: the block's last piece and its end */
+};
+
 enum proto_parse_state {
 	PROTO_PS_LINE = 0,   /* expecting a command line */
 	PROTO_PS_DATA,       /* a storage line waits for its data block */
 	PROTO_PS_SWALLOW,    /* discarding a refused data block */
 	PROTO_PS_SWALLOW_LINE, /* discarding the rest of a line */
 	PROTO_PS_MULTIGET,   /* between the keys of a get line */
+	PROTO_PS_STREAM,     /* a streamed data block: its pieces, then "\r\n" */
 };
 
 struct proto_parser {
@@ -247,6 +264,10 @@ struct proto_parser {
 	 * buffered */
 	const struct proto_grammar *grammar;
 	size_t value_max;
+	/* data blocks of at least this many bytes (0: none) of set, add,
+	 * replace, cas and ms but append and prepend that are not all there
+	 * yet are streamed (proto_parser_stream) */
+	size_t stream_min;
 	/* state */
 	enum proto_parse_state state;
 	size_t need;             /* PS_DATA: bytes from the request start */
@@ -256,11 +277,23 @@ struct proto_parser {
 	int64_t mget_exptime;
 	bool mget_any;           /* a key was seen on this line */
 	bool mget_end_pending;   /* streaming line: rest after a NUL is ignored */
+	uint64_t stream_left;    /* PS_STREAM: value bytes still to come */
+	const char *stream_bad;  /* PS_STREAM: the error for a wrong end of the block */
+	bool stream_bad_noreply;
 };
 
 /* g (not NULL) gives the command words; it must outlive the parser. */
 void proto_parser_init(struct proto_parser *p, const struct proto_grammar *g,
 		       size_t value_max);
+/* Streams the data blocks of min bytes or more (0: buffer every block,
+ * the default): their line comes as PROTO_REQ with stream BEGIN as soon
+ * as it is complete, then the block as PROTO_PIECEs, the last with
+ * stream END. Append and prepend are never streamed (they join the old
+ * value). Kept across proto_parser_reset. */
+void proto_parser_stream(struct proto_parser *p, size_t min);
+/* The streamed block under way is not wanted (its store was refused at
+ * the line): the rest of it is discarded as it arrives. */
+void proto_parser_stream_swallow(struct proto_parser *p);
 /* Forgets any partial state (a UDP datagram boundary). */
 void proto_parser_reset(struct proto_parser *p);
 /* Abandons the current get line: the rest of it is discarded without a

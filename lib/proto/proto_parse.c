@@ -85,7 +85,53 @@ proto_parser_init(struct proto_parser *p, const struct proto_grammar *g, size_t 
 __attribute__((hot)) void
 proto_parser_reset(struct proto_parser *p)
 {
+	const size_t stream_min = p->stream_min;
+
 	proto_parser_init(p, p->grammar, p->value_max);
+	p->stream_min = stream_min;
+}
+
+void
+proto_parser_stream(struct proto_parser *p, size_t min)
+{
+	p->stream_min = min;
+}
+
+void
+proto_parser_stream_swallow(struct proto_parser *p)
+{
+	if (p->state != PROTO_PS_STREAM)
+		return;
+	p->state = PROTO_PS_SWALLOW;
+	p->swallow = p->stream_left + 2;
+}
+
+/* A streamed block: the value bytes at hand, then, once both are there,
+ * its "\r\n" (memcached reads exactly vlen + 2 bytes: the next command
+ * starts after them, whatever they were). */
+static enum proto_status
+stream_piece(struct proto_parser *p, const char *buf, size_t len, struct proto_req *req,
+	     size_t *consumed)
+{
+	size_t take = len < p->stream_left ? len : (size_t)p->stream_left;
+
+	memset(req, 0, offsetof(struct proto_req, meta));
+	req->value = buf;
+	req->vlen = take;
+	p->stream_left -= take;
+	*consumed = take;
+	if (p->stream_left == 0 && len - take >= 2) {
+		if (buf[take] != '\r' || buf[take + 1] != '\n') {
+			req->error = p->stream_bad;
+			req->noreply = p->stream_bad_noreply;
+		}
+		req->stream = PROTO_STREAM_END;
+		*consumed = take + 2;
+		p->state = PROTO_PS_LINE;
+	} else if (take == 0) {
+		return PROTO_NEED_MORE; /* half the "\r\n": wait for the other */
+	}
+	return PROTO_PIECE;
 }
 
 void
@@ -680,6 +726,10 @@ proto_parse(struct proto_parser *p, const char *buf, size_t len,
 		}
 		case PROTO_PS_MULTIGET:
 			st = mget_next(p, buf + off, len - off, req, &n);
+			*consumed = off + n;
+			return st;
+		case PROTO_PS_STREAM:
+			st = stream_piece(p, buf + off, len - off, req, &n);
 			*consumed = off + n;
 			return st;
 		case PROTO_PS_DATA:

@@ -77,8 +77,28 @@ enum proto_status proto_parse_stats(enum proto_cmd cmd, const struct proto_tok *
 
 /* ---- a storage command's data block (classic storage, ms) ---- */
 
+/* A store whose value replaces the old one: its data block can go
+ * straight into a new item as it arrives (append and prepend join the
+ * old value to it). */
+static inline bool
+proto_streamable(const struct proto_req *req)
+{
+	switch (req->cmd) {
+	case PROTO_CMD_SET:
+	case PROTO_CMD_ADD:
+	case PROTO_CMD_REPLACE:
+	case PROTO_CMD_CAS:
+		return true;
+	case PROTO_CMD_MS:
+		return req->meta.mode != 'A' && req->meta.mode != 'P';
+	default:
+		return false;
+	}
+}
+
 /* After the line of a storage command: the data block is complete and
- * ends in "\r\n", or is still arriving, or was refused. */
+ * ends in "\r\n", or is still arriving (to be buffered, or handed over in
+ * pieces: proto_parser_stream), or was refused. */
 static inline enum proto_status
 proto_take_data(struct proto_parser *p, const char *buf, size_t len,
 		size_t line_len, int32_t vlen, struct proto_req *req,
@@ -91,6 +111,18 @@ proto_take_data(struct proto_parser *p, const char *buf, size_t len,
 		req->vlen = (size_t)vlen;
 		p->state = PROTO_PS_SWALLOW;
 		p->swallow = (uint64_t)vlen + 2;
+		*consumed = line_len;
+		return PROTO_REQ;
+	}
+	if (len < total && p->stream_min && (size_t)vlen >= p->stream_min &&
+	    proto_streamable(req)) {
+		p->state = PROTO_PS_STREAM;
+		p->stream_left = (uint64_t)vlen;
+		p->stream_bad = bad_chunk_msg;
+		p->stream_bad_noreply = bad_chunk_noreply;
+		req->stream = PROTO_STREAM_BEGIN;
+		req->value = NULL;
+		req->vlen = (size_t)vlen;
 		*consumed = line_len;
 		return PROTO_REQ;
 	}

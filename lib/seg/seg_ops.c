@@ -2,8 +2,9 @@
  * Copyright (c) 2026 The segcached authors
  *
  * The operations, with memcached semantics: the engine_ops entries
- * (get, store, delete, arith, touch, batches) and linking an item under its
- * bucket lock. Reads go through seg_read.c, appends through seg_append.c.
+ * (get, store, delete, arith, touch, batches). Reads go through
+ * seg_read.c, appends through seg_append.c, links through seg_link.h; a
+ * store whose value arrives in pieces is seg_stream.c's.
  *
  * Reads take no lock: they find the slot, note the segment's gen, read the
  * item and check the gen again (a seqlock on segment reuse). After a few
@@ -30,7 +31,9 @@
 #include "seg/seg_flush.h"
 #include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_link.h"
 #include "seg/seg_live.h"
+#include "seg/seg_op.h"
 #include "seg/seg_ops.h"
 #include "seg/seg_read.h"
 #include "seg/seg_struct.h"
@@ -39,179 +42,7 @@
 
 static const struct read_dst no_dst;
 
-enum link_mode {
-	LINK_SET,
-	LINK_ADD,     /* only if no live item */
-	LINK_REPLACE, /* only if a live item */
-	LINK_CAS,     /* only if a live item with cas_in */
-	LINK_SAME,    /* only if the slot still holds the item read (loc + gen) */
-};
-#define LINK_NEED_BUCKET (-1)
-#define LINK_RETRY (-2)
-
-struct link_expect {
-	uint64_t loc;
-	uint64_t gen;
-};
-
-static inline uint64_t
-slot_cas_locked(const struct seg_engine *e, uint64_t v)
-{
-	return seg_cas_of(e, atomic_load_explicit(&e->hdr[slot_seg(v)].gen, memory_order_relaxed), v);
-}
-
-/* The expiry of the item slot value v points to, and its span (what
- * seg_item_span() says: 0 for an item that does not parse), from one
- * parse: the set that replaces it needs both (a second parse for the
- * span cost ~60 instructions a set). */
-static int64_t
-slot_expiry_locked(const struct seg_engine *e, uint64_t v, uint32_t *span)
-{
-	struct item_view iv;
-	uint32_t off = slot_off(v) << e->off_shift;
-
-	*span = 0;
-	if (!item_parse(seg_item_at(e, v), e->seg_size - off, &iv))
-		return -1;
-	*span = item_span(iv.total, e->off_shift);
-	return seg_item_expiry(&e->hdr[slot_seg(v)], iv.exp_delta);
-}
-
-/* Links the item at wl (or, with wl NULL, removes the key's item) under
- * the bucket lock, if the mode's condition holds. */
-static __attribute__((hot)) int
-link_item(struct seg_worker *w, const struct seg_key *k, const struct seg_wloc *wl,
-	  enum link_mode mode, const struct link_expect *expect, uint64_t cas_in,
-	  int64_t now, uint64_t *cas_out)
-{
-	struct seg_engine *e = w->e;
-	_Atomic uint64_t *slot;
-	uint64_t old = 0, v;
-	uint32_t old_span = 0;
-	bool live = false;
-	int rc = ENGINE_OK;
-
-	seg_bucket_lock(k->head);
-	W_COUNT(w, lock_bucket);
-	slot = seg_hash_find_locked(e, k);
-	if (slot) {
-		old = atomic_load_explicit(slot, memory_order_relaxed);
-		live = !seg_expired(slot_expiry_locked(e, old, &old_span), now);
-	}
-	switch (mode) {
-	case LINK_ADD:
-		if (live)
-			rc = ENGINE_NOT_STORED;
-		break;
-	case LINK_REPLACE:
-		if (!live)
-			rc = ENGINE_NOT_STORED;
-		break;
-	case LINK_CAS:
-		if (!live)
-			rc = ENGINE_MISS;
-		else if (slot_cas_locked(e, old) != cas_in)
-			rc = ENGINE_EXISTS;
-		break;
-	case LINK_SAME:
-		if (!slot || seg_loc_of(old) != expect->loc ||
-		    atomic_load(&e->hdr[slot_seg(old)].gen) != expect->gen)
-			rc = LINK_RETRY;
-		break;
-	case LINK_SET:
-		break;
-	}
-	if (rc == ENGINE_OK && cas_in && mode != LINK_CAS) {
-		if (!live)
-			rc = ENGINE_MISS;
-		else if (slot_cas_locked(e, old) != cas_in)
-			rc = ENGINE_EXISTS;
-	}
-	if (rc != ENGINE_OK)
-		goto out;
-
-	if (!wl) { /* removal */
-		if (slot) {
-			seg_hash_remove_locked(e, k->head, slot);
-			seg_live_remove(w, old, old_span);
-		}
-		goto out;
-	}
-	v = slot_make(k->tag, 0, (uint32_t)wl->seg, wl->off >> e->off_shift);
-	if (!slot) {
-		slot = seg_hash_empty_slot_locked(e, k, &w->spare_bucket);
-		if (!slot) {
-			rc = LINK_NEED_BUCKET;
-			goto out;
-		}
-	} else {
-		seg_live_remove(w, old, old_span);
-		if (!live)
-			W_COUNT(w, expired_unlinked); /* per worker: no shared RMW */
-	}
-	atomic_store_explicit(slot, v, memory_order_release);
-	seg_live_add(w, v, wl->span);
-	if (cas_out)
-		*cas_out = slot_cas_locked(e, v);
-out:
-	seg_bucket_unlock(k->head);
-	if (w->live_notes >= SEG_LIVE_BATCH)
-		seg_live_flush(w);
-	return rc;
-}
-
 /* ---- the engine operations ---------------------------------------------- */
-
-static inline struct seg_worker *
-seg_worker_of(struct engine_worker *w)
-{
-	return (struct seg_worker *)w;
-}
-
-static bool key_ok(size_t klen) { return klen > 0 && klen <= ENGINE_KEY_MAX; }
-
-/* Every operation starts here: checks the key, hashes it, reads the clock
- * and runs a delayed flush_all that has come due. */
-static bool
-op_start(struct seg_worker *w, struct seg_key *k, const void *key, size_t klen,
-	 int64_t *now)
-{
-	if (!key_ok(klen))
-		return false;
-	seg_key_init(w->e, k, key, klen);
-	*now = seg_now(w->e);
-	seg_flush_if_due(w->e, *now);
-	return true;
-}
-
-/* The bytes an item takes in a segment, for the sampler. */
-static inline uint32_t
-stored_size(const struct seg_engine *e, uint32_t klen, const struct engine_item *it)
-{
-	return item_span(item_size(klen, it->vlen, it->flags), e->off_shift);
-}
-
-/* A sampled key's request goes to the engine's sampler (lib/mrc, through
- * engine_access.h): an unsampled key pays the one comparison of
- * engine_sampled() (the item's size is worked out only for a sampled key:
- * computed by every caller, it had cost every get and set some 24
- * instructions).
- * it: the item found or stored (its size and expiry), NULL for none. */
-static inline void
-seg_sample(const struct seg_engine *e, const struct seg_key *k, enum engine_access_op op,
-	   bool hit, const struct engine_item *it, int64_t now)
-{
-	if (SEG_UNLIKELY(engine_sampled(&e->base, k->hash))) {
-		const struct engine_access a = {
-			.key = k->key, .klen = k->klen,
-			.sample_hash = engine_sample_hash(k->hash),
-			.size = it ? stored_size(e, k->klen, it) : 0, .hit = hit,
-			.op = (uint8_t)op, .expires_at = it ? it->expires_at : 0, .now = now,
-		};
-
-		e->base.sample_fn(e->base.sample_arg, &a);
-	}
-}
 
 static int seg_touch_item(struct seg_worker *w, const struct seg_key *k, int64_t now,
 			  int64_t exptime, void *buf, size_t cap, struct engine_item *it);
@@ -270,18 +101,6 @@ seg_op_get(struct engine_worker *ew, const void *key, size_t klen,
 	return get_one(w, &k, now, &dst, it);
 }
 
-/* set/add/replace/cas with a negative or past exptime: memcached stores
- * an item that is expired at once, which removes the key's live item. */
-static int
-store_expired(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
-	      uint64_t cas_in, int64_t now)
-{
-	int rc = link_item(w, k, NULL, mode, NULL, cas_in, now, NULL);
-
-	/* add on a missing key "stores" an item nobody can see. */
-	return rc;
-}
-
 static int
 store_plain(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
 	    const void *val, uint32_t vlen, uint32_t flags, int64_t expires_at,
@@ -302,7 +121,7 @@ store_plain(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
 		if (rc != ENGINE_OK)
 			return rc;
 		memcpy(seg_write_head(&wl, k, vlen, flags), val, vlen);
-		rc = link_item(w, k, &wl, mode, NULL, cas_in, now, cas_out);
+		rc = seg_link_item(w, k, &wl, mode, NULL, cas_in, now, cas_out);
 		if (rc == ENGINE_OK)
 			seg_append_done(w, &wl);
 		else
@@ -417,7 +236,7 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 					continue;
 				struct link_expect x = { seg_loc_of(r.v), r.gen };
 
-				rc = link_item(w, k, NULL, LINK_SAME, &x, 0, now, NULL);
+				rc = seg_link_item(w, k, NULL, LINK_SAME, &x, 0, now, NULL);
 				if (rc == LINK_RETRY)
 					continue;
 				seg_fill_item(e, &r, it);
@@ -459,7 +278,7 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 		}
 		struct link_expect x = { seg_loc_of(r.v), r.gen };
 
-		rc = link_item(w, k, &wl, LINK_SAME, &x, op->cas_in, now, &it->cas);
+		rc = seg_link_item(w, k, &wl, LINK_SAME, &x, op->cas_in, now, &it->cas);
 		if (rc == ENGINE_OK) {
 			if (op->kind == RMW_TOUCH && op->buf && vlen <= op->cap)
 				memcpy(op->buf, dst, vlen);
@@ -481,12 +300,7 @@ seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 	     const void *key, size_t klen, const void *val, size_t vlen,
 	     uint32_t flags, int64_t exptime, uint64_t cas_in, uint64_t *cas_out)
 {
-	static const enum link_mode link_of[] = {
-		[ENGINE_SET] = LINK_SET, [ENGINE_ADD] = LINK_ADD,
-		[ENGINE_REPLACE] = LINK_REPLACE, [ENGINE_CAS] = LINK_CAS,
-	};
 	struct seg_worker *w = seg_worker_of(ew);
-	struct seg_engine *e = w->e;
 	struct seg_key k;
 	int64_t now, expires_at;
 	int rc;
@@ -494,17 +308,8 @@ seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 	if (!op_start(w, &k, key, klen, &now))
 		return ENGINE_INVALID;
 	W_COUNT(w, cmd_set);
-	if (item_size((uint32_t)klen, vlen > ITEM_VLEN_MAX ? ITEM_VLEN_MAX : (uint32_t)vlen,
-		      flags) > e->item_max ||
-	    vlen > ITEM_VLEN_MAX) {
-		W_COUNT(w, set_too_large);
-		/* memcached drops the old value when a set is too large. */
-		if (mode == ENGINE_SET) {
-			link_item(w, &k, NULL, LINK_SET, NULL, 0, now, NULL);
-			seg_sample(e, &k, ENGINE_ACCESS_DELETE, false, NULL, now);
-		}
+	if (seg_store_too_large(w, &k, mode, vlen, flags, now))
 		return ENGINE_TOO_LARGE;
-	}
 	if (mode == ENGINE_APPEND || mode == ENGINE_PREPEND) {
 		struct rmw op = { .kind = mode == ENGINE_APPEND ? RMW_APPEND : RMW_PREPEND,
 				  .data = val, .dlen = (uint32_t)vlen, .cas_in = cas_in };
@@ -515,50 +320,26 @@ seg_op_store(struct engine_worker *ew, enum engine_store_mode mode,
 			rc = ENGINE_NOT_STORED;
 		else if (rc == ENGINE_OK && cas_out)
 			*cas_out = it.cas;
-		if (rc == ENGINE_OK) {
-			engine_count_add(&w->base, ENGINE_C_set_bytes, stored_size(e, k.klen, &it));
-			seg_sample(e, &k, ENGINE_ACCESS_SET, true, &it, now);
-		}
+		if (rc == ENGINE_OK)
+			seg_store_sampled(w, &k, &it, now);
 	} else {
-		enum link_mode lm = link_of[mode];
+		enum link_mode lm = seg_link_mode(mode);
 
 		expires_at = engine_expiry_from_exptime(exptime, now);
 		rc = lm == LINK_SET && !cas_in ? ENGINE_OK : precheck(w, &k, lm, cas_in, now);
 		if (rc == ENGINE_OK && expires_at < 0) {
-			rc = store_expired(w, &k, lm, cas_in, now);
-			if (rc == ENGINE_OK)
-				seg_sample(e, &k, ENGINE_ACCESS_DELETE, true, NULL, now);
+			rc = seg_store_expired(w, &k, lm, cas_in, now);
 		} else if (rc == ENGINE_OK) {
 			const struct engine_item stored = { .vlen = (uint32_t)vlen, .flags = flags,
 							    .expires_at = expires_at };
 
 			rc = store_plain(w, &k, lm, val, (uint32_t)vlen, flags, expires_at, cas_in,
 					 now, cas_out);
-			if (rc == ENGINE_OK) {
-				/* the bytes the sets wrote: lib/mrc scales its
-				 * FIFO caches by the sample's share of them */
-				engine_count_add(&w->base, ENGINE_C_set_bytes,
-						 stored_size(e, k.klen, &stored));
-				seg_sample(e, &k, ENGINE_ACCESS_SET, true, &stored, now);
-			}
-		}
-		if (mode == ENGINE_CAS) {
 			if (rc == ENGINE_OK)
-				W_COUNT(w, cas_hits);
-			else if (rc == ENGINE_MISS)
-				W_COUNT(w, cas_misses);
-			else if (rc == ENGINE_EXISTS)
-				W_COUNT(w, cas_badval);
+				seg_store_sampled(w, &k, &stored, now);
 		}
 	}
-	if (rc == ENGINE_OK) {
-		W_COUNT(w, set_stored);
-		W_COUNT(w, total_items);
-	} else if (rc == ENGINE_NOT_STORED) {
-		W_COUNT(w, set_not_stored);
-	} else if (rc == ENGINE_NO_MEMORY) {
-		W_COUNT(w, set_no_memory);
-	}
+	seg_store_counted(w, mode, rc);
 	return rc;
 }
 
@@ -573,7 +354,7 @@ seg_op_delete(struct engine_worker *ew, const void *key, size_t klen,
 
 	if (!op_start(w, &k, key, klen, &now))
 		return ENGINE_INVALID;
-	rc = link_item(w, &k, NULL, cas_in ? LINK_CAS : LINK_REPLACE, NULL, cas_in, now, NULL);
+	rc = seg_link_item(w, &k, NULL, cas_in ? LINK_CAS : LINK_REPLACE, NULL, cas_in, now, NULL);
 	if (rc == ENGINE_NOT_STORED)
 		rc = ENGINE_MISS;
 	if (rc == ENGINE_OK || rc == ENGINE_MISS)
