@@ -5,18 +5,20 @@
 beside -m is bounded by --tcp-buffer-memory, and given back.
 
   - 300 connections each send a 1,000,000-byte set but its last 1,000
-    bytes, then nothing (finding 1): the server's RSS peak (VmHWM) stays
-    within -m + the stated budget (`stats settings` tcp_buffer_memory) +
-    64 MB, the stores over the budget are refused (conn_buffer_in_refused),
-    and once the connections close RSS is back within 20% of before in at
-    most 10 s (finding 3);
+    bytes, then nothing (finding 1): the values go straight into their
+    items (store_streamed), so the server's RSS peak (VmHWM) stays within
+    -m + the stated budget (`stats settings` tcp_buffer_memory) + 64 MB
+    with no buffer charged, and once the connections close RSS is back
+    within 20% of before in at most 10 s (finding 3); the same with
+    16,000-byte values, which are buffered whole: the stores over a 2 MiB
+    budget are refused (conn_buffer_in_refused);
   - 300 connections each send 2,000 `get big` for a 1,000,000-byte value
     and never read (finding 2): the same bound, and the readers that fell
     behind are reset and counted (conns_slow_readers_closed);
-  - a store refused for the budget answers SERVER_ERROR out of memory
-    storing object, drops the key's old value (as memcached does) and
-    leaves its connection usable: its data block is swallowed, the next
-    request is answered; the store that holds the budget completes;
+  - an append refused for the budget answers SERVER_ERROR out of memory
+    storing object and leaves its connection usable: its data block is
+    swallowed, the next request is answered; the append that holds the
+    budget completes, and a set of the same size, streamed, is stored;
   - the start-up sizing line and `stats` name every part.
 
 The attacks are tools/security/memory-attack.py's (run it with --compare
@@ -102,13 +104,28 @@ class PartialValues(ServerCase):
     def test_values_held_in_flight_are_bounded_and_given_back(self):
         r = attack_tool.attack(self.srv.port, self.srv.proc.pid, "partial", conns=CONNS,
                                warm_conns=WARM_CONNS)
-        self.assertEqual(r["sent_whole"], CONNS, r)  # refused blocks are swallowed, not left
+        self.assertEqual(r["sent_whole"], CONNS, r)
         self.check_bound_and_recovery(r)
-        self.assertIsNotNone(r["conn_buffer_in_refused"], "no conn_buffer_in_refused in stats")
-        self.assertGreater(r["conn_buffer_in_refused"], 0, r)
-        # the budget held what it could; the rest was refused, nothing lost count
-        self.assertLess(r["conn_buffer_in_refused"], CONNS, r)
+        # 1,000,000-byte values go straight into their items (cmd_stream.c):
+        # heap memory -m bounds, no connection buffer charged or refused
         st = attack_tool.stats(self.srv.port)
+        self.assertGreaterEqual(int(st["store_streamed"]), CONNS, st)
+        self.assertEqual(r["conn_buffer_in_refused"], 0, r)
+        self.assertEqual(int(st["conn_buffer_in_bytes"]), 0, "charges left after the close")
+
+
+class PartialSmallValues(ServerCase):
+    """Values under CMD_STREAM_MIN (16 KiB) are buffered whole, each in
+    the connection's own allowance (posix_buffers.c): bounded too."""
+    server_args = {"max_conns": 1024}
+
+    def test_buffered_values_are_bounded(self):
+        r = attack_tool.attack(self.srv.port, self.srv.proc.pid, "partial", conns=CONNS,
+                               vlen=16000, warm_conns=WARM_CONNS)
+        self.assertEqual(r["sent_whole"], CONNS, r)
+        self.check_bound_and_recovery(r)
+        st = attack_tool.stats(self.srv.port)
+        self.assertEqual(int(st["store_streamed"]), 0, st)
         self.assertEqual(int(st["conn_buffer_in_bytes"]), 0, "charges left after the close")
 
 
@@ -136,32 +153,41 @@ class SlowReaders(ServerCase):
 
 
 class RefusedStore(ServerCase):
-    """A budget of 2 MiB: 1.5 MiB for input, so one 1,000,000-byte store
-    in flight leaves no room for a second."""
+    """A budget of 2 MiB: 1.5 MiB for input, so one 1,000,000-byte append
+    in flight (append joins the old value: it is buffered, not streamed)
+    leaves no room for a second."""
     server_args = {"seg_extra": ["--tcp-buffer-memory", "2"]}
 
-    def test_refused_store_is_swallowed_and_drops_the_old_value(self):
+    def test_refused_store_is_swallowed_and_the_connection_goes_on(self):
         value = os.urandom(500000).hex().encode()  # 1,000,000 bytes
         a, b = self.srv.connect(), self.srv.connect()
         try:
             self.assertEqual(b.cmd(b"set victim 0 0 3\r\nold\r\n"), b"STORED\r\n")
-            a.send(b"set holder 0 0 %d\r\n" % len(value) + value[:-1000])
+            self.assertEqual(a.cmd(b"set holder 0 0 1\r\nx\r\n"), b"STORED\r\n")
+            a.send(b"append holder 0 0 %d\r\n" % len(value) + value[:-1000])
             # a's block is held in the server before b's starts
             deadline = time.monotonic() + harness.IO_TIMEOUT
             while int(attack_tool.stats(self.srv.port)["conn_buffer_in_bytes"]) < len(value):
                 self.assertLess(time.monotonic(), deadline, "a's block never held")
                 time.sleep(0.05)
-            b.send(b"set victim 0 0 %d\r\n" % len(value) + value + b"\r\nget victim\r\n")
+            b.send(b"append victim 0 0 %d\r\n" % len(value) + value + b"\r\nget victim\r\n")
             self.assertEqual(b.line(), b"SERVER_ERROR out of memory storing object\r\n")
-            self.assertEqual(b.line(), b"END\r\n")  # swallowed; the old value is gone
+            # swallowed; memcached keeps the old value of a failed append
+            self.assertEqual(b.line(), b"VALUE victim 0 3\r\n")
+            self.assertEqual(b.line(), b"old\r\n")
+            self.assertEqual(b.line(), b"END\r\n")
             a.send(value[-1000:] + b"\r\n")
             self.assertEqual(a.line(), b"STORED\r\n")
-            self.assertEqual(a.get(b"holder")[b"holder"][1], value)
+            self.assertEqual(a.get(b"holder")[b"holder"][1], b"x" + value)
+            # a set of the same size is not buffered: it goes into its item
+            b.send(b"set victim 0 0 %d\r\n" % len(value) + value + b"\r\n")
+            self.assertEqual(b.line(), b"STORED\r\n")
         finally:
             a.close()
             b.close()
         st = attack_tool.stats(self.srv.port)
         self.assertEqual(int(st["conn_buffer_in_refused"]), 1)
+        self.assertGreaterEqual(int(st["store_streamed"]), 1)
         self.assertEqual(int(self.settings()["tcp_buffer_memory"]), 2 * MB)
 
 
