@@ -199,6 +199,9 @@ bool cmd_conn_busy(const struct cmd_conn *c);
  * their connection buffer budget. */
 #define CMD_STREAM_MIN (16u << 10)
 
+/* A value is being streamed into its item (its block not yet ended). */
+bool cmd_conn_streaming(const struct cmd_conn *c);
+
 /* A storage request's line was parsed and its data block is arriving:
  * the bytes the whole request needs, from the start of its line (0 when
  * no data block is pending). A stack that buffers requests knows from it

@@ -28,6 +28,12 @@ struct cmd_stream {
 	char opaque[PROTO_OPAQUE_MAX];
 };
 
+bool
+cmd_conn_streaming(const struct cmd_conn *c)
+{
+	return c->stream != NULL;
+}
+
 void
 cmd_stream_setup(struct cmd_conn *c)
 {

@@ -4,9 +4,10 @@
 """Large sets through the posix stack, two builds in alternating rounds
 (issue 35: values read straight into their item must be no slower).
 
-Each round starts each build's server (-m 1024 -t 1, loopback), and one
-client sends --sets sets of each --sizes value (each set sent whole, its
-STORED awaited: depth 1), then reads one value back and checks it. Prints
+Each round starts each build's server (-m 64 -t 1, loopback), and one
+client sends 128 MB of sets untimed (the heap touched and evicting:
+steady state), then --sets sets of each --sizes value, timed (each set
+sent whole, its STORED awaited: depth 1), then reads the last value back and checks it. Prints
 per size the per-round new/old ratio of sets/s and their median.
 
   tools/protocol-bench/large-sets.py OLD/app/segcached/segcached \\
@@ -31,7 +32,7 @@ def free_port():
 
 def start(binary, port):
     p = subprocess.Popen([binary, "--stack", "posix", "-p", str(port), "-U", "0", "-l",
-                          "127.0.0.1", "-m", "1024", "-t", "1"],
+                          "127.0.0.1", "-m", "64", "-t", "1"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -59,13 +60,17 @@ def run(binary, size, sets):
     try:
         value = os.urandom(size // 2 + 1).hex().encode()[:size]
         buf = [b""]
+        for i in range(max(1, (128 << 20) // size)):
+            s.sendall(b"set w%d 0 0 %d\r\n" % (i % 200, size) + value + b"\r\n")
+            if read_line(s, buf) != b"STORED":
+                raise RuntimeError("not stored")
         t0 = time.perf_counter()
         for i in range(sets):
             s.sendall(b"set k%d 0 0 %d\r\n" % (i % 200, size) + value + b"\r\n")
             if read_line(s, buf) != b"STORED":
                 raise RuntimeError("not stored")
         dt = time.perf_counter() - t0
-        s.sendall(b"get k0\r\n")
+        s.sendall(b"get k%d\r\n" % ((sets - 1) % 200))  # the last: never evicted yet
         head = read_line(s, buf)
         n = int(head.split()[-1])
         while len(buf[0]) < n + 7:

@@ -149,7 +149,10 @@ posix_conn_in_give_back(struct posix_conn *c)
 	}
 	if (!posix_conn_in_borrowed(c))
 		return true;
-	cap = left > POSIX_IN_MOVE_MAX ? POSIX_BUF_UNCOUNTED : left;
+	/* more than the allowance only after a read of a streamed value
+	 * (posix_tcp.c): the end of its block and pipelined requests behind */
+	cap = left <= POSIX_IN_MOVE_MAX ? left : left > POSIX_BUF_UNCOUNTED ? left
+						: POSIX_BUF_UNCOUNTED;
 	own = malloc(cap);
 	if (own == NULL)
 		return false;

@@ -62,12 +62,14 @@ extern int posix_logtype;
  * the worker's buffer for the next read; more (a large request) stay and
  * are read after in their own buffer, which grows up to what one request
  * can need (cmd_session_in_max()). Reading stops while the session's
- * output is over its high-water mark (resumed on EPOLLOUT). */
-#define POSIX_IN_WORKER (16u << 10)
-#define POSIX_IN_MOVE_MAX (POSIX_IN_WORKER / 2)
+ * output is over its high-water mark (resumed on EPOLLOUT). 64 KiB: a
+ * large value streamed into its item (lib/cmd's cmd_stream.c) comes in
+ * 64 KiB reads, not 16 KiB ones (a 1 MB set: 16 recv calls, not 64). */
+#define POSIX_IN_WORKER (64u << 10)
 /* --tcp-buffer-memory (posix_buffers.c): input or output a connection may
  * hold without charging the budget; a larger buffer is charged whole. */
-#define POSIX_BUF_UNCOUNTED POSIX_IN_WORKER
+#define POSIX_BUF_UNCOUNTED (16u << 10)
+#define POSIX_IN_MOVE_MAX (POSIX_BUF_UNCOUNTED / 2)
 /* Its default: room for twice this many connections (or -c, if fewer)
  * to hold the largest request at once; a quarter of it (of any
  * --tcp-buffer-memory) is for output. Output is the smaller share: a

@@ -768,7 +768,7 @@ TEST_F(Cmd, StatsGeneral)
 		"cmd_touch", "cmd_meta", "get_hits", "get_misses", "get_expired", "get_flushed",
 		"delete_misses", "delete_hits", "incr_misses", "incr_hits", "decr_misses",
 		"decr_hits", "cas_misses", "cas_hits", "cas_badval", "touch_hits", "touch_misses",
-		"store_too_large", "store_no_memory", "auth_cmds", "auth_errors", "bytes_read",
+		"store_too_large", "store_no_memory", "store_streamed", "store_stream_lost", "auth_cmds", "auth_errors", "bytes_read",
 		"bytes_written", "limit_maxbytes", "accepting_conns", "listen_disabled_num",
 		"time_in_listen_disabled_us", "threads", "conn_yields", "hash_power_level",
 		"hash_bytes", "hash_is_expanding", "bytes", "curr_items", "total_items",
