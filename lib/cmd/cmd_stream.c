@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cmd/cmd_private.h"
+#include "engine/engine_stream.h"
 
 struct cmd_stream {
 	struct engine_stream es;

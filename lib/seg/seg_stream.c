@@ -19,6 +19,7 @@
  * back is discarded as it comes and the store answers ENGINE_NO_MEMORY.
  */
 #include "seg/seg_append.h"
+#include "engine/engine_stream.h"
 #include "seg/seg_chunk.h"
 #include "seg/seg_link.h"
 #include "seg/seg_op.h"
