@@ -115,7 +115,7 @@ stream_piece(struct proto_parser *p, const char *buf, size_t len, struct proto_r
 {
 	size_t take = len < p->stream_left ? len : (size_t)p->stream_left;
 
-	memset(req, 0, offsetof(struct proto_req, meta));
+	req_clear(req, PROTO_CMD_NONE);
 	req->value = buf;
 	req->vlen = take;
 	p->stream_left -= take;

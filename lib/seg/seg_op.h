@@ -19,7 +19,6 @@
 #include "seg/seg_link.h"
 #include "seg/seg_struct.h"
 
-
 static inline struct seg_worker *
 seg_worker_of(struct engine_worker *w)
 {

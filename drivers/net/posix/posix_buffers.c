@@ -149,10 +149,12 @@ posix_conn_in_give_back(struct posix_conn *c)
 	}
 	if (!posix_conn_in_borrowed(c))
 		return true;
-	/* more than the allowance only after a read of a streamed value
-	 * (posix_tcp.c): the end of its block and pipelined requests behind */
-	cap = left <= POSIX_IN_MOVE_MAX ? left : left > POSIX_BUF_UNCOUNTED ? left
-						: POSIX_BUF_UNCOUNTED;
+	/* Just as many bytes, or room for the rest of a large request. More
+	 * than the allowance is left only after a read of a streamed value
+	 * (posix_tcp.c): the end of its block and pipelined requests behind. */
+	cap = left;
+	if (left > POSIX_IN_MOVE_MAX && left < POSIX_BUF_UNCOUNTED)
+		cap = POSIX_BUF_UNCOUNTED;
 	own = malloc(cap);
 	if (own == NULL)
 		return false;

@@ -505,8 +505,8 @@ conn_readable(struct posix_conn *c)
 		 * item (fewer reads of a large set): what other reads leave over
 		 * stays within a connection's uncharged allowance */
 		if (posix_conn_in_borrowed(c) && !cmd_conn_streaming(c->ses.cmd) &&
-		    room > POSIX_BUF_UNCOUNTED - c->in_end)
-			room = POSIX_BUF_UNCOUNTED > c->in_end ? POSIX_BUF_UNCOUNTED - c->in_end : 0;
+		    c->in_end < POSIX_BUF_UNCOUNTED && room > POSIX_BUF_UNCOUNTED - c->in_end)
+			room = POSIX_BUF_UNCOUNTED - c->in_end;
 		n = recv(c->fd, c->in + c->in_end, room, MSG_DONTWAIT);
 		if (n < 0) {
 			int err = errno;
