@@ -9,6 +9,7 @@ alternates), and what is reported is the per-round ratio new/old and its
 median, never an absolute number from separate runs.
 
   tools/ab-builds.py OLD_BUILD NEW_BUILD [--rounds 5] [--storage] [--memif]
+                     [--posix] [--large-sets]
 
 --storage: tools/storage-bench (both engines through engine.h, no network),
   one workload per --storage-args (default: seg and baseline, 1 thread,
@@ -18,20 +19,33 @@ median, never an absolute number from separate runs.
   NEW build's generator (the generator is held fixed); ratio of keys/s and
   of the server's own cost per key (server_busy_ns_per_key, lower is
   better) where the telemetry gives it.
+--posix: segcached --stack posix on loopback (-m 1024 -t 1) against the NEW
+  build's segcached-loadgen over kernel sockets: depth 1 (64 connections)
+  and depth 4 (16), 90% gets of 64-byte values; ratio of requests/s. A run
+  with errors or corrupt values fails the A/B.
+--large-sets: the posix stack (-m 64 -t 1), one client: 128 MB of sets
+  untimed (the heap full and evicting), then sets of each --sizes value
+  at depth 1, timed, and the last value read back and checked; ratio of
+  sets/s.
 
-Each build directory must hold the binaries already (ninja -C BUILD).
-Prints a Markdown table for docs/performance.md.
+With no mode given: --storage and --memif. Each build directory must hold
+the binaries already (ninja -C BUILD). Prints a Markdown table for
+docs/performance.md.
 """
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STORAGE_BENCH = "tools/storage-bench/segcached-storage-bench"
+SERVER = "app/segcached/segcached"
+LOADGEN = "tools/loadgen/segcached-loadgen"
 
 DEFAULT_STORAGE = [
     "--engine seg --threads 1 --dist zipf:0.99 --keys 1000000 --value-size 64 --mix 90:10:0 "
@@ -46,6 +60,8 @@ DEFAULT_MEMIF = [
     ("TCP get, 64 B, 16 x 4", {"KEYS": "100000", "VALUE_SIZE": "64"}, "1"),
     ("TCP get, 4 KiB, 16 x 4", {"KEYS": "5000", "VALUE_SIZE": "4096"}, "1"),
 ]
+# (depth, connections) of the posix rounds
+POSIX_DEPTHS = [(1, 64), (4, 16)]
 
 
 def storage_round(build, args):
@@ -55,6 +71,12 @@ def storage_round(build, args):
     return statistics.median(r["mops"] for r in runs)
 
 
+def checked(d, what):
+    if d.get("errors") or d.get("corrupt"):
+        raise RuntimeError("%s with errors: %s" % (what, d))
+    return d
+
+
 def memif_round(build, gen_build, env, multiget):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "run.json")
@@ -62,11 +84,105 @@ def memif_round(build, gen_build, env, multiget):
         subprocess.run([os.path.join(ROOT, "tools/loadgen/scripts/memif-run.sh"), build, "tcp",
                         multiget, out, gen_build], env=e, capture_output=True, text=True,
                        timeout=120, check=True)
-        d = json.load(open(out))
-    if d.get("errors") or d.get("corrupt"):
-        raise RuntimeError("memif run with errors: %s" % d)
+        d = checked(json.load(open(out)), "memif run")
     return d["keys_per_s"] if "keys_per_s" in d else d["throughput"], \
         d.get("server_busy_ns_per_key")
+
+
+class PosixServer:
+    """One build's server on a free loopback port, with one connection to it."""
+
+    def __init__(self, build, memory):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        self.port = s.getsockname()[1]
+        s.close()
+        self.proc = subprocess.Popen(
+            [os.path.join(build, SERVER), "--stack", "posix", "-p", str(self.port), "-U", "0",
+             "-l", "127.0.0.1", "-m", str(memory), "-t", "1"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.proc.kill()
+                    raise RuntimeError("%s did not start" % build)
+                time.sleep(0.02)
+        self.buf = b""
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            d = self.sock.recv(1 << 20)
+            if not d:
+                raise RuntimeError("connection closed")
+            self.buf += d
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def set(self, key, value):
+        self.sock.sendall(b"set %s 0 0 %d\r\n" % (key, len(value)) + value + b"\r\n")
+        if self.line() != b"STORED":
+            raise RuntimeError("not stored")
+
+    def get(self, key):
+        self.sock.sendall(b"get %s\r\n" % key)
+        n = int(self.line().split()[-1])
+        while len(self.buf) < n + len(b"\r\nEND\r\n"):
+            self.buf += self.sock.recv(1 << 20)
+        value, self.buf = self.buf[:n], self.buf[n + len(b"\r\nEND\r\n"):]
+        return value
+
+    def close(self):
+        self.sock.close()
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def posix_round(build, gen_build, depth, conns):
+    srv = PosixServer(build, 1024)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "run.json")
+            subprocess.run([os.path.join(gen_build, LOADGEN), "--server",
+                            "127.0.0.1:%d" % srv.port, "--conns", str(conns), "--depth",
+                            str(depth), "--keys", "100000", "--value-size", "64",
+                            "--get-ratio", "0.9", "--duration", "2", "--warmup", "0.5",
+                            "--threads", "1", "--quiet", "--json", out],
+                           capture_output=True, text=True, timeout=60, check=True)
+            return checked(json.load(open(out)), "posix run")["throughput"]
+    finally:
+        srv.close()
+
+
+def large_sets_round(build, size, sets):
+    srv = PosixServer(build, 64)
+    try:
+        value = os.urandom(size // 2 + 1).hex().encode()[:size]
+        for i in range(max(1, (128 << 20) // size)):
+            srv.set(b"w%d" % (i % 200), value)
+        t0 = time.perf_counter()
+        for i in range(sets):
+            srv.set(b"k%d" % (i % 200), value)
+        dt = time.perf_counter() - t0
+        if srv.get(b"k%d" % ((sets - 1) % 200)) != value:  # the last: never evicted yet
+            raise RuntimeError("wrong value read back")
+        return sets / dt
+    finally:
+        srv.close()
+
+
+def alternate(a, name, measure):
+    """measure(build) in a.rounds rounds, the order alternating; (old, new) pairs."""
+    pairs = []
+    for r in range(a.rounds):
+        order = (a.old, a.new) if r % 2 == 0 else (a.new, a.old)
+        got = {b: measure(b) for b in order}
+        pairs.append((got[a.old], got[a.new]))
+        print("%s round %d: old %s new %s" % (name, r, got[a.old], got[a.new]), file=sys.stderr)
+    return pairs
 
 
 def ratio_row(name, pairs, lower_is_better=False):
@@ -85,33 +201,38 @@ def main():
     ap.add_argument("--storage", action="store_true")
     ap.add_argument("--storage-args", action="append")
     ap.add_argument("--memif", action="store_true")
+    ap.add_argument("--posix", action="store_true")
+    ap.add_argument("--large-sets", action="store_true")
+    ap.add_argument("--sizes", default="100000,300000,1000000",
+                    help="--large-sets value sizes (bytes)")
+    ap.add_argument("--sets", type=int, default=2000,
+                    help="--large-sets: timed sets per round at 100 KB (fewer at larger sizes)")
     a = ap.parse_args()
-    if not a.storage and not a.memif:
+    if not (a.storage or a.memif or a.posix or a.large_sets):
         a.storage = a.memif = True
     rows = []
     if a.storage:
         for args in a.storage_args or DEFAULT_STORAGE:
-            pairs = []
-            for r in range(a.rounds):
-                order = (a.old, a.new) if r % 2 == 0 else (a.new, a.old)
-                got = {b: storage_round(b, args) for b in order}
-                pairs.append((got[a.old], got[a.new]))
-                print("storage %s round %d: old %.3f new %.3f Mops/s" %
-                      (args, r, got[a.old], got[a.new]), file=sys.stderr)
-            rows.append(ratio_row("storage-bench " + args, pairs))
+            rows.append(ratio_row("storage-bench " + args, alternate(
+                a, "storage " + args, lambda b: storage_round(b, args))))
     if a.memif:
         for name, env, multiget in DEFAULT_MEMIF:
-            tput, cost = [], []
-            for r in range(a.rounds):
-                order = (a.old, a.new) if r % 2 == 0 else (a.new, a.old)
-                got = {b: memif_round(b, a.new, env, multiget) for b in order}
-                tput.append((got[a.old][0], got[a.new][0]))
-                cost.append((got[a.old][1], got[a.new][1]))
-                print("memif %s round %d: old %s new %s" % (name, r, got[a.old], got[a.new]),
-                      file=sys.stderr)
-            rows.append(ratio_row(name + ", keys/s", tput))
-            rows.append(ratio_row(name + ", server cost per key (old/new)", cost,
-                                  lower_is_better=True))
+            pairs = alternate(a, "memif " + name, lambda b: memif_round(b, a.new, env, multiget))
+            rows.append(ratio_row(name + ", keys/s", [(o[0], n[0]) for o, n in pairs]))
+            rows.append(ratio_row(name + ", server cost per key (old/new)",
+                                  [(o[1], n[1]) for o, n in pairs], lower_is_better=True))
+    if a.posix:
+        for depth, conns in POSIX_DEPTHS:
+            name = "posix loopback, 90%% gets, 64 B, depth %d x %d conns, requests/s" % (depth,
+                                                                                       conns)
+            rows.append(ratio_row(name, alternate(
+                a, name, lambda b: posix_round(b, a.new, depth, conns))))
+    if a.large_sets:
+        for size in [int(x) for x in a.sizes.split(",")]:
+            sets = max(50, a.sets * 100000 // size)
+            name = "posix large sets, %d bytes, depth 1, sets/s" % size
+            rows.append(ratio_row(name, alternate(
+                a, name, lambda b: large_sets_round(b, size, sets))))
     print("| workload | rounds | new / old: median (per round) |")
     print("|---|---|---|")
     for row in rows:

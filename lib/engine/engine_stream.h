@@ -27,7 +27,7 @@ struct engine_stream {
 	size_t written;   /* value bytes handed over so far */
 	/* the engine took the reserved item back (it was evicted or flushed
 	 * before its value was complete): the rest is discarded and
-	 * engine_store_finish() answers ENGINE_NO_MEMORY */
+	 * engine_store_finish() completes the store as one evicted at once */
 	bool lost;
 	uint64_t priv[6];
 };
@@ -58,8 +58,9 @@ static inline void engine_store_write(struct engine_worker *w, struct engine_str
 
 /* The whole value was written: links the item if the mode's condition
  * holds (mode, key and cas_in as given to engine_store). Returns what
- * engine_store() would, and ENGINE_NO_MEMORY when the item was lost
- * (st->lost). */
+ * engine_store() would. An item taken back meanwhile (st->lost) is a
+ * store whose item was evicted the moment it was linked: the condition
+ * decided, the key's old value dropped, nothing new readable. */
 static inline enum engine_status engine_store_finish(struct engine_worker *w,
 						     struct engine_stream *st,
 						     enum engine_store_mode mode,

@@ -16,7 +16,12 @@
  * still in the life it was reserved in (seg_chunk.c's Dekker pattern:
  * either the reclaimer sees the mark and waits, or the writer sees the
  * new gen, or the claim, and gives up); a value whose item was taken
- * back is discarded as it comes and the store answers ENGINE_NO_MEMORY.
+ * back is discarded as it comes, and the store completes as one whose item
+ * was evicted the moment it was linked (seg_store_expired): the mode's
+ * condition decided, the key's old value dropped, the client told STORED
+ * (or NOT_STORED, EXISTS, NOT_FOUND) as memcached would tell it, whose
+ * item can be evicted as soon as it is linked. A client never sees an
+ * error for an eviction or a flush_all that raced its value.
  */
 #include "seg/seg_append.h"
 #include "engine/engine_stream.h"
@@ -128,6 +133,9 @@ seg_op_store_write(struct engine_worker *ew, struct engine_stream *st, const voi
 	st->written += len;
 }
 
+/* link_streamed: the reserved item was taken back */
+#define STREAM_LOST (-2)
+
 static int
 link_streamed(struct seg_worker *w, struct engine_stream *st, const struct seg_key *k,
 	      enum link_mode lm, uint64_t cas_in, int64_t now, uint64_t *cas_out)
@@ -139,11 +147,11 @@ link_streamed(struct seg_worker *w, struct engine_stream *st, const struct seg_k
 		int rc;
 
 		if (st->lost)
-			return ENGINE_NO_MEMORY;
+			return STREAM_LOST;
 		if (!mark_if_ours(w, ss, true)) {
 			seg_chunk_unmark(w);
 			lose(w, st);
-			return ENGINE_NO_MEMORY;
+			return STREAM_LOST;
 		}
 		rc = seg_link_item(w, k, &wl, lm, NULL, cas_in, now, cas_out);
 		seg_chunk_unmark(w);
@@ -178,7 +186,9 @@ seg_op_store_finish(struct engine_worker *ew, struct engine_stream *st,
 						    .expires_at = ss->expires_at };
 
 		rc = link_streamed(w, st, &k, lm, cas_in, now, cas_out);
-		if (rc == ENGINE_OK)
+		if (rc == STREAM_LOST)
+			rc = seg_store_expired(w, &k, lm, cas_in, now); /* stored, evicted at once */
+		else if (rc == ENGINE_OK)
 			seg_store_sampled(w, &k, &stored, now);
 	}
 	seg_store_counted(w, mode, rc);

@@ -160,40 +160,66 @@ TEST_F(CmdStream, RefusedAtTheLineIsAnsweredAtOnceAndSwallowed)
 		  "VERSION 1.6.18-segcached\r\n");
 }
 
-TEST_F(CmdStream, AnItemTakenBackBeforeItsValueAnswersOutOfMemory)
+// An item taken back before its value was complete (a flush_all or an
+// eviction raced the client's value) completes as a store evicted the
+// moment it was linked: the client hears what memcached would say, the
+// key's old value is gone, and nothing of the new one is readable.
+TEST_F(CmdStream, AnItemTakenBackBeforeItsValueIsAStoreEvictedAtOnce)
 {
 	const std::string v = value_of(60000, 8), n = std::to_string(v.size());
+	struct cmd_conn *second = cmd_conn_create(&s, w, false);
+	struct cmd_conn *third = cmd_conn_create(&s, w, false);
+	ASSERT_NE(second, nullptr);
+	ASSERT_NE(third, nullptr);
+	/* another connection's input, given whole */
+	auto on = [&](struct cmd_conn *o, const std::string &in) {
+		unsigned actions = 0;
+		EXPECT_EQ(cmd_process(o, in.data(), in.size(), &out, &actions), in.size());
+		std::string got(out.data + out.head, proto_out_pending(&out));
+		proto_out_consume(&out, proto_out_pending(&out));
+		return got;
+	};
 
 	run("set k 0 0 3\r\nold\r\n");
 	EXPECT_EQ(run("set k 0 0 " + n + "\r\n" + v.substr(0, 1000)), "");
 	engine_flush_all(e, 0); /* another connection's flush_all: every segment back */
+	EXPECT_EQ(on(third, "set k 0 0 5\r\nnewer\r\n"), "STORED\r\n");
 	EXPECT_EQ(run(v.substr(1000) + "\r\nget k\r\nset j 0 0 1\r\nz\r\nget j\r\n", 9000),
-		  "SERVER_ERROR out of memory storing object\r\nEND\r\n"
-		  "STORED\r\nVALUE j 0 1\r\nz\r\nEND\r\n");
+		  "STORED\r\nEND\r\nSTORED\r\nVALUE j 0 1\r\nz\r\nEND\r\n")
+		<< "the streamed set came last: 'newer' must not be read after its STORED";
 	EXPECT_EQ(stats_counter(ENGINE_C_set_stream_lost), 1u);
-	EXPECT_EQ(stats_counter(ENGINE_C_set_no_memory), 1u);
+	EXPECT_EQ(stats_counter(ENGINE_C_set_no_memory), 0u);
 	EXPECT_EQ(stat("stats\r\n", "store_stream_lost"), 1u);
 	EXPECT_EQ(stat("stats\r\n", "store_streamed"), 1u);
+
+	/* add and replace decide their condition at the end, as if linked */
+	run("set r 0 0 3\r\nold\r\n");
+	EXPECT_EQ(run("add r 0 0 " + n + "\r\n" + v.substr(0, 10)), "");
+	EXPECT_EQ(on(second, "replace q 0 0 " + n + "\r\n" + v.substr(0, 10)), "");
+	engine_flush_all(e, 0);
+	EXPECT_EQ(on(third, "set r 0 0 5\r\nagain\r\n"), "STORED\r\n");
+	EXPECT_EQ(run(v.substr(10) + "\r\nget r\r\n", 9000),
+		  "NOT_STORED\r\nVALUE r 0 5\r\nagain\r\nEND\r\n");
+	EXPECT_EQ(on(second, v.substr(10) + "\r\nget q\r\n"), "NOT_STORED\r\nEND\r\n");
+	EXPECT_EQ(stats_counter(ENGINE_C_set_stream_lost), 3u);
+	cmd_conn_destroy(second);
+	cmd_conn_destroy(third);
 
 	/* evicted: the segment it was reserved in fills, is sealed and
 	 * reclaimed while the client is still sending */
 	make(0, false, 64u << 20, ENGINE_EVICT_FIFO, 16u << 20);
 	const std::string big = value_of(100000, 9);
+	EXPECT_EQ(run("set parked 0 0 3\r\nold\r\n"), "STORED\r\n");
 	EXPECT_EQ(run("set parked 0 0 100000\r\n" + big.substr(0, 10)), "");
-	struct cmd_conn *other = cmd_conn_create(&s, w, false);
-	ASSERT_NE(other, nullptr);
+	struct cmd_conn *filler_conn = cmd_conn_create(&s, w, false);
+	ASSERT_NE(filler_conn, nullptr);
 	const std::string filler = value_of(1000, 10);
-	for (int i = 0; i < 40000; i++) {
-		const std::string line = "set f" + std::to_string(i) + " 0 0 1000 noreply\r\n" +
-					 filler + "\r\n";
-		unsigned actions = 0;
-
-		ASSERT_EQ(cmd_process(other, line.data(), line.size(), &out, &actions),
-			  line.size());
-	}
-	cmd_conn_destroy(other);
-	EXPECT_EQ(run(big.substr(10) + "\r\nget parked\r\n", 20000),
-		  "SERVER_ERROR out of memory storing object\r\nEND\r\n");
+	for (int i = 0; i < 40000; i++)
+		on(filler_conn, "set f" + std::to_string(i) + " 0 0 1000 noreply\r\n" + filler +
+					"\r\n");
+	cmd_conn_destroy(filler_conn);
+	EXPECT_EQ(run(big.substr(10) + "\r\nget parked\r\n", 20000), "STORED\r\nEND\r\n")
+		<< "the old value must be gone";
 	EXPECT_EQ(stats_counter(ENGINE_C_set_stream_lost), 1u);
 }
 

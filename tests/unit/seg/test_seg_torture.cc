@@ -8,6 +8,12 @@
 // written fails), flush_all with and without delay and the expiration
 // sweep in a loop, an engine clock that races ahead so expiry and merge
 // happen all the time, and a heap small enough that eviction never stops.
+// A quarter of the stores stream their value in pieces
+// (engine_store_begin/write/finish, lib/seg's seg_stream.c), some pausing
+// between pieces so that an eviction or a flush takes the reserved item
+// back mid-value (counted, and required where the heap evicts): the
+// lost store must complete as one evicted at once, never writing into a
+// segment's next life.
 // For every eviction policy; under merge, runs whose kept items need more
 // than one destination, so that emptied run members are reopened as
 // destinations (counted, and required). A watchdog turns a hang into a
@@ -36,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/engine_stream.h"
 #include "seg/seg.h"
 #include "seg/seg_test.h"
 #include "seg_fixture.h"
@@ -82,7 +89,7 @@ struct Progress {
 
 struct Totals {
 	std::atomic<uint64_t> ops{0}, checked{0}, batched{0}, flushes{0}, sweeps{0};
-	std::atomic<uint64_t> incr_checked{0}, cas_checked{0};
+	std::atomic<uint64_t> incr_checked{0}, cas_checked{0}, streamed{0};
 };
 
 // engine_get_batch's sink: each key's value goes to the buffer value_buf
@@ -181,6 +188,33 @@ protected:
 				       : torture::chunk(key, w, len, kind);
 	}
 
+	// A store whose value goes to the engine in pieces of any size
+	// (what lib/cmd does with a large value arriving over a socket);
+	// one stream in four pauses between pieces, so that evictions and
+	// flushes take items back mid-value.
+	enum engine_status streamed_store(struct engine_worker *w, enum engine_store_mode mode,
+					  const std::string &k, const std::string &v,
+					  uint32_t flags, int64_t ttl, uint64_t cas_in,
+					  uint64_t *rng)
+	{
+		struct engine_stream st;
+		enum engine_status rc = engine_store_begin(w, mode, k.data(), k.size(), v.size(),
+							   flags, ttl, &st);
+		if (rc != ENGINE_OK)
+			return rc;
+		const bool pauses = next_rand(rng) % 4 == 0;
+		for (size_t at = 0; at < v.size();) {
+			const size_t len = std::min<size_t>(v.size() - at, 1 + next_rand(rng) % 1500);
+			engine_store_write(w, &st, v.data() + at, len);
+			at += len;
+			if (pauses)
+				std::this_thread::sleep_for(std::chrono::microseconds(
+					next_rand(rng) % (200 * slow)));
+		}
+		totals.streamed++;
+		return engine_store_finish(w, &st, mode, k.data(), k.size(), cas_in, nullptr);
+	}
+
 	void writer(unsigned id, Progress *p)
 	{
 		struct engine_worker *w = engine_worker_create(e);
@@ -218,8 +252,14 @@ protected:
 											  : "replace";
 				ver = m.announce(key, Kind::Set, ttl, 0, nullptr);
 				v = value_for(key, ver, len, 'S');
-				rc = engine_store(w, mode, k.data(), k.size(), v.data(), v.size(),
-						  flags_of(key), ttl, 0, nullptr);
+				if (next_rand(&rng) % 4 == 0) {
+					p->doing = "streamed store";
+					rc = streamed_store(w, mode, k, v, flags_of(key), ttl, 0,
+							    &rng);
+				} else {
+					rc = engine_store(w, mode, k.data(), k.size(), v.data(),
+							  v.size(), flags_of(key), ttl, 0, nullptr);
+				}
 				m.ack(key, ver, rc == ENGINE_OK, clock.now.load());
 				ASSERT_TRUE(rc == ENGINE_OK ||
 					    (mode != ENGINE_SET && rc == ENGINE_NOT_STORED) ||
@@ -238,9 +278,14 @@ protected:
 					const uint64_t gets_next = m.next_version(key);
 					ver = m.announce(key, Kind::Set, ttl, 0, nullptr);
 					v = value_for(key, ver, len, 'S');
-					rc = engine_store(w, ENGINE_CAS, k.data(), k.size(),
-							  v.data(), v.size(), flags_of(key), ttl,
-							  it.cas, nullptr);
+					rc = next_rand(&rng) % 4 == 0
+						     ? streamed_store(w, ENGINE_CAS, k, v,
+								      flags_of(key), ttl, it.cas,
+								      &rng)
+						     : engine_store(w, ENGINE_CAS, k.data(),
+								    k.size(), v.data(), v.size(),
+								    flags_of(key), ttl, it.cas,
+								    nullptr);
 					std::string bad = rc == ENGINE_OK
 								  ? m.check_cas(key, gets_next, ver)
 								  : "";
@@ -573,6 +618,7 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 
 			engine_stats(e, &es);
 			evicting = es.seg_evicted > 0 &&
+				   es.counters[ENGINE_C_set_stream_lost] > 0 &&
 				   (GetParam() != ENGINE_EVICT_MERGE ||
 				    es.seg_merge_reused > reused_before);
 		}
@@ -635,7 +681,8 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	EXPECT_LE(st.curr_items, keys);
 	const uint64_t evictions = st.evictions, seg_evicted = st.seg_evicted,
 		       merged = st.seg_merged, seg_expired = st.seg_expired,
-		       reused = st.seg_merge_reused - reused_before;
+		       reused = st.seg_merge_reused - reused_before,
+		       stream_lost = st.counters[ENGINE_C_set_stream_lost];
 	engine_flush_all(e, 0);
 	engine_stats(e, &st);
 	EXPECT_EQ(st.curr_items, 0u);
@@ -654,8 +701,11 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 		ASSERT_EQ(std::string(buf.data(), it.vlen), v);
 	}
 	engine_worker_destroy(w);
+	EXPECT_GT(totals.streamed.load(), 0u);
 	if (GetParam() != ENGINE_EVICT_NONE) {
 		EXPECT_GT(seg_evicted, 0u) << "the heap was meant to be too small";
+		EXPECT_GT(stream_lost, 0u) << "no eviction or flush took a streamed item back "
+					      "mid-value: the pauses were meant to make some";
 	}
 	if (GetParam() == ENGINE_EVICT_MERGE) {
 		EXPECT_GT(reused, 0u) << "no merge pass reopened a member of its run as a "
@@ -664,12 +714,14 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	printf("seg torture %s: %u writers %u readers %u s: %" PRIu64 " ops, %" PRIu64
 	       " values checked (%" PRIu64 " keys read in batches, %" PRIu64 " incr replies, %" PRIu64
 	       " cas checked, %" PRIu64 " model checks skipped), %" PRIu64
+	       " streamed stores (%" PRIu64 " taken back mid-value), %" PRIu64
 	       " items evicted (%" PRIu64 " segments, %" PRIu64 " merges, %" PRIu64
 	       " run members reused as destinations), %" PRIu64 " segments expired, %" PRIu64
 	       " flushes, %" PRIu64 " sweeps\n",
 	       policy_name(GetParam()), writers, readers, seconds, totals.ops.load(),
 	       totals.checked.load(), totals.batched.load(), totals.incr_checked.load(),
-	       totals.cas_checked.load(), model->skipped.load(), evictions, seg_evicted, merged,
+	       totals.cas_checked.load(), model->skipped.load(), totals.streamed.load(),
+	       stream_lost, evictions, seg_evicted, merged,
 	       reused, seg_expired, totals.flushes.load(), totals.sweeps.load());
 }
 
