@@ -178,10 +178,14 @@ def alternate(a, name, measure):
     """measure(build) in a.rounds rounds, the order alternating; (old, new) pairs."""
     pairs = []
     for r in range(a.rounds):
-        order = (a.old, a.new) if r % 2 == 0 else (a.new, a.old)
-        got = {b: measure(b) for b in order}
-        pairs.append((got[a.old], got[a.new]))
-        print("%s round %d: old %s new %s" % (name, r, got[a.old], got[a.new]), file=sys.stderr)
+        if r % 2 == 0:
+            old = measure(a.old)
+            new = measure(a.new)
+        else:
+            new = measure(a.new)
+            old = measure(a.old)
+        pairs.append((old, new))
+        print("%s round %d: old %s new %s" % (name, r, old, new), file=sys.stderr)
     return pairs
 
 
