@@ -461,7 +461,7 @@ report_net(struct net_worker *nw, unsigned n, const struct dpdk_port *port)
 	static const enum net_counter_id ids[] = {
 		NET_C_tcp_retransmits, NET_C_tcp_rto_expired, NET_C_tcp_fast_retransmits,
 		NET_C_tx_nic_deferred, NET_C_tx_queue_full, NET_C_mempool_empty,
-		NET_C_drop_tcp_out_of_window, NET_C_tcp_ooo_segs,
+		NET_C_drop_tcp_out_of_window, NET_C_tcp_ooo_segs, NET_C_drop_chained,
 	};
 	struct dpdk_port_stats ps;
 

@@ -35,7 +35,7 @@ here=$(dirname "$0")
 # the server's virtio_user port connects; it waits 5 s for its link.
 timeout 60 "$gen_build/tools/loadgen/segcached-loadgen" -l 0,1 --main-lcore 1 --no-huge \
 	--no-pci --file-prefix vrg$$ -m $((192 + conns / 8 + value * 4 / 1024)) \
-	--vdev=net_vhost0,iface=$sock,queues=1,tso=1 \
+	--vdev=net_vhost0,iface=$sock,queues=1,tso=1,ext-buffer=1 \
 	-- --stack net --ip 198.18.0.1/24 --server 198.18.0.2:22611 --conns "$conns" \
 	--depth "$depth" $udp --keys "${KEYS:-100000}" --value-size "$value" --get-ratio 1.0 \
 	--warmup 1 --duration "${DURATION:-3}" --json "$out" >"$glog" 2>&1 &
