@@ -6,15 +6,11 @@
  */
 #include "drivers/mem/mem_pmem2.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdio.h>
 
+#include "util/util_dl.h"
 #include "util/util_err.h"
-
-/* The soname of the libpmem2 whose header we compile against (PMDK 1.x). */
-#define MEM_PMEM2_SONAME "libpmem2.so.1"
 
 /* A name after macro expansion (pmem2_errormsg -> "pmem2_errormsgU"). */
 #define MEM_PMEM2_NAME(f) MEM_PMEM2_NAME_(f)
@@ -28,24 +24,17 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void
 load(void)
 {
-	/* RTLD_NODELETE: the persist function stays valid for the process */
-	void *h = dlopen(MEM_PMEM2_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	/* the soname of the libpmem2 whose header we compile against (PMDK 1.x) */
+	static const char *const soname[] = { "libpmem2.so.1" };
+	static const struct util_dl_sym syms[] = {
+#define MEM_PMEM2_SYM(f) { MEM_PMEM2_NAME(f), (void **)&lib.f },
+		MEM_PMEM2_FUNCTIONS(MEM_PMEM2_SYM)
+#undef MEM_PMEM2_SYM
+	};
 
-	if (h == NULL) {
-		snprintf(why, sizeof(why),
-			 "heap files need libpmem2 (Debian package libpmem2-1): %s", dlerror());
-		return;
-	}
-#define MEM_PMEM2_LOAD(f) \
-	*(void **)&lib.f = dlsym(h, MEM_PMEM2_NAME(f)); \
-	if (lib.f == NULL) { \
-		snprintf(why, sizeof(why), "%s has no %s", MEM_PMEM2_SONAME, MEM_PMEM2_NAME(f)); \
-		dlclose(h); \
-		return; \
-	}
-	MEM_PMEM2_FUNCTIONS(MEM_PMEM2_LOAD)
-#undef MEM_PMEM2_LOAD
-	loaded = true;
+	loaded = util_dl_open(soname, 1, syms, sizeof(syms) / sizeof(syms[0]),
+			      "heap files need libpmem2 (Debian package libpmem2-1)", why,
+			      sizeof(why)) != NULL;
 }
 
 const struct mem_pmem2 *

@@ -19,7 +19,6 @@
  * down every connection older than that. URLs are taken as sent, not
  * unescaped: /metrics%00 is not /metrics.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
@@ -38,6 +37,7 @@
 #include "log/log.h"
 #include "observe.h"
 #include "server/server.h"
+#include "util/util_dl.h"
 
 /* A scraper or two, and an operator's curl: a few connections at once,
  * each given a bounded time (a stalled client cannot keep one for ever). */
@@ -82,29 +82,25 @@ static int
 mhd_load(char *err, size_t errlen)
 {
 	static const char *const names[] = { "libmicrohttpd.so.12", "libmicrohttpd.so" };
+#define MHD_SYM(field, symbol) { #symbol, (void **)&mhd.field }
+	static const struct util_dl_sym syms[] = {
+		MHD_SYM(start_daemon, MHD_start_daemon),
+		MHD_SYM(stop_daemon, MHD_stop_daemon),
+		MHD_SYM(get_daemon_info, MHD_get_daemon_info),
+		MHD_SYM(create_response_from_buffer, MHD_create_response_from_buffer),
+		MHD_SYM(add_response_header, MHD_add_response_header),
+		MHD_SYM(queue_response, MHD_queue_response),
+		MHD_SYM(destroy_response, MHD_destroy_response),
+		MHD_SYM(get_connection_info, MHD_get_connection_info),
+	};
+#undef MHD_SYM
 
-	for (unsigned i = 0; mhd.lib == NULL && i < sizeof(names) / sizeof(names[0]); i++)
-		mhd.lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (mhd.lib == NULL) {
-		snprintf(err, errlen, "--metrics-port needs libmicrohttpd (Debian: libmicrohttpd12): %s",
-			 dlerror());
-		return -1;
-	}
-#define MHD_FIND(field, symbol)                                                       \
-	if ((*(void **)&mhd.field = dlsym(mhd.lib, #symbol)) == NULL) {               \
-		snprintf(err, errlen, "--metrics-port: libmicrohttpd has no %s", #symbol); \
-		return -1;                                                            \
-	}
-	MHD_FIND(start_daemon, MHD_start_daemon)
-	MHD_FIND(stop_daemon, MHD_stop_daemon)
-	MHD_FIND(get_daemon_info, MHD_get_daemon_info)
-	MHD_FIND(create_response_from_buffer, MHD_create_response_from_buffer)
-	MHD_FIND(add_response_header, MHD_add_response_header)
-	MHD_FIND(queue_response, MHD_queue_response)
-	MHD_FIND(destroy_response, MHD_destroy_response)
-	MHD_FIND(get_connection_info, MHD_get_connection_info)
-#undef MHD_FIND
-	return 0;
+	if (mhd.lib == NULL)
+		mhd.lib = util_dl_open(names, sizeof(names) / sizeof(names[0]), syms,
+				       sizeof(syms) / sizeof(syms[0]),
+				       "--metrics-port needs libmicrohttpd (Debian: libmicrohttpd12)",
+				       err, errlen);
+	return mhd.lib != NULL ? 0 : -1;
 }
 
 static enum MHD_Result
