@@ -30,10 +30,11 @@ seg_unlink_all(struct seg_engine *e, struct seg_worker *w, int32_t seg,
 
 	seg_walk_init(e, &it, seg);
 	while ((wi = seg_walk_next(e, &it))) {
+		bool locked;
 		uint64_t v = seg_hash_unlink_loc(e, &wi->k, (uint32_t)seg,
-						 wi->off >> e->off_shift, gen);
+						 wi->off >> e->off_shift, gen, &locked);
 
-		locks++;
+		locks += locked;
 		if (v) {
 			live++;
 			unfetched += slot_freq(v) == 0;

@@ -437,6 +437,8 @@ merge_run(struct seg_engine *e, struct seg_worker *w, const int32_t *run,
 			_Atomic uint64_t *slot;
 			int64_t exp;
 
+			if (!seg_hash_maybe_linked(e, &k, (uint32_t)src, off >> e->off_shift))
+				continue; /* a dead copy: nothing to keep or unlink */
 			seg_bucket_lock(k.head);
 			seg_count_lock(e, w, ENGINE_C_lock_bucket);
 			slot = seg_hash_find_loc_locked(e, &k, (uint32_t)src, off >> e->off_shift);

@@ -121,15 +121,17 @@ static void
 unlink_expired(struct seg_worker *w, const struct seg_key *k, const struct seg_read *r)
 {
 	struct seg_engine *e = w->e;
+	bool locked;
 
 	SEG_TEST_POINT(SEG_TP_UNLINK_EXPIRED);
-	W_COUNT(w, lock_bucket);
 	/* Only that very item: its segment may have been freed and reused
 	 * since, with a new item at the same place. */
 	/* counted per worker (stats add them up): an engine-wide RMW per
 	 * expired hit was a shared write on a read */
-	if (seg_hash_unlink_loc(e, k, slot_seg(r->v), slot_off(r->v), r->gen))
+	if (seg_hash_unlink_loc(e, k, slot_seg(r->v), slot_off(r->v), r->gen, &locked))
 		W_COUNT(w, expired_unlinked);
+	if (locked)
+		W_COUNT(w, lock_bucket);
 }
 
 /* A consistent snapshot of the live item for k, with its value copied to
