@@ -219,10 +219,17 @@ def fill_heap(port):
     would count as growth."""
     limit = int(stats(port).get("limit_maxbytes", 0))
     fill = b"f" * 8000
+    quiet_sets(port, (b"set fill%d 0 0 %d noreply\r\n" % (i, len(fill)) + fill + b"\r\n"
+                      for i in range(2 * limit // len(fill))))
+
+
+def quiet_sets(port, requests):
+    """Sends noreply requests on one connection, then waits for `version`'s
+    answer: every one was taken."""
     s = socket.create_connection((HOST, port), timeout=IO_TIMEOUT)
     try:
-        for i in range(2 * limit // len(fill)):
-            s.sendall(b"set fill%d 0 0 %d noreply\r\n" % (i, len(fill)) + fill + b"\r\n")
+        for r in requests:
+            s.sendall(r)
         s.sendall(b"version\r\n")
         buf = b""
         deadline = time.monotonic() + IO_TIMEOUT
@@ -239,19 +246,7 @@ def warm_up(port, kind, conns, vlen, gets, warm_conns=WARM_CONNS):
     """"Before" is a server in use, not a fresh one whose hash table and
     code pages were never touched: the attack's keys are stored (small
     values) and the attack runs once on warm_conns connections, closed."""
-    s = socket.create_connection((HOST, port), timeout=IO_TIMEOUT)
-    try:
-        s.sendall(b"".join(b"set k%d 0 0 1 noreply\r\nx\r\n" % i for i in range(conns)) +
-                  b"version\r\n")
-        buf = b""
-        deadline = time.monotonic() + IO_TIMEOUT
-        while b"VERSION" not in buf and time.monotonic() < deadline:
-            d = s.recv(4096)
-            if not d:
-                break
-            buf += d
-    finally:
-        s.close()
+    quiet_sets(port, [b"".join(b"set k%d 0 0 1 noreply\r\nx\r\n" % i for i in range(conns))])
     socks = open_conns(port, min(conns, warm_conns))
     if kind == "partial":
         send_all(socks, lambda i: b"set k%d 0 0 %d\r\n" % (i, vlen) + b"v" * (vlen - 1000),
