@@ -131,7 +131,12 @@ class MrcTest(unittest.TestCase):
             self.assertGreaterEqual(int(st["mrc_recent_epochs"]), 2, st)
             # (a fresh reading: a second may have ended one more epoch)
             st = c.stats(b"mrc")
-            self.assertAlmostEqual(float(st["mrc_recent_measured_miss_ratio"]), 1.0, delta=1e-6)
+            # The epoch's start reads the server's cmd_get and get_misses
+            # one after the other while workers serve (mrc_note_gets), so
+            # a get in flight may fall between them: a skew of a few gets
+            # in the window (once 0.999999, one get). The first part's
+            # 9,500 hits still in the window would be over 0.01.
+            self.assertAlmostEqual(float(st["mrc_recent_measured_miss_ratio"]), 1.0, delta=1e-3)
             window = int(st["mrc_recent_gets"])
             self.assertGreater(window, 32768 * 2)
             # Since start, the first part's 9,500 hits still count.
