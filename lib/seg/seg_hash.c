@@ -378,19 +378,15 @@ remove_in_chain(struct seg_engine *e, struct seg_bucket *stripe, struct seg_buck
 }
 
 bool
-seg_hash_maybe_linked(const struct seg_engine *e, const struct seg_key *k, uint32_t seg,
+seg_hash_maybe_linked(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
 		      uint32_t off_units)
 {
-	const uint64_t loc = (uint64_t)seg << SLOT_SEG_SHIFT | off_units;
 	const uint64_t moves = seg_hash_moves(k->head);
-	struct seg_chain_iter it;
-	uint64_t v;
 
-	seg_iter_init(&it, seg_hash_chain(e, k));
-	while (seg_iter_next(e, &it, &v))
-		if (v && slot_tag(v) == k->tag && (v & SLOT_LOC_MASK) == loc)
-			return true;
-	return seg_hash_moved_since(k->head, moves);
+	/* the locked lookup's walk reads each slot once (acquire), as a
+	 * reader's does; the move count says whether it saw the chain whole */
+	return seg_hash_find_loc_locked(e, k, seg, off_units) != NULL ||
+	       seg_hash_moved_since(k->head, moves);
 }
 
 uint64_t

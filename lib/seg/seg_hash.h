@@ -74,14 +74,13 @@ bool seg_hash_has_room(const struct seg_engine *e, const struct seg_key *k);
  * false stays true until the segment is reused: a walk of a claimed
  * segment skips its dead copies, most of what an evicted segment holds,
  * without a lock RMW on their buckets' lines (issue 34). */
-bool seg_hash_maybe_linked(const struct seg_engine *e, const struct seg_key *k, uint32_t seg,
+bool seg_hash_maybe_linked(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
 			   uint32_t off_units);
 /* Clears the slot that points at (seg, off) if there is one and the
  * segment is still in the life `gen` (else the slot is a newer item at the
  * same place), and removes the item from the segment's live counts, under
  * the bucket lock, which it takes itself only where seg_hash_maybe_linked
- * (*locked says whether it did). Returns the
- * removed slot value or 0. */
+ * (*locked says whether it did). Returns the removed slot value or 0. */
 uint64_t seg_hash_unlink_loc(struct seg_engine *e, const struct seg_key *k, uint32_t seg,
 			     uint32_t off_units, uint64_t gen, bool *locked);
 /* One try at an overflow bucket, under ovf_lock: from the free list, or
