@@ -35,7 +35,6 @@ docs/performance.md.
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools", "protocol-bench"))
+import servers  # noqa: E402  (tools/protocol-bench: loopback servers and connections)
 STORAGE_BENCH = "tools/storage-bench/segcached-storage-bench"
 SERVER = "app/segcached/segcached"
 LOADGEN = "tools/loadgen/segcached-loadgen"
@@ -89,60 +90,15 @@ def memif_round(build, gen_build, env, multiget):
         d.get("server_busy_ns_per_key")
 
 
-class PosixServer:
-    """One build's server on a free loopback port, with one connection to it."""
-
-    def __init__(self, build, memory):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
-        self.proc = subprocess.Popen(
-            [os.path.join(build, SERVER), "--stack", "posix", "-p", str(self.port), "-U", "0",
-             "-l", "127.0.0.1", "-m", str(memory), "-t", "1"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.proc.kill()
-                    raise RuntimeError("%s did not start" % build)
-                time.sleep(0.02)
-        self.buf = b""
-
-    def line(self):
-        while b"\r\n" not in self.buf:
-            d = self.sock.recv(1 << 20)
-            if not d:
-                raise RuntimeError("connection closed")
-            self.buf += d
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def set(self, key, value):
-        self.sock.sendall(b"set %s 0 0 %d\r\n" % (key, len(value)) + value + b"\r\n")
-        if self.line() != b"STORED":
-            raise RuntimeError("not stored")
-
-    def get(self, key):
-        self.sock.sendall(b"get %s\r\n" % key)
-        n = int(self.line().split()[-1])
-        while len(self.buf) < n + len(b"\r\nEND\r\n"):
-            self.buf += self.sock.recv(1 << 20)
-        value, self.buf = self.buf[:n], self.buf[n + len(b"\r\nEND\r\n"):]
-        return value
-
-    def close(self):
-        self.sock.close()
-        self.proc.terminate()
-        self.proc.wait(10)
+def posix_server(build, memory):
+    """One build's segcached on the posix stack, -t 1, without the EAL (as
+    a memcached command line starts it), on a free loopback port."""
+    return servers.Server('segcached', memory, 1, segcached=os.path.join(build, SERVER),
+                          eal=False).start()
 
 
 def posix_round(build, gen_build, depth, conns):
-    srv = PosixServer(build, 1024)
+    srv = posix_server(build, 1024)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "run.json")
@@ -154,24 +110,35 @@ def posix_round(build, gen_build, depth, conns):
                            capture_output=True, text=True, timeout=60, check=True)
             return checked(json.load(open(out)), "posix run")["throughput"]
     finally:
-        srv.close()
+        srv.stop()
 
 
 def large_sets_round(build, size, sets):
-    srv = PosixServer(build, 64)
+    srv = posix_server(build, 64)
+    c = srv.connect()
+
+    def store(key):
+        c.send(b"set %s 0 0 %d\r\n" % (key, size) + value + b"\r\n")
+        if c.line() != b"STORED":
+            raise RuntimeError("not stored")
     try:
         value = os.urandom(size // 2 + 1).hex().encode()[:size]
         for i in range(max(1, (128 << 20) // size)):
-            srv.set(b"w%d" % (i % 200), value)
+            store(b"w%d" % (i % 200))
         t0 = time.perf_counter()
         for i in range(sets):
-            srv.set(b"k%d" % (i % 200), value)
+            store(b"k%d" % (i % 200))
         dt = time.perf_counter() - t0
-        if srv.get(b"k%d" % ((sets - 1) % 200)) != value:  # the last: never evicted yet
+        c.send(b"get k%d\r\n" % ((sets - 1) % 200))  # the last: never evicted yet
+        if c.line() != b"VALUE k%d 0 %d" % ((sets - 1) % 200, size) or c.exact(size) != value:
             raise RuntimeError("wrong value read back")
+        c.skip(2)
+        if c.line() != b"END":
+            raise RuntimeError("no END after the value")
         return sets / dt
     finally:
-        srv.close()
+        c.close()
+        srv.stop()
 
 
 def alternate(a, name, measure):

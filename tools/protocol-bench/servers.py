@@ -102,11 +102,14 @@ class Conn:
 
 class Server:
     """One server process: kind 'segcached' or 'memcached', memory in MiB,
-    worker threads, and extra arguments (e.g. ['--eviction', 'fifo'])."""
+    worker threads, and extra arguments (e.g. ['--eviction', 'fifo']).
+    eal=False starts segcached with no EAL option, so that the posix stack
+    runs without DPDK's EAL, as a memcached command line starts it."""
 
     def __init__(self, kind, memory_mb, threads, extra=(), segcached=DEFAULT_SEGCACHED,
-                 memcached=DEFAULT_MEMCACHED):
+                 memcached=DEFAULT_MEMCACHED, eal=True):
         self.kind = kind
+        self.eal = eal
         self.memory_mb = memory_mb
         self.threads = threads
         self.extra = list(extra)
@@ -123,7 +126,8 @@ class Server:
         a = ['-l', '127.0.0.1', '-p', str(port), '-U', '0',
              '-m', str(self.memory_mb), '-t', str(self.threads)] + self.extra
         if self.kind == 'segcached':
-            return [self.binary, '--no-huge', '--', '--stack', 'posix'] + a
+            return [self.binary] + (['--no-huge', '--'] if self.eal else []) + \
+                ['--stack', 'posix'] + a
         if os.geteuid() == 0:
             a += ['-u', 'root']   # memcached refuses to run as root otherwise
         return [self.binary] + a
