@@ -50,6 +50,11 @@ def run(build, port, offloads, depth, value, duration):
     return d
 
 
+def keys_per_s(d):
+    """A run's keys/s (the generator reports keys_per_s, older ones throughput)."""
+    return d.get("keys_per_s", d.get("throughput", 0))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build")
@@ -66,8 +71,7 @@ def main():
             d = run(a.build, port, off, depth, value, a.duration)
             got.setdefault((depth, value, port, off), []).append(d)
             print("round %d depth %d value %d %s %s: %.0f keys/s, %s ns/key, tso %s, "
-                  "retransmits %s" % (r, depth, value, port, off or "-",
-                                      d.get("keys_per_s", d.get("throughput", 0)),
+                  "retransmits %s" % (r, depth, value, port, off or "-", keys_per_s(d),
                                       d.get("server_busy_ns_per_key"),
                                       d.get("server_tcp_tx_tso"),
                                       d.get("server_tcp_retransmits")), file=sys.stderr)
@@ -75,6 +79,9 @@ def main():
     def med(runs, key):
         xs = [x.get(key) for x in runs if x.get(key) is not None]
         return statistics.median(xs) if xs else None
+
+    def med_kps(runs):
+        return statistics.median(keys_per_s(x) for x in runs)
 
     print("| depth | value | port | offloads | keys/s | x memif | x none | server ns/key "
           "| x memif | TSO segments | retransmits |")
@@ -84,10 +91,8 @@ def main():
         none = got[(depth, value, "vhost", "none")]
         for port, off in PORTS:
             runs = got[(depth, value, port, off)]
-            kps = med(runs, "keys_per_s") or med(runs, "throughput")
+            kps, bkps, nkps = med_kps(runs), med_kps(base), med_kps(none)
             cost = med(runs, "server_busy_ns_per_key")
-            bkps = med(base, "keys_per_s") or med(base, "throughput")
-            nkps = med(none, "keys_per_s") or med(none, "throughput")
             bcost = med(base, "server_busy_ns_per_key")
             print("| %d | %d | %s | %s | %.0f | %.2f | %s | %s | %s | %s | %s |" % (
                 depth, value, port, off or "-", kps, kps / bkps,
