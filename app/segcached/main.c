@@ -444,8 +444,6 @@ apply_process_options(struct startup *s)
 
 	for (unsigned i = 0; i < o->n_ignored; i++)
 		APP_LOG(NOTICE, "ignored: %s", o->ignored[i]);
-	if (o->item_note[0] != '\0')
-		APP_LOG(NOTICE, "%s", o->item_note);
 	if (o->core_dumps) {
 		size_t lim = process_raise_core_limit(err, sizeof(err));
 

@@ -17,6 +17,7 @@
 #include "seg/seg_expire.h"
 #include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_large.h"
 #include "seg/seg_segment.h"
 #include "seg/seg_struct.h"
 #include "seg/seg_table.h"
@@ -136,6 +137,7 @@ try_reserve(struct seg_worker *w, struct seg_open_ref *tref, int32_t seg, uint64
 			out->ref = ref;
 			out->p = seg_data(e, seg) + o;
 			out->delta = (uint32_t)dd;
+			out->large = false;
 			return RESERVED;
 		}
 		/* Full, or the expiry is outside its window: our tail back (so
@@ -412,6 +414,9 @@ seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32
 {
 	struct seg_engine *e = w->e;
 	const uint32_t span = item_span(size, e->off_shift);
+
+	if (SEG_UNLIKELY(size > e->seg_size))
+		return seg_reserve_large(w, t, now, size, out);
 	/* before anything is marked: taking a slot over may give a chunk back */
 	struct seg_open_ref *ref = seg_ref_of(w, t->tb);
 
@@ -438,6 +443,10 @@ seg_append_abandon(struct seg_worker *w, const struct seg_wloc *wl)
 {
 	struct seg_open_ref *ref = wl->ref;
 
+	if (wl->large) {
+		seg_large_abandon(w, wl);
+		return;
+	}
 	if (ref->chunk_life == seg_open_pack(wl->seg, atomic_load(&w->e->hdr[wl->seg].gen)) &&
 	    ref->chunk_pos == wl->off + wl->span) {
 		const uint32_t rest = ref->chunk_end - wl->off;

@@ -9,6 +9,7 @@
 #ifndef SEGCACHED_SEG_APPEND_H
 #define SEGCACHED_SEG_APPEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct seg_key;
@@ -29,6 +30,7 @@ struct seg_wloc {
 	struct seg_open_ref *ref; /* whose chunk it came from */
 	uint8_t *p;
 	uint32_t delta;
+	bool large; /* a large item: seg is its head (seg_large.c), ref NULL */
 };
 
 void seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t); /* 0 = never */

@@ -78,7 +78,7 @@ dump_segment(struct seg_engine *e, int32_t seg, uint64_t gen, uint32_t *off,
 		/* parsed in place, as lock-free readers do; the key is copied
 		 * out, since the bytes may change under us until the checks
 		 * below say they were the item's */
-		if (!item_parse(data + *off, end - *off, &iv) || iv.klen == 0 ||
+		if (!seg_parse_in(e, (uint32_t)seg, *off, end, &iv) || iv.klen == 0 ||
 		    iv.klen > ENGINE_KEY_MAX)
 			return true; /* the end of what appenders finished */
 		memcpy(key, data + *off + iv.hdr_len, iv.klen);

@@ -92,13 +92,17 @@ layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t 
 					 "segment size %llu must be a power of two from %u to %u",
 					 (unsigned long long)seg_size, MIN_SEG_SIZE, MAX_SEG_SIZE);
 		}
-		if (!cfg->item_max && item_max > seg_size)
-			item_max = seg_size;
-		if (item_max > seg_size) {
+		/* An item larger than a segment spans several (seg_large.c),
+		 * up to SEG_LARGE_SEGS_MAX of them. */
+		const uint64_t spans = seg_size * SEG_LARGE_SEGS_MAX;
+
+		if (!cfg->item_max && item_max > spans)
+			item_max = spans;
+		if (item_max > spans) {
 			return util_fail(err, errlen,
-					 "item size limit %llu is larger than "
-					 "the segment size %llu",
-					 (unsigned long long)item_max,
+					 "item size limit %llu is more than %u segments of %llu "
+					 "bytes",
+					 (unsigned long long)item_max, SEG_LARGE_SEGS_MAX,
 					 (unsigned long long)seg_size);
 		}
 	} else {
@@ -343,6 +347,9 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 		case SEG_HASH:
 			st->seg_hash++;
 			continue;
+		case SEG_CONT: /* the rest of a large item: sealed bytes */
+			st->seg_sealed++;
+			continue;
 		case SEG_OPEN:
 			st->seg_open++;
 			st->seg_open_bytes += atomic_load_explicit(&h->write_off,
@@ -521,7 +528,7 @@ seg_create(const struct engine_config *cfg, char *err, size_t errlen)
 		e->chain[i].sparse_next = SEG_NONE;
 	}
 	for (uint32_t i = 0; i < l.nseg; i++) {
-		e->hdr[i].prev = e->hdr[i].next = SEG_NONE;
+		e->hdr[i].prev = e->hdr[i].next = e->hdr[i].cont = SEG_NONE;
 		atomic_store(&e->hdr[i].gen, seg_new_gen(e));
 	}
 	/* Pop order = ascending ids; the last segment is the merge reserve. */

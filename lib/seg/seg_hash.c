@@ -142,12 +142,10 @@ seg_bucket_unlock(struct seg_bucket *head)
 static bool
 key_at(struct seg_engine *e, uint64_t v, const struct seg_key *k)
 {
-	uint32_t seg = slot_seg(v);
-	uint32_t off = slot_off(v) << e->off_shift;
-	const uint8_t *p = seg_data(e, seg) + off;
+	const uint8_t *p = seg_item_at(e, v);
 	struct item_view iv;
 
-	if (!item_parse(p, e->seg_size - off, &iv))
+	if (!seg_parse_slot(e, v, &iv))
 		return false;
 	return iv.klen == k->klen && !seg_key_differs(p + iv.hdr_len, k->key, k->klen);
 }
@@ -306,12 +304,10 @@ chain_of_slot(struct seg_engine *e, struct seg_bucket *stripe, _Atomic uint64_t 
 {
 	const uint64_t g = atomic_load_explicit(&e->geo.geom, memory_order_acquire);
 	uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
-	uint32_t off = slot_off(v) << e->off_shift;
-	const uint8_t *p = seg_data(e, slot_seg(v)) + off;
+	const uint8_t *p = seg_item_at(e, v);
 	struct item_view iv;
 
-	if (seg_geom_buckets(g) == e->table_mask + 1 ||
-	    !item_parse(p, e->seg_size - off, &iv))
+	if (seg_geom_buckets(g) == e->table_mask + 1 || !seg_parse_slot(e, v, &iv))
 		return stripe;
 	return &e->table[seg_geom_index(g, key_crc(p + iv.hdr_len, iv.klen, HASH_SEED))];
 }

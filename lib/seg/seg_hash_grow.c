@@ -161,12 +161,11 @@ write_chain(struct seg_engine *e, struct seg_bucket *head, const uint64_t *items
 static bool
 moves_up(const struct seg_engine *e, uint64_t v, uint32_t bit)
 {
-	uint32_t off = slot_off(v) << e->off_shift;
-	const uint8_t *p = seg_data(e, slot_seg(v)) + off;
+	const uint8_t *p = seg_item_at(e, v);
 	struct item_view iv;
 
 	/* Under the stripe lock a linked item's segment stays: it parses. */
-	if (!item_parse(p, e->seg_size - off, &iv))
+	if (!seg_parse_slot(e, v, &iv))
 		return false;
 	return (seg_hash_of(p + iv.hdr_len, iv.klen) >> bit) & 1;
 }

@@ -48,10 +48,9 @@ static inline int64_t
 slot_expiry_locked(const struct seg_engine *e, uint64_t v, uint32_t *span)
 {
 	struct item_view iv;
-	uint32_t off = slot_off(v) << e->off_shift;
 
 	*span = 0;
-	if (!item_parse(seg_item_at(e, v), e->seg_size - off, &iv))
+	if (!seg_parse_slot(e, v, &iv))
 		return -1;
 	*span = item_span(iv.total, e->off_shift);
 	return seg_item_expiry(&e->hdr[slot_seg(v)], iv.exp_delta);

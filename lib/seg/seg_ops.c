@@ -31,6 +31,7 @@
 #include "seg/seg_flush.h"
 #include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_large.h"
 #include "seg/seg_link.h"
 #include "seg/seg_live.h"
 #include "seg/seg_op.h"
@@ -120,7 +121,9 @@ store_plain(struct seg_worker *w, const struct seg_key *k, enum link_mode mode,
 
 		if (rc != ENGINE_OK)
 			return rc;
-		memcpy(seg_write_head(&wl, k, vlen, flags), val, vlen);
+		const uint8_t *vp = seg_write_head(&wl, k, vlen, flags);
+
+		seg_item_put(e, (uint32_t)wl.seg, wl.off, (uint32_t)(vp - wl.p), val, vlen);
 		rc = seg_link_item(w, k, &wl, mode, NULL, cas_in, now, cas_out);
 		if (rc == ENGINE_OK)
 			seg_append_done(w, &wl);
@@ -190,6 +193,8 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 			return ENGINE_MISS;
 		SEG_TEST_POINT(SEG_TP_RMW_READ);
 		old_val = r.item + r.iv.hdr_len + r.iv.klen;
+		const uint32_t old_seg = slot_seg(r.v), old_off = slot_off(r.v) << e->off_shift;
+		const uint32_t old_pos = r.iv.hdr_len + r.iv.klen;
 		vlen = r.iv.vlen;
 		if (op->cas_in && seg_cas_of(e, r.gen, r.v) != op->cas_in) {
 			if (!seg_read_valid(e, &r))
@@ -230,8 +235,9 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 		case RMW_TOUCH:
 			if (op->expires_at < 0) {
 				/* Touched into the past: gone, like memcached. */
-				if (op->buf && r.iv.vlen <= op->cap)
-					memcpy(op->buf, old_val, r.iv.vlen);
+				if (op->buf && r.iv.vlen <= op->cap &&
+				    !seg_item_get(e, old_seg, old_off, old_pos, op->buf, r.iv.vlen))
+					continue; /* torn */
 				if (!seg_read_valid(e, &r))
 					continue;
 				struct link_expect x = { seg_loc_of(r.v), r.gen };
@@ -250,28 +256,34 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 		if (rc != ENGINE_OK)
 			return rc;
 		dst = seg_write_head(&wl, k, vlen, r.iv.flags);
+		const uint32_t dseg = (uint32_t)wl.seg, dpos = (uint32_t)(dst - wl.p);
+		bool whole = true;
+
 		/* The old value is copied optimistically and checked after
 		 * (read_valid): if its segment was reclaimed and reopened
 		 * meanwhile, the place just reserved can overlap it. The copy is
 		 * dropped then, but a memcpy over overlapping ranges is undefined
-		 * (ASan's torture run found it): memmove. */
+		 * (ASan's torture run found it): seg_item_copy memmoves. Either
+		 * item may be a large one (seg_large.c). */
 		switch (op->kind) {
 		case RMW_APPEND:
-			memmove(dst, old_val, r.iv.vlen);
-			memcpy(dst + r.iv.vlen, op->data, op->dlen);
+			whole = seg_item_copy(e, dseg, wl.off, dpos, old_seg, old_off, old_pos,
+					      r.iv.vlen);
+			seg_item_put(e, dseg, wl.off, dpos + r.iv.vlen, op->data, op->dlen);
 			break;
 		case RMW_PREPEND:
-			memcpy(dst, op->data, op->dlen);
-			memmove(dst + op->dlen, old_val, r.iv.vlen);
+			seg_item_put(e, dseg, wl.off, dpos, op->data, op->dlen);
+			whole = seg_item_copy(e, dseg, wl.off, dpos + op->dlen, old_seg, old_off,
+					      old_pos, r.iv.vlen);
 			break;
 		case RMW_ARITH:
 			memcpy(dst, digits, vlen);
 			break;
 		case RMW_TOUCH:
-			memmove(dst, old_val, vlen);
+			whole = seg_item_copy(e, dseg, wl.off, dpos, old_seg, old_off, old_pos, vlen);
 			break;
 		}
-		if (!seg_read_valid(e, &r)) {
+		if (!whole || !seg_read_valid(e, &r)) {
 			seg_append_abandon(w, &wl); /* the copy may be torn: drop it */
 			W_COUNT(w, read_retries);
 			continue;
@@ -281,7 +293,7 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 		rc = seg_link_item(w, k, &wl, LINK_SAME, &x, op->cas_in, now, &it->cas);
 		if (rc == ENGINE_OK) {
 			if (op->kind == RMW_TOUCH && op->buf && vlen <= op->cap)
-				memcpy(op->buf, dst, vlen);
+				seg_item_get(e, dseg, wl.off, dpos, op->buf, vlen);
 			it->flags = r.iv.flags;
 			it->vlen = vlen;
 			it->expires_at = seg_item_expiry(&e->hdr[wl.seg], wl.delta);

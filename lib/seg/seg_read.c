@@ -14,6 +14,7 @@
 
 #include "seg/seg_hash.h"
 #include "seg/seg_item.h"
+#include "seg/seg_large.h"
 #include "seg/seg_read.h"
 #include "seg/seg_struct.h"
 #include "seg/seg_merge_cut.h"
@@ -54,7 +55,9 @@ read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint64_t *slot,
 	if (!locked && (atomic_load_explicit(slot, memory_order_acquire) & SLOT_NO_FREQ) !=
 			       (v & SLOT_NO_FREQ))
 		return RETRY;
-	if (!item_parse(p, e->seg_size - off, &r->iv) || r->iv.klen != k->klen ||
+	if (!(SEG_LIKELY(item_parse(p, e->seg_size - off, &r->iv)) ||
+	      seg_parse_in(e, slot_seg(v), off, e->seg_size, &r->iv)) ||
+	    r->iv.klen != k->klen ||
 	    seg_key_differs(p + r->iv.hdr_len, k->key, k->klen)) {
 		atomic_thread_fence(memory_order_acquire);
 		return atomic_load_explicit(&h->gen, memory_order_relaxed) == gen ? NOT_FOUND
@@ -169,8 +172,18 @@ seg_read_item_into(struct seg_worker *w, const struct seg_key *k, int64_t now,
 			void *buf = dst_for(e, dst, r, it);
 
 			r->copied = buf != NULL;
-			if (buf != NULL)
-				memcpy(buf, r->item + r->iv.hdr_len + r->iv.klen, r->iv.vlen);
+			if (buf != NULL &&
+			    !seg_item_get(e, slot_seg(r->v), slot_off(r->v) << e->off_shift,
+					  r->iv.hdr_len + r->iv.klen, buf, r->iv.vlen)) {
+				/* a large item's link out of range: torn, or (under
+				 * the lock, where nothing is torn) never so */
+				if (locked) {
+					seg_bucket_unlock(k->head);
+					return NOT_FOUND;
+				}
+				W_COUNT(w, read_retries);
+				continue;
+			}
 		}
 		if (locked) {
 			seg_bucket_unlock(k->head);

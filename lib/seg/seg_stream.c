@@ -26,6 +26,7 @@
 #include "seg/seg_append.h"
 #include "engine/engine_stream.h"
 #include "seg/seg_chunk.h"
+#include "seg/seg_large.h"
 #include "seg/seg_link.h"
 #include "seg/seg_op.h"
 #include "seg/seg_ops.h"
@@ -124,8 +125,8 @@ seg_op_store_write(struct engine_worker *ew, struct engine_stream *st, const voi
 
 	if (!st->lost && ss->seg != SEG_NONE) {
 		if (mark_if_ours(w, ss, false))
-			memcpy(seg_data(w->e, ss->seg) + ss->off + ss->value_at + st->written, data,
-			       len);
+			seg_item_put(w->e, (uint32_t)ss->seg, ss->off,
+				     ss->value_at + (uint32_t)st->written, data, (uint32_t)len);
 		else
 			lose(w, st);
 		seg_chunk_unmark(w);
@@ -186,6 +187,10 @@ seg_op_store_finish(struct engine_worker *ew, struct engine_stream *st,
 						    .expires_at = ss->expires_at };
 
 		rc = link_streamed(w, st, &k, lm, cas_in, now, cas_out);
+		/* a large item not linked: its segments back now, not when a
+		 * pass comes to them (a lost one is gone already: its gen) */
+		if (rc != ENGINE_OK && ss->span > w->e->seg_size)
+			seg_large_drop(w, ss->seg, ss->gen);
 		if (rc == STREAM_LOST)
 			rc = seg_store_expired(w, &k, lm, cas_in, now); /* stored, evicted at once */
 		else if (rc == ENGINE_OK)

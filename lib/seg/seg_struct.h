@@ -61,6 +61,7 @@
 #include "seg/seg.h"
 #include "seg/seg_core.h"
 #include "seg/seg_hdr.h"
+#include "seg/seg_item.h"
 #include "seg/seg_slot.h"
 #include "seg/seg_table.h"
 
@@ -244,6 +245,45 @@ static inline const uint8_t *
 seg_item_at(const struct seg_engine *e, uint64_t v)
 {
 	return seg_data(e, slot_seg(v)) + ((size_t)slot_off(v) << e->off_shift);
+}
+
+/* The most bytes a large item (seg_large.c) may take from the start of its
+ * head segment: its parse is bounded by the item limit, not the segment. */
+#define SEG_LARGE_ROOM (ITEM_VLEN_MAX + 1u)
+/* The most segments one large item takes: bounds -I against the segment
+ * size (seg_engine.c). */
+#define SEG_LARGE_SEGS_MAX 64u
+
+/* Parses the item at byte offset off of seg, whose valid bytes end at end:
+ * within them or, at offset 0 of a large item's head segment, within the
+ * item limit (its bytes go on in the segments the head links). Bytes read
+ * lock-free are checked against the gen afterwards, as for any parse; the
+ * header and key of a large item are always in its head segment. */
+static inline int
+seg_parse_in(const struct seg_engine *e, uint32_t seg, uint32_t off, uint32_t end,
+	     struct item_view *iv)
+{
+	const uint8_t *p = seg_data(e, seg) + off;
+
+	if (item_parse(p, end - off, iv))
+		return 1;
+	return off == 0 && __atomic_load_n(&e->hdr[seg].cont, __ATOMIC_RELAXED) != SEG_NONE &&
+	       item_parse(p, SEG_LARGE_ROOM, iv);
+}
+
+/* Parses the item a slot value points to. */
+static inline int
+seg_parse_slot(const struct seg_engine *e, uint64_t v, struct item_view *iv)
+{
+	return seg_parse_in(e, slot_seg(v), slot_off(v) << e->off_shift, e->seg_size, iv);
+}
+
+/* Whether an item of `total` bytes at byte offset off goes on past its
+ * segment (a large item: seg_large.c). */
+static inline bool
+seg_goes_on(const struct seg_engine *e, uint32_t off, uint32_t total)
+{
+	return total > e->seg_size - off;
 }
 
 #endif /* SEGCACHED_SEG_STRUCT_H */

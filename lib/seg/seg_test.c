@@ -142,7 +142,7 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 			struct item_view iv;
 			uint32_t off = 0;
 
-			for (; off < end && item_parse(seg_data(e, s) + off, end - off, &iv);
+			for (; off < end && seg_parse_in(e, s, off, end, &iv);
 			     off += item_span(iv.total, e->off_shift))
 				c->items_written += !item_is_filler(seg_data(e, s) + off, &iv);
 			/* Bytes that do not parse before the end: a gap no
@@ -173,6 +173,9 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 		case SEG_OPEN:
 			c->open++;
 			break;
+		case SEG_CONT:
+			c->cont++;
+			break;
 		case SEG_SEALED:
 			c->sealed++;
 			c->sealed_empty += items == 0;
@@ -185,6 +188,31 @@ seg_test_check(struct engine *eng, struct seg_census *c, char *err, size_t errle
 			snprintf(err, errlen, "segment %u in state %u is in the pool", s, st);
 			goto out;
 		}
+	}
+	/* Every continuation is named by one head's links, and only by one:
+	 * none leaked, none shared. (in_pool is done with: reused to mark.) */
+	uint32_t named = 0;
+
+	memset(in_pool, 0, e->nseg * sizeof(*in_pool));
+	for (uint32_t s = 0; s < e->nseg; s++) {
+		uint8_t st = atomic_load(&e->hdr[s].state);
+
+		if (st == SEG_CONT || st == SEG_FREE)
+			continue;
+		for (int32_t n = e->hdr[s].cont; n != SEG_NONE; n = e->hdr[n].cont, named++) {
+			if (n < 0 || (uint32_t)n >= e->nseg ||
+			    atomic_load(&e->hdr[n].state) != SEG_CONT || in_pool[n]++) {
+				snprintf(err, errlen,
+					 "segment %u (state %u) links continuation %d, which is "
+					 "not one (or is named twice)", s, st, n);
+				goto out;
+			}
+		}
+	}
+	if (named != c->cont) {
+		snprintf(err, errlen, "%u continuation segments, %u named by a head", c->cont,
+			 named);
+		goto out;
 	}
 	rc = 0;
 out:

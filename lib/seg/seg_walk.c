@@ -12,6 +12,7 @@
 void
 seg_walk_init(struct seg_engine *e, struct seg_walk *it, int32_t seg)
 {
+	it->seg = (uint32_t)seg;
 	it->data = seg_data(e, seg);
 	it->end = seg_valid_end(e, seg);
 	it->next_off = 0;
@@ -28,7 +29,7 @@ seg_walk_next(struct seg_engine *e, struct seg_walk *it)
 		struct seg_walked *n = &it->q[(it->head + it->count) % SEG_WALK_AHEAD];
 		const uint32_t off = it->next_off;
 
-		if (off >= it->end || !item_parse(it->data + off, it->end - off, &n->iv)) {
+		if (off >= it->end || !seg_parse_in(e, it->seg, off, it->end, &n->iv)) {
 			it->done = true;
 			break;
 		}

@@ -27,6 +27,7 @@ struct seg_walked {
 };
 
 struct seg_walk {
+	uint32_t seg;
 	const uint8_t *data;
 	uint32_t end, next_off;
 	unsigned head, count;

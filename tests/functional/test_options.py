@@ -478,50 +478,35 @@ class Settings(SegcachedTest):
 
     def test_small_heap_segments(self):
         # Below -m 64 (memcached's default -m) the heap gets segments small
-        # enough for 64 of them, -I follows them and the start line says
-        # exactly what the largest item is, why, and how to get 1 MiB ones
-        # (issue 36: at equal RSS, 1 MiB segments at -m 30 missed 2.1x as
-        # often); -I 1m gives memcached's 1 MiB items at any -m (issue 37).
+        # enough for 64 of them (issue 36: at equal RSS, 1 MiB segments at
+        # -m 30 missed 2.1x as often), and -I keeps memcached's meaning:
+        # an item larger than a segment spans several (issue 37), so the
+        # 1 MiB items memcached stores at -m 16 are stored at every -m.
         v = b"s" * 1048512  # what memcached 1.6.18 stores at -m 16
-        for memory_mb, seg in ((16, 256 << 10), (48, 512 << 10), (64, 1 << 20)):
-            with harness.Server(name="small-heap", memory_mb=memory_mb) as srv:
+        for memory_mb, seg, extra in ((4, 128 << 10, []), (16, 256 << 10, []),
+                                      (16, 256 << 10, ["-I", "1m"]), (48, 512 << 10, []),
+                                      (64, 1 << 20, [])):
+            with harness.Server(name="small-heap", memory_mb=memory_mb, extra=extra) as srv:
                 st, c = self.settings(srv)
-                self.assertEqual(int(st["item_size_max"]), seg)
+                self.assertEqual(int(st["item_size_max"]), 1 << 20)
                 self.assertEqual(int(c.stats(b"segments")["seg_size"]), seg)
-                big = v[:seg - 1024]
-                self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(big), big)),
-                                 b"STORED\r\n")
-                self.assertEqual(c.get(b"big")[b"big"][1], big)
-                if seg < len(v):
-                    self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)),
-                                     b"SERVER_ERROR object too large for cache\r\n")
+                for n in (seg - 1024, seg + 1, len(v)) if seg < len(v) else (seg - 1024,):
+                    big = bytes((i * 7 + n) % 251 for i in range(n))
+                    self.assertEqual(c.cmd(b"set big%d 0 0 %d\r\n%s\r\n" % (n, n, big)),
+                                     b"STORED\r\n", (memory_mb, n))
+                    self.assertEqual(c.get(b"big%d" % n)[b"big%d" % n][1], big)
+                self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v) + 100, v + v[:100])),
+                                 b"SERVER_ERROR object too large for cache\r\n")
                 c.close()
-                if memory_mb < 64:
-                    self.assertIn("largest item %d bytes (-I), not memcached's 1 MiB: an item "
-                                  "lives in one segment, and -m %d MiB holds fewer than 64 "
-                                  "of 1 MiB" % (seg, memory_mb), srv.log())
-                    self.assertIn("-I 1m keeps 1 MiB items (in 1 MiB segments)", srv.log())
-                else:
-                    self.assertNotIn("largest item", srv.log())
-        # -I 1m at -m 16: memcached's items, in 1 MiB segments, no note
-        with harness.Server(name="small-heap-1m", memory_mb=16, item_max="1m") as srv:
+                self.assertNotIn("largest item", srv.log())
+        # -I 4m at -m 16: 4 MiB items, 16 segments of 256 KiB each
+        with harness.Server(name="small-heap-4m", memory_mb=16, item_max="4m") as srv:
             st, c = self.settings(srv)
-            self.assertEqual(int(st["item_size_max"]), 1 << 20)
-            self.assertEqual(int(c.stats(b"segments")["seg_size"]), 1 << 20)
-            self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(v), v)), b"STORED\r\n")
-            self.assertEqual(c.get(b"big")[b"big"][1], v)
+            self.assertEqual(int(st["item_size_max"]), 4 << 20)
+            w = v * 3
+            self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (len(w), w)), b"STORED\r\n")
+            self.assertEqual(c.get(b"big")[b"big"][1], w)
             c.close()
-            self.assertNotIn("largest item", srv.log())
-        # a heap too small for 1 MiB segments: smaller ones, and exactly
-        # what the largest item is and why, at start
-        with harness.Server(name="tiny-heap", memory_mb=4) as srv:
-            st, c = self.settings(srv)
-            self.assertEqual(int(st["item_size_max"]), 128 << 10)
-            self.assertEqual(c.cmd(b"set big 0 0 %d\r\n%s\r\n" % (200000, v[:200000])),
-                             b"SERVER_ERROR object too large for cache\r\n")
-            c.close()
-            self.assertIn("largest item 131072 bytes (-I), not memcached's 1 MiB: an item "
-                          "lives in one segment, and -m 4 MiB holds fewer than 64", srv.log())
 
     def test_config_file_and_override(self):
         with tempfile.TemporaryDirectory() as d:

@@ -21,13 +21,15 @@
 /* sysexits.h EX_USAGE: what a bad option or config file exits with. */
 #define OPTIONS_EXIT_USAGE 64
 
-/* The smallest -m whose segments are 1 MiB, as -I's default (memcached's
- * default -m, 64): below it the heap would hold fewer than 64 of them, and
- * segments and items are smaller, said at start; -I 1m still gives 1 MiB
- * items in 1 MiB segments. A heap of few segments keeps few objects: at
+/* The smallest -m whose segments are 1 MiB (memcached's default -m, 64):
+ * below it the heap would hold fewer than 64 of them, so its segments are
+ * smaller, and items up to -I (1 MiB) span several (lib/seg's
+ * seg_large.c). A heap of few segments keeps few objects: at
  * -m 30 on a Twitter-shaped replay, 1 MiB segments missed 2.1x as often as
  * 256 KiB ones (docs/bench/journal/protocol-replay.md, issue 36). */
 #define OPTIONS_FULL_ITEM_MEMORY (64u << 20)
+/* lib/seg's SEG_LARGE_SEGS_MAX: the most segments one item spans */
+#define OPTIONS_SEG_SPAN_MAX 64u
 
 /* lib/seg's largest item: -I above it is a bad option. */
 #define OPTIONS_SEG_ITEM_MAX (4u << 20)
@@ -131,7 +133,6 @@ struct options {
 	unsigned n_ignored;
 	/* What options_finalize() chose for the largest item and why, when
 	 * -m made it matter; main() logs it at start ("" = nothing to say) */
-	char item_note[320];
 	bool segment_size_derived; /* options_finalize() chose segment_size for -m */
 };
 

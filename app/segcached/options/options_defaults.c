@@ -96,33 +96,25 @@ options_finalize(struct options *o, char *err, size_t errlen)
 		return util_fail(err, errlen,
 			    "--max-item-size %zu is above the seg engine's largest, 4m (%u)",
 			    o->item_max, OPTIONS_SEG_ITEM_MAX);
-	/* An item lives in one segment, so -I's default, memcached's 1 MiB,
-	 * needs segments of 1 MiB: kept at every -m that holds enough of them
-	 * (OPTIONS_FULL_ITEM_MEMORY). A smaller heap gets smaller segments,
-	 * and -I follows them unless given, saying so: -I 1m asks for 1 MiB
-	 * items, in as many 1 MiB segments as fit. */
-	if (o->engine == SERVER_ENGINE_SEG && o->segment_size == 0 && !o->item_max_given) {
-		size_t small = options_default_segment_size(o->memory);
-
-		if (small < o->item_max) {
-			o->segment_size = small;
-			o->item_max = small;
-			o->segment_size_derived = true;
-			snprintf(o->item_note, sizeof(o->item_note),
-				 "largest item %zu bytes (-I), not memcached's 1 MiB: an item "
-				 "lives in one segment, and -m %zu MiB holds fewer than 64 of "
-				 "1 MiB, which keep fewer objects than %zu KiB ones; -I 1m keeps "
-				 "1 MiB items (in 1 MiB segments), as does -m %u or more",
-				 small, o->memory >> 20, small >> 10, OPTIONS_FULL_ITEM_MEMORY >> 20);
-		}
+	/* A small heap gets small segments (64 of them at least, down to
+	 * lib/seg's smallest default), which keep more objects than 1 MiB
+	 * ones (issue 36), and -I keeps its meaning: an item larger than a
+	 * segment spans several (lib/seg's seg_large.c), so memcached's
+	 * 1 MiB items (or -I's) are stored at every -m (issue 37). From
+	 * OPTIONS_FULL_ITEM_MEMORY up the segments are 1 MiB, and -I above
+	 * that grows them, as memcached's -I grows its slab page. */
+	if (o->engine == SERVER_ENGINE_SEG && o->segment_size == 0 &&
+	    o->memory < OPTIONS_FULL_ITEM_MEMORY) {
+		o->segment_size = options_default_segment_size(o->memory);
+		o->segment_size_derived = true;
 	}
-	/* An item must fit in one segment. Without --segment-size the
-	 * engine grows the segment to fit -I, as memcached's -I grows its
-	 * slab page; an explicit segment size that is too small is an error. */
-	if (o->segment_size != 0 && o->item_max > o->segment_size)
+	/* An item spans at most OPTIONS_SEG_SPAN_MAX segments: an explicit
+	 * segment size that is too small for -I is an error. */
+	if (o->engine == SERVER_ENGINE_SEG && o->segment_size != 0 &&
+	    o->item_max > o->segment_size * OPTIONS_SEG_SPAN_MAX)
 		return util_fail(err, errlen,
-			    "--max-item-size %zu is larger than --segment-size %zu",
-			    o->item_max, o->segment_size);
+			    "--max-item-size %zu is more than %u segments of --segment-size %zu",
+			    o->item_max, OPTIONS_SEG_SPAN_MAX, o->segment_size);
 	if (o->item_max > o->memory / 2)
 		return util_fail(err, errlen,
 			    "--max-item-size %zu is more than half of --memory %zu",

@@ -217,6 +217,7 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 			s->next = hd->next;
 			s->ttl_bucket = hd->ttl_bucket;
 			s->unit_shift = hd->unit_shift;
+			s->cont1 = hd->cont + 1;
 			/* with what workers hold for it (seg_live.c): at rest */
 			const int64_t live = seg_live_read(e, (int32_t)i);
 
@@ -227,7 +228,9 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 			seg_restart_persist(a, seg_data(e, i), s->write_off);
 		} else {
 			s->prev = s->next = SEG_NONE;
-			if (st == SEG_HASH) /* overflow buckets of the table */
+			if (st == SEG_CONT) /* the rest of a large item */
+				s->cont1 = hd->cont + 1;
+			if (st == SEG_HASH || st == SEG_CONT) /* overflow buckets; a large item */
 				seg_restart_persist(a, seg_data(e, i), e->seg_size);
 		}
 	}

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "seg/seg_hash.h"
 #include "seg/seg_read.h"
@@ -227,13 +228,47 @@ check_ovf_alloc(const struct seg_engine *e, const struct restart_hdr *h,
 	return 0;
 }
 
+/* Every continuation of a large item (seg_large.c) is named by the links
+ * of one sealed head, once: none lost, none shared, no cycle. */
+static int
+check_conts(const struct seg_engine *e, const struct seg_image *img, uint32_t conts,
+	    struct seg_restart_report *rep)
+{
+	uint8_t *named;
+	int rc = 0;
+
+	if (conts == 0)
+		return 0;
+	named = calloc(e->nseg, 1);
+	if (named == NULL)
+		return seg_restart_refuse(rep, SEG_RESTART_REFUSED, "no memory",
+				  "no memory to check %" PRIu32 " continuations", conts);
+	for (uint32_t i = 0; i < e->nseg && rc == 0; i++) {
+		if (img[i].state != SEG_SEALED)
+			continue;
+		for (int32_t c = img[i].cont1 - 1; c != SEG_NONE && rc == 0; c = img[c].cont1 - 1) {
+			if (img[c].state != SEG_CONT || named[c]++)
+				rc = seg_restart_refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+					    "segment %" PRIu32 ": a large item's link to %" PRId32
+					    " is broken", i, c);
+			else
+				conts--;
+		}
+	}
+	free(named);
+	if (rc == 0 && conts != 0)
+		rc = seg_restart_refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+				"%" PRIu32 " continuation segments no large item names", conts);
+	return rc;
+}
+
 /* Validates the saved segment images and chains (nothing is changed). */
 int
 seg_restart_check_segments(const struct seg_engine *e, const struct restart_hdr *h,
 			   const struct seg_image *img, const int32_t *chains,
 			   struct seg_restart_report *rep)
 {
-	uint32_t sealed = 0, chained = 0, hash = 0;
+	uint32_t sealed = 0, chained = 0, hash = 0, conts = 0;
 
 	for (uint32_t i = 0; i < e->nseg; i++) {
 		const struct seg_image *s = &img[i];
@@ -248,11 +283,19 @@ seg_restart_check_segments(const struct seg_engine *e, const struct restart_hdr 
 		case SEG_HASH:
 			hash++;
 			break;
+		case SEG_CONT:
+			conts++;
+			if (s->cont1 < 0 || (uint32_t)s->cont1 > e->nseg)
+				return seg_restart_refuse(rep, SEG_RESTART_REFUSED, "corrupt",
+					      "segment %" PRIu32 ": bad continuation", i);
+			break;
 		case SEG_SEALED:
 			sealed++;
+			/* a large item's head counts its whole item (seg_large.c) */
 			if (s->write_off > e->seg_size || s->ttl_bucket >= TTL_CHAINS ||
 			    s->unit_shift > 12 || s->live_items < 0 || s->live_bytes < 0 ||
-			    (uint32_t)s->live_bytes > s->write_off)
+			    s->cont1 < 0 || (uint32_t)s->cont1 > e->nseg ||
+			    (uint32_t)s->live_bytes > (s->cont1 ? SEG_LARGE_ROOM : s->write_off))
 				return seg_restart_refuse(rep, SEG_RESTART_REFUSED, "corrupt",
 					      "segment %" PRIu32 ": bad header", i);
 			if (check_times(h, s, i, rep) < 0)
@@ -284,5 +327,7 @@ seg_restart_check_segments(const struct seg_engine *e, const struct restart_hdr 
 		return seg_restart_refuse(rep, SEG_RESTART_REFUSED, "corrupt",
 			      "%" PRIu32 " segments in use, %" PRIu32 " in the TTL chains", sealed,
 			      chained);
+	if (check_conts(e, img, conts, rep) < 0)
+		return -1;
 	return check_ovf_alloc(e, h, img, hash, rep);
 }

@@ -61,10 +61,14 @@ struct seg_image {
 	uint32_t write_off;      /* valid end in bytes (no sealed bit) */
 	int32_t prev, next;
 	uint16_t ttl_bucket;
-	uint8_t state;           /* FREE, SEALED or HASH */
+	uint8_t state;           /* FREE, SEALED, HASH or CONT */
 	uint8_t unit_shift;
 	int32_t live_items, live_bytes; /* as counted at the stop */
-	uint64_t reserved;
+	/* A large item's next segment + 1 (seg_hdr.cont, seg_large.c), in
+	 * its head and its continuations (state CONT); 0 = none, what files
+	 * written before large items hold here. */
+	int32_t cont1;
+	uint32_t reserved;
 };
 _Static_assert(sizeof(struct seg_image) == 64, "segment image is 64 bytes");
 

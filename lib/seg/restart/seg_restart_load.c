@@ -77,6 +77,7 @@ cold_reset(struct seg_engine *e, uint64_t gen_floor)
 		h->unit_shift = 0;
 		h->ttl_bucket = 0;
 		h->prev = h->next = SEG_NONE;
+		h->cont = SEG_NONE;
 		atomic_store(&h->state, SEG_FREE);
 		atomic_store(&h->gen, seg_new_gen(e));
 	}
@@ -144,7 +145,10 @@ apply_segments(struct seg_engine *e, const struct restart_hdr *h, const struct s
 		bool sealed = s->state == SEG_SEALED;
 
 		atomic_store(&hd->live, 0);
-		atomic_store(&hd->write_off, sealed ? s->write_off | SEG_WOFF_SEALED : 0);
+		atomic_store(&hd->write_off, sealed ? s->write_off | SEG_WOFF_SEALED
+				   : s->state == SEG_CONT ? e->seg_size | SEG_WOFF_SEALED
+							  : 0);
+		hd->cont = sealed || s->state == SEG_CONT ? s->cont1 - 1 : SEG_NONE;
 		hd->exp_base = !sealed ? 0 : s->exp_base == EXP_NEVER ? EXP_NEVER
 								     : s->exp_base + shift;
 		atomic_store(&hd->exp_max, sealed && s->exp_max ? s->exp_max + shift : 0);
@@ -299,7 +303,7 @@ check_item(struct scan_job *j, uint64_t b, uint64_t v, uint32_t *span, bool *exp
 		*expired = j->mode[seg] == SCAN_EXPIRED;
 		return true;
 	}
-	if (!item_parse(p, end - off, &iv)) {
+	if (!seg_parse_in(e, seg, off, end, &iv)) {
 		snprintf(j->err, sizeof(j->err), "bucket %" PRIu64 ": no item at segment %" PRIu32
 			 " offset %" PRIu32, b, seg, off);
 		return false;

@@ -82,9 +82,15 @@ TEST_F(Seg, BadConfigIsRefused)
 	cfg.segment_size = 3000;
 	EXPECT_EQ(seg_create(&cfg, err, sizeof(err)), nullptr);
 	EXPECT_NE(std::string(err).find("power of two"), std::string::npos) << err;
-	cfg.segment_size = 1 << 16;
-	cfg.item_max = 1 << 17;
+	// an item spans at most 64 segments (seg_large.c)
+	cfg.segment_size = 1 << 12;
+	cfg.item_max = (64 << 12) + 1;
 	EXPECT_EQ(seg_create(&cfg, err, sizeof(err)), nullptr);
+	EXPECT_NE(std::string(err).find("more than 64 segments"), std::string::npos) << err;
+	cfg.item_max = 64 << 12;
+	struct engine *e64 = seg_create(&cfg, err, sizeof(err));
+	EXPECT_NE(e64, nullptr) << err;
+	engine_destroy(e64);
 	cfg.segment_size = 0;
 	cfg.item_max = (4u << 20) + 1;
 	EXPECT_EQ(seg_create(&cfg, err, sizeof(err)), nullptr);
