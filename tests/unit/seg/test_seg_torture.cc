@@ -67,7 +67,8 @@ constexpr unsigned kKeys = 600;           // overlapping key space, over 64 head
 // An absolute exptime in 2038 (memcached's largest): lib/seg caps its
 // life at ~97 days, in a segment whose expiry grid ends there.
 constexpr int64_t kFarExptime = 2147483646;
-constexpr size_t kBuf = 70u << 10;        // larger than any item (64 KiB segments)
+constexpr size_t kBuf = 256u << 10;       // larger than any item (-I below: large ones too)
+constexpr size_t kItemMax = 224u << 10;  // -I: items of up to 4 of the 64 KiB segments
 constexpr unsigned kBatchMax = 16;        // keys in a reader's batched get
 // 200 s and 1352 s: two TTL buckets (25, 169) whose refs share a slot of a
 // worker's table (seg_chunk.h), so writers take it over from each other.
@@ -90,6 +91,7 @@ struct Progress {
 struct Totals {
 	std::atomic<uint64_t> ops{0}, checked{0}, batched{0}, flushes{0}, sweeps{0};
 	std::atomic<uint64_t> incr_checked{0}, cas_checked{0}, streamed{0};
+	std::atomic<uint64_t> large_stored{0}; // items larger than a segment (seg_large.c)
 };
 
 // engine_get_batch's sink: each key's value goes to the buffer value_buf
@@ -234,9 +236,12 @@ protected:
 			const int64_t ttl =
 				kTtls[next_rand(&rng) % (sizeof(kTtls) / sizeof(kTtls[0]) - ttl_skip)];
 			const unsigned what = static_cast<unsigned>(next_rand(&rng) % 100);
-			// mostly small values, some up to 5 KB
-			const size_t len = next_rand(&rng) % 8 == 0 ? next_rand(&rng) % 5000
-								     : next_rand(&rng) % 40;
+			// mostly small values, some up to 5 KB, a few larger than a
+			// segment (seg_large.c: 64 KiB to 200 KiB, 2 to 4 segments)
+			const unsigned size_die = static_cast<unsigned>(next_rand(&rng) % 256);
+			const size_t len = size_die == 0  ? (64u << 10) + next_rand(&rng) % 140000
+					   : size_die < 32 ? next_rand(&rng) % 5000
+							   : next_rand(&rng) % 40;
 			struct engine_item it = {};
 			int64_t now = clock.now.load();
 			enum engine_status rc;
@@ -261,6 +266,7 @@ protected:
 							  v.size(), flags_of(key), ttl, 0, nullptr);
 				}
 				m.ack(key, ver, rc == ENGINE_OK, clock.now.load());
+				totals.large_stored += rc == ENGINE_OK && v.size() > (64u << 10);
 				ASSERT_TRUE(rc == ENGINE_OK ||
 					    (mode != ENGINE_SET && rc == ENGINE_NOT_STORED) ||
 					    (may_fail && rc == ENGINE_NO_MEMORY))
@@ -544,6 +550,7 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	// and hash chains overflow into buckets carved from the heap.
 	c.memory = 5u << 19;
 	c.segment_size = 64u << 10;
+	c.item_max = kItemMax;
 	c.hash_power = 6;
 	c.eviction = GetParam();
 	c.max_workers = writers + readers + 1;
@@ -707,6 +714,7 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 		EXPECT_GT(stream_lost, 0u) << "no eviction or flush took a streamed item back "
 					      "mid-value: the pauses were meant to make some";
 	}
+	EXPECT_GT(totals.large_stored.load(), 0u) << "no item larger than a segment was stored";
 	if (GetParam() == ENGINE_EVICT_MERGE) {
 		EXPECT_GT(reused, 0u) << "no merge pass reopened a member of its run as a "
 					 "destination: the key space and heap were meant to make some";
@@ -717,12 +725,13 @@ TEST_P(Torture, EveryValueReadCouldHaveBeenWritten)
 	       " streamed stores (%" PRIu64 " taken back mid-value), %" PRIu64
 	       " items evicted (%" PRIu64 " segments, %" PRIu64 " merges, %" PRIu64
 	       " run members reused as destinations), %" PRIu64 " segments expired, %" PRIu64
-	       " flushes, %" PRIu64 " sweeps\n",
+	       " flushes, %" PRIu64 " sweeps, %" PRIu64 " large items stored\n",
 	       policy_name(GetParam()), writers, readers, seconds, totals.ops.load(),
 	       totals.checked.load(), totals.batched.load(), totals.incr_checked.load(),
 	       totals.cas_checked.load(), model->skipped.load(), totals.streamed.load(),
 	       stream_lost, evictions, seg_evicted, merged,
-	       reused, seg_expired, totals.flushes.load(), totals.sweeps.load());
+	       reused, seg_expired, totals.flushes.load(), totals.sweeps.load(),
+	       totals.large_stored.load());
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, Torture,
