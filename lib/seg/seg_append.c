@@ -17,7 +17,6 @@
 #include "seg/seg_expire.h"
 #include "seg/seg_hash.h"
 #include "seg/seg_item.h"
-#include "seg/seg_large.h"
 #include "seg/seg_segment.h"
 #include "seg/seg_struct.h"
 #include "seg/seg_table.h"
@@ -403,6 +402,123 @@ reserve_shared(struct seg_worker *w, struct seg_open_ref *ref, const struct ttl_
 	}
 }
 
+/* ---- items larger than a segment -------------------------------------
+ *
+ * Items larger than a segment, so that -I (memcached's 1 MiB by default)
+ * does not set the segment size: a small heap keeps small segments, which
+ * keep more objects (fewer bytes idle in open segments, finer eviction),
+ * and still stores memcached's largest items (issue 37).
+ *
+ * A large item starts at offset 0 of a head segment of its own and goes on,
+ * byte for byte, in continuation segments the head links (seg_hdr.cont;
+ * state SEG_CONT, in no chain). The head is a sealed segment of the item's
+ * TTL chain like any other, holding one item: expiry, eviction, merge and
+ * flush_all find it there and reclaim it whole (merge never copies it, so
+ * it is evicted where a merge meets it), and its life's end (seg_retire)
+ * frees the continuations with it. A lock-free reader follows the links
+ * and checks the head's gen after the copy: the continuations are freed
+ * only after the head's new gen, so a reader that read a reused one fails
+ * that check, as it would on a reused head.
+ *
+ * The item is reserved as a whole (every segment taken, which may evict)
+ * before a byte is written, under the worker's append mark on the head:
+ * a reclaim of the head waits for the writer, and the head's item parses
+ * (header and key written at once) before the mark goes.
+ */
+
+/* A continuation: a new life (no reader of its earlier one passes its gen
+ * check), full, linked to the next. */
+static void
+init_cont(struct seg_engine *e, int32_t seg, int32_t next)
+{
+	struct seg_hdr *h = &e->hdr[seg];
+
+	atomic_store_explicit(&h->live, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->exp_max, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->write_off, e->seg_size | SEG_WOFF_SEALED, memory_order_relaxed);
+	h->prev = h->next = SEG_NONE;
+	__atomic_store_n(&h->cont, next, __ATOMIC_RELAXED);
+	atomic_store_explicit(&h->gen, seg_new_gen(e), memory_order_release);
+	atomic_store_explicit(&h->state, SEG_CONT, memory_order_release);
+}
+
+static int
+reserve_large(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32_t size,
+		  struct seg_wloc *out)
+{
+	struct seg_engine *e = w->e;
+	const uint32_t n = (size + e->seg_size - 1) / e->seg_size;
+	int32_t seg[SEG_LARGE_SEGS_MAX];
+	struct seg_hdr *h;
+
+	if (n > SEG_LARGE_SEGS_MAX) /* item_max is bounded below this (seg_engine.c) */
+		return ENGINE_TOO_LARGE;
+	for (uint32_t i = 0; i < n; i++) {
+		/* what expiring its chain frees first, as an opening would */
+		seg[i] = SEG_NONE;
+		seg[i] = take_segment(w, t, now);
+		if (seg[i] == SEG_NONE) {
+			while (i--)
+				seg_pool_push(e, seg[i]);
+			return ENGINE_NO_MEMORY;
+		}
+	}
+	for (uint32_t i = n - 1; i > 0; i--)
+		init_cont(e, seg[i], i + 1 < n ? seg[i + 1] : SEG_NONE);
+	h = &e->hdr[seg[0]];
+	seg_init_open(e, seg[0], t->tb, t->base, t->unit, now);
+	engine_count_add(&w->base, ENGINE_C_rmw_global, n); /* the gens */
+	__atomic_store_n(&h->cont, seg[1], __ATOMIC_RELAXED);
+	atomic_store_explicit(&h->write_off, e->seg_size | SEG_WOFF_SEALED, memory_order_relaxed);
+	atomic_store_explicit(&h->exp_max, t->exp, memory_order_relaxed);
+	/* Marked before it is claimable: a reclaim waits for the item's
+	 * bytes and link (or its abandon). */
+	seg_chunk_mark(w, seg[0]);
+	seg_chain_append(e, w, seg[0]);
+	atomic_store(&h->state, SEG_SEALED);
+	*out = (struct seg_wloc){
+		.seg = seg[0],
+		.off = 0,
+		.span = item_span(size, e->off_shift),
+		.ref = NULL,
+		.p = seg_data(e, (uint32_t)seg[0]),
+		.delta = t->tb == TTL_NEVER ? 0 : (uint32_t)((t->exp - t->base) >> t->unit),
+		.large = true,
+	};
+	return ENGINE_OK;
+}
+
+void
+seg_large_drop(struct seg_worker *w, int32_t head, uint64_t gen)
+{
+	struct seg_engine *e = w->e;
+
+	/* A flush or a restart save waiting for reclaims: the dead head stays
+	 * for a later pass. */
+	if (!seg_reclaim_begin(e))
+		return;
+	if (seg_claim(e, head, SEG_SEALED)) {
+		if (atomic_load(&e->hdr[head].gen) == gen) {
+			seg_reclaim_whole(e, w, head, UNLINK_EVICTED);
+			seg_pool_push(e, head);
+		} else {
+			/* another life of it, sealed by its writer: not ours */
+			atomic_store(&e->hdr[head].state, SEG_SEALED);
+		}
+	}
+	seg_reclaim_end(e);
+}
+
+static void
+large_abandon(struct seg_worker *w, const struct seg_wloc *wl)
+{
+	/* under the mark: still the life reserved */
+	const uint64_t gen = atomic_load(&w->e->hdr[wl->seg].gen);
+
+	seg_chunk_unmark(w);
+	seg_large_drop(w, wl->seg, gen);
+}
+
 /* Reserves span bytes for an item of t: in the segment the workers share
  * for its TTL bucket or, for a bucket this worker keeps busy on a heap
  * with segments to spare, in one of its own, from the worker's chunk there
@@ -416,7 +532,7 @@ seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint32
 	const uint32_t span = item_span(size, e->off_shift);
 
 	if (SEG_UNLIKELY(size > e->seg_size))
-		return seg_reserve_large(w, t, now, size, out);
+		return reserve_large(w, t, now, size, out);
 	/* before anything is marked: taking a slot over may give a chunk back */
 	struct seg_open_ref *ref = seg_ref_of(w, t->tb);
 
@@ -444,7 +560,7 @@ seg_append_abandon(struct seg_worker *w, const struct seg_wloc *wl)
 	struct seg_open_ref *ref = wl->ref;
 
 	if (wl->large) {
-		seg_large_abandon(w, wl);
+		large_abandon(w, wl);
 		return;
 	}
 	if (ref->chunk_life == seg_open_pack(wl->seg, atomic_load(&w->e->hdr[wl->seg].gen)) &&

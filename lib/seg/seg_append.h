@@ -30,7 +30,7 @@ struct seg_wloc {
 	struct seg_open_ref *ref; /* whose chunk it came from */
 	uint8_t *p;
 	uint32_t delta;
-	bool large; /* a large item: seg is its head (seg_large.c), ref NULL */
+	bool large; /* a large item: seg is its head (seg_append.c), ref NULL */
 };
 
 void seg_ttl_place(int64_t expires_at, int64_t now, struct ttl_place *t); /* 0 = never */
@@ -42,6 +42,11 @@ int seg_reserve(struct seg_worker *w, const struct ttl_place *t, int64_t now, ui
  * worker's chunk, or stay dead); either ends the worker's append mark. */
 void seg_append_done(struct seg_worker *w, const struct seg_wloc *wl);
 void seg_append_abandon(struct seg_worker *w, const struct seg_wloc *wl);
+
+/* A reserved large item (larger than a segment) that was not linked: its
+ * segments back at once. head: of life gen, reserved, unmarked. Not an
+ * eviction of anything readable. */
+void seg_large_drop(struct seg_worker *w, int32_t head, uint64_t gen);
 
 /* Writes header and key; returns where the value goes. */
 uint8_t *seg_write_head(const struct seg_wloc *wl, const struct seg_key *k, uint32_t vlen,

@@ -92,7 +92,7 @@ layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t 
 					 "segment size %llu must be a power of two from %u to %u",
 					 (unsigned long long)seg_size, MIN_SEG_SIZE, MAX_SEG_SIZE);
 		}
-		/* An item larger than a segment spans several (seg_large.c),
+		/* An item larger than a segment spans several (seg_append.c),
 		 * up to SEG_LARGE_SEGS_MAX of them. */
 		const uint64_t spans = seg_size * SEG_LARGE_SEGS_MAX;
 

@@ -25,7 +25,7 @@ enum seg_state {
 	SEG_RECLAIM, /* claimed by one thread that is expiring/evicting/merging it */
 	SEG_HASH,    /* lent to the hash table as overflow buckets (never returned) */
 	SEG_CONT,    /* holds the rest of a large item whose head segment names it
-		      * (seg_large.c): in no chain, freed with that head */
+		      * (seg_append.c): in no chain, freed with that head */
 };
 
 #define SEG_NONE (-1)
@@ -56,7 +56,7 @@ struct seg_hdr {
 	uint16_t ttl_bucket;        /* chain it belongs to */
 	int32_t prev, next;         /* chain links, under the chain's lock */
 	int64_t create_at;
-	/* An item larger than a segment (seg_large.c) starts at offset 0 of
+	/* An item larger than a segment (seg_append.c) starts at offset 0 of
 	 * its head segment and goes on in the segments this links, in order:
 	 * the next one, or SEG_NONE (every other segment). Written before the
 	 * item is reachable, read lock-free (the head's gen vouches for it). */

@@ -264,7 +264,7 @@ rmw_item(struct seg_worker *w, const struct seg_key *k, struct rmw *op, int64_t 
 		 * meanwhile, the place just reserved can overlap it. The copy is
 		 * dropped then, but a memcpy over overlapping ranges is undefined
 		 * (ASan's torture run found it): seg_item_copy memmoves. Either
-		 * item may be a large one (seg_large.c). */
+		 * item may be a large one (seg_append.c). */
 		switch (op->kind) {
 		case RMW_APPEND:
 			whole = seg_item_copy(e, dseg, wl.off, dpos, old_seg, old_off, old_pos,

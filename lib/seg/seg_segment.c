@@ -70,7 +70,7 @@ seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t ex
 	__atomic_store_n(&h->unit_shift, unit_shift, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->ttl_bucket, (uint16_t)ttl_bucket, __ATOMIC_RELAXED);
 	h->prev = h->next = SEG_NONE;
-	__atomic_store_n(&h->cont, SEG_NONE, __ATOMIC_RELAXED); /* seg_large.c sets it after */
+	__atomic_store_n(&h->cont, SEG_NONE, __ATOMIC_RELAXED); /* seg_append.c sets it after */
 	__atomic_store_n(&h->exp_base, exp_base, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->create_at, now, __ATOMIC_RELAXED); /* stats and dumps read it */
 	/* The state is left to the caller: a segment must not be OPEN (and
@@ -288,7 +288,7 @@ seg_retire(struct seg_engine *e, int32_t seg)
 	 * see the new gen, or were waited for just now: seg_live.c), so its
 	 * count may not have reached zero: a free segment counts nothing. */
 	atomic_store_explicit(&h->live, 0, memory_order_relaxed);
-	/* A large item's continuations (seg_large.c) end with it, after the
+	/* A large item's continuations (seg_append.c) end with it, after the
 	 * head's new gen and its writers: a reader that reads one reused
 	 * fails its check of the head's gen. */
 	for (int32_t c = __atomic_load_n(&h->cont, __ATOMIC_RELAXED); c != SEG_NONE;) {

@@ -23,7 +23,8 @@
  *   seg_memlimit.c      cache_memlimit: the budget at run time
  *   seg_dump.c          the live items, segment by segment (key dumps)
  *   seg_ops.c           the operations, linking items under the bucket lock
- *   seg_append.c        where appends go: TTL buckets, open segments
+ *   seg_append.c        where appends go: TTL buckets, open segments, items
+ *                       larger than a segment (across several)
  *   seg_read.c          the lock-free read of an item
  *   seg_evict.c         a free segment by policy (FIFO, random; seg_acquire)
  *   seg_merge.c         merge-based eviction
@@ -247,7 +248,7 @@ seg_item_at(const struct seg_engine *e, uint64_t v)
 	return seg_data(e, slot_seg(v)) + ((size_t)slot_off(v) << e->off_shift);
 }
 
-/* The most bytes a large item (seg_large.c) may take from the start of its
+/* The most bytes a large item (seg_append.c) may take from the start of its
  * head segment: its parse is bounded by the item limit, not the segment. */
 #define SEG_LARGE_ROOM (ITEM_VLEN_MAX + 1u)
 /* The most segments one large item takes: bounds -I against the segment
@@ -279,7 +280,7 @@ seg_parse_slot(const struct seg_engine *e, uint64_t v, struct item_view *iv)
 }
 
 /* Whether an item of `total` bytes at byte offset off goes on past its
- * segment (a large item: seg_large.c). */
+ * segment (a large item: seg_append.c). */
 static inline bool
 seg_goes_on(const struct seg_engine *e, uint32_t off, uint32_t total)
 {

@@ -62,7 +62,7 @@ unsigned seg_test_ref_slot(unsigned tb);
 
 struct seg_census {
 	uint32_t free, open, sealed, reclaim, hash;
-	uint32_t cont; /* a large item's continuations (seg_large.c), each named once */
+	uint32_t cont; /* a large item's continuations (seg_append.c), each named once */
 	uint32_t sealed_empty; /* sealed segments in a chain with no live item */
 	uint64_t live_items;
 	uint64_t items_written; /* items (live or dead) in open and sealed segments */

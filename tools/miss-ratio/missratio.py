@@ -3,8 +3,8 @@
 # Copyright (c) 2026 The segcached authors
 """The miss-ratio suite (issue 36): replays each shape (shapes.py) through
 the protocol against segcached (posix stack, default options, and a row
-with -I 1m: 1 MiB items, hence 1 MiB segments, which the default gives
-only from -m 64) and memcached at five or more -m, one
+with --segment-size 1M, the segments the default gives only from -m 64)
+and memcached at five or more -m, one
 server after the other on the same requests, and records after each
 replay the miss ratio (whole run and second half), the RSS, the objects
 kept and the avoidable misses (misses beyond an infinite cache's on the
@@ -43,9 +43,10 @@ import workload  # noqa: E402
 BEGIN = '<!-- miss-ratio:begin (written by tools/miss-ratio/missratio.py) -->'
 END = '<!-- miss-ratio:end -->'
 AFTER = '<!-- protocol-bench:end -->'   # where the section goes the first time
-# Below -m 64 segcached's segments (and -I) are the largest that make 64
-# of them; -I 1m brings back memcached's 1 MiB items and 1 MiB segments.
-DEFAULT_EXTRA = ['-I 1m']
+# Below -m 64 segcached's segments are the largest that make 64 of them
+# (items larger than a segment span several, so -I stays 1 MiB); the row
+# with 1 MiB segments says what the small ones buy.
+DEFAULT_EXTRA = ['--segment-size 1M']
 MIB = 1 << 20
 
 
@@ -84,8 +85,8 @@ def run_shape(shape, a, ra):
             try:
                 r = replay.replay_one(srv, ra, len(recs), records=paced)
             except RuntimeError as e:
-                # A server that refuses the size (e.g. -I 1m needs four
-                # 1 MiB segments and the table): a row saying why.
+                # A server that refuses the size (e.g. 1 MiB segments
+                # need four of them and the table): a row saying why.
                 lines = [ln.strip() for ln in str(e).split(' did not start: ', 1)[-1]
                          .splitlines() if ln.strip()] or ['?']
                 why = next((ln for ln in lines if 'segcached: ' in ln), lines[0])
@@ -144,8 +145,10 @@ def section(a, shape_list, rows, comps, meta, png_rel, json_rel):
               ''.join('; and `%s`' % ' '.join(t[2]) for t in targets(a)[2:]),
               meta['memcached_version'], a.threads), '',
           'Below `-m 64` segcached\'s default segment size (and with it `-I`) is the '
-          'largest that gives 64 segments, at least 128 KiB (`-m 16`: 256 KiB); `-I 1m` asks '
-          'for memcached\'s 1 MiB items and so 1 MiB segments. A store the server refuses '
+          'largest that gives 64 segments, at least 128 KiB (`-m 16`: 256 KiB), and `-I` stays '
+          'memcached\'s 1 MiB: an item larger than a segment spans several. The '
+          '`--segment-size 1M` rows are the segments the default gives from `-m 64` up. A '
+          'store the server refuses '
           '(an item larger than its `-I`) is counted in *stores refused*; the miss that '
           'follows counts as avoidable.', '']
     if a.note:

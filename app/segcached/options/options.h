@@ -24,7 +24,7 @@
 /* The smallest -m whose segments are 1 MiB (memcached's default -m, 64):
  * below it the heap would hold fewer than 64 of them, so its segments are
  * smaller, and items up to -I (1 MiB) span several (lib/seg's
- * seg_large.c). A heap of few segments keeps few objects: at
+ * seg_append.c). A heap of few segments keeps few objects: at
  * -m 30 on a Twitter-shaped replay, 1 MiB segments missed 2.1x as often as
  * 256 KiB ones (docs/bench/journal/protocol-replay.md, issue 36). */
 #define OPTIONS_FULL_ITEM_MEMORY (64u << 20)

@@ -99,7 +99,7 @@ options_finalize(struct options *o, char *err, size_t errlen)
 	/* A small heap gets small segments (64 of them at least, down to
 	 * lib/seg's smallest default), which keep more objects than 1 MiB
 	 * ones (issue 36), and -I keeps its meaning: an item larger than a
-	 * segment spans several (lib/seg's seg_large.c), so memcached's
+	 * segment spans several (lib/seg's seg_append.c), so memcached's
 	 * 1 MiB items (or -I's) are stored at every -m (issue 37). From
 	 * OPTIONS_FULL_ITEM_MEMORY up the segments are 1 MiB, and -I above
 	 * that grows them, as memcached's -I grows its slab page. */

@@ -228,7 +228,7 @@ check_ovf_alloc(const struct seg_engine *e, const struct restart_hdr *h,
 	return 0;
 }
 
-/* Every continuation of a large item (seg_large.c) is named by the links
+/* Every continuation of a large item (seg_append.c) is named by the links
  * of one sealed head, once: none lost, none shared, no cycle. */
 static int
 check_conts(const struct seg_engine *e, const struct seg_image *img, uint32_t conts,
@@ -291,7 +291,7 @@ seg_restart_check_segments(const struct seg_engine *e, const struct restart_hdr 
 			break;
 		case SEG_SEALED:
 			sealed++;
-			/* a large item's head counts its whole item (seg_large.c) */
+			/* a large item's head counts its whole item (seg_append.c) */
 			if (s->write_off > e->seg_size || s->ttl_bucket >= TTL_CHAINS ||
 			    s->unit_shift > 12 || s->live_items < 0 || s->live_bytes < 0 ||
 			    s->cont1 < 0 || (uint32_t)s->cont1 > e->nseg ||

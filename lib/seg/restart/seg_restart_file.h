@@ -64,7 +64,7 @@ struct seg_image {
 	uint8_t state;           /* FREE, SEALED, HASH or CONT */
 	uint8_t unit_shift;
 	int32_t live_items, live_bytes; /* as counted at the stop */
-	/* A large item's next segment + 1 (seg_hdr.cont, seg_large.c), in
+	/* A large item's next segment + 1 (seg_hdr.cont, seg_append.c), in
 	 * its head and its continuations (state CONT); 0 = none, what files
 	 * written before large items hold here. */
 	int32_t cont1;

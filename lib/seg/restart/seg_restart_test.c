@@ -50,7 +50,7 @@ static const struct field img_fields[] = {
 	FIELD(seg_image, exp_max), FIELD(seg_image, write_off), FIELD(seg_image, prev),
 	FIELD(seg_image, next), FIELD(seg_image, ttl_bucket), FIELD(seg_image, state),
 	FIELD(seg_image, unit_shift), FIELD(seg_image, live_items),
-	FIELD(seg_image, live_bytes), FIELD(seg_image, reserved),
+	FIELD(seg_image, live_bytes), FIELD(seg_image, cont1), FIELD(seg_image, reserved),
 };
 
 static const struct field *

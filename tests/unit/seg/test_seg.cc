@@ -82,7 +82,7 @@ TEST_F(Seg, BadConfigIsRefused)
 	cfg.segment_size = 3000;
 	EXPECT_EQ(seg_create(&cfg, err, sizeof(err)), nullptr);
 	EXPECT_NE(std::string(err).find("power of two"), std::string::npos) << err;
-	// an item spans at most 64 segments (seg_large.c)
+	// an item spans at most 64 segments (seg_append.c)
 	cfg.segment_size = 1 << 12;
 	cfg.item_max = (64 << 12) + 1;
 	EXPECT_EQ(seg_create(&cfg, err, sizeof(err)), nullptr);

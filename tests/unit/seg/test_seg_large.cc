@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Issue 37: items larger than a segment (lib/seg/seg_large.c) span
+// Issue 37: items larger than a segment (lib/seg/seg_append.c) span
 // several, so a small heap keeps small segments and still stores
 // memcached's 1 MiB items. Every value is read back byte for byte; every
 // test ends with seg_test_check(), which also proves that no continuation

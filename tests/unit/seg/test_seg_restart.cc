@@ -342,6 +342,15 @@ protected:
 			*size = sz;
 		return off < 0 ? 0 : (size_t)off;
 	}
+	// A saved field, from an area already read.
+	static int64_t peek(const char *a, size_t len, const char *name, uint32_t seg)
+	{
+		size_t size = 0, off = field(a, len, name, seg, &size);
+		int64_t v = 0;
+
+		memcpy(&v, a + off, size);
+		return v;
+	}
 	// Sets a saved field (little endian, truncated to its size).
 	void poke_field(const char *name, int64_t v, uint32_t seg = 0, bool reseal = true)
 	{
@@ -417,6 +426,74 @@ TEST_F(SegRestart, NewFileStartsColdThenWarm)
 	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
 	verify();
 	check_at_rest();
+}
+
+// Issue 37: items larger than a segment come back whole, their links
+// saved; a saved link that names no continuation, or one named twice,
+// refuses the state as corrupt.
+TEST_F(SegRestart, LargeItemsComeBackWholeAndBrokenLinksAreRefused)
+{
+	const size_t lens[] = { 70000, 300000, 1000000 };
+	std::string buf(1u << 20, '\0');
+	auto value = [](size_t len) {
+		std::string v(len, '\0');
+
+		for (size_t i = 0; i < len; i++)
+			v[i] = static_cast<char>('a' + (i * 31 + len) % 26);
+		return v;
+	};
+	auto read = [&](const std::string &k, std::string *v) {
+		struct engine_item it = {};
+
+		if (engine_get(w, k.data(), k.size(), ENGINE_NO_TOUCH, buf.data(), buf.size(),
+			       &it) != ENGINE_OK)
+			return false;
+		v->assign(buf.data(), it.vlen);
+		return true;
+	};
+
+	open_engine();
+	fill(2000);
+	for (size_t len : lens)
+		set("large:" + std::to_string(len), value(len));
+	stop_engine();
+	open_engine();
+	ASSERT_EQ(rep.state, SEG_RESTART_WARM) << rep.reason;
+	check_at_rest();
+	verify();
+	for (size_t len : lens) {
+		std::string v;
+
+		ASSERT_TRUE(read("large:" + std::to_string(len), &v)) << len;
+		EXPECT_EQ(v, value(len)) << len;
+	}
+	stop_engine();
+	// A large item's head made to name a free segment as its continuation.
+	bool poked = false;
+
+	patch_area(
+		[&](char *a, size_t len, int) {
+			const uint32_t nseg = (uint32_t)peek(a, len, "hdr.nseg", 0);
+			uint32_t head = nseg, free_seg = nseg;
+
+			for (uint32_t s = 0; s < nseg; s++) {
+				if (peek(a, len, "img.state", s) == 2 && peek(a, len, "img.cont1", s))
+					head = s;
+				if (peek(a, len, "img.state", s) == 0)
+					free_seg = s;
+			}
+			if (head == nseg || free_seg == nseg)
+				return;
+			size_t size = 0, off = field(a, len, "img.cont1", head, &size);
+			const int32_t v = (int32_t)free_seg + 1;
+
+			memcpy(a + off, &v, sizeof(v));
+			poked = true;
+		},
+		true);
+	ASSERT_TRUE(poked);
+	open_engine();
+	expect_refused("corrupt", "large item");
 }
 
 TEST_F(SegRestart, ParallelScanFindsTheSame)

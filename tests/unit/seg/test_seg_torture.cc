@@ -91,7 +91,7 @@ struct Progress {
 struct Totals {
 	std::atomic<uint64_t> ops{0}, checked{0}, batched{0}, flushes{0}, sweeps{0};
 	std::atomic<uint64_t> incr_checked{0}, cas_checked{0}, streamed{0};
-	std::atomic<uint64_t> large_stored{0}; // items larger than a segment (seg_large.c)
+	std::atomic<uint64_t> large_stored{0}; // items larger than a segment (seg_append.c)
 };
 
 // engine_get_batch's sink: each key's value goes to the buffer value_buf
@@ -237,7 +237,7 @@ protected:
 				kTtls[next_rand(&rng) % (sizeof(kTtls) / sizeof(kTtls[0]) - ttl_skip)];
 			const unsigned what = static_cast<unsigned>(next_rand(&rng) % 100);
 			// mostly small values, some up to 5 KB, a few larger than a
-			// segment (seg_large.c: 64 KiB to 200 KiB, 2 to 4 segments)
+			// segment (seg_append.c: 64 KiB to 200 KiB, 2 to 4 segments)
 			const unsigned size_die = static_cast<unsigned>(next_rand(&rng) % 256);
 			const size_t len = size_die == 0  ? (64u << 10) + next_rand(&rng) % 140000
 					   : size_die < 32 ? next_rand(&rng) % 5000
