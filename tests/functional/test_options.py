@@ -103,7 +103,8 @@ class Usage(SegcachedTest):
             (["--hash-grow", "2x"], ["--hash-grow", "not a number"]),
             (["-p", "0", "-U", "0"], ["nothing to listen on"]),
             (["-l", "127.0.0.1 10.0.0.1"], ["--listen"]),
-            (["-I", "4m", "--segment-size", "1m"], ["--max-item-size", "--segment-size"]),
+            # an item spans at most 64 segments: 4m needs 64k or more
+            (["-I", "4m", "--segment-size", "32k"], ["--max-item-size", "64 segments", "--segment-size"]),
             (["-m", "2", "-I", "2m"], ["--max-item-size", "--memory"]),
             (["--allow", "10.0.0.0/33"], ["--allow", "IPv4 address or network"]),
             (["--allow", "10.0.0"], ["--allow"]),
