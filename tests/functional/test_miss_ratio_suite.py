@@ -33,6 +33,7 @@ sys.path.insert(0, TOOL)
 import compare  # noqa: E402
 import shapes   # noqa: E402
 import missratio  # noqa: E402
+import policies  # noqa: E402
 import workload  # noqa: E402
 
 RUN_TIMEOUT = 900   # a bound against a hang, not a speed check
@@ -198,6 +199,44 @@ class QuickSuite(unittest.TestCase):
         with open(self.doc) as f, open(again) as g:
             self.assertEqual(g.read(), f.read())
 
+
+
+class Policies(unittest.TestCase):
+    """tools/miss-ratio/policies.py: the textbook policies it bounds a
+    target with do what their names say."""
+
+    def test_a_sequence_each_policy_answers_its_own_way(self):
+        # two objects; a is read, then c comes: FIFO drops a, the others b
+        recs = [(0, k, 1, 1, 1, op, 0) for k, op in
+                ((b'a', b'set'), (b'b', b'set'), (b'a', b'get'), (b'c', b'set'),
+                 (b'a', b'get'), (b'b', b'get'))]
+        self.assertEqual(policies.get_misses(recs, None), 0)
+        got = {n: policies.get_misses(recs, p(2)) for n, p in policies.POLICIES.items()}
+        # FIFO misses a, and b that refilling a pushed out; the others b only
+        self.assertEqual(got, {'fifo': 2, 'lru': 1, 'clock': 1, 's3fifo': 1})
+        # after a delete the infinite cache misses too
+        recs.append((0, b'c', 1, 1, 1, b'delete', 0))
+        recs.append((0, b'c', 1, 1, 1, b'get', 0))
+        self.assertEqual(policies.get_misses(recs, None), 1)
+        # LRU keeps the item read last, FIFO the one stored last
+        recs = [(0, k, 1, 1, 1, op, 0) for k, op in
+                ((b'a', b'set'), (b'b', b'set'), (b'a', b'get'), (b'c', b'set'),
+                 (b'a', b'get'))]
+        self.assertEqual(policies.get_misses(recs, policies.Fifo(2)), 1)
+        self.assertEqual(policies.get_misses(recs, policies.Lru(2)), 0)
+        self.assertEqual(policies.get_misses(recs, policies.Clock(2)), 0)
+        self.assertEqual(policies.get_misses(recs, policies.S3Fifo(2)), 0)
+
+    def test_quick_shapes_bounded_by_the_infinite_cache(self):
+        for s in shapes.SHAPES:
+            q = s.quick()
+            rows = policies.run(q, [10 ** 9, 200], list(policies.POLICIES))
+            for r in rows:
+                self.assertGreaterEqual(r['avoidable'], 0, r)
+                if r['objects'] == 10 ** 9:
+                    self.assertEqual(r['avoidable'], 0, r)   # nothing evicted
+            small = {r['policy']: r['avoidable'] for r in rows if r['objects'] == 200}
+            self.assertGreater(small['fifo'], 0, q.name)
 
 if __name__ == '__main__':
     unittest.main(argv=harness.setup(), verbosity=2)
