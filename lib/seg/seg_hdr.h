@@ -67,6 +67,9 @@ struct seg_hdr {
 	_Atomic uint32_t writers;   /* live-count changes being applied (seg_live.c) */
 	_Atomic int64_t live;       /* live items and bytes, seg_live_pack(); seg_live.c */
 	_Atomic int64_t exp_max;    /* latest item expiry in the segment */
+	/* another worker's bytes were met in this life: sharers reserve each
+	 * item alone from then on (seg_chunk.c) */
+	_Atomic bool sharers;
 } __attribute__((aligned(64)));
 
 /* A segment's live items and bytes in one word, so that one atomic add

@@ -64,6 +64,7 @@ seg_init_open(struct seg_engine *e, int32_t seg, unsigned ttl_bucket, int64_t ex
 	 * when they flush (seg_live.c): seg_retire waited for them. */
 	atomic_store_explicit(&h->live, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->exp_max, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->sharers, false, memory_order_relaxed);
 	/* Lock-free readers of the earlier life may still read these (a
 	 * seqlock: their gen check discards what they read): stored
 	 * atomically, as seg_item_expiry() loads them. */

@@ -194,6 +194,10 @@ struct seg_open_ref {
 #define SEG_WORKER_REFS 128
 /* Races lost on a shared segment before a worker opens its own. */
 #define SEG_OWN_AFTER_CONTENTION 64
+/* Races lost on a shared segment before a worker reserves chunks in it
+ * again where other workers append (seg_chunk.c): below, each item's
+ * bytes alone there. */
+#define SEG_CHUNK_AFTER_CONTENTION 8
 /* Own open segments only with this many segments per possible worker. */
 #define SEG_OWN_MIN_SEGS_PER_WORKER 16
 

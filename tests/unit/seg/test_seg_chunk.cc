@@ -87,17 +87,26 @@ TEST_F(SegChunk, SealingGivesTheTailBack)
 TEST_F(SegChunk, GoingAwayGivesTheTailBack)
 {
 	make(16u << 20, ENGINE_EVICT_MERGE, 64u << 10);
-	struct engine_worker *b = engine_worker_create(e);
+	struct engine_worker *b = engine_worker_create(e), *c = engine_worker_create(e);
 	ASSERT_NE(b, nullptr);
+	ASSERT_NE(c, nullptr);
+	// alone in the shared segment: a chunk ahead, given back on leaving
+	ASSERT_EQ(set(c, "c", v), ENGINE_OK);
+	struct seg_test_place pc = at("c");
+	EXPECT_GT(pc.write_off, pc.off + pc.span);
+	engine_worker_destroy(c);
+	EXPECT_EQ(at("c").write_off, pc.off + pc.span);
+	// Workers that meet another's bytes in the segment reserve each item
+	// alone: no chunk of theirs can be left dead by another's seal.
 	ASSERT_EQ(set(w, "a", v), ENGINE_OK);
 	ASSERT_EQ(set(b, "b", v), ENGINE_OK);
 	struct seg_test_place pa = at("a"), pb = at("b");
 	ASSERT_EQ(pa.seg, pb.seg); // the shared open segment
-	EXPECT_GT(pb.off, pa.off + pa.span); // b's chunk after a's whole chunk
-	EXPECT_GT(pb.write_off, pb.off + pb.span);
+	EXPECT_EQ(pa.off, pc.off + pc.span);
+	EXPECT_EQ(pb.off, pa.off + pa.span);
+	EXPECT_EQ(pb.write_off, pb.off + pb.span);
 	engine_worker_destroy(b);
-	EXPECT_EQ(at("b").write_off, pb.off + pb.span);
-	EXPECT_TRUE(hit("a") && hit("b"));
+	EXPECT_TRUE(hit("a") && hit("b") && hit("c"));
 	EXPECT_EQ(check(), "");
 }
 
