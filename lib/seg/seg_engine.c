@@ -130,8 +130,12 @@ layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t 
 		return util_fail(err, errlen, "hash table growth %u is not 1, 2, 4, 8 or 16",
 				 cfg->hash_grow);
 	}
+	/* What `stats` counts as segment headers and the table (meta_bytes,
+	 * table_bytes) besides the per-segment part: all of it within -m. */
 	fixed = sizeof(struct seg_engine) + l->buckets * sizeof(struct seg_bucket) +
-		l->workers * (sizeof(struct seg_worker) + sizeof(void *));
+		l->workers * (sizeof(struct seg_worker) + sizeof(void *) +
+			      SEG_LIVE_SLOTS * sizeof(struct seg_live_slot) +
+			      sizeof(struct seg_append_mark));
 	per_seg = seg_size + sizeof(struct seg_hdr) + sizeof(int32_t);
 	if (cfg->memory < fixed + MIN_SEGMENTS * per_seg) {
 		return util_fail(err, errlen,
@@ -411,7 +415,8 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 	st->meta_bytes = (uint64_t)e->nseg * (sizeof(struct seg_hdr) + sizeof(int32_t)) +
 			 sizeof(struct seg_engine) +
 			 e->max_workers * (sizeof(struct seg_worker) + sizeof(void *) +
-					   SEG_LIVE_SLOTS * sizeof(struct seg_live_slot));
+					   SEG_LIVE_SLOTS * sizeof(struct seg_live_slot) +
+					   sizeof(struct seg_append_mark));
 }
 
 static const struct engine_ops seg_ops = {

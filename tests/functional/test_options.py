@@ -478,15 +478,15 @@ class Settings(SegcachedTest):
             c.close()
 
     def test_small_heap_segments(self):
-        # Below -m 64 (memcached's default -m) the heap gets segments small
-        # enough for 64 of them (issue 36: at equal RSS, 1 MiB segments at
-        # -m 30 missed 2.1x as often), and -I keeps memcached's meaning:
+        # Below -m 256 the heap gets segments small enough for 256 of them
+        # (issue 36: a heap of few large segments keeps fewer objects), down
+        # to 64 KiB, and -I keeps memcached's meaning:
         # an item larger than a segment spans several (issue 37), so the
         # 1 MiB items memcached stores at -m 16 are stored at every -m.
         v = b"s" * 1048512  # what memcached 1.6.18 stores at -m 16
-        for memory_mb, seg, extra in ((4, 128 << 10, []), (16, 256 << 10, []),
-                                      (16, 256 << 10, ["-I", "1m"]), (48, 512 << 10, []),
-                                      (64, 1 << 20, [])):
+        for memory_mb, seg, extra in ((4, 64 << 10, []), (16, 64 << 10, []),
+                                      (16, 64 << 10, ["-I", "1m"]), (48, 128 << 10, []),
+                                      (64, 256 << 10, []), (256, 1 << 20, [])):
             with harness.Server(name="small-heap", memory_mb=memory_mb, extra=extra) as srv:
                 st, c = self.settings(srv)
                 self.assertEqual(int(st["item_size_max"]), 1 << 20)
@@ -500,7 +500,7 @@ class Settings(SegcachedTest):
                                  b"SERVER_ERROR object too large for cache\r\n")
                 c.close()
                 self.assertNotIn("largest item", srv.log())
-        # -I 4m at -m 16: 4 MiB items, 16 segments of 256 KiB each
+        # -I 4m at -m 16: 4 MiB items, 64 segments of 64 KiB each
         with harness.Server(name="small-heap-4m", memory_mb=16, item_max="4m") as srv:
             st, c = self.settings(srv)
             self.assertEqual(int(st["item_size_max"]), 4 << 20)

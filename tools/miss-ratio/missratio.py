@@ -3,7 +3,7 @@
 # Copyright (c) 2026 The segcached authors
 """The miss-ratio suite (issue 36): replays each shape (shapes.py) through
 the protocol against segcached (posix stack, default options, and a row
-with --segment-size 1M, the segments the default gives only from -m 64)
+with --segment-size 1M, the segments the default gives only from -m 256)
 and memcached at five or more -m, one
 server after the other on the same requests, and records after each
 replay the miss ratio (whole run and second half), the RSS, the objects
@@ -43,7 +43,7 @@ import workload  # noqa: E402
 BEGIN = '<!-- miss-ratio:begin (written by tools/miss-ratio/missratio.py) -->'
 END = '<!-- miss-ratio:end -->'
 AFTER = '<!-- protocol-bench:end -->'   # where the section goes the first time
-# Below -m 64 segcached's segments are the largest that make 64 of them
+# Below -m 256 segcached's segments are the largest that make 256 of them
 # (items larger than a segment span several, so -I stays 1 MiB); the row
 # with 1 MiB segments says what the small ones buy.
 DEFAULT_EXTRA = ['--segment-size 1M']
@@ -144,10 +144,10 @@ def section(a, shape_list, rows, comps, meta, png_rel, json_rel):
           'rerun it to refresh everything between its markers, the plot and the JSON.' % (
               ''.join('; and `%s`' % ' '.join(t[2]) for t in targets(a)[2:]),
               meta['memcached_version'], a.threads), '',
-          'Below `-m 64` segcached\'s default segment size (and with it `-I`) is the '
-          'largest that gives 64 segments, at least 128 KiB (`-m 16`: 256 KiB), and `-I` stays '
+          'Below `-m 256` segcached\'s default segment size is the largest that gives 256 '
+          'segments, at least 64 KiB (`-m 16`: 64 KiB, `-m 32`: 128 KiB), and `-I` stays '
           'memcached\'s 1 MiB: an item larger than a segment spans several. The '
-          '`--segment-size 1M` rows are the segments the default gives from `-m 64` up. A '
+          '`--segment-size 1M` rows are the segments the default gives from `-m 256` up. A '
           'store the server refuses '
           '(an item larger than its `-I`) is counted in *stores refused*; the miss that '
           'follows counts as avoidable.', '']

@@ -21,13 +21,6 @@
 /* sysexits.h EX_USAGE: what a bad option or config file exits with. */
 #define OPTIONS_EXIT_USAGE 64
 
-/* The smallest -m whose segments are 1 MiB (memcached's default -m, 64):
- * below it the heap would hold fewer than 64 of them, so its segments are
- * smaller, and items up to -I (1 MiB) span several (lib/seg's
- * seg_append.c). A heap of few segments keeps few objects: at
- * -m 30 on a Twitter-shaped replay, 1 MiB segments missed 2.1x as often as
- * 256 KiB ones (docs/bench/journal/protocol-replay.md, issue 36). */
-#define OPTIONS_FULL_ITEM_MEMORY (64u << 20)
 /* lib/seg's SEG_LARGE_SEGS_MAX: the most segments one item spans */
 #define OPTIONS_SEG_SPAN_MAX 64u
 
@@ -155,11 +148,10 @@ int options_finalize(struct options *o, char *err, size_t errlen);
  * (options_hint.c). */
 bool options_memcached_letter(int letter);
 
-/* The segment size the seg engine gets at -m `memory` when neither -I nor
- * --segment-size is given: 1 MiB (memcached's item limit) from
- * OPTIONS_FULL_ITEM_MEMORY up, lib/seg's smaller ones below
- * (options_defaults.c). What `segcached -m <memory>` would build, for the
- * miss-ratio curve's sizes too. */
+/* The segment size the seg engine gets at -m `memory` when
+ * --segment-size is not given: lib/seg's seg_segment_size_for (1 MiB from
+ * 256 MiB up, smaller below). What `segcached -m <memory>` would build,
+ * for the miss-ratio curve's sizes too. */
 size_t options_default_segment_size(size_t memory);
 
 /* Prints the option table as help text (options_usage.c). */

@@ -41,9 +41,7 @@ options_defaults(struct options *o)
 size_t
 options_default_segment_size(size_t memory)
 {
-	size_t small = seg_segment_size_for(memory);
-
-	return memory < OPTIONS_FULL_ITEM_MEMORY ? small : (small > MIB ? small : MIB);
+	return seg_segment_size_for(memory);
 }
 
 int
@@ -96,15 +94,15 @@ options_finalize(struct options *o, char *err, size_t errlen)
 		return util_fail(err, errlen,
 			    "--max-item-size %zu is above the seg engine's largest, 4m (%u)",
 			    o->item_max, OPTIONS_SEG_ITEM_MAX);
-	/* A small heap gets small segments (64 of them at least, down to
-	 * lib/seg's smallest default), which keep more objects than 1 MiB
-	 * ones (issue 36), and -I keeps its meaning: an item larger than a
-	 * segment spans several (lib/seg's seg_append.c), so memcached's
-	 * 1 MiB items (or -I's) are stored at every -m (issue 37). From
-	 * OPTIONS_FULL_ITEM_MEMORY up the segments are 1 MiB, and -I above
-	 * that grows them, as memcached's -I grows its slab page. */
+	/* A heap below 256 MiB gets smaller segments (256 of them at least,
+	 * down to lib/seg's smallest default: seg_segment_size_for), which
+	 * keep more objects than 1 MiB ones (issue 36), and -I keeps its
+	 * meaning: an item larger than a segment spans several (lib/seg's
+	 * seg_append.c), so memcached's 1 MiB items (or -I's) are stored at
+	 * every -m (issue 37). A larger heap keeps 1 MiB segments, and -I
+	 * above that grows them, as memcached's -I grows its slab page. */
 	if (o->engine == SERVER_ENGINE_SEG && o->segment_size == 0 &&
-	    o->memory < OPTIONS_FULL_ITEM_MEMORY) {
+	    options_default_segment_size(o->memory) < MIB) {
 		o->segment_size = options_default_segment_size(o->memory);
 		o->segment_size_derived = true;
 	}

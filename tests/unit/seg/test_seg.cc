@@ -674,10 +674,13 @@ TEST_F(Seg, OpenSegmentsStayBoundedWithManyWorkersAndTtls)
 
 TEST(SegLayout, SmallHeapsGetSmallerSegments)
 {
+	// 256 segments at least, 1 MiB at most, 64 KiB at least
 	EXPECT_EQ(seg_segment_size_for(1ull << 30), 1u << 20);
-	EXPECT_EQ(seg_segment_size_for(64u << 20), 1u << 20);
-	EXPECT_EQ(seg_segment_size_for(32u << 20), 512u << 10);
-	EXPECT_EQ(seg_segment_size_for(16u << 20), 256u << 10);
+	EXPECT_EQ(seg_segment_size_for(256u << 20), 1u << 20);
+	EXPECT_EQ(seg_segment_size_for(255u << 20), 512u << 10);
+	EXPECT_EQ(seg_segment_size_for(64u << 20), 256u << 10);
+	EXPECT_EQ(seg_segment_size_for(32u << 20), 128u << 10);
+	EXPECT_EQ(seg_segment_size_for(16u << 20), 64u << 10);
 	EXPECT_EQ(seg_segment_size_for(4u << 20), SEG_SMALL_HEAP_MIN_SIZE);
 	// Never below the smallest, however small the heap.
 	EXPECT_EQ(seg_segment_size_for(1u << 20), SEG_SMALL_HEAP_MIN_SIZE);
