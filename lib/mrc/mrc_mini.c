@@ -59,12 +59,10 @@ mini_init(struct mini *c, unsigned idx, uint64_t bytes, uint32_t nseg, uint32_t 
 		mini_fini(c);
 		return -1;
 	}
+	/* Free: the list is empty and every segment is fresh (zeroed:
+	 * MINI_FREE), handed out in index order as lib/seg's pool would. */
 	c->free_seg = MRC_NONE;
-	for (uint32_t i = c->usable; i-- > 0;) {
-		c->seg[i].state = MINI_FREE;
-		c->seg[i].next = c->free_seg;
-		c->free_seg = i;
-	}
+	c->fresh = 0;
 	c->nfree = c->usable;
 	for (unsigned t = 0; t < MINI_TTL_CHAINS; t++)
 		c->chain_of[t] = MINI_NO_CHAIN;

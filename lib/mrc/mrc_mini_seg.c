@@ -42,6 +42,9 @@ mini_pop_free(struct mini *c)
 	if (s != MRC_NONE) {
 		c->free_seg = c->seg[s].next;
 		c->nfree--;
+	} else if (c->fresh < c->usable) {
+		s = c->fresh++;
+		c->nfree--;
 	}
 	return s;
 }

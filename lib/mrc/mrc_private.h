@@ -161,10 +161,15 @@ struct mini {
 	/* Segments' worth of memory free (units, struct mini_seg), less the
 	 * bytes sealed segments hold past their ends (owed: what is under
 	 * a segment's worth); below 0 while eviction has yet to free what a
-	 * segment took. The free list holds at least as many segments. */
+	 * segment took. The free list and the fresh segments (below) hold at
+	 * least as many. */
 	int64_t nfree;
 	double owed;
 	uint32_t free_seg;
+	/* segments below it were handed out once; the rest, never touched,
+	 * are free without being in the list (their calloc'd pages stay
+	 * unresident until used: 256 segments a size at -m 16) */
+	uint32_t fresh;
 	uint64_t seq;
 	uint32_t seg_bytes_full; /* the server's segment size */
 	struct mini_seg *seg;
