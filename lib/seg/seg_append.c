@@ -455,7 +455,6 @@ reserve_large(struct seg_worker *w, const struct ttl_place *t, int64_t now, uint
 		return ENGINE_TOO_LARGE;
 	for (uint32_t i = 0; i < n; i++) {
 		/* what expiring its chain frees first, as an opening would */
-		seg[i] = SEG_NONE;
 		seg[i] = take_segment(w, t, now);
 		if (seg[i] == SEG_NONE) {
 			while (i--)
