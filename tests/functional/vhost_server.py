@@ -80,7 +80,11 @@ def cmdline_file(tag, mss):
 
 def testpmd_command(tag, tap, queues, log_cores, bridge):
     sock, tap, prefix = paths(tag, tap)
-    cmd = ["setpriv", "--pdeathsig", "KILL", "--",
+    # stdbuf -oL: testpmd's stdout is a file here, which stdio buffers in
+    # 4 KiB blocks; the line main() waits for ("packet forwarding -
+    # ports=") would otherwise reach the file only when later output
+    # fills the block, seconds to never after testpmd forwards
+    cmd = ["setpriv", "--pdeathsig", "KILL", "--", "stdbuf", "-oL", "-eL",
            "dpdk-testpmd", "-l", log_cores, "--no-huge", "-m", "256", "--no-pci",
            "--file-prefix", prefix,
            # tso=1: the vhost port offers TSO to virtio_user (off by
