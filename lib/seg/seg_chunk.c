@@ -99,11 +99,13 @@ seg_chunk_take_more(struct seg_worker *w, struct seg_open_ref *ref, int32_t seg,
 	 * pace exact reservations cut Twitter-shaped B's misses at -m 32 from
 	 * 0.0663 to 0.0600, about what one worker misses (docs/bench/journal/
 	 * protocol-replay.md, "Chunks only where no one else appends"). */
-	if ((mine ? cur != ref->chunk_end : cur != 0) &&
-	    !atomic_load_explicit(&h->sharers, memory_order_relaxed))
+	bool shared = atomic_load_explicit(&h->sharers, memory_order_relaxed);
+
+	if (!shared && (mine ? cur != ref->chunk_end : cur != 0)) {
 		atomic_store_explicit(&h->sharers, true, memory_order_relaxed);
-	const uint32_t chunk = ref->own || w->own_always ||
-					       !atomic_load_explicit(&h->sharers, memory_order_relaxed) ||
+		shared = true;
+	}
+	const uint32_t chunk = ref->own || w->own_always || !shared ||
 					       ref->contention >= SEG_CHUNK_AFTER_CONTENTION
 				       ? chunk_bytes(e)
 				       : 0;

@@ -66,6 +66,16 @@ struct seg_layout {
 	size_t fixed_bytes; /* engine, table, workers */
 };
 
+/* What each possible worker takes of -m: its struct and table entry, its
+ * live-count slots and append mark (`stats` counts them as segment
+ * headers, the layout inside -m). */
+static size_t
+worker_bytes(void)
+{
+	return sizeof(struct seg_worker) + sizeof(void *) +
+	       SEG_LIVE_SLOTS * sizeof(struct seg_live_slot) + sizeof(struct seg_append_mark);
+}
+
 static unsigned log2_floor(uint64_t v) { return 63 - (unsigned)__builtin_clzll(v); }
 static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
@@ -133,9 +143,7 @@ layout(const struct engine_config *cfg, struct seg_layout *l, char *err, size_t 
 	/* What `stats` counts as segment headers and the table (meta_bytes,
 	 * table_bytes) besides the per-segment part: all of it within -m. */
 	fixed = sizeof(struct seg_engine) + l->buckets * sizeof(struct seg_bucket) +
-		l->workers * (sizeof(struct seg_worker) + sizeof(void *) +
-			      SEG_LIVE_SLOTS * sizeof(struct seg_live_slot) +
-			      sizeof(struct seg_append_mark));
+		l->workers * worker_bytes();
 	per_seg = seg_size + sizeof(struct seg_hdr) + sizeof(int32_t);
 	if (cfg->memory < fixed + MIN_SEGMENTS * per_seg) {
 		return util_fail(err, errlen,
@@ -414,9 +422,7 @@ seg_stats(struct engine *eng, struct engine_stats *st)
 	st->table_grown_bytes = st->table_bytes - (e->table_mask + 1) * sizeof(struct seg_bucket);
 	st->meta_bytes = (uint64_t)e->nseg * (sizeof(struct seg_hdr) + sizeof(int32_t)) +
 			 sizeof(struct seg_engine) +
-			 e->max_workers * (sizeof(struct seg_worker) + sizeof(void *) +
-					   SEG_LIVE_SLOTS * sizeof(struct seg_live_slot) +
-					   sizeof(struct seg_append_mark));
+			 e->max_workers * worker_bytes();
 }
 
 static const struct engine_ops seg_ops = {

@@ -55,9 +55,7 @@ read_slot(struct seg_engine *e, const struct seg_key *k, _Atomic uint64_t *slot,
 	if (!locked && (atomic_load_explicit(slot, memory_order_acquire) & SLOT_NO_FREQ) !=
 			       (v & SLOT_NO_FREQ))
 		return RETRY;
-	if (!(SEG_LIKELY(item_parse(p, e->seg_size - off, &r->iv)) ||
-	      seg_parse_in(e, slot_seg(v), off, e->seg_size, &r->iv)) ||
-	    r->iv.klen != k->klen ||
+	if (!seg_parse_in(e, slot_seg(v), off, e->seg_size, &r->iv) || r->iv.klen != k->klen ||
 	    seg_key_differs(p + r->iv.hdr_len, k->key, k->klen)) {
 		atomic_thread_fence(memory_order_acquire);
 		return atomic_load_explicit(&h->gen, memory_order_relaxed) == gen ? NOT_FOUND

@@ -270,7 +270,7 @@ seg_parse_in(const struct seg_engine *e, uint32_t seg, uint32_t off, uint32_t en
 {
 	const uint8_t *p = seg_data(e, seg) + off;
 
-	if (item_parse(p, end - off, iv))
+	if (SEG_LIKELY(item_parse(p, end - off, iv)))
 		return 1;
 	return off == 0 && __atomic_load_n(&e->hdr[seg].cont, __ATOMIC_RELAXED) != SEG_NONE &&
 	       item_parse(p, SEG_LARGE_ROOM, iv);
@@ -281,14 +281,6 @@ static inline int
 seg_parse_slot(const struct seg_engine *e, uint64_t v, struct item_view *iv)
 {
 	return seg_parse_in(e, slot_seg(v), slot_off(v) << e->off_shift, e->seg_size, iv);
-}
-
-/* Whether an item of `total` bytes at byte offset off goes on past its
- * segment (a large item: seg_append.c). */
-static inline bool
-seg_goes_on(const struct seg_engine *e, uint32_t off, uint32_t total)
-{
-	return total > e->seg_size - off;
 }
 
 #endif /* SEGCACHED_SEG_STRUCT_H */

@@ -205,6 +205,7 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 		}
 		memset(s, 0, sizeof(*s));
 		s->gen = atomic_load(&hd->gen);
+		s->cont1 = hd->cont + 1; /* a large item's link (0: none) */
 		/* Open segments (shared ones; workers sealed their own) come
 		 * back sealed: there is no appender after a restart. */
 		s->state = st == SEG_OPEN ? SEG_SEALED : st;
@@ -217,7 +218,6 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 			s->next = hd->next;
 			s->ttl_bucket = hd->ttl_bucket;
 			s->unit_shift = hd->unit_shift;
-			s->cont1 = hd->cont + 1;
 			/* with what workers hold for it (seg_live.c): at rest */
 			const int64_t live = seg_live_read(e, (int32_t)i);
 
@@ -228,8 +228,6 @@ seg_restart_save(struct engine *eng, const struct seg_restart_area *a, char *err
 			seg_restart_persist(a, seg_data(e, i), s->write_off);
 		} else {
 			s->prev = s->next = SEG_NONE;
-			if (st == SEG_CONT) /* the rest of a large item */
-				s->cont1 = hd->cont + 1;
 			if (st == SEG_HASH || st == SEG_CONT) /* overflow buckets; a large item */
 				seg_restart_persist(a, seg_data(e, i), e->seg_size);
 		}
